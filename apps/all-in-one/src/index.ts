@@ -1,0 +1,1 @@
+export { controlSocketPath } from './control-socket.js';

@@ -1,0 +1,24 @@
+import { RefreshTokenService } from '@agent-backend/auth';
+import { startService } from '@agent-backend/runtime';
+import { mountApi } from '@agent-backend/api';
+import { mountGateway } from '@agent-backend/gateway';
+import { mountWorker } from '@agent-backend/worker';
+import { startControlSocket } from './control-socket.js';
+
+/**
+ * The all-in-one entry: api, gateway and worker in one process on one port, sharing one set of
+ * engines (in-process and PGlite by default). This composition root is the one place that
+ * imports the apps; the apps never import each other.
+ */
+await startService('all-in-one', {
+  migrate: true,
+  mount: async (context) => {
+    const roles = [await mountApi(context), await mountGateway(context), await mountWorker(context)];
+    if (context.engines.db.dialect !== 'pglite') return roles;
+    const control = await startControlSocket(context.config.DATA_DIR, new RefreshTokenService(context.engines.db, context.keys));
+    return [
+      ...roles,
+      { name: 'control-socket', close: () => new Promise<void>((resolve) => control.close(() => resolve())) },
+    ];
+  },
+});

@@ -1,0 +1,1 @@
+export { mountApi } from './api-role.js';

@@ -1,0 +1,1 @@
+export { mountWorker } from './worker-role.js';

@@ -1,0 +1,14 @@
+export { importKeys, loadOrCreateDevKeys, resolveKeys, ALGORITHM, type KeyPair } from './keys.js';
+export {
+  signAccessToken,
+  verifyAccessToken,
+  InvalidTokenError,
+  ACCESS_TOKEN_TTL_SECONDS,
+  type VerifiedToken,
+} from './access-tokens.js';
+export {
+  RefreshTokenService,
+  InvalidRefreshTokenError,
+  hashRefreshToken,
+  REFRESH_TOKEN_TTL_MS,
+} from './refresh-tokens.js';

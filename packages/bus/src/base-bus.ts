@@ -1,0 +1,277 @@
+import { randomBytes } from 'node:crypto';
+import type { Bus, BusHandler, RequestOptions, Responder, Subscription } from './bus.js';
+import { decodeEnvelope, encodeEnvelope, topicKey, type Envelope, type Topic } from './envelope.js';
+import {
+  BusClosedError,
+  BusError,
+  BusHandlerError,
+  BusMalformedMessageError,
+  BusNoResponderError,
+  BusRemoteError,
+} from './errors.js';
+import { PendingRequests } from './pending-requests.js';
+
+export interface BusOptions {
+  /** This node's id; unique among live nodes, since replies are addressed by it. @default 16 random hex digits */
+  nodeId?: string;
+  /**
+   * Receives what the bus drops instead of throwing: malformed payloads, errors thrown by
+   * subscribers, failed replies and transport errors. @default process.emitWarning
+   */
+  onError?: (err: Error) => void;
+}
+
+/** A fresh node id: 16 hex digits, unique enough among the nodes of one deployment. */
+export function randomNodeId(): string {
+  return randomBytes(8).toString('hex');
+}
+
+type Listener = (envelope: Envelope) => void;
+
+interface TopicState {
+  readonly listeners: Set<Listener>;
+  readonly ready: Promise<void>;
+}
+
+/**
+ * Everything a bus does except moving bytes: envelopes, subscription bookkeeping, request/reply
+ * with correlation ids and deadlines, fail-fast on zero receivers, and shutdown. Adapters only
+ * implement the four `transport*` methods and call {@link receive} for every incoming payload,
+ * so both adapters share one behaviour and one contract suite.
+ *
+ * Transport requirement: `transportPublish` resolves to the number of *nodes* subscribed to the
+ * topic, and `transportSubscribe`/`transportUnsubscribe` take effect in call order.
+ */
+export abstract class BaseBus implements Bus {
+  readonly nodeId: string;
+  protected readonly reportError: (err: Error) => void;
+  private readonly topics = new Map<string, TopicState>();
+  private readonly responders = new Set<string>();
+  private readonly pending = new PendingRequests();
+  private inbox: Promise<Subscription> | undefined;
+  private closed = false;
+  private closing: Promise<void> | undefined;
+
+  constructor(options: BusOptions) {
+    this.nodeId = options.nodeId ?? randomNodeId();
+    this.reportError = options.onError ?? ((err) => process.emitWarning(err));
+  }
+
+  protected abstract transportPublish(topic: Topic, payload: string): Promise<number>;
+  protected abstract transportSubscribe(topic: Topic): Promise<void>;
+  protected abstract transportUnsubscribe(topic: Topic): Promise<void>;
+  protected abstract transportClose(): Promise<void>;
+
+  /** Called by the transport for every payload; drops what nobody here listens to any more. */
+  protected receive(topic: Topic, payload: string): void {
+    const state = this.topics.get(topicKey(topic));
+    if (!state || this.closed) return;
+    const envelope = decodeEnvelope(topic, payload);
+    if (typeof envelope === 'string') {
+      this.reportError(
+        new BusMalformedMessageError(topicKey(topic), envelope, payload.slice(0, 200)),
+      );
+      return;
+    }
+    for (const listener of [...state.listeners]) listener(envelope);
+  }
+
+  async publish(channel: string, message: unknown): Promise<number> {
+    this.assertOpen(channel);
+    const payload = encodeEnvelope({ v: 1, k: 'msg', from: this.nodeId, body: message });
+    return this.guard(this.transportPublish({ kind: 'pub', name: channel }, payload));
+  }
+
+  async subscribe(channel: string, handler: BusHandler): Promise<Subscription> {
+    this.assertOpen(channel);
+    return this.listen({ kind: 'pub', name: channel }, (envelope) => {
+      if (envelope.k !== 'msg') return;
+      this.runHandler(channel, () => handler(envelope.body, { channel, from: envelope.from }));
+    });
+  }
+
+  /** One responder per channel and node: a second `respond` on the same node rejects. */
+  async respond(channel: string, responder: Responder): Promise<Subscription> {
+    this.assertOpen(channel);
+    if (this.responders.has(channel)) {
+      throw new BusError('BUS_ALREADY_RESPONDING', `this node already responds on "${channel}"`);
+    }
+    this.responders.add(channel);
+    let subscription: Subscription;
+    try {
+      subscription = await this.listen({ kind: 'req', name: channel }, (envelope) => {
+        if (envelope.k === 'req') void this.answer(channel, responder, envelope);
+      });
+    } catch (err) {
+      this.responders.delete(channel);
+      throw err;
+    }
+    let active = true;
+    return {
+      unsubscribe: async () => {
+        if (!active) return;
+        active = false;
+        this.responders.delete(channel);
+        await subscription.unsubscribe();
+      },
+    };
+  }
+
+  async request(channel: string, message: unknown, options: RequestOptions): Promise<unknown> {
+    this.assertOpen(channel);
+    const { timeoutMs, signal } = options;
+    if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
+      throw new RangeError(`timeoutMs must be a positive number, got ${timeoutMs}`);
+    }
+    signal?.throwIfAborted();
+    const { id, result } = this.pending.open(channel, timeoutMs, signal);
+    try {
+      const payload = encodeEnvelope({ v: 1, k: 'req', from: this.nodeId, id, body: message });
+      void this.sendRequest(channel, payload, id);
+    } catch (err) {
+      this.pending.reject(id, err);
+    }
+    return result;
+  }
+
+  close(): Promise<void> {
+    this.closed = true;
+    this.closing ??= this.shutdown();
+    return this.closing;
+  }
+
+  private async shutdown(): Promise<void> {
+    this.pending.rejectAll(() => new BusClosedError());
+    this.topics.clear();
+    this.responders.clear();
+    await this.transportClose();
+  }
+
+  private async sendRequest(channel: string, payload: string, id: string): Promise<void> {
+    try {
+      await this.ensureInbox();
+      if (this.pending.channelOf(id) === undefined) return;
+      const nodes = await this.transportPublish({ kind: 'req', name: channel }, payload);
+      if (nodes === 0) this.pending.reject(id, new BusNoResponderError(channel));
+    } catch (err) {
+      this.pending.reject(id, this.closed ? new BusClosedError() : err);
+    }
+  }
+
+  private ensureInbox(): Promise<Subscription> {
+    if (!this.inbox) {
+      const inbox = this.listen({ kind: 'inbox', name: this.nodeId }, (e) => this.onReply(e));
+      inbox.catch(() => {
+        if (this.inbox === inbox) this.inbox = undefined;
+      });
+      this.inbox = inbox;
+    }
+    return this.inbox;
+  }
+
+  private onReply(envelope: Envelope): void {
+    if (envelope.k !== 'res' && envelope.k !== 'err') return;
+    const channel = this.pending.channelOf(envelope.id);
+    if (channel === undefined) return;
+    if (envelope.k === 'res') this.pending.resolve(envelope.id, envelope.body);
+    else {
+      const { code, message, from } = envelope;
+      this.pending.reject(envelope.id, new BusRemoteError(channel, code, message, from));
+    }
+  }
+
+  private async answer(channel: string, responder: Responder, req: Envelope & { k: 'req' }) {
+    let reply: Envelope;
+    try {
+      const body: unknown = await responder(req.body, { channel, from: req.from });
+      reply = { v: 1, k: 'res', from: this.nodeId, id: req.id, body };
+    } catch (err) {
+      reply = { v: 1, k: 'err', from: this.nodeId, id: req.id, ...describeError(err) };
+    }
+    if (this.closed) return;
+    let payload: string;
+    try {
+      payload = encodeEnvelope(reply);
+    } catch (err) {
+      const { message } = describeError(err);
+      const code = 'BUS_REPLY_NOT_JSON';
+      payload = encodeEnvelope({ v: 1, k: 'err', from: this.nodeId, id: req.id, code, message });
+    }
+    try {
+      await this.transportPublish({ kind: 'inbox', name: req.from }, payload);
+    } catch (err) {
+      if (!this.closed) this.reportError(asError(err));
+    }
+  }
+
+  /** Adds a listener to a topic, subscribing the transport for the first one. */
+  private async listen(topic: Topic, listener: Listener): Promise<Subscription> {
+    const key = topicKey(topic);
+    let state = this.topics.get(key);
+    if (!state) {
+      state = { listeners: new Set(), ready: this.transportSubscribe(topic) };
+      this.topics.set(key, state);
+    }
+    const current = state;
+    current.listeners.add(listener);
+    const remove = (): boolean => {
+      current.listeners.delete(listener);
+      if (current.listeners.size > 0 || this.topics.get(key) !== current) return false;
+      this.topics.delete(key);
+      return true;
+    };
+    try {
+      await current.ready;
+    } catch (err) {
+      remove();
+      throw this.closed ? new BusClosedError() : err;
+    }
+    if (this.closed) throw new BusClosedError();
+    let active = true;
+    return {
+      unsubscribe: async () => {
+        if (!active) return;
+        active = false;
+        if (remove() && !this.closed) await this.guard(this.transportUnsubscribe(topic));
+      },
+    };
+  }
+
+  private runHandler(channel: string, call: () => unknown): void {
+    try {
+      const result = call();
+      if (result instanceof Promise) {
+        result.catch((err: unknown) => this.reportError(new BusHandlerError(channel, err)));
+      }
+    } catch (err) {
+      this.reportError(new BusHandlerError(channel, err));
+    }
+  }
+
+  private assertOpen(channel: string): void {
+    if (this.closed) throw new BusClosedError();
+    if (typeof channel !== 'string' || channel === '') {
+      throw new TypeError('channel must be a non-empty string');
+    }
+  }
+
+  private async guard<T>(operation: Promise<T>): Promise<T> {
+    try {
+      return await operation;
+    } catch (err) {
+      throw this.closed ? new BusClosedError() : err;
+    }
+  }
+}
+
+function describeError(err: unknown): { code: string; message: string } {
+  const code = (err as { code?: unknown } | null)?.code;
+  return {
+    code: typeof code === 'string' && code !== '' ? code : 'REMOTE_ERROR',
+    message: err instanceof Error ? err.message : String(err),
+  };
+}
+
+function asError(err: unknown): Error {
+  return err instanceof Error ? err : new Error(String(err));
+}

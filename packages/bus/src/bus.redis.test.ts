@@ -1,0 +1,122 @@
+import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
+import { testRedisUrl, uniquePrefix } from '@agent-backend/testing';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { Bus } from './bus.js';
+import { describeBusContract } from './bus.contract.js';
+import { BusTimeoutError } from './errors.js';
+import { createRedisBus } from './redis-bus.js';
+
+describeBusContract('redis', async (count, { onError }) => {
+  const url = testRedisUrl();
+  const prefix = uniquePrefix('bus');
+  const nodes = Array.from({ length: count }, () => createRedisBus({ url, prefix, onError }));
+  const raw = createRedis(url, { name: 'test-bus-raw' });
+  return {
+    nodes,
+    injectRaw: async (channel, payload) => {
+      await raw.publish(redisKeys(prefix).busChannel(channel), payload);
+    },
+    dispose: async () => {
+      await Promise.all(nodes.map((node) => node.close()));
+      await closeRedis(raw);
+    },
+  };
+});
+
+describe('redis bus adapter', () => {
+  const url = testRedisUrl();
+  let prefix: string;
+  let raw: Redis;
+  const open: Bus[] = [];
+  const node = (options: { prefix?: string } = {}): Bus => {
+    const bus = createRedisBus({ url, prefix, onError: () => undefined, ...options });
+    open.push(bus);
+    return bus;
+  };
+
+  beforeEach(() => {
+    prefix = uniquePrefix('bus');
+    raw = createRedis(url, { name: 'test-bus-raw' });
+  });
+  afterEach(async () => {
+    await Promise.all(open.splice(0).map((bus) => bus.close()));
+    await closeRedis(raw);
+  });
+
+  async function clientId(name: string): Promise<string> {
+    const list = (await raw.client('LIST')) as string;
+    const line = list.split('\n').find((l) => l.includes(` name=${name} `));
+    const id = line?.match(/^id=(\d+)/)?.[1];
+    if (!id) throw new Error(`no connection named ${name}`);
+    return id;
+  }
+
+  it('names its two connections after the node', async () => {
+    const bus = node();
+    await bus.publish('warm', 1);
+    await expect(clientId(`bus-pub:${bus.nodeId}`)).resolves.toMatch(/^\d+$/);
+    await bus.subscribe('warm', () => undefined);
+    await expect(clientId(`bus-sub:${bus.nodeId}`)).resolves.toMatch(/^\d+$/);
+  });
+
+  it('resubscribes after its subscriber connection is killed', async () => {
+    const [a, b] = [node(), node()];
+    const got: unknown[] = [];
+    await a.subscribe('survive', (m) => void got.push(m));
+    await a.respond('survive', () => 'pong');
+    await raw.client('KILL', 'ID', await clientId(`bus-sub:${a.nodeId}`));
+    let i = 0;
+    await vi.waitFor(
+      async () => {
+        await b.publish('survive', i++);
+        expect(got.length).toBeGreaterThan(0);
+      },
+      { timeout: 10_000, interval: 50 },
+    );
+    expect(await b.request('survive', 'ping', { timeoutMs: 5_000 })).toBe('pong');
+  });
+
+  it('counts nodes, not subscriptions, and isolates by prefix', async () => {
+    const [a, b] = [node(), node()];
+    const other = node({ prefix: uniquePrefix('bus-other') });
+    await a.subscribe('count', () => undefined);
+    await a.subscribe('count', () => undefined);
+    await a.respond('count', () => 1);
+    await b.subscribe('count', () => undefined);
+    await other.subscribe('count', () => undefined);
+    expect(await b.publish('count', 'x')).toBe(2);
+    const channel = redisKeys(prefix).busChannel('count');
+    expect(await raw.pubsub('NUMSUB', channel)).toEqual([channel, 2]);
+  });
+
+  it('leaves connections it was given open, but unsubscribed', async () => {
+    const publisher = createRedis(url, { name: 'test-bus-given-pub' });
+    const subscriber = createRedis(url, { name: 'test-bus-given-sub' });
+    try {
+      const bus = createRedisBus({ publisher, subscriber, prefix });
+      open.push(bus);
+      await bus.subscribe('given', () => undefined);
+      await bus.close();
+      expect(await publisher.ping()).toBe('PONG');
+      const channel = redisKeys(prefix).busChannel('given');
+      expect(await raw.pubsub('NUMSUB', channel)).toEqual([channel, 0]);
+    } finally {
+      await Promise.all([closeRedis(publisher), closeRedis(subscriber)]);
+    }
+  });
+
+  it('never hangs a request while Redis is unreachable', async () => {
+    const errors: Error[] = [];
+    const bus = createRedisBus({
+      url: 'redis://127.0.0.1:1',
+      prefix,
+      onError: (e) => errors.push(e),
+    });
+    open.push(bus);
+    await expect(bus.request('down', 1, { timeoutMs: 200 })).rejects.toBeInstanceOf(
+      BusTimeoutError,
+    );
+    await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0));
+    await bus.close();
+  });
+});

@@ -1,0 +1,72 @@
+/**
+ * The wire format: every payload is one JSON envelope. Encoded and validated here, once, for
+ * every transport, so the in-process and Redis buses agree on what is malformed.
+ */
+
+/** Where a payload travels; transports map it to their own address (a Redis channel, a hub key). */
+export type Topic =
+  | { readonly kind: 'pub'; readonly name: string }
+  | { readonly kind: 'req'; readonly name: string }
+  | { readonly kind: 'inbox'; readonly name: string };
+
+export type Envelope =
+  | { readonly v: 1; readonly k: 'msg'; readonly from: string; readonly body?: unknown }
+  | {
+      readonly v: 1;
+      readonly k: 'req';
+      readonly from: string;
+      readonly id: string;
+      readonly body?: unknown;
+    }
+  | {
+      readonly v: 1;
+      readonly k: 'res';
+      readonly from: string;
+      readonly id: string;
+      readonly body?: unknown;
+    }
+  | {
+      readonly v: 1;
+      readonly k: 'err';
+      readonly from: string;
+      readonly id: string;
+      readonly code: string;
+      readonly message: string;
+    };
+
+/** The envelope kinds allowed on each topic kind; anything else is malformed. */
+const ALLOWED: Record<Topic['kind'], readonly Envelope['k'][]> = {
+  pub: ['msg'],
+  req: ['req'],
+  inbox: ['res', 'err'],
+};
+
+/** A stable string key for a topic, e.g. `req:tools`. */
+export function topicKey(topic: Topic): string {
+  return `${topic.kind}:${topic.name}`;
+}
+
+/** @throws TypeError when the body is not JSON-serializable (cycles, BigInt). */
+export function encodeEnvelope(envelope: Envelope): string {
+  return JSON.stringify(envelope);
+}
+
+/** @returns the envelope, or a string saying why the payload is malformed. */
+export function decodeEnvelope(topic: Topic, payload: string): Envelope | string {
+  let value: unknown;
+  try {
+    value = JSON.parse(payload);
+  } catch {
+    return 'not JSON';
+  }
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return 'not an object';
+  const e = value as Record<string, unknown>;
+  if (e.v !== 1) return 'unknown version';
+  if (typeof e.from !== 'string' || e.from === '') return 'missing sender';
+  if (!ALLOWED[topic.kind].includes(e.k as Envelope['k'])) return `kind ${String(e.k)} not allowed`;
+  if (e.k !== 'msg' && (typeof e.id !== 'string' || e.id === '')) return 'missing correlation id';
+  if (e.k === 'err' && (typeof e.code !== 'string' || typeof e.message !== 'string')) {
+    return 'error reply without code and message';
+  }
+  return e as unknown as Envelope;
+}

@@ -1,0 +1,114 @@
+import {
+  closeRedis,
+  createRedis,
+  redisKeys,
+  type Redis,
+  type RedisKeys,
+} from '@agent-backend/redis';
+import type { Bus } from './bus.js';
+import { BaseBus, randomNodeId, type BusOptions } from './base-bus.js';
+import type { Topic } from './envelope.js';
+
+/** Connections handed to the bus; it does not close them. */
+export interface RedisBusConnections {
+  /** Used for PUBLISH only; may be shared with other non-subscriber uses. */
+  publisher: Redis;
+  /**
+   * Dedicated to this bus node: PUBLISH counts subscribed *connections*, so one subscriber
+   * connection per node is what turns that count into a count of nodes.
+   */
+  subscriber: Redis;
+}
+
+export type RedisBusOptions = BusOptions & {
+  /** Key and channel prefix, see `redisKeys`. @default 'ab:' */
+  prefix?: string;
+} & ({ url: string } | RedisBusConnections);
+
+/**
+ * Moves bus payloads through Redis pub/sub. Each node holds one publisher and one subscriber
+ * connection and subscribes each Redis channel at most once (the base class reference-counts
+ * local subscriptions), so PUBLISH's receiver count is exactly the number of bus nodes
+ * listening, which the base class relies on to fail fast.
+ *
+ * ioredis resubscribes after a reconnect; payloads published meanwhile are lost (pub/sub is
+ * at-most-once) and PUBLISH reports the node as absent until it is back.
+ */
+class RedisBus extends BaseBus {
+  private readonly subscribed = new Map<string, Topic>();
+  private readonly onMessage = (channel: string, payload: string): void => {
+    const topic = this.subscribed.get(channel);
+    if (topic) this.receive(topic, payload);
+  };
+
+  constructor(
+    private readonly connections: RedisBusConnections,
+    private readonly keys: RedisKeys,
+    private readonly owned: boolean,
+    options: BusOptions,
+  ) {
+    super(options);
+    connections.subscriber.on('message', this.onMessage);
+  }
+
+  protected override async transportPublish(topic: Topic, payload: string): Promise<number> {
+    return this.connections.publisher.publish(this.channelOf(topic), payload);
+  }
+
+  protected override async transportSubscribe(topic: Topic): Promise<void> {
+    const channel = this.channelOf(topic);
+    this.subscribed.set(channel, topic);
+    await this.connections.subscriber.subscribe(channel);
+  }
+
+  protected override async transportUnsubscribe(topic: Topic): Promise<void> {
+    const channel = this.channelOf(topic);
+    this.subscribed.delete(channel);
+    await this.connections.subscriber.unsubscribe(channel);
+  }
+
+  protected override async transportClose(): Promise<void> {
+    const { publisher, subscriber } = this.connections;
+    subscriber.off('message', this.onMessage);
+    const channels = [...this.subscribed.keys()];
+    this.subscribed.clear();
+    if (this.owned) {
+      await Promise.all([closeRedis(publisher), closeRedis(subscriber)]);
+    } else if (channels.length > 0) {
+      await subscriber.unsubscribe(...channels).catch((err: unknown) => {
+        this.reportError(err instanceof Error ? err : new Error(String(err)));
+      });
+    }
+  }
+
+  private channelOf(topic: Topic): string {
+    switch (topic.kind) {
+      case 'pub':
+        return this.keys.busChannel(topic.name);
+      case 'req':
+        return this.keys.busRequests(topic.name);
+      case 'inbox':
+        return this.keys.busInbox(topic.name);
+    }
+  }
+}
+
+/**
+ * The distributed bus: used when `REDIS_URL` is set. With `url`, the bus opens (and on close,
+ * quits) its two connections, named `bus-pub:<nodeId>` and `bus-sub:<nodeId>`, and reports their
+ * connection errors to `onError`.
+ */
+export function createRedisBus(options: RedisBusOptions): Bus {
+  const { prefix, nodeId, onError } = options;
+  const keys = redisKeys(prefix);
+  if (!('publisher' in options)) {
+    const base = { nodeId: nodeId ?? randomNodeId(), onError };
+    const report = onError ?? ((err: Error) => process.emitWarning(err));
+    const open = (role: string) =>
+      createRedis(options.url, { name: `bus-${role}:${base.nodeId}`, onError: report });
+    const connections = { publisher: open('pub'), subscriber: open('sub') };
+    return new RedisBus(connections, keys, true, base);
+  }
+  const { publisher, subscriber } = options;
+  return new RedisBus({ publisher, subscriber }, keys, false, { nodeId, onError });
+}

@@ -1,0 +1,2 @@
+export { EnvSchema, Role, DEFAULT_PORT, type Env } from './schema.js';
+export { loadConfig, loadConfigOrExit, ConfigError, type Config } from './load-config.js';

@@ -1,0 +1,93 @@
+import { describe, expect, it } from 'vitest';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { ConfigError, loadConfig } from './index.js';
+
+function problemsOf(fn: () => unknown): readonly string[] {
+  try {
+    fn();
+  } catch (error) {
+    if (error instanceof ConfigError) return error.problems;
+    throw error;
+  }
+  throw new Error('expected a ConfigError');
+}
+
+describe('loadConfig', () => {
+  it('applies the documented defaults for the all-in-one on an empty environment', () => {
+    const config = loadConfig('all-in-one', {});
+    expect(config).toMatchObject({
+      PORT: 8000,
+      HOST: '0.0.0.0',
+      DATA_DIR: './.data',
+      LOG_LEVEL: 'info',
+      REDIS_KEY_PREFIX: 'ab:',
+      MCP_ALLOW_PRIVATE_NETWORKS: false,
+      MCP_STDIO_ALLOWLIST: [],
+      distributed: false,
+    });
+    expect(config.REDIS_URL).toBeUndefined();
+    expect(config.instanceId).toMatch(/^all-in-one-[0-9a-f]{8}$/);
+    expect(Object.isFrozen(config)).toBe(true);
+  });
+
+  it('reports every problem at once', () => {
+    const problems = problemsOf(() =>
+      loadConfig('api', { PORT: 'eighty', REDIS_URL: 'http://x', LOG_LEVEL: 'loud' }),
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^PORT:/),
+        expect.stringMatching(/^REDIS_URL: must be a URL with scheme redis or rediss/),
+        expect.stringMatching(/^LOG_LEVEL:/),
+      ]),
+    );
+    expect(problems.length).toBeGreaterThanOrEqual(3);
+  });
+
+  it('refuses split roles without Redis, PostgreSQL and keys', () => {
+    expect(problemsOf(() => loadConfig('api', {}))).toEqual([
+      'REDIS_URL: required for the api role (replicas share Redis)',
+      'DATABASE_URL: required for the api role (replicas share PostgreSQL)',
+      'JWT_PUBLIC_KEY: required for the api role (or JWT_PUBLIC_KEY_FILE)',
+      'JWT_PRIVATE_KEY: required for the api role (or JWT_PRIVATE_KEY_FILE)',
+    ]);
+    expect(problemsOf(() => loadConfig('worker', {}))).toHaveLength(2);
+    const gateway = loadConfig('gateway', {
+      REDIS_URL: 'redis://127.0.0.1:6379',
+      DATABASE_URL: 'postgres://localhost/test',
+      JWT_PUBLIC_KEY: 'pem',
+    });
+    expect(gateway.distributed).toBe(true);
+  });
+
+  it('reads keys from files, unescapes inline PEM, and rejects both at once', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-'));
+    writeFileSync(join(dir, 'pub.pem'), 'PUBLIC');
+    const fromFile = loadConfig('all-in-one', { JWT_PUBLIC_KEY_FILE: join(dir, 'pub.pem') });
+    expect(fromFile.jwtPublicKeyPem).toBe('PUBLIC');
+    const inline = loadConfig('all-in-one', { JWT_PRIVATE_KEY: 'a\\nb' });
+    expect(inline.jwtPrivateKeyPem).toBe('a\nb');
+    expect(
+      problemsOf(() =>
+        loadConfig('all-in-one', { JWT_PUBLIC_KEY: 'x', JWT_PUBLIC_KEY_FILE: join(dir, 'missing.pem') }),
+      ),
+    ).toEqual(['JWT_PUBLIC_KEY: set either JWT_PUBLIC_KEY or JWT_PUBLIC_KEY_FILE, not both']);
+    expect(problemsOf(() => loadConfig('all-in-one', { JWT_PUBLIC_KEY_FILE: join(dir, 'missing.pem') }))).toEqual([
+      `JWT_PUBLIC_KEY_FILE: cannot read ${join(dir, 'missing.pem')} (ENOENT)`,
+    ]);
+  });
+
+  it('treats empty strings as unset and parses lists and booleans', () => {
+    const config = loadConfig('all-in-one', {
+      REDIS_URL: '',
+      MCP_STDIO_ALLOWLIST: ' npx , node,,',
+      MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+    });
+    expect(config.REDIS_URL).toBeUndefined();
+    expect(config.MCP_STDIO_ALLOWLIST).toEqual(['npx', 'node']);
+    expect(config.MCP_ALLOW_PRIVATE_NETWORKS).toBe(true);
+    expect(problemsOf(() => loadConfig('all-in-one', { MCP_ALLOW_PRIVATE_NETWORKS: 'yes' }))).toHaveLength(1);
+  });
+});

@@ -1,0 +1,104 @@
+import { readFileSync } from 'node:fs';
+import { randomBytes } from 'node:crypto';
+import { EnvSchema, type Env, type Role } from './schema.js';
+
+/** A validated, frozen configuration for one role. */
+export interface Config extends Env {
+  readonly role: Role;
+  /** Resolved INSTANCE_ID (random when unset). */
+  readonly instanceId: string;
+  /** PEM contents, read from `JWT_*_KEY` or `JWT_*_KEY_FILE`. */
+  readonly jwtPublicKeyPem: string | undefined;
+  readonly jwtPrivateKeyPem: string | undefined;
+  /** True when Redis and PostgreSQL back the engines (REDIS_URL and DATABASE_URL set). */
+  readonly distributed: boolean;
+}
+
+/** Every problem found in the environment, reported at once. */
+export class ConfigError extends Error {
+  constructor(readonly problems: readonly string[]) {
+    super(`invalid configuration:\n${problems.map((p) => `  - ${p}`).join('\n')}`);
+    this.name = 'ConfigError';
+  }
+}
+
+/** Roles that run as separate replicas and therefore need the shared engines and shared keys. */
+const needsKeys: Record<Role, { publicKey: boolean; privateKey: boolean }> = {
+  'all-in-one': { publicKey: false, privateKey: false },
+  api: { publicKey: true, privateKey: true },
+  gateway: { publicKey: true, privateKey: false },
+  worker: { publicKey: false, privateKey: false },
+};
+
+/**
+ * Validates the environment for `role`. Throws {@link ConfigError} listing every problem.
+ *
+ * The split roles refuse to start without `REDIS_URL` and `DATABASE_URL` (their state must be
+ * shared with the other replicas) and without configured JWT keys (replicas generating their
+ * own keys would reject each other's tokens). The all-in-one generates keys into `DATA_DIR`.
+ */
+export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Config {
+  const problems: string[] = [];
+  const parsed = EnvSchema.safeParse(env);
+  if (!parsed.success) {
+    for (const issue of parsed.error.issues) {
+      problems.push(`${issue.path.join('.') || '(environment)'}: ${issue.message}`);
+    }
+  }
+  const values = parsed.success ? parsed.data : undefined;
+
+  const readPem = (name: 'JWT_PUBLIC_KEY' | 'JWT_PRIVATE_KEY'): string | undefined => {
+    const inline = values?.[name];
+    const file = values?.[`${name}_FILE`];
+    if (inline && file) {
+      problems.push(`${name}: set either ${name} or ${name}_FILE, not both`);
+      return undefined;
+    }
+    if (file) {
+      try {
+        return readFileSync(file, 'utf8');
+      } catch (error) {
+        problems.push(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
+        return undefined;
+      }
+    }
+    // PEM in an environment variable often arrives with literal "\n" sequences.
+    return inline?.replace(/\\n/g, '\n');
+  };
+  const jwtPublicKeyPem = readPem('JWT_PUBLIC_KEY');
+  const jwtPrivateKeyPem = readPem('JWT_PRIVATE_KEY');
+
+  if (role !== 'all-in-one' && values) {
+    if (!values.REDIS_URL) problems.push(`REDIS_URL: required for the ${role} role (replicas share Redis)`);
+    if (!values.DATABASE_URL)
+      problems.push(`DATABASE_URL: required for the ${role} role (replicas share PostgreSQL)`);
+    if (needsKeys[role].publicKey && !jwtPublicKeyPem && !values.JWT_PUBLIC_KEY_FILE)
+      problems.push(`JWT_PUBLIC_KEY: required for the ${role} role (or JWT_PUBLIC_KEY_FILE)`);
+    if (needsKeys[role].privateKey && !jwtPrivateKeyPem && !values.JWT_PRIVATE_KEY_FILE)
+      problems.push(`JWT_PRIVATE_KEY: required for the ${role} role (or JWT_PRIVATE_KEY_FILE)`);
+  }
+
+  if (problems.length > 0 || !values) throw new ConfigError(problems);
+  return Object.freeze({
+    ...values,
+    MCP_STDIO_ALLOWLIST: Object.freeze([...values.MCP_STDIO_ALLOWLIST]) as string[],
+    role,
+    instanceId: values.INSTANCE_ID ?? `${role}-${randomBytes(4).toString('hex')}`,
+    jwtPublicKeyPem,
+    jwtPrivateKeyPem,
+    distributed: Boolean(values.REDIS_URL && values.DATABASE_URL),
+  });
+}
+
+/** {@link loadConfig}, but prints every problem to stderr and exits 1 instead of throwing. */
+export function loadConfigOrExit(role: Role, env: NodeJS.ProcessEnv = process.env): Config {
+  try {
+    return loadConfig(role, env);
+  } catch (error) {
+    if (error instanceof ConfigError) {
+      process.stderr.write(`${role}: ${error.message}\n`);
+      process.exit(1);
+    }
+    throw error;
+  }
+}

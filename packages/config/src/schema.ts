@@ -1,0 +1,91 @@
+import { z } from 'zod';
+
+/** The processes this service can run as. `all-in-one` runs the other three in one process. */
+export const Role = z.enum(['all-in-one', 'api', 'gateway', 'worker']);
+export type Role = z.infer<typeof Role>;
+
+/** Default listen port; the compose file and the Dockerfiles rely on it. */
+export const DEFAULT_PORT = 8000;
+
+const optionalString = z
+  .string()
+  .optional()
+  .transform((v) => (v === undefined || v.trim() === '' ? undefined : v));
+
+const booleanString = z
+  .enum(['true', 'false', '1', '0', ''])
+  .optional()
+  .transform((v) => v === 'true' || v === '1');
+
+const url = (protocols: string[]) =>
+  optionalString.refine(
+    (v) => {
+      if (v === undefined) return true;
+      try {
+        return protocols.includes(new URL(v).protocol);
+      } catch {
+        return false;
+      }
+    },
+    { message: `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}` },
+  );
+
+/**
+ * Every environment variable the service reads (DESIGN.md, "Environment"), with its default.
+ * Empty strings count as unset, so `FOO=` in a compose file does not become a value.
+ */
+export const EnvSchema = z.object({
+  /** Listen port. */
+  PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORT),
+  /** Listen address. */
+  HOST: z.string().min(1).default('0.0.0.0'),
+  /** Redis; unset means the in-process engine. */
+  REDIS_URL: url(['redis:', 'rediss:']),
+  /** Prefix of every Redis key and channel, so several deployments (or tests) can share a Redis. */
+  REDIS_KEY_PREFIX: z.string().min(1).default('ab:'),
+  /** PostgreSQL; unset means PGlite under DATA_DIR. */
+  DATABASE_URL: url(['postgres:', 'postgresql:']),
+  /** PostgreSQL schema for all tables; unset means the connection's default (`public`). */
+  DATABASE_SCHEMA: optionalString.refine((v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v), {
+    message: 'must be a lower-case SQL identifier',
+  }),
+  /** Local data: PGlite files, generated development keys. */
+  DATA_DIR: z.string().min(1).default('./.data'),
+  /** This replica's id on the bus; random at start when unset. */
+  INSTANCE_ID: optionalString,
+  /** RS256 public key, PEM. */
+  JWT_PUBLIC_KEY: optionalString,
+  JWT_PUBLIC_KEY_FILE: optionalString,
+  /** RS256 private key, PEM. */
+  JWT_PRIVATE_KEY: optionalString,
+  JWT_PRIVATE_KEY_FILE: optionalString,
+  /** Secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503. */
+  INTERNAL_API_SECRET: optionalString,
+  /** Model for runs without an `llm_config` of their own (scheduled tasks, chat messages). */
+  DEFAULT_LLM_BASE_URL: url(['http:', 'https:']),
+  DEFAULT_LLM_API_KEY: optionalString,
+  DEFAULT_LLM_MODEL: optionalString,
+  /** Lets MCP and other user-supplied URLs reach loopback and private addresses. */
+  MCP_ALLOW_PRIVATE_NETWORKS: booleanString,
+  /** Commands the `stdio` MCP transport may start, comma-separated; empty refuses stdio. */
+  MCP_STDIO_ALLOWLIST: optionalString.transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ),
+  /** Chat-platform app credentials; unset: events are processed but no reply is sent. */
+  LARK_APP_ID: optionalString,
+  LARK_APP_SECRET: optionalString,
+  /** Chat-platform event verification; unset: not checked. */
+  LARK_VERIFICATION_TOKEN: optionalString,
+  LARK_ENCRYPT_KEY: optionalString,
+  /** The chat platform's API origin; unset: the platform's public origin per channel. */
+  LARK_API_BASE_URL: url(['http:', 'https:']),
+  /** pino level. */
+  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */
+  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+});
+
+export type Env = z.output<typeof EnvSchema>;

@@ -1,0 +1,108 @@
+import { join } from 'node:path';
+import type { Config } from '@agent-backend/config';
+import type { Logger } from '@agent-backend/logger';
+import { createMemoryBus, createMemoryHub, createRedisBus, type Bus } from '@agent-backend/bus';
+import {
+  createMemoryEphemeralStore,
+  createRedisEphemeralStore,
+  type EphemeralStore,
+} from '@agent-backend/ephemeral';
+import { createMemoryPresence, createRedisPresence, type Presence } from '@agent-backend/presence';
+import { closeRedis, createRedis, type Redis } from '@agent-backend/redis';
+import { createPgliteDatabase, createPostgresDatabase, migrate, type Database } from '@agent-backend/store';
+
+/**
+ * Every shared-state port of one process, on the embedded adapters (in-process + PGlite) or the
+ * distributed ones (Redis + PostgreSQL), chosen by `REDIS_URL` / `DATABASE_URL` (DESIGN.md).
+ */
+export interface Engines {
+  readonly bus: Bus;
+  readonly ephemeral: EphemeralStore;
+  readonly presence: Presence;
+  /** The durable store. A PostgreSQL pool connects lazily, so roles that never query it pay nothing. */
+  readonly db: Database;
+  /** Readiness probes for `/readyz`: `redis` and/or `postgres` (or `pglite`). */
+  readonly checks: Record<string, () => Promise<unknown>>;
+  /** Closes everything, bus first (no new messages), the database last. Idempotent. */
+  close(): Promise<void>;
+}
+
+export interface CreateEnginesOptions {
+  /** Apply pending migrations at start (api, worker, all-in-one). @default false */
+  migrate?: boolean;
+  /** Include the database in readiness (roles that serve from it). @default true */
+  databaseReadiness?: boolean;
+}
+
+/** Opens the engines for `config`; on failure closes whatever it had opened and rethrows. */
+export async function createEngines(
+  config: Config,
+  logger: Logger,
+  options: CreateEnginesOptions = {},
+): Promise<Engines> {
+  const closers: Array<() => Promise<void>> = [];
+  const close = async () => {
+    for (const fn of closers.splice(0).reverse()) {
+      await fn().catch((error: unknown) => logger.warn({ err: error }, 'engine close failed'));
+    }
+  };
+  try {
+    const checks: Record<string, () => Promise<unknown>> = {};
+
+    const db = config.DATABASE_URL
+      ? await createPostgresDatabase({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA })
+      : await createPgliteDatabase({ dataDir: join(config.DATA_DIR, 'pglite') });
+    closers.push(() => db.close());
+    if (options.databaseReadiness !== false) checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();
+    if (options.migrate) {
+      const applied = await migrate(db);
+      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+    }
+
+    let bus: Bus;
+    let ephemeral: EphemeralStore;
+    let presence: Presence;
+    if (config.REDIS_URL) {
+      const onError = (error: Error) => logger.warn({ err: error }, 'redis connection error');
+      const name = `${config.role}:${config.instanceId}`;
+      const redis: Redis = createRedis(config.REDIS_URL, { name, onError });
+      closers.push(() => closeRedis(redis));
+      const subscriber = createRedis(config.REDIS_URL, { name: `${name}:sub`, onError, maxRetriesPerRequest: null });
+      closers.push(() => closeRedis(subscriber));
+      const prefix = config.REDIS_KEY_PREFIX;
+      bus = createRedisBus({
+        publisher: redis,
+        subscriber,
+        prefix,
+        nodeId: config.instanceId,
+        onError: (error) => logger.warn({ err: error }, 'bus dropped a message'),
+      });
+      ephemeral = createRedisEphemeralStore({ redis, prefix });
+      presence = createRedisPresence({ redis, prefix });
+      checks.redis = () => redis.ping();
+    } else {
+      bus = createMemoryBus({
+        hub: createMemoryHub(),
+        nodeId: config.instanceId,
+        onError: (error) => logger.warn({ err: error }, 'bus dropped a message'),
+      });
+      ephemeral = createMemoryEphemeralStore();
+      presence = createMemoryPresence();
+    }
+    // Registered after the connections, so they close before the connections (reverse order).
+    closers.push(() => presence.close(), () => ephemeral.close(), () => bus.close());
+
+    let closed: Promise<void> | undefined;
+    return {
+      bus,
+      ephemeral,
+      presence,
+      db,
+      checks,
+      close: () => (closed ??= close()),
+    };
+  } catch (error) {
+    await close();
+    throw error;
+  }
+}

@@ -1,0 +1,1 @@
+export { createEngines, type Engines, type CreateEnginesOptions } from './engines.js';

@@ -1,0 +1,6 @@
+export { createHttpServer, type CreateHttpServerOptions } from './server.js';
+export { registerHealthRoutes, type ReadinessCheck } from './health.js';
+export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
+export { parseInput } from './validate.js';
+export { bearerAuth, type VerifyAccessToken } from './bearer-auth.js';
+export { handleShutdown, type ShutdownOptions } from './lifecycle.js';

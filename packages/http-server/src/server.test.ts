@@ -1,0 +1,155 @@
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { z } from 'zod';
+import type { FastifyInstance } from 'fastify';
+import { createLogger } from '@agent-backend/logger';
+import { AppError, bearerAuth, createHttpServer, parseInput, type CreateHttpServerOptions } from './index.js';
+
+let app: FastifyInstance | undefined;
+afterEach(async () => {
+  await app?.close();
+  app = undefined;
+});
+
+async function serve(options: Partial<CreateHttpServerOptions> = {}, routes?: (app: FastifyInstance) => void) {
+  const lines: string[] = [];
+  const destination = new Writable({
+    write(chunk, _enc, done) {
+      lines.push(...String(chunk).split('\n').filter(Boolean));
+      done();
+    },
+  });
+  app = createHttpServer({ logger: createLogger({ destination }), bodyLimit: 1024, ...options });
+  routes?.(app);
+  const url = await app.listen({ port: 0, host: '127.0.0.1' });
+  return { url, lines, logs: () => lines.map((l) => JSON.parse(l) as Record<string, unknown>) };
+}
+
+const Body = z.object({ name: z.string().min(1), count: z.number().int().default(1) });
+
+describe('createHttpServer', () => {
+  it('logs exactly one line per request, with its request id, and never a secret', async () => {
+    const { url, lines, logs } = await serve({}, (a) => {
+      a.post('/echo', async (request) => parseInput(Body, request.body));
+    });
+    const secrets = ['Bearer eyJ.secret.sig', 'internal-s3cret', 'wss-token-value', 'sk-api-key'];
+    const res = await fetch(`${url}/echo?user_id=u1&token=${secrets[2]}`, {
+      method: 'POST',
+      headers: {
+        authorization: secrets[0]!,
+        'x-internal-secret': secrets[1]!,
+        'content-type': 'application/json',
+        'x-request-id': 'req-abc.1',
+      },
+      body: JSON.stringify({ name: 'n', llm_config: { apiKey: secrets[3] } }),
+    });
+    expect(res.status).toBe(200);
+    expect(res.headers.get('x-request-id')).toBe('req-abc.1');
+    expect(await res.json()).toEqual({ name: 'n', count: 1 });
+    await new Promise((r) => setTimeout(r, 20));
+    const requestLines = logs().filter((l) => l.msg === 'request');
+    expect(requestLines).toHaveLength(1);
+    expect(requestLines[0]).toMatchObject({ reqId: 'req-abc.1', method: 'POST', status: 200, url: '/echo?user_id=u1&token=[REDACTED]' });
+    for (const secret of secrets) expect(lines.join('\n')).not.toContain(secret);
+  });
+
+  it('generates a request id when the caller sends none or an unsafe one', async () => {
+    const { url } = await serve();
+    const plain = await fetch(`${url}/healthz`);
+    expect(plain.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+    const unsafe = await fetch(`${url}/healthz`, { headers: { 'x-request-id': 'a b\tc' } });
+    expect(unsafe.headers.get('x-request-id')).toMatch(/^[0-9a-f-]{36}$/);
+  });
+
+  it('answers bad input with the documented error bodies', async () => {
+    const { url } = await serve({}, (a) => {
+      a.post('/echo', async (request) => parseInput(Body, request.body));
+      a.get('/conflict', async () => {
+        throw new AppError('conflict', 'already running', { session_id: 's1' });
+      });
+      a.get('/boom', async () => {
+        throw new Error('database password=hunter2 leaked?');
+      });
+    });
+    const post = (body: string, type = 'application/json') =>
+      fetch(`${url}/echo`, { method: 'POST', headers: { 'content-type': type }, body });
+
+    const invalid = await post(JSON.stringify({ name: '', count: 1.5 }));
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toEqual({
+      error: {
+        code: 'invalid_request',
+        message: 'invalid request body',
+        details: [
+          { path: 'name', message: expect.any(String) },
+          { path: 'count', message: expect.any(String) },
+        ],
+      },
+    });
+    const notJson = await post('{"name":');
+    expect(notJson.status).toBe(400);
+    expect((await notJson.json()).error.code).toBe('invalid_json');
+    const tooLarge = await post(JSON.stringify({ name: 'x'.repeat(2000) }));
+    expect(tooLarge.status).toBe(413);
+    expect((await tooLarge.json()).error.code).toBe('payload_too_large');
+    const wrongType = await post('name=x', 'text/plain');
+    expect(wrongType.status).toBe(415);
+
+    const conflict = await fetch(`${url}/conflict`);
+    expect(conflict.status).toBe(409);
+    expect(await conflict.json()).toEqual({ error: { code: 'conflict', message: 'already running', details: { session_id: 's1' } } });
+    const boom = await fetch(`${url}/boom`);
+    expect(boom.status).toBe(500);
+    expect(await boom.json()).toEqual({ error: { code: 'internal_error', message: 'internal server error' } });
+    const missing = await fetch(`${url}/nope?token=x`);
+    expect(missing.status).toBe(404);
+    expect(await missing.json()).toEqual({ error: { code: 'not_found', message: 'no route for GET /nope' } });
+  });
+
+  it('reports readiness per dependency and 503 when one fails', async () => {
+    let redisUp = true;
+    const { url } = await serve({
+      readiness: {
+        postgres: async () => {},
+        redis: async () => {
+          if (!redisUp) throw new Error('connect ECONNREFUSED 127.0.0.1:6379');
+        },
+      },
+    });
+    const ready = await fetch(`${url}/readyz`);
+    expect(ready.status).toBe(200);
+    expect(await ready.json()).toEqual({ status: 'ready', checks: { postgres: { ok: true }, redis: { ok: true } } });
+    redisUp = false;
+    const notReady = await fetch(`${url}/readyz`);
+    expect(notReady.status).toBe(503);
+    expect(await notReady.json()).toEqual({
+      status: 'not_ready',
+      checks: { postgres: { ok: true }, redis: { ok: false, error: 'connect ECONNREFUSED 127.0.0.1:6379' } },
+    });
+    expect((await fetch(`${url}/healthz`)).status).toBe(200);
+  });
+
+  it('bearerAuth sets the user from a verified token and answers 401 otherwise', async () => {
+    const { url } = await serve({}, (a) => {
+      const verify = async (token: string) => {
+        if (token === 'good') return { userId: 'u1' };
+        throw new Error('token has expired');
+      };
+      a.get('/me', { preHandler: bearerAuth(verify) }, async (request) => ({ user: request.userId }));
+    });
+    const call = (authorization?: string) =>
+      fetch(`${url}/me`, { headers: authorization ? { authorization } : {} });
+    const ok = await call('Bearer good');
+    expect(await ok.json()).toEqual({ user: 'u1' });
+    for (const [header, message, reason] of [
+      [undefined, 'missing Authorization header', 'invalid_request'],
+      ['Basic abc', 'Authorization header must be "Bearer <access token>"', 'invalid_request'],
+      ['Bearer bad', 'token has expired', 'invalid_token'],
+    ] as const) {
+      const res = await call(header);
+      expect(res.status).toBe(401);
+      expect(res.headers.get('www-authenticate')).toBe(`Bearer error="${reason}"`);
+      expect(await res.json()).toEqual({ error: { code: 'unauthorized', message } });
+    }
+  });
+});

@@ -1,0 +1,1 @@
+export type { JobQueue, AddJobOptions, ScheduleTiming, JobContext, JobHandler } from './job-queue.js';

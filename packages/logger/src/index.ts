@@ -1,0 +1,2 @@
+export { createLogger, type CreateLoggerOptions, type Logger } from './logger.js';
+export { redactSecrets, redactUrl, isSecretKey, REDACTED } from './redact.js';

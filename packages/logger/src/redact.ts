@@ -1,0 +1,73 @@
+/** Placeholder written instead of a secret. */
+export const REDACTED = '[REDACTED]';
+
+/**
+ * Object keys whose values are secrets wherever they appear (headers, bodies, errors, config),
+ * compared case-insensitively. A key list rather than pino's path list, because secrets arrive
+ * nested at any depth (`tools[3].api_key`, `llm_config.apiKey`).
+ */
+const SECRET_KEYS = new Set(
+  [
+    'authorization',
+    'proxy-authorization',
+    'cookie',
+    'set-cookie',
+    'x-internal-secret',
+    'apikey',
+    'api_key',
+    'api-key',
+    'x-api-key',
+    'access_token',
+    'accesstoken',
+    'refresh_token',
+    'refreshtoken',
+    'id_token',
+    'token',
+    'password',
+    'secret',
+    'client_secret',
+    'app_secret',
+    'encrypt_key',
+    'private_key',
+    'privatekey',
+  ].map((k) => k.toLowerCase()),
+);
+
+/** Query parameters that carry credentials in URLs (WebSocket `token`, OAuth callbacks). */
+const SECRET_QUERY = /([?&](?:token|access_token|refresh_token|api_key|apikey|key|code|secret)=)[^&#\s"]*/gi;
+
+export function isSecretKey(key: string): boolean {
+  return SECRET_KEYS.has(key.toLowerCase());
+}
+
+/** Replaces credential query-parameter values in any string that contains a URL or query. */
+export function redactUrl(value: string): string {
+  return value.includes('=') ? value.replace(SECRET_QUERY, `$1${REDACTED}`) : value;
+}
+
+const MAX_DEPTH = 8;
+
+/**
+ * Returns a copy of `value` with secret keys replaced by {@link REDACTED} and credential query
+ * parameters removed from strings. Errors keep their message, name, code and stack. Depth is
+ * bounded so a cyclic or huge object cannot stall logging.
+ */
+export function redactSecrets(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+  if (typeof value === 'string') return redactUrl(value);
+  if (value === null || typeof value !== 'object') return value;
+  if (seen.has(value)) return '[Circular]';
+  if (depth >= MAX_DEPTH) return '[Truncated]';
+  seen.add(value);
+  if (Array.isArray(value)) return value.map((item) => redactSecrets(item, depth + 1, seen));
+  if (value instanceof Date || Buffer.isBuffer(value)) return value;
+  const out: Record<string, unknown> = {};
+  if (value instanceof Error) {
+    out.type = value.name;
+    out.message = redactUrl(value.message);
+    if (value.stack) out.stack = redactUrl(value.stack);
+  }
+  for (const [key, item] of Object.entries(value)) {
+    out[key] = isSecretKey(key) ? REDACTED : redactSecrets(item, depth + 1, seen);
+  }
+  return out;
+}

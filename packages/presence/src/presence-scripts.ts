@@ -1,0 +1,121 @@
+/**
+ * The Lua scripts of the Redis presence adapter. Each runs atomically and reads the clock with
+ * `TIME`, so every replica agrees on "now" (the Redis server's) and no check-then-act race exists.
+ *
+ * A node entry is one hash field `<nodeId>` of `presenceUser(userId)`, holding a JSON array
+ * `[expiresAt, lastSeenAt, connectedAt, replicaId, {nodeType, data}]`. The numbers come first
+ * so scripts read and rewrite them with string patterns; `cjson` only decodes (its encoder
+ * would mangle empty objects and number precision), to read the replica id.
+ * Replica liveness is the sorted set `presenceReplicas()`: member replicaId, score the expiry.
+ */
+import { defineScript } from '@agent-backend/redis';
+
+const PRELUDE = `
+local t = redis.call('TIME')
+local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
+local function ms(x) return string.format('%d', x) end
+local function extend(key, ttl)
+  if redis.call('PTTL', key) < ttl then redis.call('PEXPIRE', key, ttl) end
+end
+local replicaLive = {}
+local function visible(v)
+  local expiresAt = tonumber(string.match(v, '^%[(%d+),'))
+  if not expiresAt or expiresAt <= now then return nil end
+  local ok, entry = pcall(cjson.decode, v)
+  if not ok or type(entry[4]) ~= 'string' then return nil end
+  local r = entry[4]
+  if replicaLive[r] == nil then
+    local score = redis.call('ZSCORE', KEYS[2], r)
+    replicaLive[r] = score ~= false and score ~= nil and tonumber(score) > now
+  end
+  if replicaLive[r] then return entry end
+  return nil
+end
+`;
+
+/** KEYS: replicas. ARGV: replicaId, replicaTtlMs. Also drops dead replicas. */
+export const heartbeatScript = defineScript(`${PRELUDE}
+local ttl = tonumber(ARGV[2])
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+redis.call('ZADD', KEYS[1], ms(now + ttl), ARGV[1])
+extend(KEYS[1], ttl)
+return 1
+`);
+
+/** KEYS: replicas. Returns the live replica ids, dropping dead ones. */
+export const liveReplicasScript = defineScript(`${PRELUDE}
+redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+return redis.call('ZRANGE', KEYS[1], 0, -1)
+`);
+
+/**
+ * KEYS: user hash, replicas. ARGV: nodeId, nodeTtlMs, connectedAt ('' for now), and the JSON
+ * tail `"<replicaId>",{...}]`. Returns the stored value.
+ */
+export const upsertScript = defineScript(`${PRELUDE}
+local ttl = tonumber(ARGV[2])
+local connectedAt = ARGV[3] ~= '' and ARGV[3] or ms(now)
+local v = '[' .. ms(now + ttl) .. ',' .. ms(now) .. ',' .. connectedAt .. ',' .. ARGV[4]
+redis.call('HSET', KEYS[1], ARGV[1], v)
+extend(KEYS[1], ttl)
+return v
+`);
+
+/**
+ * KEYS: user hash, replicas. ARGV: nodeId, nodeTtlMs, expected value ('' for any), new tail
+ * `connectedAt,"<replicaId>",{...}]` ('' to keep). Returns the new value, 0 when the entry is
+ * gone or invisible (and deletes it), -1 when it changed since the caller read `expected`.
+ */
+export const touchScript = defineScript(`${PRELUDE}
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return 0 end
+if ARGV[3] ~= '' and v ~= ARGV[3] then return -1 end
+if not visible(v) then
+  redis.call('HDEL', KEYS[1], ARGV[1])
+  return 0
+end
+local ttl = tonumber(ARGV[2])
+local tail = ARGV[4] ~= '' and ARGV[4] or string.match(v, '^%[%d+,%d+,(.*)$')
+local nv = '[' .. ms(now + ttl) .. ',' .. ms(now) .. ',' .. tail
+redis.call('HSET', KEYS[1], ARGV[1], nv)
+extend(KEYS[1], ttl)
+return nv
+`);
+
+/**
+ * KEYS: user hash, replicas. ARGV: nodeId ('' for all). Returns [field, value, ...] of the
+ * visible entries and deletes the others.
+ */
+export const readScript = defineScript(`${PRELUDE}
+local fields
+if ARGV[1] ~= '' then
+  local v = redis.call('HGET', KEYS[1], ARGV[1])
+  fields = v and { ARGV[1], v } or {}
+else
+  fields = redis.call('HGETALL', KEYS[1])
+end
+local out = {}
+for i = 1, #fields, 2 do
+  if visible(fields[i + 1]) then
+    table.insert(out, fields[i])
+    table.insert(out, fields[i + 1])
+  else
+    redis.call('HDEL', KEYS[1], fields[i])
+  end
+end
+return out
+`);
+
+/**
+ * KEYS: user hash, replicas. ARGV: nodeId, owner replicaId ('' for any). Returns 1 when a
+ * visible entry was removed, 0 otherwise; an invisible entry is deleted whoever owned it.
+ */
+export const removeScript = defineScript(`${PRELUDE}
+local v = redis.call('HGET', KEYS[1], ARGV[1])
+if not v then return 0 end
+local entry = visible(v)
+if entry and ARGV[2] ~= '' and entry[4] ~= ARGV[2] then return 0 end
+redis.call('HDEL', KEYS[1], ARGV[1])
+if entry then return 1 end
+return 0
+`);

@@ -1,0 +1,175 @@
+/**
+ * The behaviour every presence adapter must share. Adapter-only checks live in
+ * `presence.<adapter>.test.ts`. TTLs are short and expiry is awaited by polling.
+ */
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { PresenceClosedError } from './errors.js';
+import type { Presence, PresenceOptions, PresenceUpsert } from './presence.js';
+
+/** Creates a presence store with an empty namespace; the suite closes it after each test. */
+export type MakePresence = (options: PresenceOptions) => Promise<Presence>;
+
+const poll = { timeout: 5_000, interval: 10 };
+const long = { nodeTtlMs: 60_000, replicaTtlMs: 60_000 };
+
+export function node(
+  nodeId: string,
+  replicaId = 'r1',
+  extra: Partial<PresenceUpsert> = {},
+): PresenceUpsert {
+  return { userId: 'u1', nodeId, nodeType: 'desktop', replicaId, data: { name: nodeId }, ...extra };
+}
+
+export function describePresenceContract(name: string, makePresence: MakePresence): void {
+  describe(`presence contract: ${name}`, () => {
+    const open: Presence[] = [];
+    const make = async (options: PresenceOptions = long) => {
+      const presence = await makePresence(options);
+      open.push(presence);
+      return presence;
+    };
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((p) => p.close()));
+    });
+
+    it('upserts a node, stamping times, and reads it back as JSON copies', async () => {
+      const p = await make();
+      await p.heartbeatReplica('r1');
+      const before = Date.now();
+      const stored = await p.upsertNode(
+        node('n1', 'r1', { data: { at: new Date(0), gone: undefined } }),
+      );
+      expect(stored).toMatchObject({
+        userId: 'u1',
+        nodeId: 'n1',
+        nodeType: 'desktop',
+        replicaId: 'r1',
+      });
+      expect(stored.data).toEqual({ at: '1970-01-01T00:00:00.000Z' });
+      expect(stored.connectedAt).toBe(stored.lastSeenAt);
+      expect(Math.abs(stored.lastSeenAt - before)).toBeLessThan(60_000);
+      const read = await p.getNode('u1', 'n1');
+      expect(read).toEqual(stored);
+      (read!.data as Record<string, unknown>).at = 'mutated';
+      expect((await p.getNode('u1', 'n1'))!.data).toEqual(stored.data);
+      expect(await p.getNode('u1', 'missing')).toBeNull();
+      expect(await p.getNode('nobody', 'n1')).toBeNull();
+    });
+
+    it('lists a user’s live nodes, oldest connection first, and replaces on upsert', async () => {
+      const p = await make();
+      await p.heartbeatReplica('r1');
+      await p.heartbeatReplica('r2');
+      await p.upsertNode(node('b', 'r1', { connectedAt: 3_000 }));
+      await p.upsertNode(node('a', 'r1', { connectedAt: 2_000 }));
+      await p.upsertNode(node('c', 'r2', { connectedAt: 2_000 }));
+      await p.upsertNode({ ...node('other'), userId: 'u2' });
+      expect((await p.listNodes('u1')).map((e) => e.nodeId)).toEqual(['a', 'c', 'b']);
+      await p.upsertNode(node('b', 'r2', { connectedAt: 1_000, nodeType: 'extension' }));
+      const [first] = await p.listNodes('u1');
+      expect(first).toMatchObject({
+        nodeId: 'b',
+        replicaId: 'r2',
+        nodeType: 'extension',
+        connectedAt: 1_000,
+      });
+      expect(await p.listNodes('nobody')).toEqual([]);
+    });
+
+    it('touches a node: refreshes lastSeenAt and merges the patch into data', async () => {
+      const p = await make();
+      await p.heartbeatReplica('r1');
+      const stored = await p.upsertNode(node('n1', 'r1', { data: { name: 'n1', os: 'linux' } }));
+      await new Promise((resolve) => setTimeout(resolve, 5));
+      expect(await p.touchNode('u1', 'n1', { os: undefined, version: 2 })).toBe(true);
+      expect(await p.touchNode('u1', 'n1')).toBe(true);
+      const touched = await p.getNode('u1', 'n1');
+      expect(touched!.data).toEqual({ name: 'n1', version: 2 });
+      expect(touched!.connectedAt).toBe(stored.connectedAt);
+      expect(touched!.lastSeenAt).toBeGreaterThan(stored.lastSeenAt);
+      expect(await p.touchNode('u1', 'missing')).toBe(false);
+    });
+
+    it('removes a node only for its owner, so a late cleanup spares a reconnected node', async () => {
+      const p = await make();
+      await p.heartbeatReplica('r1');
+      await p.heartbeatReplica('r2');
+      await p.upsertNode(node('n1', 'r1'));
+      await p.upsertNode(node('n1', 'r2'));
+      expect(await p.removeNode('u1', 'n1', { replicaId: 'r1' })).toBe(false);
+      expect((await p.getNode('u1', 'n1'))?.replicaId).toBe('r2');
+      expect(await p.removeNode('u1', 'n1', { replicaId: 'r2' })).toBe(true);
+      expect(await p.removeNode('u1', 'n1', { replicaId: 'r2' })).toBe(false);
+      await p.upsertNode(node('n2', 'r1'));
+      expect(await p.removeNode('u1', 'n2')).toBe(true);
+      expect(await p.listNodes('u1')).toEqual([]);
+    });
+
+    it('expires a node nobody touches, and keeps one that is touched', async () => {
+      const p = await make({ nodeTtlMs: 300, replicaTtlMs: 60_000 });
+      await p.heartbeatReplica('r1');
+      await p.upsertNode(node('idle'));
+      await p.upsertNode(node('busy'));
+      await vi.waitFor(async () => {
+        expect(await p.touchNode('u1', 'busy')).toBe(true);
+        expect(await p.getNode('u1', 'idle')).toBeNull();
+      }, poll);
+      expect((await p.listNodes('u1')).map((e) => e.nodeId)).toEqual(['busy']);
+      expect(await p.touchNode('u1', 'idle')).toBe(false);
+      expect(await p.removeNode('u1', 'idle')).toBe(false);
+      await vi.waitFor(async () => expect(await p.listNodes('u1')).toEqual([]), poll);
+    });
+
+    it('hides the nodes of a replica that stopped heartbeating, and lists live replicas', async () => {
+      const p = await make({ nodeTtlMs: 60_000, replicaTtlMs: 300 });
+      await p.heartbeatReplica('dies');
+      await p.heartbeatReplica('lives');
+      await p.upsertNode(node('ghost', 'dies'));
+      await p.upsertNode(node('real', 'lives'));
+      expect(await p.liveReplicas()).toEqual(['dies', 'lives']);
+      await vi.waitFor(async () => {
+        await p.heartbeatReplica('lives');
+        expect(await p.liveReplicas()).toEqual(['lives']);
+      }, poll);
+      await p.heartbeatReplica('lives');
+      expect((await p.listNodes('u1')).map((e) => e.nodeId)).toEqual(['real']);
+      expect(await p.getNode('u1', 'ghost')).toBeNull();
+      expect(await p.touchNode('u1', 'ghost')).toBe(false);
+    });
+
+    it('hides nodes of a removed or never-seen replica at once', async () => {
+      const p = await make();
+      await p.heartbeatReplica('r1');
+      await p.heartbeatReplica('r2');
+      await p.upsertNode(node('n1', 'r1'));
+      await p.upsertNode(node('n2', 'r2'));
+      await p.upsertNode(node('n3', 'never'));
+      await p.removeReplica('r1');
+      expect(await p.liveReplicas()).toEqual(['r2']);
+      expect((await p.listNodes('u1')).map((e) => e.nodeId)).toEqual(['n2']);
+    });
+
+    it('rejects empty ids and bad TTLs', async () => {
+      const p = await make();
+      await expect(p.heartbeatReplica('')).rejects.toBeInstanceOf(TypeError);
+      await expect(p.upsertNode(node(''))).rejects.toBeInstanceOf(TypeError);
+      await expect(p.removeNode('u1', 'n1', { replicaId: '' })).rejects.toBeInstanceOf(TypeError);
+      await expect(make({ nodeTtlMs: 0 })).rejects.toBeInstanceOf(RangeError);
+    });
+
+    it('rejects every method after close, and close is idempotent', async () => {
+      const p = await make();
+      await Promise.all([p.close(), p.close()]);
+      await p.close();
+      const closed = PresenceClosedError;
+      await expect(p.heartbeatReplica('r1')).rejects.toBeInstanceOf(closed);
+      await expect(p.removeReplica('r1')).rejects.toBeInstanceOf(closed);
+      await expect(p.liveReplicas()).rejects.toBeInstanceOf(closed);
+      await expect(p.upsertNode(node('n1'))).rejects.toBeInstanceOf(closed);
+      await expect(p.touchNode('u1', 'n1')).rejects.toBeInstanceOf(closed);
+      await expect(p.removeNode('u1', 'n1')).rejects.toBeInstanceOf(closed);
+      await expect(p.getNode('u1', 'n1')).rejects.toBeInstanceOf(closed);
+      await expect(p.listNodes('u1')).rejects.toBeInstanceOf(closed);
+    });
+  });
+}

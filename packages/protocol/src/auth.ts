@@ -1,0 +1,30 @@
+import { z } from 'zod';
+
+/** Lifetime of an access token in seconds; the spec fixes it at one hour (spec 4.1, 8). */
+export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+/** Body of `POST /api/auth/refresh` (spec 4.1). No Authorization header: the token is the credential. */
+export const RefreshRequest = z.object({
+  refreshToken: z.string().min(1),
+});
+export type RefreshRequest = z.infer<typeof RefreshRequest>;
+
+/**
+ * 200 answer of the refresh endpoint. `expiresIn` is a literal because clients schedule their
+ * next refresh from it and the spec fixes the lifetime; a different value would be a contract
+ * change, not a configuration.
+ */
+export const RefreshResponse = z.object({
+  accessToken: z.string().min(1),
+  expiresIn: z.literal(ACCESS_TOKEN_TTL_SECONDS),
+});
+export type RefreshResponse = z.infer<typeof RefreshResponse>;
+
+/**
+ * 401 body of the refresh endpoint. The spec fixes this flat shape (spec 7) instead of the
+ * service's general {@link ErrorBody}; existing clients read `error` as a string.
+ */
+export const AuthErrorBody = z.object({
+  error: z.string(),
+});
+export type AuthErrorBody = z.infer<typeof AuthErrorBody>;

@@ -1,0 +1,17 @@
+/**
+ * Schemas and types of every wire message of the service: HTTP bodies, SSE events, WebSocket
+ * messages, JSON-RPC tool calls and chat-platform callbacks. Each schema and its type share a
+ * name; parse untrusted input with `safeParse` and report failures with {@link fieldErrors}.
+ */
+export * from './agent-events.js';
+export * from './auth.js';
+export * from './chat-platform.js';
+export * from './errors.js';
+export * from './invoke.js';
+export * from './json-rpc.js';
+export * from './knowledge.js';
+export * from './mcp.js';
+export * from './nodes.js';
+export * from './scheduled-task.js';
+export * from './ws-endpoints.js';
+export * from './ws-messages.js';

@@ -1,0 +1,86 @@
+import { z } from 'zod';
+
+/**
+ * One notification channel: `true`/`false` to switch it on or off, or an object with its
+ * settings (the spec does not describe them, so they are kept whole).
+ */
+const NotificationChannel = z.union([z.boolean(), z.looseObject({})]);
+
+/**
+ * Where to tell the user about a run (spec 2.8). The spec names the chat-platform key with a
+ * placeholder, so both platform names are typed and any other key is kept as sent.
+ */
+export const NotificationConfig = z.looseObject({
+  email: NotificationChannel.optional(),
+  lark: NotificationChannel.optional(),
+  feishu: NotificationChannel.optional(),
+  inApp: NotificationChannel.optional(),
+});
+export type NotificationConfig = z.infer<typeof NotificationConfig>;
+
+/**
+ * A scheduled task as the web layer syncs it (spec 2.8). `run_mode`, `repeat_type`, `connector`
+ * and `status` are free text with the spec's defaults because their values are not shown yet;
+ * `scheduled_date`, `scheduled_time` and `timezone` are plain strings for the same reason.
+ */
+export const ScheduledTask = z.object({
+  id: z.string().min(1),
+  user_id: z.string().min(1),
+  title: z.string().min(1),
+  prompt: z.string().min(1),
+  /** @default 'require-confirmation' */
+  run_mode: z.string().min(1).default('require-confirmation'),
+  /** @default 'no-repeat' */
+  repeat_type: z.string().min(1).default('no-repeat'),
+  scheduled_date: z.string().optional(),
+  /** @default '12:00' */
+  scheduled_time: z.string().default('12:00'),
+  /** @default 'UTC' */
+  timezone: z.string().default('UTC'),
+  /** @default 'my-browser' */
+  connector: z.string().min(1).default('my-browser'),
+  /** @default 'pending' */
+  status: z.string().min(1).default('pending'),
+  notification_config: NotificationConfig.optional(),
+});
+export type ScheduledTask = z.infer<typeof ScheduledTask>;
+export type ScheduledTaskInput = z.input<typeof ScheduledTask>;
+
+/** What the sync request does to the scheduler (spec 4.6). */
+export const TaskSyncAction = z.enum(['add', 'remove', 'update']);
+export type TaskSyncAction = z.infer<typeof TaskSyncAction>;
+
+/**
+ * Body of `POST /scheduled-task/sync` (spec 4.6). `task` is required for `add` and `update` and
+ * optional (ignored) for `remove`; when present, its `id` must be `task_id`, so the scheduler
+ * never files a task under another task's id.
+ */
+export const TaskSyncRequest = z
+  .object({
+    action: TaskSyncAction,
+    task_id: z.string().min(1),
+    task: ScheduledTask.optional(),
+  })
+  .superRefine((value, ctx) => {
+    if (value.task === undefined) {
+      if (value.action !== 'remove') {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['task'],
+          message: `task is required when action is "${value.action}"`,
+        });
+      }
+    } else if (value.task.id !== value.task_id) {
+      ctx.addIssue({ code: 'custom', path: ['task', 'id'], message: 'task.id must equal task_id' });
+    }
+  });
+export type TaskSyncRequest = z.infer<typeof TaskSyncRequest>;
+export type TaskSyncRequestInput = z.input<typeof TaskSyncRequest>;
+
+/** 200 answer of the sync endpoint. */
+export const TaskSyncResponse = z.object({
+  success: z.boolean(),
+  action: TaskSyncAction,
+  task_id: z.string(),
+});
+export type TaskSyncResponse = z.infer<typeof TaskSyncResponse>;

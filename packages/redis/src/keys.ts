@@ -1,0 +1,60 @@
+/**
+ * The one place every Redis key and pub/sub channel name is built.
+ *
+ * Everything the service stores in or publishes through Redis sits under one configurable
+ * prefix, so several deployments can share a Redis and every test can isolate itself with a
+ * unique prefix (and clean up with `SCAN MATCH <prefix>*`). Adding a key anywhere else is a bug:
+ * it would escape both the namespace and the cleanup.
+ *
+ * Layout (with the default prefix `ab:`):
+ *
+ * | name | type | owner |
+ * |---|---|---|
+ * | `ab:bus:pub:<channel>` | pub/sub channel | bus, `publish`/`subscribe` |
+ * | `ab:bus:req:<channel>` | pub/sub channel | bus, `request`/`respond` |
+ * | `ab:bus:inbox:<nodeId>` | pub/sub channel | bus, replies to one node |
+ * | `ab:eph:<key>` | string with PX TTL | ephemeral store |
+ * | `ab:presence:user:<userId>` | hash nodeId → entry | presence |
+ * | `ab:presence:replicas` | sorted set replicaId → expiry (ms) | presence |
+ *
+ * Not Redis Cluster aware: keys carry no hash tags, and sharded pub/sub is not used.
+ */
+
+/** The prefix used when none is configured. */
+export const DEFAULT_REDIS_PREFIX = 'ab:';
+
+export interface RedisKeys {
+  /** The prefix every name starts with. */
+  readonly prefix: string;
+  /** Channel carrying `publish`ed messages of a bus channel. */
+  busChannel(channel: string): string;
+  /**
+   * Channel carrying requests of a bus channel. Separate from {@link busChannel} so PUBLISH's
+   * receiver count is the number of nodes with a responder, not of mere subscribers.
+   */
+  busRequests(channel: string): string;
+  /** Channel carrying replies addressed to one bus node. */
+  busInbox(nodeId: string): string;
+  /** An ephemeral key (dedup, approvals, rate limits). */
+  ephemeral(key: string): string;
+  /** Hash of one user's connected nodes. */
+  presenceUser(userId: string): string;
+  /** Sorted set of gateway replicas scored by the expiry of their last heartbeat. */
+  presenceReplicas(): string;
+}
+
+/**
+ * Builds every key and channel name from `prefix`.
+ * @param prefix Usually ends with `:`. @default 'ab:'
+ */
+export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
+  return Object.freeze({
+    prefix,
+    busChannel: (channel: string) => `${prefix}bus:pub:${channel}`,
+    busRequests: (channel: string) => `${prefix}bus:req:${channel}`,
+    busInbox: (nodeId: string) => `${prefix}bus:inbox:${nodeId}`,
+    ephemeral: (key: string) => `${prefix}eph:${key}`,
+    presenceUser: (userId: string) => `${prefix}presence:user:${userId}`,
+    presenceReplicas: () => `${prefix}presence:replicas`,
+  });
+}

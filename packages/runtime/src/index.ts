@@ -1,0 +1,1 @@
+export { startService, type ServiceContext, type MountedRole, type StartServiceOptions, type RunningService } from './start-service.js';

@@ -1,0 +1,84 @@
+import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
+import { loadConfigOrExit, type Config, type Role } from '@agent-backend/config';
+import { createLogger, type Logger } from '@agent-backend/logger';
+import { createEngines, type Engines } from '@agent-backend/engines';
+import { bearerAuth, createHttpServer, handleShutdown } from '@agent-backend/http-server';
+import { resolveKeys, verifyAccessToken, type KeyPair } from '@agent-backend/auth';
+
+export interface ServiceContext {
+  readonly config: Config;
+  readonly logger: Logger;
+  readonly engines: Engines;
+  /** The JWT keys (the private key only where the role signs tokens). */
+  readonly keys: KeyPair;
+  readonly app: FastifyInstance;
+  /** `preHandler` requiring a valid access token; sets `request.userId` from its `sub`. */
+  readonly requireUser: preHandlerAsyncHookHandler;
+}
+
+/** What a role leaves running; `close` runs after the HTTP server stopped accepting. */
+export interface MountedRole {
+  readonly name: string;
+  close(): Promise<void>;
+}
+
+export interface StartServiceOptions {
+  /** Apply database migrations at start. */
+  migrate: boolean;
+  /** Whether `/readyz` includes the database (the gateway does not serve from it). @default true */
+  databaseReadiness?: boolean;
+  /** Mounts the role(s) on the context: routes, upgrade handlers, processors. */
+  mount(context: ServiceContext): Promise<MountedRole[]>;
+}
+
+export interface RunningService extends ServiceContext {
+  /** Runs the shutdown steps (also bound to SIGTERM/SIGINT) and exits the process. */
+  shutdown(): Promise<void>;
+}
+
+/**
+ * Boots one process: validated config (exits listing every problem), logger, engines, keys,
+ * the HTTP server with health routes, the role(s), then listens. SIGTERM stops accepting
+ * connections, closes the roles (draining streams, sockets and jobs), then the engines, and
+ * exits; `SHUTDOWN_TIMEOUT_MS` bounds the whole sequence.
+ */
+export async function startService(role: Role, options: StartServiceOptions): Promise<RunningService> {
+  const config = loadConfigOrExit(role);
+  const logger = createLogger({ level: config.LOG_LEVEL, base: { role, instance: config.instanceId } });
+  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+
+  const engines = await createEngines(config, logger, {
+    migrate: options.migrate,
+    databaseReadiness: options.databaseReadiness,
+  });
+  const keys = await resolveKeys({
+    publicKeyPem: config.jwtPublicKeyPem,
+    privateKeyPem: config.jwtPrivateKeyPem,
+    // Only the all-in-one may fall back to generated development keys.
+    dataDir: role === 'all-in-one' ? config.DATA_DIR : undefined,
+  });
+  const app = createHttpServer({ logger, readiness: engines.checks });
+  const requireUser = bearerAuth((token) => verifyAccessToken(keys, token));
+  const context: ServiceContext = { config, logger, engines, keys, app, requireUser };
+  const roles = await options.mount(context);
+
+  await app.listen({ port: config.PORT, host: config.HOST });
+  const address = app.server.address();
+  const port = typeof address === 'object' && address ? address.port : config.PORT;
+  logger.info({ port, host: config.HOST, engines: config.REDIS_URL ? 'redis' : 'in-process', db: engines.db.dialect }, 'listening');
+
+  const shutdown = handleShutdown({
+    logger,
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    steps: [
+      {
+        // Stop accepting and let in-flight requests finish while the roles end their long-lived
+        // streams, sockets and jobs (which would otherwise hold `app.close()` open).
+        name: 'http and roles',
+        run: () => Promise.all([app.close(), ...roles.map((r) => r.close())]),
+      },
+      { name: 'engines', run: () => engines.close() },
+    ],
+  });
+  return { ...context, shutdown };
+}

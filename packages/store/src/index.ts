@@ -1,0 +1,6 @@
+export { DatabaseClosedError, type Database, type Queryable, type QueryResult, type Row } from './database.js';
+export { createPostgresDatabase, type PostgresOptions } from './postgres.js';
+export { createPgliteDatabase, type PgliteOptions } from './pglite.js';
+export { DataDirInUseError, dirLockHolder } from './dir-lock.js';
+export { migrate, MIGRATIONS, type Migration } from './migrations.js';
+export { RefreshTokenRepository, type RefreshTokenRecord } from './refresh-tokens.js';

@@ -1,0 +1,61 @@
+import { mkdirSync } from 'node:fs';
+import { PGlite } from '@electric-sql/pglite';
+import { DatabaseClosedError, type Database, type QueryResult, type Queryable, type Row } from './database.js';
+import { acquireDirLock } from './dir-lock.js';
+
+export interface PgliteOptions {
+  /** Directory of the database files; omitted means in memory (tests). */
+  dataDir?: string;
+}
+
+/**
+ * The durable store embedded in this process (PGlite: PostgreSQL compiled to WebAssembly).
+ * A data directory is owned by one process at a time: a lock file refuses a second opener
+ * (see {@link DataDirInUseError}) instead of letting two processes corrupt the files.
+ */
+export async function createPgliteDatabase(options: PgliteOptions = {}): Promise<Database> {
+  let release = () => {};
+  if (options.dataDir) {
+    mkdirSync(options.dataDir, { recursive: true });
+    release = acquireDirLock(options.dataDir);
+  }
+  let db: PGlite;
+  try {
+    db = options.dataDir ? new PGlite(options.dataDir) : new PGlite();
+    await db.waitReady;
+  } catch (error) {
+    release();
+    throw error;
+  }
+  let closed = false;
+
+  const run = async <R extends Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
+    const result = await target.query<R>(sql, params as unknown[] | undefined);
+    return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
+  };
+
+  return {
+    dialect: 'pglite',
+    async query<R extends Row>(sql: string, params?: readonly unknown[]) {
+      if (closed) throw new DatabaseClosedError();
+      return run<R>(db, sql, params);
+    },
+    async transaction<T>(fn: (tx: Queryable) => Promise<T>): Promise<T> {
+      if (closed) throw new DatabaseClosedError();
+      return db.transaction((tx) => fn({ query: (sql, params) => run(tx, sql, params) }));
+    },
+    async ping() {
+      if (closed) throw new DatabaseClosedError();
+      await db.query('SELECT 1');
+    },
+    async close() {
+      if (closed) return;
+      closed = true;
+      try {
+        await db.close();
+      } finally {
+        release();
+      }
+    },
+  };
+}

@@ -1,0 +1,70 @@
+import type { Queryable } from './database.js';
+
+export interface RefreshTokenRecord {
+  tokenHash: string;
+  userId: string;
+  createdAt: Date;
+  expiresAt: Date;
+  revokedAt: Date | null;
+}
+
+interface RefreshTokenRow extends Record<string, unknown> {
+  token_hash: string;
+  user_id: string;
+  created_at: Date;
+  expires_at: Date;
+  revoked_at: Date | null;
+}
+
+const toRecord = (row: RefreshTokenRow): RefreshTokenRecord => ({
+  tokenHash: row.token_hash,
+  userId: row.user_id,
+  createdAt: new Date(row.created_at),
+  expiresAt: new Date(row.expires_at),
+  revokedAt: row.revoked_at ? new Date(row.revoked_at) : null,
+});
+
+/** Refresh tokens, by the SHA-256 hash of the token (the token itself is never stored). */
+export class RefreshTokenRepository {
+  constructor(private readonly db: Queryable) {}
+
+  async insert(record: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void> {
+    await this.db.query('INSERT INTO refresh_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
+      record.tokenHash,
+      record.userId,
+      record.expiresAt,
+    ]);
+  }
+
+  async find(tokenHash: string): Promise<RefreshTokenRecord | null> {
+    const { rows } = await this.db.query<RefreshTokenRow>(
+      'SELECT token_hash, user_id, created_at, expires_at, revoked_at FROM refresh_tokens WHERE token_hash = $1',
+      [tokenHash],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /**
+   * Records a use of a token that is neither revoked nor expired at `now`, in one statement so a
+   * concurrent revocation cannot slip between the check and the use. Returns the record, or null
+   * when there is no usable token with that hash.
+   */
+  async use(tokenHash: string, now: Date): Promise<RefreshTokenRecord | null> {
+    const { rows } = await this.db.query<RefreshTokenRow>(
+      `UPDATE refresh_tokens SET last_used_at = $2
+        WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2
+        RETURNING token_hash, user_id, created_at, expires_at, revoked_at`,
+      [tokenHash, now],
+    );
+    return rows[0] ? toRecord(rows[0]) : null;
+  }
+
+  /** @returns whether a not-yet-revoked token was revoked. */
+  async revoke(tokenHash: string, now = new Date()): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      'UPDATE refresh_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL',
+      [tokenHash, now],
+    );
+    return rowCount > 0;
+  }
+}

@@ -1,0 +1,115 @@
+import { readFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { runEntry, startServiceProcess, type ServiceProcess } from '@agent-backend/testing';
+import { badTokens, json, post, requireBuild, tempDir } from './helpers.js';
+
+const MAIN = 'apps/all-in-one/dist/main.js';
+const TOKEN_ISSUE = 'apps/all-in-one/dist/token-issue.js';
+
+/** The embedded default: no Redis, no PostgreSQL, everything under DATA_DIR. */
+describe('all-in-one on the embedded engine', () => {
+  const dataDir = tempDir('all-in-one');
+  const env = { DATA_DIR: dataDir, LOG_LEVEL: 'info' };
+  let service: ServiceProcess;
+  const issued: string[] = [];
+
+  const issue = async (userId: string) => {
+    const result = await runEntry(TOKEN_ISSUE, [userId], env);
+    expect(result.stderr).toBe('');
+    expect(result.code).toBe(0);
+    const lines = result.stdout.trim().split('\n');
+    expect(lines).toHaveLength(1);
+    const pair = JSON.parse(lines[0]!) as { refreshToken: string; accessToken: string };
+    expect(Object.keys(pair).sort()).toEqual(['accessToken', 'refreshToken']);
+    issued.push(pair.refreshToken, pair.accessToken);
+    return pair;
+  };
+  const whoami = (url: string, token?: string) =>
+    fetch(`${url}/api/auth/whoami`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
+
+  beforeAll(async () => {
+    requireBuild(MAIN, TOKEN_ISSUE);
+    service = await startServiceProcess({ entry: MAIN, env });
+  });
+  afterAll(async () => {
+    await service?.stop('SIGKILL');
+  });
+
+  it('is alive and ready on PGlite', async () => {
+    expect(await json(await fetch(`${service.url}/healthz`))).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await json(await fetch(`${service.url}/readyz`))).toEqual({
+      status: 200,
+      body: { status: 'ready', checks: { pglite: { ok: true } } },
+    });
+  });
+
+  it('token:issue reaches the running service and its tokens work', async () => {
+    const { accessToken, refreshToken } = await issue('alice');
+    expect(await json(await whoami(service.url, accessToken))).toEqual({ status: 200, body: { user_id: 'alice' } });
+
+    const refreshed = await json(await post(`${service.url}/api/auth/refresh`, { refreshToken }));
+    expect(refreshed.status).toBe(200);
+    const body = refreshed.body as { accessToken: string; expiresIn: number };
+    expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn']);
+    expect(body.expiresIn).toBe(3600);
+    issued.push(body.accessToken);
+    expect(await json(await whoami(service.url, body.accessToken))).toEqual({ status: 200, body: { user_id: 'alice' } });
+  });
+
+  it('refresh answers 401 { error } for unknown tokens and 400 for a missing one', async () => {
+    const unknown = await json(await post(`${service.url}/api/auth/refresh`, { refreshToken: 'rt_unknown' }));
+    expect(unknown).toEqual({ status: 401, body: { error: 'refresh token is invalid or expired' } });
+    const missing = await json(await post(`${service.url}/api/auth/refresh`, {}));
+    expect(missing.status).toBe(400);
+    expect(missing.body).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'refreshToken' }] } });
+  });
+
+  it('refuses missing, expired, malformed, unsigned and HS256 access tokens with 401', async () => {
+    const keys = {
+      publicKey: readFileSync(join(dataDir, 'jwt-public.pem'), 'utf8'),
+      privateKey: readFileSync(join(dataDir, 'jwt-private.pem'), 'utf8'),
+    };
+    const missing = await whoami(service.url);
+    expect(missing.status).toBe(401);
+    for (const [name, token] of Object.entries(await badTokens(keys))) {
+      const res = await whoami(service.url, token);
+      expect(res.status, name).toBe(401);
+      expect(await res.json(), name).toMatchObject({ error: { code: 'unauthorized', message: expect.any(String) } });
+    }
+  });
+
+  it('never writes a token to its log', () => {
+    const log = service.stdout.join('\n');
+    expect(log).toContain('"msg":"request"');
+    for (const secret of issued) expect(log).not.toContain(secret);
+  });
+
+  it('stops cleanly on SIGTERM; tokens issued offline survive a restart', async () => {
+    const { refreshToken: before } = await issue('bob');
+    expect(await service.stop('SIGTERM')).toBe(0);
+    expect(service.stdout.some((l) => l.includes('"msg":"stopped"'))).toBe(true);
+
+    // No service holds the data directory now: token:issue opens the PGlite files itself.
+    const { refreshToken: offline } = await issue('carol');
+    service = await startServiceProcess({ entry: MAIN, env });
+    for (const [token, user] of [
+      [before, 'bob'],
+      [offline, 'carol'],
+    ] as const) {
+      const res = await json(await post(`${service.url}/api/auth/refresh`, { refreshToken: token }));
+      expect(res.status).toBe(200);
+      const { accessToken } = res.body as { accessToken: string };
+      expect(await json(await whoami(service.url, accessToken))).toEqual({ status: 200, body: { user_id: user } });
+    }
+  });
+
+  it('token:issue refuses a missing or malformed user id', async () => {
+    for (const args of [[], ['has space'], ['x'.repeat(129)]]) {
+      const result = await runEntry(TOKEN_ISSUE, args, env);
+      expect(result.code).toBe(2);
+      expect(result.stdout).toBe('');
+      expect(result.stderr).toContain('usage: pnpm token:issue <user_id>');
+    }
+  });
+});

@@ -1,0 +1,65 @@
+import { createHmac, generateKeyPairSync } from 'node:crypto';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { importPKCS8, SignJWT } from 'jose';
+import { REPO_ROOT } from '@agent-backend/testing';
+
+/** Integration tests run the built entry points; `npm test` builds before running vitest. */
+export function requireBuild(...entries: string[]): void {
+  for (const entry of entries) {
+    if (!existsSync(join(REPO_ROOT, entry))) {
+      throw new Error(`${entry} is not built: run the tests with \`npm test\` (it builds first) or \`pnpm build\``);
+    }
+  }
+}
+
+export function tempDir(label: string): string {
+  return mkdtempSync(join(tmpdir(), `${label}-`));
+}
+
+/** A fresh RS256 key pair written to files, as an operator would mount them. */
+export function keyFiles(): { publicKey: string; privateKey: string; publicKeyFile: string; privateKeyFile: string } {
+  const pair = generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
+  const dir = tempDir('keys');
+  const publicKeyFile = join(dir, 'public.pem');
+  const privateKeyFile = join(dir, 'private.pem');
+  writeFileSync(publicKeyFile, pair.publicKey);
+  writeFileSync(privateKeyFile, pair.privateKey, { mode: 0o600 });
+  return { ...pair, publicKeyFile, privateKeyFile };
+}
+
+const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
+
+/** Tokens an attacker or a broken client might send, each of which must get 401. */
+export async function badTokens(keys: { publicKey: string; privateKey: string }): Promise<Record<string, string>> {
+  const now = Math.floor(Date.now() / 1000);
+  const privateKey = await importPKCS8(keys.privateKey, 'RS256');
+  const expired = await new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256' })
+    .setSubject('user-1')
+    .setIssuedAt(now - 7200)
+    .setExpirationTime(now - 3600)
+    .sign(privateKey);
+  const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setSubject('user-1').sign(privateKey);
+  const hsInput = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: 'user-1', exp: now + 600 })}`;
+  return {
+    expired,
+    'without exp': noExp,
+    malformed: 'not-a-jwt',
+    'unsigned (alg none)': `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'user-1', exp: now + 600 })}.`,
+    'HS256 signed with the public key': `${hsInput}.${createHmac('sha256', keys.publicKey).update(hsInput).digest('base64url')}`,
+  };
+}
+
+export async function json(res: Response): Promise<{ status: number; body: unknown }> {
+  return { status: res.status, body: await res.json() };
+}
+
+export function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
+  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+}
