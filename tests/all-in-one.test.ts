@@ -3,6 +3,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { runEntry, startServiceProcess, type ServiceProcess } from '@agent-backend/testing';
 import { badTokens, json, post, requireBuild, tempDir } from './helpers.js';
+import { ofType, openSocket } from './ws-client.js';
 
 const MAIN = 'apps/all-in-one/dist/main.js';
 const TOKEN_ISSUE = 'apps/all-in-one/dist/token-issue.js';
@@ -37,7 +38,10 @@ describe('all-in-one on the embedded engine', () => {
   });
 
   it('is alive and ready on PGlite', async () => {
-    expect(await json(await fetch(`${service.url}/healthz`))).toEqual({ status: 200, body: { status: 'ok' } });
+    expect(await json(await fetch(`${service.url}/healthz`))).toEqual({
+      status: 200,
+      body: { status: 'ok' },
+    });
     expect(await json(await fetch(`${service.url}/readyz`))).toEqual({
       status: 200,
       body: { status: 'ready', checks: { pglite: { ok: true } } },
@@ -46,7 +50,10 @@ describe('all-in-one on the embedded engine', () => {
 
   it('token:issue reaches the running service and its tokens work', async () => {
     const { accessToken, refreshToken } = await issue('alice');
-    expect(await json(await whoami(service.url, accessToken))).toEqual({ status: 200, body: { user_id: 'alice' } });
+    expect(await json(await whoami(service.url, accessToken))).toEqual({
+      status: 200,
+      body: { user_id: 'alice' },
+    });
 
     const refreshed = await json(await post(`${service.url}/api/auth/refresh`, { refreshToken }));
     expect(refreshed.status).toBe(200);
@@ -54,15 +61,25 @@ describe('all-in-one on the embedded engine', () => {
     expect(Object.keys(body).sort()).toEqual(['accessToken', 'expiresIn']);
     expect(body.expiresIn).toBe(3600);
     issued.push(body.accessToken);
-    expect(await json(await whoami(service.url, body.accessToken))).toEqual({ status: 200, body: { user_id: 'alice' } });
+    expect(await json(await whoami(service.url, body.accessToken))).toEqual({
+      status: 200,
+      body: { user_id: 'alice' },
+    });
   });
 
   it('refresh answers 401 { error } for unknown tokens and 400 for a missing one', async () => {
-    const unknown = await json(await post(`${service.url}/api/auth/refresh`, { refreshToken: 'rt_unknown' }));
-    expect(unknown).toEqual({ status: 401, body: { error: 'refresh token is invalid or expired' } });
+    const unknown = await json(
+      await post(`${service.url}/api/auth/refresh`, { refreshToken: 'rt_unknown' }),
+    );
+    expect(unknown).toEqual({
+      status: 401,
+      body: { error: 'refresh token is invalid or expired' },
+    });
     const missing = await json(await post(`${service.url}/api/auth/refresh`, {}));
     expect(missing.status).toBe(400);
-    expect(missing.body).toMatchObject({ error: { code: 'invalid_request', details: [{ path: 'refreshToken' }] } });
+    expect(missing.body).toMatchObject({
+      error: { code: 'invalid_request', details: [{ path: 'refreshToken' }] },
+    });
   });
 
   it('refuses missing, expired, malformed, unsigned and HS256 access tokens with 401', async () => {
@@ -75,8 +92,31 @@ describe('all-in-one on the embedded engine', () => {
     for (const [name, token] of Object.entries(await badTokens(keys))) {
       const res = await whoami(service.url, token);
       expect(res.status, name).toBe(401);
-      expect(await res.json(), name).toMatchObject({ error: { code: 'unauthorized', message: expect.any(String) } });
+      expect(await res.json(), name).toMatchObject({
+        error: { code: 'unauthorized', message: expect.any(String) },
+      });
     }
+  });
+
+  it('serves WebSocket nodes on the same port and calls their tools in-process', async () => {
+    const { accessToken } = await issue('dave');
+    const node = await openSocket(
+      `${service.url.replace('http', 'ws')}/ws/desktop?client_id=desktop_dave&token=${accessToken}`,
+    );
+    node.ws.on('message', (data) => {
+      const frame = JSON.parse(data.toString()) as { id?: string; method?: string };
+      if (frame.method === 'tools/call') {
+        node.send({ jsonrpc: '2.0', id: frame.id, result: { content: [{ type: 'text', text: 'hi' }] } });
+      }
+    });
+    node.send({ type: 'register', node_id: 'desktop_dave', node_type: 'desktop', available_tools: ['greet'] });
+    await node.next(ofType('registered'));
+    const auth = { authorization: `Bearer ${accessToken}` };
+    const listed = await json(await fetch(`${service.url}/node/devices?user_id=dave`, { headers: auth }));
+    expect(listed.body).toMatchObject({ total: 1, nodes: [{ node_id: 'desktop_dave', available_tools: ['greet'] }] });
+    const called = await json(await post(`${service.url}/node/tools/call`, { node_type: 'desktop', tool_name: 'greet' }, auth));
+    expect(called).toEqual({ status: 200, body: { success: true, text: 'hi', images: [] } });
+    await node.close();
   });
 
   it('never writes a token to its log', () => {
@@ -97,10 +137,15 @@ describe('all-in-one on the embedded engine', () => {
       [before, 'bob'],
       [offline, 'carol'],
     ] as const) {
-      const res = await json(await post(`${service.url}/api/auth/refresh`, { refreshToken: token }));
+      const res = await json(
+        await post(`${service.url}/api/auth/refresh`, { refreshToken: token }),
+      );
       expect(res.status).toBe(200);
       const { accessToken } = res.body as { accessToken: string };
-      expect(await json(await whoami(service.url, accessToken))).toEqual({ status: 200, body: { user_id: user } });
+      expect(await json(await whoami(service.url, accessToken))).toEqual({
+        status: 200,
+        body: { user_id: user },
+      });
     }
   });
 

@@ -9,7 +9,9 @@ import { REPO_ROOT } from '@agent-backend/testing';
 export function requireBuild(...entries: string[]): void {
   for (const entry of entries) {
     if (!existsSync(join(REPO_ROOT, entry))) {
-      throw new Error(`${entry} is not built: run the tests with \`npm test\` (it builds first) or \`pnpm build\``);
+      throw new Error(
+        `${entry} is not built: run the tests with \`npm test\` (it builds first) or \`pnpm build\``,
+      );
     }
   }
 }
@@ -19,7 +21,12 @@ export function tempDir(label: string): string {
 }
 
 /** A fresh RS256 key pair written to files, as an operator would mount them. */
-export function keyFiles(): { publicKey: string; privateKey: string; publicKeyFile: string; privateKeyFile: string } {
+export function keyFiles(): {
+  publicKey: string;
+  privateKey: string;
+  publicKeyFile: string;
+  privateKeyFile: string;
+} {
   const pair = generateKeyPairSync('rsa', {
     modulusLength: 2048,
     publicKeyEncoding: { type: 'spki', format: 'pem' },
@@ -36,7 +43,10 @@ export function keyFiles(): { publicKey: string; privateKey: string; publicKeyFi
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** Tokens an attacker or a broken client might send, each of which must get 401. */
-export async function badTokens(keys: { publicKey: string; privateKey: string }): Promise<Record<string, string>> {
+export async function badTokens(keys: {
+  publicKey: string;
+  privateKey: string;
+}): Promise<Record<string, string>> {
   const now = Math.floor(Date.now() / 1000);
   const privateKey = await importPKCS8(keys.privateKey, 'RS256');
   const expired = await new SignJWT({})
@@ -45,7 +55,10 @@ export async function badTokens(keys: { publicKey: string; privateKey: string })
     .setIssuedAt(now - 7200)
     .setExpirationTime(now - 3600)
     .sign(privateKey);
-  const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setSubject('user-1').sign(privateKey);
+  const noExp = await new SignJWT({})
+    .setProtectedHeader({ alg: 'RS256' })
+    .setSubject('user-1')
+    .sign(privateKey);
   const hsInput = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: 'user-1', exp: now + 600 })}`;
   return {
     expired,
@@ -60,6 +73,14 @@ export async function json(res: Response): Promise<{ status: number; body: unkno
   return { status: res.status, body: await res.json() };
 }
 
-export function post(url: string, body: unknown, headers: Record<string, string> = {}): Promise<Response> {
-  return fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', ...headers }, body: JSON.stringify(body) });
+export function post(
+  url: string,
+  body: unknown,
+  headers: Record<string, string> = {},
+): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', ...headers },
+    body: JSON.stringify(body),
+  });
 }

@@ -85,7 +85,10 @@ describe('split roles on Redis and PostgreSQL', () => {
   it('a token issued against PostgreSQL refreshes on every API replica', async () => {
     const issued = await runEntry(ENTRIES.tokenIssue, ['dana'], env);
     expect(issued.code, issued.stderr).toBe(0);
-    const { refreshToken, accessToken } = JSON.parse(issued.stdout) as { refreshToken: string; accessToken: string };
+    const { refreshToken, accessToken } = JSON.parse(issued.stdout) as {
+      refreshToken: string;
+      accessToken: string;
+    };
     for (const id of ['api-1', 'api-2']) {
       const res = await json(await post(`${services[id]!.url}/api/auth/refresh`, { refreshToken }));
       expect(res.status, id).toBe(200);
@@ -97,7 +100,9 @@ describe('split roles on Redis and PostgreSQL', () => {
       });
       expect(await me.json()).toEqual({ user_id: 'dana' });
     }
-    const me = await fetch(`${services['api-2']!.url}/api/auth/whoami`, { headers: { authorization: `Bearer ${accessToken}` } });
+    const me = await fetch(`${services['api-2']!.url}/api/auth/whoami`, {
+      headers: { authorization: `Bearer ${accessToken}` },
+    });
     expect(me.status).toBe(200);
   });
 
@@ -108,10 +113,15 @@ describe('split roles on Redis and PostgreSQL', () => {
         return (JSON.parse(issued.stdout) as { refreshToken: string }).refreshToken;
       }),
     );
-    const client = new pg.Client({ connectionString: testDatabaseUrl(), options: `-c search_path=${schema.schema}` });
+    const client = new pg.Client({
+      connectionString: testDatabaseUrl(),
+      options: `-c search_path=${schema.schema}`,
+    });
     await client.connect();
     try {
-      await client.query(`UPDATE refresh_tokens SET expires_at = now() - interval '1 second' WHERE user_id = 'erin'`);
+      await client.query(
+        `UPDATE refresh_tokens SET expires_at = now() - interval '1 second' WHERE user_id = 'erin'`,
+      );
       await client.query(`UPDATE refresh_tokens SET revoked_at = now() WHERE user_id = 'frank'`);
       const { rows } = await client.query('SELECT token_hash FROM refresh_tokens');
       for (const token of tokens) expect(JSON.stringify(rows)).not.toContain(token);
@@ -120,7 +130,9 @@ describe('split roles on Redis and PostgreSQL', () => {
     }
     for (const id of ['api-1', 'api-2']) {
       for (const refreshToken of tokens) {
-        expect(await json(await post(`${services[id]!.url}/api/auth/refresh`, { refreshToken }))).toEqual({
+        expect(
+          await json(await post(`${services[id]!.url}/api/auth/refresh`, { refreshToken })),
+        ).toEqual({
           status: 401,
           body: { error: 'refresh token is invalid or expired' },
         });
@@ -131,7 +143,9 @@ describe('split roles on Redis and PostgreSQL', () => {
   it('bad access tokens get 401 on every API replica', async () => {
     for (const [name, token] of Object.entries(await badTokens(keys))) {
       for (const id of ['api-1', 'api-2']) {
-        const res = await fetch(`${services[id]!.url}/api/auth/whoami`, { headers: { authorization: `Bearer ${token}` } });
+        const res = await fetch(`${services[id]!.url}/api/auth/whoami`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
         expect(res.status, `${name} on ${id}`).toBe(401);
       }
     }

@@ -1,8 +1,18 @@
+import { createNodeToolCaller } from '@agent-backend/node-rpc';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { registerAuthRoutes } from './auth-routes.js';
+import { registerNodeRoutes } from './node-routes.js';
 
 /** Mounts the HTTP API (spec section 4 endpoints served by `apps/api`) on the context's server. */
 export async function mountApi(context: ServiceContext): Promise<MountedRole> {
+  const { engines, config } = context;
+  /** Tool calls to users' nodes through whichever gateway replica holds them (spec 4.3 rule 3). */
+  const nodeTools = createNodeToolCaller({
+    bus: engines.bus,
+    presence: engines.presence,
+    defaultTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
+  });
   registerAuthRoutes(context);
+  registerNodeRoutes(context, nodeTools);
   return { name: 'api', close: async () => {} };
 }

@@ -25,4 +25,3 @@ export function registerAuthRoutes({ app, engines, keys, requireUser }: ServiceC
     user_id: request.userId,
   }));
 }
-

@@ -1,1 +1,1 @@
-export { mountGateway, REPLICA_HEARTBEAT_MS } from './gateway-role.js';
+export { mountGateway } from './gateway-role.js';

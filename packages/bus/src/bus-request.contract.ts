@@ -19,7 +19,7 @@ export function describeRequestContract(ctx: ContractContext): void {
       seen.push(meta.from);
       return { n: (m as { n: number }).n * 2 };
     });
-    expect(await a!.request('double', { n: 21 }, { timeoutMs: 5_000 })).toEqual({ n: 42 });
+    expect(await a!.request('double', { n: 21 }, { timeoutMs: 15_000 })).toEqual({ n: 42 });
     expect(seen).toEqual([a!.nodeId]);
   });
 
@@ -33,7 +33,7 @@ export function describeRequestContract(ctx: ContractContext): void {
       Array.from({ length: 50 }, (_, i) => ({ node, body: `${node.nodeId}:${i}` })),
     );
     const replies = await Promise.all(
-      calls.map(({ node, body }) => node.request('echo', body, { timeoutMs: 5_000 })),
+      calls.map(({ node, body }) => node.request('echo', body, { timeoutMs: 15_000 })),
     );
     expect(replies).toEqual(calls.map((call) => call.body));
   });
@@ -66,10 +66,12 @@ export function describeRequestContract(ctx: ContractContext): void {
       if (m === 'coded') throw Object.assign(new Error('tool broke'), { code: 'TOOL_FAILED' });
       throw new Error('plain');
     });
-    const coded = await a!.request('fails', 'coded', { timeoutMs: 5_000 }).catch((e: unknown) => e);
+    const coded = await a!
+      .request('fails', 'coded', { timeoutMs: 15_000 })
+      .catch((e: unknown) => e);
     expect(coded).toBeInstanceOf(BusRemoteError);
     expect(coded).toMatchObject({ code: 'TOOL_FAILED', message: 'tool broke', from: b!.nodeId });
-    await expect(a!.request('fails', 'plain', { timeoutMs: 5_000 })).rejects.toMatchObject({
+    await expect(a!.request('fails', 'plain', { timeoutMs: 15_000 })).rejects.toMatchObject({
       code: 'REMOTE_ERROR',
       message: 'plain',
     });
@@ -108,7 +110,7 @@ export function describeRequestContract(ctx: ContractContext): void {
       BusNoResponderError,
     );
     await b!.respond('one', () => 'again');
-    expect(await a!.request('one', 1, { timeoutMs: 5_000 })).toBe('again');
+    expect(await a!.request('one', 1, { timeoutMs: 15_000 })).toBe('again');
   });
 
   it('rejects a request without a usable deadline', async () => {

@@ -71,12 +71,15 @@ describe('loadConfig', () => {
     expect(inline.jwtPrivateKeyPem).toBe('a\nb');
     expect(
       problemsOf(() =>
-        loadConfig('all-in-one', { JWT_PUBLIC_KEY: 'x', JWT_PUBLIC_KEY_FILE: join(dir, 'missing.pem') }),
+        loadConfig('all-in-one', {
+          JWT_PUBLIC_KEY: 'x',
+          JWT_PUBLIC_KEY_FILE: join(dir, 'missing.pem'),
+        }),
       ),
     ).toEqual(['JWT_PUBLIC_KEY: set either JWT_PUBLIC_KEY or JWT_PUBLIC_KEY_FILE, not both']);
-    expect(problemsOf(() => loadConfig('all-in-one', { JWT_PUBLIC_KEY_FILE: join(dir, 'missing.pem') }))).toEqual([
-      `JWT_PUBLIC_KEY_FILE: cannot read ${join(dir, 'missing.pem')} (ENOENT)`,
-    ]);
+    expect(
+      problemsOf(() => loadConfig('all-in-one', { JWT_PUBLIC_KEY_FILE: join(dir, 'missing.pem') })),
+    ).toEqual([`JWT_PUBLIC_KEY_FILE: cannot read ${join(dir, 'missing.pem')} (ENOENT)`]);
   });
 
   it('treats empty strings as unset and parses lists and booleans', () => {
@@ -88,6 +91,8 @@ describe('loadConfig', () => {
     expect(config.REDIS_URL).toBeUndefined();
     expect(config.MCP_STDIO_ALLOWLIST).toEqual(['npx', 'node']);
     expect(config.MCP_ALLOW_PRIVATE_NETWORKS).toBe(true);
-    expect(problemsOf(() => loadConfig('all-in-one', { MCP_ALLOW_PRIVATE_NETWORKS: 'yes' }))).toHaveLength(1);
+    expect(
+      problemsOf(() => loadConfig('all-in-one', { MCP_ALLOW_PRIVATE_NETWORKS: 'yes' })),
+    ).toHaveLength(1);
   });
 });

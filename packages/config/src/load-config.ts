@@ -58,7 +58,9 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
       try {
         return readFileSync(file, 'utf8');
       } catch (error) {
-        problems.push(`${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`);
+        problems.push(
+          `${name}_FILE: cannot read ${file} (${(error as NodeJS.ErrnoException).code})`,
+        );
         return undefined;
       }
     }
@@ -69,7 +71,8 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
   const jwtPrivateKeyPem = readPem('JWT_PRIVATE_KEY');
 
   if (role !== 'all-in-one' && values) {
-    if (!values.REDIS_URL) problems.push(`REDIS_URL: required for the ${role} role (replicas share Redis)`);
+    if (!values.REDIS_URL)
+      problems.push(`REDIS_URL: required for the ${role} role (replicas share Redis)`);
     if (!values.DATABASE_URL)
       problems.push(`DATABASE_URL: required for the ${role} role (replicas share PostgreSQL)`);
     if (needsKeys[role].publicKey && !jwtPublicKeyPem && !values.JWT_PUBLIC_KEY_FILE)
@@ -82,6 +85,7 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
   return Object.freeze({
     ...values,
     MCP_STDIO_ALLOWLIST: Object.freeze([...values.MCP_STDIO_ALLOWLIST]) as string[],
+    GATEWAY_WEB_ORIGINS: Object.freeze([...values.GATEWAY_WEB_ORIGINS]) as string[],
     role,
     instanceId: values.INSTANCE_ID ?? `${role}-${randomBytes(4).toString('hex')}`,
     jwtPublicKeyPem,

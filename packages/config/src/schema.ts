@@ -27,7 +27,9 @@ const url = (protocols: string[]) =>
         return false;
       }
     },
-    { message: `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}` },
+    {
+      message: `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}`,
+    },
   );
 
 /**
@@ -46,9 +48,12 @@ export const EnvSchema = z.object({
   /** PostgreSQL; unset means PGlite under DATA_DIR. */
   DATABASE_URL: url(['postgres:', 'postgresql:']),
   /** PostgreSQL schema for all tables; unset means the connection's default (`public`). */
-  DATABASE_SCHEMA: optionalString.refine((v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v), {
-    message: 'must be a lower-case SQL identifier',
-  }),
+  DATABASE_SCHEMA: optionalString.refine(
+    (v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v),
+    {
+      message: 'must be a lower-case SQL identifier',
+    },
+  ),
   /** Local data: PGlite files, generated development keys. */
   DATA_DIR: z.string().min(1).default('./.data'),
   /** This replica's id on the bus; random at start when unset. */
@@ -82,6 +87,29 @@ export const EnvSchema = z.object({
   LARK_ENCRYPT_KEY: optionalString,
   /** The chat platform's API origin; unset: the platform's public origin per channel. */
   LARK_API_BASE_URL: url(['http:', 'https:']),
+  /** Origins allowed to open `/ws/web`, comma-separated; empty allows any origin. */
+  GATEWAY_WEB_ORIGINS: optionalString.transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  ),
+  /** Legacy clients that cannot send tokens: accept WebSockets without one (never in production). */
+  GATEWAY_ALLOW_UNAUTHENTICATED: booleanString,
+  /** Largest WebSocket frame accepted; a larger one closes the connection with 1009. */
+  GATEWAY_MAX_FRAME_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  /** Unsent bytes a client may let pile up before it is closed as a slow consumer (4008). */
+  GATEWAY_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
+  /** Interval of server-side WebSocket pings; a peer that misses one is terminated. */
+  GATEWAY_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
+  /** A node that sent nothing (no frame, no pong) for this long is gone from presence. */
+  NODE_SILENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(90_000),
+  /** A gateway replica that stopped heartbeating for this long is dead, and so are its nodes. */
+  GATEWAY_REPLICA_TTL_MS: z.coerce.number().int().min(300).default(10_000),
+  /** Default deadline of a tool call to a node (spec 8: 60 s); callers may pass their own. */
+  TOOL_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
+  /** Deadline of a workflow run on an extension (spec 8: 300 s). */
+  WORKFLOW_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

@@ -9,7 +9,13 @@ import {
 } from '@agent-backend/ephemeral';
 import { createMemoryPresence, createRedisPresence, type Presence } from '@agent-backend/presence';
 import { closeRedis, createRedis, type Redis } from '@agent-backend/redis';
-import { createPgliteDatabase, createPostgresDatabase, migrate, type Database } from '@agent-backend/store';
+import { createMemoryRunLog, createRedisRunLog, type RunLog } from '@agent-backend/run-log';
+import {
+  createPgliteDatabase,
+  createPostgresDatabase,
+  migrate,
+  type Database,
+} from '@agent-backend/store';
 
 /**
  * Every shared-state port of one process, on the embedded adapters (in-process + PGlite) or the
@@ -19,6 +25,8 @@ export interface Engines {
   readonly bus: Bus;
   readonly ephemeral: EphemeralStore;
   readonly presence: Presence;
+  /** Events of agent runs, readable from any replica for a window (resumable streams). */
+  readonly runLog: RunLog;
   /** The durable store. A PostgreSQL pool connects lazily, so roles that never query it pay nothing. */
   readonly db: Database;
   /** Readiness probes for `/readyz`: `redis` and/or `postgres` (or `pglite`). */
@@ -53,21 +61,31 @@ export async function createEngines(
       ? await createPostgresDatabase({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA })
       : await createPgliteDatabase({ dataDir: join(config.DATA_DIR, 'pglite') });
     closers.push(() => db.close());
-    if (options.databaseReadiness !== false) checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();
+    if (options.databaseReadiness !== false)
+      checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();
     if (options.migrate) {
       const applied = await migrate(db);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
     }
 
+    const presenceOptions = {
+      nodeTtlMs: config.NODE_SILENT_TIMEOUT_MS,
+      replicaTtlMs: config.GATEWAY_REPLICA_TTL_MS,
+    };
     let bus: Bus;
     let ephemeral: EphemeralStore;
     let presence: Presence;
+    let runLog: RunLog;
     if (config.REDIS_URL) {
       const onError = (error: Error) => logger.warn({ err: error }, 'redis connection error');
       const name = `${config.role}:${config.instanceId}`;
       const redis: Redis = createRedis(config.REDIS_URL, { name, onError });
       closers.push(() => closeRedis(redis));
-      const subscriber = createRedis(config.REDIS_URL, { name: `${name}:sub`, onError, maxRetriesPerRequest: null });
+      const subscriber = createRedis(config.REDIS_URL, {
+        name: `${name}:sub`,
+        onError,
+        maxRetriesPerRequest: null,
+      });
       closers.push(() => closeRedis(subscriber));
       const prefix = config.REDIS_KEY_PREFIX;
       bus = createRedisBus({
@@ -78,7 +96,8 @@ export async function createEngines(
         onError: (error) => logger.warn({ err: error }, 'bus dropped a message'),
       });
       ephemeral = createRedisEphemeralStore({ redis, prefix });
-      presence = createRedisPresence({ redis, prefix });
+      presence = createRedisPresence({ redis, prefix, ...presenceOptions });
+      runLog = createRedisRunLog({ redis, prefix });
       checks.redis = () => redis.ping();
     } else {
       bus = createMemoryBus({
@@ -87,16 +106,23 @@ export async function createEngines(
         onError: (error) => logger.warn({ err: error }, 'bus dropped a message'),
       });
       ephemeral = createMemoryEphemeralStore();
-      presence = createMemoryPresence();
+      presence = createMemoryPresence(presenceOptions);
+      runLog = createMemoryRunLog();
     }
     // Registered after the connections, so they close before the connections (reverse order).
-    closers.push(() => presence.close(), () => ephemeral.close(), () => bus.close());
+    closers.push(
+      () => runLog.close(),
+      () => presence.close(),
+      () => ephemeral.close(),
+      () => bus.close(),
+    );
 
     let closed: Promise<void> | undefined;
     return {
       bus,
       ephemeral,
       presence,
+      runLog,
       db,
       checks,
       close: () => (closed ??= close()),

@@ -14,7 +14,7 @@ beforeAll(() => {
 });
 afterAll(async () => {
   for (const prefix of prefixes) {
-    for (let cursor = '0'; ; ) {
+    for (let cursor = '0'; ;) {
       const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
       if (keys.length > 0) await raw.del(...keys);
       if ((cursor = next) === '0') break;

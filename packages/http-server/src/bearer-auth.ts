@@ -14,7 +14,8 @@ export function bearerAuth(verify: VerifyAccessToken) {
     const header = request.headers.authorization;
     if (!header) throw unauthorized('missing Authorization header', 'invalid_request');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
-    if (!match?.[1]) throw unauthorized('Authorization header must be "Bearer <access token>"', 'invalid_request');
+    if (!match?.[1])
+      throw unauthorized('Authorization header must be "Bearer <access token>"', 'invalid_request');
     try {
       const { userId } = await verify(match[1]);
       request.userId = userId;

@@ -9,14 +9,17 @@ export const ERROR_STATUS = {
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
+  node_not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,
   internal_error: 500,
+  node_disconnected: 502,
   not_configured: 503,
   unavailable: 503,
+  node_timeout: 504,
 } as const;
 
 export type ErrorCode = keyof typeof ERROR_STATUS;

@@ -11,7 +11,10 @@ const CHECK_TIMEOUT_MS = 2_000;
  * every replica restarted). `GET /readyz`: every dependency answered; 503 with the failing
  * check's error otherwise, so a load balancer stops sending traffic.
  */
-export function registerHealthRoutes(app: FastifyInstance, checks: Record<string, ReadinessCheck>): void {
+export function registerHealthRoutes(
+  app: FastifyInstance,
+  checks: Record<string, ReadinessCheck>,
+): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
   app.get('/readyz', async (_request, reply) => {
     const results = await Promise.all(
@@ -21,7 +24,10 @@ export function registerHealthRoutes(app: FastifyInstance, checks: Record<string
           await Promise.race([
             check(),
             new Promise((_, reject) => {
-              timer = setTimeout(() => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)), CHECK_TIMEOUT_MS);
+              timer = setTimeout(
+                () => reject(new Error(`no answer within ${CHECK_TIMEOUT_MS} ms`)),
+                CHECK_TIMEOUT_MS,
+              );
             }),
           ]);
           return [name, { ok: true }] as const;
@@ -33,6 +39,8 @@ export function registerHealthRoutes(app: FastifyInstance, checks: Record<string
       }),
     );
     const ready = results.every(([, result]) => result.ok);
-    return reply.code(ready ? 200 : 503).send({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
+    return reply
+      .code(ready ? 200 : 503)
+      .send({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
   });
 }

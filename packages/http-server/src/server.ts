@@ -1,5 +1,10 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, { LogController, type FastifyBaseLogger, type FastifyInstance, type FastifyError } from 'fastify';
+import Fastify, {
+  LogController,
+  type FastifyBaseLogger,
+  type FastifyInstance,
+  type FastifyError,
+} from 'fastify';
 import { redactUrl, type Logger } from '@agent-backend/logger';
 import { AppError } from './errors.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
@@ -66,9 +71,12 @@ export function createHttpServer(options: CreateHttpServerOptions): FastifyInsta
   });
 
   app.setNotFoundHandler((request, reply) => {
-    void reply
-      .code(404)
-      .send({ error: { code: 'not_found', message: `no route for ${request.method} ${request.url.split('?')[0]}` } });
+    void reply.code(404).send({
+      error: {
+        code: 'not_found',
+        message: `no route for ${request.method} ${request.url.split('?')[0]}`,
+      },
+    });
   });
 
   app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
@@ -82,7 +90,9 @@ export function createHttpServer(options: CreateHttpServerOptions): FastifyInsta
     const mapped = mapFastifyError(fastifyError);
     if (mapped) return reply.code(mapped.status).send({ error: mapped.body });
     request.log.error({ err: error, reqId: request.id }, 'unhandled error');
-    return reply.code(500).send({ error: { code: 'internal_error', message: 'internal server error' } });
+    return reply
+      .code(500)
+      .send({ error: { code: 'internal_error', message: 'internal server error' } });
   });
 
   registerHealthRoutes(app, options.readiness ?? {});
@@ -90,11 +100,16 @@ export function createHttpServer(options: CreateHttpServerOptions): FastifyInsta
 }
 
 /** Fastify's own client errors (bad JSON, too large, wrong media type) in our error shape. */
-function mapFastifyError(error: FastifyError): { status: number; body: { code: string; message: string } } | undefined {
+function mapFastifyError(
+  error: FastifyError,
+): { status: number; body: { code: string; message: string } } | undefined {
   switch (error.code) {
     case 'FST_ERR_CTP_INVALID_JSON_BODY':
     case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return { status: 400, body: { code: 'invalid_json', message: 'request body is not valid JSON' } };
+      return {
+        status: 400,
+        body: { code: 'invalid_json', message: 'request body is not valid JSON' },
+      };
     case 'FST_ERR_CTP_BODY_TOO_LARGE':
       return { status: 413, body: { code: 'payload_too_large', message: error.message } };
     case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
@@ -105,7 +120,10 @@ function mapFastifyError(error: FastifyError): { status: number; body: { code: s
   }
   if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
     if (error.code === undefined && error instanceof SyntaxError) {
-      return { status: 400, body: { code: 'invalid_json', message: 'request body is not valid JSON' } };
+      return {
+        status: 400,
+        body: { code: 'invalid_json', message: 'request body is not valid JSON' },
+      };
     }
     return { status: error.statusCode, body: { code: 'invalid_request', message: error.message } };
   }

@@ -1,11 +1,24 @@
 import { z } from 'zod';
 
 /*
- * Events of the agent SSE stream (spec 6.1). Each is sent as one `data: <JSON>` line.
+ * Events of the agent SSE stream (spec 6.1). Each is sent as one `data: <JSON>` line, preceded
+ * by an `id: <run_id>:<seq>` line (see `AgentStreamEventId`) so a dropped stream can be resumed.
  *
  * To add an event type, define its schema here and add it to `AgentEvent`; clients that do not
  * know a type are expected to ignore it, so adding one is not a breaking change.
  */
+
+/**
+ * The first event of every run (not in the spec): announces the session, generated when the
+ * request named none, before anything slow happens, so a client that loses the connection
+ * early still knows what to resume.
+ */
+export const SessionEvent = z.object({
+  type: z.literal('session'),
+  session_id: z.string().min(1),
+  run_id: z.string().min(1),
+});
+export type SessionEvent = z.infer<typeof SessionEvent>;
 
 /** A piece of the answer text; concatenating all chunks of a run gives the answer. */
 export const MessageChunkEvent = z.object({
@@ -14,21 +27,66 @@ export const MessageChunkEvent = z.object({
 });
 export type MessageChunkEvent = z.infer<typeof MessageChunkEvent>;
 
-/** The model called a tool; `tool_args` are the arguments it chose. */
+/**
+ * The model called a tool; `tool_args` are the arguments it chose. `tool_call_id` (not in the
+ * spec) pairs it with its `tool_result` when one turn calls several tools.
+ */
 export const ToolCallEvent = z.object({
   type: z.literal('tool_call'),
   tool_name: z.string(),
   tool_args: z.record(z.string(), z.unknown()),
+  tool_call_id: z.string().optional(),
 });
 export type ToolCallEvent = z.infer<typeof ToolCallEvent>;
 
-/** What a tool returned, as text. */
+/**
+ * What a tool returned, as text. `tool_call_id` and `is_error` are not in the spec: the first
+ * pairs it with its `tool_call`, the second is true when the tool failed, was refused (mode,
+ * approval) or got invalid arguments; `result` then says why.
+ */
 export const ToolResultEvent = z.object({
   type: z.literal('tool_result'),
   tool_name: z.string(),
   result: z.string(),
+  tool_call_id: z.string().optional(),
+  is_error: z.boolean().optional(),
 });
 export type ToolResultEvent = z.infer<typeof ToolResultEvent>;
+
+/** State of one entry of the agent's todo list (the planning tool). */
+export const TodoStatus = z.enum(['pending', 'in_progress', 'completed']);
+export type TodoStatus = z.infer<typeof TodoStatus>;
+
+/** One entry of the agent's todo list. */
+export const TodoItem = z.object({
+  content: z.string().min(1),
+  /** @default 'pending' */
+  status: TodoStatus.default('pending'),
+});
+export type TodoItem = z.infer<typeof TodoItem>;
+
+/**
+ * The agent's todo list changed (automatic planning, not in the spec): the whole list as it is
+ * now, so a client can render it without keeping state.
+ */
+export const TodosEvent = z.object({
+  type: z.literal('todos'),
+  todos: z.array(TodoItem),
+});
+export type TodosEvent = z.infer<typeof TodosEvent>;
+
+/**
+ * A plan of the `plan` mode (not in the spec). `proposed`: the agent proposes it and the run
+ * ends, waiting for the user; `accepted`: the next `agent`-mode invoke on the session accepted
+ * it and the run now carries it out (its steps become the todo list).
+ */
+export const PlanEvent = z.object({
+  type: z.literal('plan'),
+  status: z.enum(['proposed', 'accepted']),
+  summary: z.string(),
+  steps: z.array(z.string().min(1)).min(1),
+});
+export type PlanEvent = z.infer<typeof PlanEvent>;
 
 /** The run finished; `session_id` continues the conversation (generated when none was sent). */
 export const DoneEvent = z.object({
@@ -50,11 +108,42 @@ export type ErrorEvent = z.infer<typeof ErrorEvent>;
 
 /** Any event of the agent stream, selected by `type`. */
 export const AgentEvent = z.discriminatedUnion('type', [
+  SessionEvent,
   MessageChunkEvent,
   ToolCallEvent,
   ToolResultEvent,
+  TodosEvent,
+  PlanEvent,
   DoneEvent,
   ErrorEvent,
 ]);
 export type AgentEvent = z.infer<typeof AgentEvent>;
 export type AgentEventType = AgentEvent['type'];
+
+/**
+ * The SSE `id:` of an agent event, echoed by a reconnecting client as `Last-Event-ID`:
+ * `<run_id>:<seq>`, where `seq` counts the run's events from 1. It names the run, so a resume
+ * on any API replica knows where to continue without server-side connection state.
+ */
+export const AgentStreamEventId = z
+  .string()
+  .regex(/^[A-Za-z0-9_-]{1,128}:[1-9][0-9]{0,8}$/, 'must be "<run_id>:<seq>"');
+export type AgentStreamEventId = z.infer<typeof AgentStreamEventId>;
+
+/** Splits a valid {@link AgentStreamEventId}; `null` when `value` is not one. */
+export function parseAgentStreamEventId(value: string): { runId: string; seq: number } | null {
+  if (!AgentStreamEventId.safeParse(value).success) return null;
+  const at = value.lastIndexOf(':');
+  return { runId: value.slice(0, at), seq: Number(value.slice(at + 1)) };
+}
+
+/** Formats the SSE `id:` of a run's `seq`-th event (see {@link AgentStreamEventId}). */
+export function formatAgentStreamEventId(runId: string, seq: number): string {
+  return `${runId}:${seq}`;
+}
+
+/** Path parameters of `GET /api/agent/sessions/:session_id/stream` (resume a run's stream). */
+export const ResumeStreamParams = z.object({
+  session_id: z.string().min(1),
+});
+export type ResumeStreamParams = z.infer<typeof ResumeStreamParams>;

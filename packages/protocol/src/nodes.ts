@@ -62,3 +62,32 @@ export const ListNodesResponse = z.object({
   total: z.number().int().nonnegative(),
 });
 export type ListNodesResponse = z.infer<typeof ListNodesResponse>;
+
+/**
+ * Body of `POST /node/tools/call` (beyond the spec): calls one tool on one of the caller's own
+ * nodes through whichever gateway replica holds it, the same path the agent uses (spec 4.3
+ * rule 3). Lets a web client, an operator or a test drive a device tool directly.
+ */
+export const NodeToolCallRequest = z.object({
+  node_type: NodeType,
+  /** A specific node; omitted: the first available node of the type. */
+  node_id: z.string().min(1).optional(),
+  tool_name: z.string().min(1),
+  /** @default {} */
+  arguments: z.record(z.string(), z.unknown()).default({}),
+  session_id: z.string().min(1).optional(),
+  /** Deadline in ms. @default 60000 (spec 8) */
+  timeout_ms: z.number().int().min(100).max(600_000).optional(),
+});
+export type NodeToolCallRequest = z.infer<typeof NodeToolCallRequest>;
+
+/** 200 answer of `POST /node/tools/call`: the parsed result (spec 6.2), or the node's error. */
+export const NodeToolCallResponse = z.object({
+  success: z.boolean(),
+  text: z.string(),
+  images: z.array(z.object({ data: z.string(), mimeType: z.string() })),
+  screenshot: z.string().optional(),
+  /** Set when the node answered with a JSON-RPC error (e.g. -32603, tool execution failed). */
+  error: z.object({ code: z.number().int(), message: z.string() }).optional(),
+});
+export type NodeToolCallResponse = z.infer<typeof NodeToolCallResponse>;

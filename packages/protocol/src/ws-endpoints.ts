@@ -12,3 +12,27 @@ export type WsClientKind = keyof typeof WS_PATHS;
  * can tell it from a network failure and stop reconnecting.
  */
 export const WS_CLOSE_MISSING_IDENTITY = 4001;
+
+/**
+ * Every close code the gateway uses (docs/gateway.md). 4xxx codes are permanent for the same
+ * request: a client should not reconnect unchanged (except 4401 with a fresh token, and 4008
+ * after a backoff). 1001 (server going away) and network failures call for a reconnect.
+ */
+export const WS_CLOSE = {
+  /** Spec 7: `client_id` (extension, desktop) or `user_id` (web) is missing. */
+  missingIdentity: WS_CLOSE_MISSING_IDENTITY,
+  /** `client_id` is not `user_<id>` on /ws/extension or `desktop_<id>` on /ws/desktop. */
+  invalidIdentity: 4002,
+  /** The client let more than the allowed unsent bytes pile up (slow consumer). */
+  slowConsumer: 4008,
+  /** The same node connected again; this older connection is closed. */
+  replaced: 4009,
+  /** No access token, or an invalid or expired one. */
+  unauthorized: 4401,
+  /** The token's user is not the user named in the URL, or the Origin is not allowed. */
+  forbidden: 4403,
+  /** A frame larger than the limit (RFC 6455 "message too big"). */
+  tooBig: 1009,
+  /** The server is shutting down; reconnect (to another replica). */
+  goingAway: 1001,
+} as const;

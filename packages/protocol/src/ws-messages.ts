@@ -12,6 +12,21 @@ const JsonObject = z.record(z.string(), z.unknown());
 // --- node (extension, desktop) to server ---
 
 /** Sent by a node right after connecting; the server answers {@link RegisteredMessage}. */
+/**
+ * A richer tool description a node may send in `register` (beyond the spec, which only has
+ * `available_tools` names): lets the agent offer the model a real description and argument
+ * schema. `writes` marks tools that change something, which `ask` and `plan` modes withhold.
+ */
+export const NodeToolDescriptor = z.object({
+  name: z.string().min(1),
+  description: z.string().optional(),
+  /** JSON Schema of the arguments object. */
+  inputSchema: z.record(z.string(), z.unknown()).optional(),
+  /** @default true: a node tool is assumed to write unless it says otherwise. */
+  writes: z.boolean().default(true),
+});
+export type NodeToolDescriptor = z.infer<typeof NodeToolDescriptor>;
+
 export const RegisterMessage = z.object({
   type: z.literal('register'),
   node_id: z.string().min(1),
@@ -27,6 +42,8 @@ export const RegisterMessage = z.object({
   available_tools: z.array(z.string()).default([]),
   /** @default 3 */
   max_concurrent_tasks: z.number().int().positive().default(3),
+  /** Beyond the spec: descriptors of `available_tools` (a name listed only here is added to them). */
+  tools: z.array(NodeToolDescriptor).max(256).optional(),
 });
 export type RegisterMessage = z.infer<typeof RegisterMessage>;
 export type RegisterMessageInput = z.input<typeof RegisterMessage>;

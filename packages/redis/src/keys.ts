@@ -16,6 +16,7 @@
  * | `ab:eph:<key>` | string with PX TTL | ephemeral store |
  * | `ab:presence:user:<userId>` | hash nodeId → entry | presence |
  * | `ab:presence:replicas` | sorted set replicaId → expiry (ms) | presence |
+ * | `ab:runlog:<runId>` | stream of a run's events, PX retention | run log (resumable agent streams) |
  *
  * Not Redis Cluster aware: keys carry no hash tags, and sharded pub/sub is not used.
  */
@@ -41,6 +42,8 @@ export interface RedisKeys {
   presenceUser(userId: string): string;
   /** Sorted set of gateway replicas scored by the expiry of their last heartbeat. */
   presenceReplicas(): string;
+  /** Stream of one agent run's events, read back to resume a dropped SSE stream. */
+  runLog(runId: string): string;
 }
 
 /**
@@ -56,5 +59,6 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     ephemeral: (key: string) => `${prefix}eph:${key}`,
     presenceUser: (userId: string) => `${prefix}presence:user:${userId}`,
     presenceReplicas: () => `${prefix}presence:replicas`,
+    runLog: (runId: string) => `${prefix}runlog:${runId}`,
   });
 }

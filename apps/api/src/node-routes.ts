@@ -1,0 +1,68 @@
+import {
+  ListNodesQuery,
+  NodeInfo,
+  NodeToolCallRequest,
+  type ListNodesResponse,
+  type NodeToolCallResponse,
+} from '@agent-backend/protocol';
+import { NodeCallError, type NodeToolCaller } from '@agent-backend/node-rpc';
+import { AppError, parseInput, type ErrorCode } from '@agent-backend/http-server';
+import type { ServiceContext } from '@agent-backend/runtime';
+
+/**
+ * `GET /node/devices` (spec 4.8), answered by any API replica from shared presence. Beyond the
+ * spec: it requires an access token whose `sub` is the `user_id` asked for (403 otherwise), so
+ * nobody can enumerate another user's devices.
+ */
+export function registerNodeRoutes({ app, engines, requireUser }: ServiceContext, nodeTools: NodeToolCaller): void {
+  app.get('/node/devices', { preHandler: requireUser }, async (request) => {
+    const query = parseInput(ListNodesQuery, request.query, 'query');
+    if (query.user_id !== request.userId) {
+      throw new AppError('forbidden', 'the access token does not belong to this user_id');
+    }
+    const nodes: NodeInfo[] = [];
+    for (const entry of await engines.presence.listNodes(query.user_id)) {
+      const node = NodeInfo.safeParse({ ...entry.data, node_id: entry.nodeId, node_type: entry.nodeType, is_connected: true });
+      if (!node.success) continue;
+      if (query.node_type && node.data.node_type !== query.node_type) continue;
+      if (query.online_only && node.data.status !== 'online') continue;
+      nodes.push(node.data);
+    }
+    return { nodes, total: nodes.length } satisfies ListNodesResponse;
+  });
+
+  /**
+   * `POST /node/tools/call` (beyond the spec): one tool call on one of the caller's nodes. The
+   * node's own failures are results (200, `success: false`); not reaching the node is an error:
+   * 404 `node_not_found`, 502 `node_disconnected` (dropped mid-call), 504 `node_timeout`.
+   */
+  app.post('/node/tools/call', { preHandler: requireUser }, async (request) => {
+    const body = parseInput(NodeToolCallRequest, request.body);
+    try {
+      const result = await nodeTools.callTool({
+        userId: request.userId!,
+        nodeType: body.node_type,
+        nodeId: body.node_id,
+        toolName: body.tool_name,
+        arguments: body.arguments,
+        sessionId: body.session_id,
+        timeoutMs: body.timeout_ms,
+      });
+      return { ...result } satisfies NodeToolCallResponse;
+    } catch (error) {
+      if (!(error instanceof NodeCallError)) throw error;
+      if (error.code === 'tool_failed') {
+        const rpc = { code: error.rpcCode ?? -32603, message: error.message };
+        return { success: false, text: '', images: [], error: rpc } satisfies NodeToolCallResponse;
+      }
+      throw new AppError(CALL_ERRORS[error.code], error.message);
+    }
+  });
+}
+
+const CALL_ERRORS: Record<Exclude<NodeCallError['code'], 'tool_failed'>, ErrorCode> = {
+  node_not_found: 'node_not_found',
+  node_disconnected: 'node_disconnected',
+  timeout: 'node_timeout',
+  aborted: 'unavailable',
+};

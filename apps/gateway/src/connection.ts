@@ -1,0 +1,125 @@
+import { randomUUID } from 'node:crypto';
+import WebSocket, { type RawData } from 'ws';
+import { fieldErrors, WS_CLOSE } from '@agent-backend/protocol';
+import type { Logger } from '@agent-backend/logger';
+import type { z } from 'zod';
+import type { ConnectionIdentity } from './connection-identity.js';
+
+export interface ConnectionLimits {
+  /** Unsent bytes allowed before the peer is closed as a slow consumer. */
+  maxBufferedBytes: number;
+}
+
+/** Error codes of the `error` message the gateway sends for a bad frame (docs/gateway.md). */
+export type FrameErrorCode = 'invalid_json' | 'invalid_message' | 'unknown_type' | 'internal_error' | 'not_registered';
+
+/**
+ * One WebSocket client. Owns parsing (every frame is JSON, validated with the shared schemas;
+ * a bad frame gets an `error` message and the connection stays open), ordering (frames are
+ * handled one at a time, in arrival order), liveness (`alive` is cleared by each server ping
+ * and set by any frame or pong), and backpressure (a send that finds more than
+ * `maxBufferedBytes` unsent closes the peer with 4008 instead of buffering without bound).
+ */
+export abstract class Connection {
+  readonly id = randomUUID();
+  /** Set by any frame or pong; the ping loop terminates a connection that stays silent. */
+  alive = true;
+  private queue: Promise<void> = Promise.resolve();
+  private closing = false;
+
+  constructor(
+    readonly ws: WebSocket,
+    readonly identity: ConnectionIdentity,
+    protected readonly logger: Logger,
+    private readonly limits: ConnectionLimits,
+  ) {
+    ws.on('message', (data, isBinary) => {
+      this.alive = true;
+      this.queue = this.queue.then(() => this.onFrame(data, isBinary));
+    });
+    ws.on('pong', () => {
+      this.alive = true;
+      this.onPong();
+    });
+    ws.on('error', (error) => this.logger.debug({ err: error, conn: this.id }, 'websocket error'));
+  }
+
+  get userId(): string {
+    return this.identity.userId;
+  }
+
+  get isOpen(): boolean {
+    return this.ws.readyState === WebSocket.OPEN && !this.closing;
+  }
+
+  /** Sends a JSON message; false when the socket is closed or the peer is too slow (then closed). */
+  send(message: object): boolean {
+    if (!this.isOpen) return false;
+    if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
+      this.logger.warn({ conn: this.id, user: this.userId, buffered: this.ws.bufferedAmount }, 'closing slow consumer');
+      this.close(WS_CLOSE.slowConsumer, 'slow consumer: too many unsent bytes');
+      return false;
+    }
+    this.ws.send(JSON.stringify(message));
+    return true;
+  }
+
+  sendError(code: FrameErrorCode, message: string): void {
+    this.send({ type: 'error', code, message });
+  }
+
+  /**
+   * Closes with a code; a peer that does not complete the closing handshake within a second
+   * (e.g. it stopped reading) is cut off.
+   */
+  close(code: number, reason: string): void {
+    if (this.closing) return;
+    this.closing = true;
+    try {
+      this.ws.close(code, reason);
+    } catch {
+      this.ws.terminate();
+    }
+    setTimeout(() => {
+      if (this.ws.readyState !== WebSocket.CLOSED) this.ws.terminate();
+    }, 1_000).unref();
+  }
+
+  /** Parses `frame` with `schema`, answering `invalid_message` (naming the fields) on failure. */
+  protected parse<S extends z.ZodType>(schema: S, frame: unknown): z.output<S> | undefined {
+    const result = schema.safeParse(frame);
+    if (result.success) return result.data;
+    const problems = fieldErrors(result.error)
+      .map((e) => (e.path ? `${e.path}: ${e.message}` : e.message))
+      .join('; ');
+    this.sendError('invalid_message', problems);
+    return undefined;
+  }
+
+  /** Handles one parsed JSON object frame. */
+  protected abstract handle(frame: Record<string, unknown>): Promise<void>;
+
+  /** Called on each pong; nodes refresh their presence here. */
+  protected onPong(): void {}
+
+  private async onFrame(data: RawData, isBinary: boolean): Promise<void> {
+    if (!this.isOpen) return;
+    let frame: unknown;
+    try {
+      frame = JSON.parse(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString());
+    } catch {
+      this.sendError('invalid_json', 'frame is not valid JSON');
+      return;
+    }
+    if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
+      this.sendError('invalid_message', 'frame must be a JSON object');
+      return;
+    }
+    try {
+      await this.handle(frame as Record<string, unknown>);
+    } catch (error) {
+      this.logger.error({ err: error, conn: this.id, user: this.userId }, 'frame handler failed');
+      this.sendError('internal_error', 'the server could not handle this message');
+    }
+  }
+}

@@ -1,0 +1,71 @@
+import { z } from 'zod';
+import { ToolCallRequest } from '@agent-backend/protocol';
+
+/**
+ * What crosses the bus between any process and the gateway replica holding a connection.
+ * Every gateway replica answers requests on its own channel, so a caller that found a node in
+ * presence addresses the replica that holds it; a replica that is gone answers nobody, which
+ * the bus reports at once.
+ */
+export const gatewayChannel = (replicaId: string): string => `gateway:${replicaId}`;
+
+/** Every web connection of a user, on every replica, listens here (spec 4.3 rule 2). */
+export const userWebChannel = (userId: string): string => `web:${userId}`;
+
+/** Send a JSON-RPC `tools/call` to a node and wait for its response. */
+export const ToolCallCommand = z.object({
+  kind: z.literal('tool_call'),
+  userId: z.string().min(1),
+  nodeId: z.string().min(1),
+  request: ToolCallRequest,
+  timeoutMs: z.number().int().positive(),
+});
+export type ToolCallCommand = z.infer<typeof ToolCallCommand>;
+
+/** Send one message to a node without waiting for an answer (workflow relays). */
+export const DeliverCommand = z.object({
+  kind: z.literal('deliver'),
+  userId: z.string().min(1),
+  nodeId: z.string().min(1),
+  message: z.record(z.string(), z.unknown()),
+});
+export type DeliverCommand = z.infer<typeof DeliverCommand>;
+
+/** A node connected again elsewhere: close the older connection here (4009). */
+export const ReplaceCommand = z.object({
+  kind: z.literal('replace'),
+  userId: z.string().min(1),
+  nodeId: z.string().min(1),
+  /** The replica that holds the newer connection. */
+  byReplica: z.string().min(1),
+});
+export type ReplaceCommand = z.infer<typeof ReplaceCommand>;
+
+export const GatewayCommand = z.discriminatedUnion('kind', [ToolCallCommand, DeliverCommand, ReplaceCommand]);
+export type GatewayCommand = z.infer<typeof GatewayCommand>;
+
+/** The gateway's answer to a {@link ToolCallCommand}: the node's raw JSON-RPC response. */
+export const ToolCallReply = z.object({ response: z.unknown() });
+export type ToolCallReply = z.infer<typeof ToolCallReply>;
+
+/**
+ * Error codes a gateway replica answers commands with (carried as the bus error's `code`).
+ * The caller turns them into `NodeCallError`s.
+ */
+export const GATEWAY_ERROR = {
+  nodeNotFound: 'node_not_found',
+  nodeDisconnected: 'node_disconnected',
+  timeout: 'timeout',
+  invalidCommand: 'invalid_command',
+} as const;
+
+/** An error whose `code` the bus carries to the caller. */
+export class GatewayCommandError extends Error {
+  constructor(
+    readonly code: (typeof GATEWAY_ERROR)[keyof typeof GATEWAY_ERROR],
+    message: string,
+  ) {
+    super(message);
+    this.name = 'GatewayCommandError';
+  }
+}
