@@ -1,2 +1,3 @@
 export * from './isolation.js';
 export * from './service-process.js';
+export * from './scripted-model.js';

@@ -21,7 +21,7 @@ export interface StartServiceProcessOptions {
   entry: string;
   /** Added to a minimal environment (PATH, HOME); PORT defaults to 0 (any free port). */
   env?: Record<string, string | undefined>;
-  /** How long to wait for the `listening` log line. @default 20_000 */
+  /** How long to wait for the `listening` log line. @default 60_000 (PGlite compiles WebAssembly at start; slow on a loaded machine) */
   timeoutMs?: number;
 }
 
@@ -29,7 +29,9 @@ export interface StartServiceProcessOptions {
 export function exited(child: ChildProcess): Promise<number | string> {
   if (child.exitCode !== null) return Promise.resolve(child.exitCode);
   if (child.signalCode !== null) return Promise.resolve(child.signalCode);
-  return new Promise((resolve) => child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)));
+  return new Promise((resolve) =>
+    child.once('exit', (code, signal) => resolve(code ?? signal ?? -1)),
+  );
 }
 
 /**
@@ -37,10 +39,22 @@ export function exited(child: ChildProcess): Promise<number | string> {
  * `listening` log line to learn the port. The process gets only the variables given (plus PATH
  * and HOME), so a developer's shell cannot change what a test sees.
  */
-export async function startServiceProcess(options: StartServiceProcessOptions): Promise<ServiceProcess> {
-  const env: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '', PORT: '0', HOST: '127.0.0.1' };
-  for (const [key, value] of Object.entries(options.env ?? {})) if (value !== undefined) env[key] = value;
-  const child = spawn(process.execPath, [options.entry], { cwd: REPO_ROOT, env, stdio: ['ignore', 'pipe', 'pipe'] });
+export async function startServiceProcess(
+  options: StartServiceProcessOptions,
+): Promise<ServiceProcess> {
+  const env: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+    PORT: '0',
+    HOST: '127.0.0.1',
+  };
+  for (const [key, value] of Object.entries(options.env ?? {}))
+    if (value !== undefined) env[key] = value;
+  const child = spawn(process.execPath, [options.entry], {
+    cwd: REPO_ROOT,
+    env,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   const stdout: string[] = [];
   const stderr: string[] = [];
   const lines = (sink: string[]) => {
@@ -58,8 +72,12 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
   const port = await new Promise<number>((resolve, reject) => {
     const timer = setTimeout(() => {
       child.kill('SIGKILL');
-      reject(new Error(`${options.entry} did not start within ${options.timeoutMs ?? 20_000} ms:\n${[...stdout, ...stderr].join('\n')}`));
-    }, options.timeoutMs ?? 20_000);
+      reject(
+        new Error(
+          `${options.entry} did not start within ${options.timeoutMs ?? 60_000} ms:\n${[...stdout, ...stderr].join('\n')}`,
+        ),
+      );
+    }, options.timeoutMs ?? 60_000);
     const check = setInterval(() => {
       for (const line of stdout) {
         if (!line.includes('"listening"')) continue;
@@ -75,7 +93,11 @@ export async function startServiceProcess(options: StartServiceProcessOptions): 
     child.once('exit', (code) => {
       clearInterval(check);
       clearTimeout(timer);
-      reject(new Error(`${options.entry} exited with ${code} before listening:\n${[...stdout, ...stderr].join('\n')}`));
+      reject(
+        new Error(
+          `${options.entry} exited with ${code} before listening:\n${[...stdout, ...stderr].join('\n')}`,
+        ),
+      );
     });
   });
 
@@ -98,9 +120,16 @@ export function runEntry(
   args: string[],
   env: Record<string, string | undefined>,
 ): Promise<{ code: number | null; stdout: string; stderr: string }> {
-  const fullEnv: Record<string, string> = { PATH: process.env.PATH ?? '', HOME: process.env.HOME ?? '' };
+  const fullEnv: Record<string, string> = {
+    PATH: process.env.PATH ?? '',
+    HOME: process.env.HOME ?? '',
+  };
   for (const [key, value] of Object.entries(env)) if (value !== undefined) fullEnv[key] = value;
-  const child = spawn(process.execPath, [entry, ...args], { cwd: REPO_ROOT, env: fullEnv, stdio: ['ignore', 'pipe', 'pipe'] });
+  const child = spawn(process.execPath, [entry, ...args], {
+    cwd: REPO_ROOT,
+    env: fullEnv,
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
   let stdout = '';
   let stderr = '';
   child.stdout.on('data', (chunk: Buffer) => (stdout += chunk.toString('utf8')));
