@@ -19,6 +19,7 @@ const ENTRIES = {
   'start:gateway': 'apps/gateway/dist/main.js',
   'start:worker': 'apps/worker/dist/main.js',
   'token:issue': 'apps/all-in-one/dist/token-issue.js',
+  'node:simulate': 'packages/node-client/dist/simulate-node.js',
 };
 
 const [command = 'setup', ...args] = process.argv.slice(2);
@@ -35,7 +36,8 @@ function checkNode() {
 function pnpmCommand() {
   const pinned = JSON.parse(readFileSync('package.json', 'utf8')).packageManager.split('@')[1];
   const found = spawnSync('pnpm', ['--version'], { encoding: 'utf8', shell: false });
-  if (found.status === 0 && found.stdout.trim().split('.')[0] === pinned.split('.')[0]) return ['pnpm'];
+  if (found.status === 0 && found.stdout.trim().split('.')[0] === pinned.split('.')[0])
+    return ['pnpm'];
   return ['npx', '--yes', `pnpm@${pinned}`];
 }
 
@@ -50,7 +52,8 @@ function run(argv, options = {}) {
 /** A fingerprint of everything that decides what `pnpm install` produces. */
 function installFingerprint() {
   const hash = createHash('sha256');
-  for (const file of ['pnpm-lock.yaml', 'pnpm-workspace.yaml', 'package.json']) hash.update(readFileSync(file));
+  for (const file of ['pnpm-lock.yaml', 'pnpm-workspace.yaml', 'package.json'])
+    hash.update(readFileSync(file));
   for (const top of ['apps', 'packages']) {
     for (const name of readdirSync(top).sort()) {
       const manifest = join(top, name, 'package.json');
@@ -65,7 +68,9 @@ function ensureInstalled() {
   const fingerprint = installFingerprint();
   if (existsSync(stamp) && readFileSync(stamp, 'utf8') === fingerprint) return;
   say('installing dependencies (pnpm install --frozen-lockfile)');
-  run([...pnpmCommand(), 'install', '--frozen-lockfile'], { env: { ...process.env, COREPACK_INTEGRITY_KEYS: '0' } });
+  run([...pnpmCommand(), 'install', '--frozen-lockfile'], {
+    env: { ...process.env, COREPACK_INTEGRITY_KEYS: '0' },
+  });
   writeFileSync(stamp, fingerprint);
 }
 
@@ -96,15 +101,19 @@ function reachable(port, host = '127.0.0.1', timeoutMs = 500) {
 async function testServices() {
   const env = { ...process.env };
   if (!env.REDIS_URL && (await reachable(6379))) env.REDIS_URL = 'redis://127.0.0.1:6379';
-  if (!env.DATABASE_URL && (await reachable(5432))) env.DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
-  say(`tests use Redis ${env.REDIS_URL ?? '(testcontainers)'} and PostgreSQL ${env.DATABASE_URL ?? '(testcontainers)'}`);
+  if (!env.DATABASE_URL && (await reachable(5432)))
+    env.DATABASE_URL = 'postgres://postgres@127.0.0.1:5432/test';
+  say(
+    `tests use Redis ${env.REDIS_URL ?? '(testcontainers)'} and PostgreSQL ${env.DATABASE_URL ?? '(testcontainers)'}`,
+  );
   return env;
 }
 
 /** Runs a long-lived child with our stdio, forwarding termination signals, and exits with it. */
 function handOver(argv, env = process.env) {
   const child = spawn(argv[0], argv.slice(1), { stdio: 'inherit', env });
-  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP']) process.on(signal, () => child.kill(signal));
+  for (const signal of ['SIGINT', 'SIGTERM', 'SIGHUP'])
+    process.on(signal, () => child.kill(signal));
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
 }
 
@@ -118,12 +127,26 @@ if (command === 'setup') {
   handOver([process.execPath, ENTRIES[command], ...args]);
 } else if (command === 'test') {
   ensureBuilt();
-  handOver([process.execPath, 'node_modules/vitest/vitest.mjs', 'run', ...args], await testServices());
+  handOver(
+    [process.execPath, 'node_modules/vitest/vitest.mjs', 'run', ...args],
+    await testServices(),
+  );
 } else if (command === 'bench') {
   ensureBuilt();
-  const files = args.length > 0 ? args : readdirSync('bench').filter((f) => f.endsWith('.ts')).map((f) => join('bench', f));
-  for (const file of files) run([process.execPath, '--import', 'tsx', file], { stdio: 'inherit', env: await testServices() });
+  const files =
+    args.length > 0
+      ? args
+      : readdirSync('bench')
+          .filter((f) => f.endsWith('.ts'))
+          .map((f) => join('bench', f));
+  for (const file of files)
+    run([process.execPath, '--import', 'tsx', file], {
+      stdio: 'inherit',
+      env: await testServices(),
+    });
 } else {
-  say(`unknown command ${command}; use one of setup, test, bench, ${Object.keys(ENTRIES).join(', ')}`);
+  say(
+    `unknown command ${command}; use one of setup, test, bench, ${Object.keys(ENTRIES).join(', ')}`,
+  );
   process.exit(2);
 }

@@ -6,9 +6,13 @@ import { join } from 'node:path';
 
 const check = process.argv.includes('--check');
 const dirs = ['apps', 'packages'].flatMap((top) =>
-  readdirSync(top).map((name) => join(top, name)).filter((dir) => existsSync(join(dir, 'package.json'))),
+  readdirSync(top)
+    .map((name) => join(top, name))
+    .filter((dir) => existsSync(join(dir, 'package.json'))),
 );
-const byName = new Map(dirs.map((dir) => [JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name, dir]));
+const byName = new Map(
+  dirs.map((dir) => [JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')).name, dir]),
+);
 let stale = 0;
 for (const dir of dirs) {
   const pkg = JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8'));

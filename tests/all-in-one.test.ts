@@ -106,15 +106,35 @@ describe('all-in-one on the embedded engine', () => {
     node.ws.on('message', (data) => {
       const frame = JSON.parse(data.toString()) as { id?: string; method?: string };
       if (frame.method === 'tools/call') {
-        node.send({ jsonrpc: '2.0', id: frame.id, result: { content: [{ type: 'text', text: 'hi' }] } });
+        node.send({
+          jsonrpc: '2.0',
+          id: frame.id,
+          result: { content: [{ type: 'text', text: 'hi' }] },
+        });
       }
     });
-    node.send({ type: 'register', node_id: 'desktop_dave', node_type: 'desktop', available_tools: ['greet'] });
+    node.send({
+      type: 'register',
+      node_id: 'desktop_dave',
+      node_type: 'desktop',
+      available_tools: ['greet'],
+    });
     await node.next(ofType('registered'));
     const auth = { authorization: `Bearer ${accessToken}` };
-    const listed = await json(await fetch(`${service.url}/node/devices?user_id=dave`, { headers: auth }));
-    expect(listed.body).toMatchObject({ total: 1, nodes: [{ node_id: 'desktop_dave', available_tools: ['greet'] }] });
-    const called = await json(await post(`${service.url}/node/tools/call`, { node_type: 'desktop', tool_name: 'greet' }, auth));
+    const listed = await json(
+      await fetch(`${service.url}/node/devices?user_id=dave`, { headers: auth }),
+    );
+    expect(listed.body).toMatchObject({
+      total: 1,
+      nodes: [{ node_id: 'desktop_dave', available_tools: ['greet'] }],
+    });
+    const called = await json(
+      await post(
+        `${service.url}/node/tools/call`,
+        { node_type: 'desktop', tool_name: 'greet' },
+        auth,
+      ),
+    );
     expect(called).toEqual({ status: 200, body: { success: true, text: 'hi', images: [] } });
     await node.close();
   });

@@ -44,8 +44,13 @@ export async function startCluster(options: {
     ...options.env,
   };
   const start = (role: 'api' | 'gateway', i: number) =>
-    startServiceProcess({ entry: `apps/${role}/dist/main.js`, env: { ...env, INSTANCE_ID: `${role}-${i + 1}` } });
-  const gateways = await Promise.all(Array.from({ length: options.gateways }, (_, i) => start('gateway', i)));
+    startServiceProcess({
+      entry: `apps/${role}/dist/main.js`,
+      env: { ...env, INSTANCE_ID: `${role}-${i + 1}` },
+    });
+  const gateways = await Promise.all(
+    Array.from({ length: options.gateways }, (_, i) => start('gateway', i)),
+  );
   const apis = await Promise.all(Array.from({ length: options.apis }, (_, i) => start('api', i)));
   return {
     gateways,
@@ -55,7 +60,8 @@ export async function startCluster(options: {
     token: async (userId, now) => (await signAccessToken(keys, userId, now)).accessToken,
     wsUrl(gateway, path, query) {
       const url = new URL(path, gateways[gateway]!.url.replace('http', 'ws'));
-      for (const [key, value] of Object.entries(query)) if (value !== undefined) url.searchParams.set(key, value);
+      for (const [key, value] of Object.entries(query))
+        if (value !== undefined) url.searchParams.set(key, value);
       return url.toString();
     },
     async stop() {

@@ -27,7 +27,11 @@ describe('gateway cluster', () => {
     });
   };
   const callTool = async (api: number, userId: string, body: Record<string, unknown>) =>
-    json(await post(`${cluster.apis[api]!.url}/node/tools/call`, body, { authorization: `Bearer ${await cluster.token(userId)}` }));
+    json(
+      await post(`${cluster.apis[api]!.url}/node/tools/call`, body, {
+        authorization: `Bearer ${await cluster.token(userId)}`,
+      }),
+    );
   const listNodes = async (api: number, userId: string, asUser = userId) => {
     const res = await fetch(`${cluster.apis[api]!.url}/node/devices?user_id=${userId}`, {
       headers: { authorization: `Bearer ${await cluster.token(asUser)}` },
@@ -39,7 +43,11 @@ describe('gateway cluster', () => {
     cluster = await startCluster({
       gateways: 2,
       apis: 2,
-      env: { GATEWAY_REPLICA_TTL_MS: '1500', WORKFLOW_TIMEOUT_MS: '1500', GATEWAY_PING_INTERVAL_MS: '1000' },
+      env: {
+        GATEWAY_REPLICA_TTL_MS: '1500',
+        WORKFLOW_TIMEOUT_MS: '1500',
+        GATEWAY_PING_INTERVAL_MS: '1000',
+      },
     });
   });
   afterAll(async () => {
@@ -49,19 +57,41 @@ describe('gateway cluster', () => {
 
   it('a tool call from either API replica reaches a node on either gateway and returns its answer', async () => {
     const token = await cluster.token('ann');
-    const desktop = await connect(1, '/ws/desktop', { client_id: 'desktop_ann', node_id: 'pc', token });
+    const desktop = await connect(1, '/ws/desktop', {
+      client_id: 'desktop_ann',
+      node_id: 'pc',
+      token,
+    });
     const extension = await connect(0, '/ws/extension', { client_id: 'user_ann', token });
-    desktop.send({ type: 'register', node_id: 'pc', node_type: 'desktop', available_tools: ['screenshot', 'fail', 'soft_fail'] });
-    extension.send({ type: 'register', node_id: 'ext_ann', node_type: 'extension', available_tools: ['legacy'] });
+    desktop.send({
+      type: 'register',
+      node_id: 'pc',
+      node_type: 'desktop',
+      available_tools: ['screenshot', 'fail', 'soft_fail'],
+    });
+    extension.send({
+      type: 'register',
+      node_id: 'ext_ann',
+      node_type: 'extension',
+      available_tools: ['legacy'],
+    });
     await Promise.all([desktop.next(ofType('registered')), extension.next(ofType('registered'))]);
     serveTools(desktop, (call) => {
-      const params = call.params as { name: string; arguments: Record<string, unknown>; session_id?: string };
+      const params = call.params as {
+        name: string;
+        arguments: Record<string, unknown>;
+        session_id?: string;
+      };
       if (params.name === 'fail') return { error: { code: -32603, message: 'disk full' } };
-      if (params.name === 'soft_fail') return { result: { content: [{ type: 'text', text: 'nope' }], isError: true } };
+      if (params.name === 'soft_fail')
+        return { result: { content: [{ type: 'text', text: 'nope' }], isError: true } };
       return {
         result: {
           content: [
-            { type: 'text', text: `shot of ${String(params.arguments.screen)} in ${params.session_id}` },
+            {
+              type: 'text',
+              text: `shot of ${String(params.arguments.screen)} in ${params.session_id}`,
+            },
             { type: 'image', data: PNG, mimeType: 'image/png' },
           ],
           isError: false,
@@ -73,7 +103,12 @@ describe('gateway cluster', () => {
     extension.ws.on('message', (data) => {
       const frame = JSON.parse(data.toString()) as { method?: string; id?: string };
       if (frame.method === 'tools/call') {
-        extension.send({ type: 'mcp_response', request_id: frame.id, result: { content: [{ type: 'text', text: 'old style' }] }, error: null });
+        extension.send({
+          type: 'mcp_response',
+          request_id: frame.id,
+          result: { content: [{ type: 'text', text: 'old style' }] },
+          error: null,
+        });
       }
     });
 
@@ -86,10 +121,17 @@ describe('gateway cluster', () => {
       });
       expect(shot).toEqual({
         status: 200,
-        body: { success: true, text: 'shot of 2 in s-1', images: [{ data: PNG, mimeType: 'image/png' }], screenshot: PNG },
+        body: {
+          success: true,
+          text: 'shot of 2 in s-1',
+          images: [{ data: PNG, mimeType: 'image/png' }],
+          screenshot: PNG,
+        },
       });
     }
-    expect(await callTool(1, 'ann', { node_type: 'desktop', node_id: 'pc', tool_name: 'fail' })).toEqual({
+    expect(
+      await callTool(1, 'ann', { node_type: 'desktop', node_id: 'pc', tool_name: 'fail' }),
+    ).toEqual({
       status: 200,
       body: { success: false, text: '', images: [], error: { code: -32603, message: 'disk full' } },
     });
@@ -109,15 +151,32 @@ describe('gateway cluster', () => {
       status: 404,
       body: { error: { code: 'node_not_found' } },
     });
-    const silent = await connect(0, '/ws/desktop', { client_id: 'desktop_ben', node_id: 'silent', token });
-    const dropping = await connect(1, '/ws/desktop', { client_id: 'desktop_ben', node_id: 'dropping', token });
+    const silent = await connect(0, '/ws/desktop', {
+      client_id: 'desktop_ben',
+      node_id: 'silent',
+      token,
+    });
+    const dropping = await connect(1, '/ws/desktop', {
+      client_id: 'desktop_ben',
+      node_id: 'dropping',
+      token,
+    });
     for (const n of [silent, dropping]) n.send({ type: 'ping' });
     await Promise.all([silent.next(ofType('pong')), dropping.next(ofType('pong'))]);
-    expect(await callTool(0, 'ben', { node_type: 'desktop', node_id: 'nope', tool_name: 'x' })).toMatchObject({
+    expect(
+      await callTool(0, 'ben', { node_type: 'desktop', node_id: 'nope', tool_name: 'x' }),
+    ).toMatchObject({
       status: 404,
       body: { error: { code: 'node_not_found' } },
     });
-    expect(await callTool(1, 'ben', { node_type: 'desktop', node_id: 'silent', tool_name: 'x', timeout_ms: 500 })).toMatchObject({
+    expect(
+      await callTool(1, 'ben', {
+        node_type: 'desktop',
+        node_id: 'silent',
+        tool_name: 'x',
+        timeout_ms: 500,
+      }),
+    ).toMatchObject({
       status: 504,
       body: { error: { code: 'node_timeout' } },
     });
@@ -126,7 +185,14 @@ describe('gateway cluster', () => {
       return undefined;
     });
     // A 30 s deadline, but the node is gone after 100 ms: the caller learns it at once.
-    expect(await callTool(0, 'ben', { node_type: 'desktop', node_id: 'dropping', tool_name: 'x', timeout_ms: 30_000 })).toMatchObject({
+    expect(
+      await callTool(0, 'ben', {
+        node_type: 'desktop',
+        node_id: 'dropping',
+        tool_name: 'x',
+        timeout_ms: 30_000,
+      }),
+    ).toMatchObject({
       status: 502,
       body: { error: { code: 'node_disconnected' } },
     });
@@ -145,9 +211,14 @@ describe('gateway cluster', () => {
     expect((one.body as { total: number }).total).toBe(2);
 
     // Another user can neither list nor call cid's nodes.
-    expect(await listNodes(0, 'cid', 'eve')).toMatchObject({ status: 403, body: { error: { code: 'forbidden' } } });
+    expect(await listNodes(0, 'cid', 'eve')).toMatchObject({
+      status: 403,
+      body: { error: { code: 'forbidden' } },
+    });
     expect((await fetch(`${cluster.apis[1]!.url}/node/devices?user_id=cid`)).status).toBe(401);
-    expect(await callTool(1, 'eve', { node_type: 'desktop', node_id: 'a', tool_name: 'x' })).toMatchObject({ status: 404 });
+    expect(
+      await callTool(1, 'eve', { node_type: 'desktop', node_id: 'a', tool_name: 'x' }),
+    ).toMatchObject({ status: 404 });
     expect(await listNodes(0, 'cid', 'cid').then((r) => r.status)).toBe(200);
     const bad = await fetch(`${cluster.apis[0]!.url}/node/devices?user_id=cid&online_only=yes`, {
       headers: { authorization: `Bearer ${token}` },
@@ -163,11 +234,18 @@ describe('gateway cluster', () => {
     await Promise.all([webA.next(ofType('pong')), webB.next(ofType('pong'))]);
 
     webA.send({ type: 'get_workflows' });
-    expect(await webA.next(ofType('workflows_list'))).toEqual({ type: 'workflows_list', success: false, error: 'Extension not connected' });
+    expect(await webA.next(ofType('workflows_list'))).toEqual({
+      type: 'workflows_list',
+      success: false,
+      error: 'Extension not connected',
+    });
     webA.send({ type: 'execute_workflow', workflow_id: 'wf-1' });
     // Completions go to every web client of the user, this failure included.
     for (const web of [webA, webB]) {
-      expect(await web.next(ofType('workflow_complete'))).toMatchObject({ success: false, error: 'Extension not connected' });
+      expect(await web.next(ofType('workflow_complete'))).toMatchObject({
+        success: false,
+        error: 'Extension not connected',
+      });
     }
 
     const ext = await connect(1, '/ws/extension', { client_id: 'user_dee', token });
@@ -176,7 +254,11 @@ describe('gateway cluster', () => {
 
     webA.send({ type: 'get_workflows' });
     expect(await ext.next(ofType('get_workflows'))).toEqual({ type: 'get_workflows' });
-    ext.send({ type: 'workflows_list', success: true, workflows: [{ id: 'wf-1', name: 'Fill form' }] });
+    ext.send({
+      type: 'workflows_list',
+      success: true,
+      workflows: [{ id: 'wf-1', name: 'Fill form' }],
+    });
     for (const web of [webA, webB]) {
       expect(await web.next(ofType('workflows_list'))).toEqual({
         type: 'workflows_list',
@@ -188,8 +270,18 @@ describe('gateway cluster', () => {
     webA.send({ type: 'execute_workflow', workflow_id: 'wf-1', variables: { name: 'Dee' } });
     const started = await webA.next(ofType('workflow_started'));
     const relayed = await ext.next(ofType('execute_workflow'));
-    expect(relayed).toEqual({ type: 'execute_workflow', workflow_id: 'wf-1', variables: { name: 'Dee' }, task_id: started.task_id });
-    ext.send({ type: 'task_complete', task_id: started.task_id, result: { rows: 3 }, output: 'done' });
+    expect(relayed).toEqual({
+      type: 'execute_workflow',
+      workflow_id: 'wf-1',
+      variables: { name: 'Dee' },
+      task_id: started.task_id,
+    });
+    ext.send({
+      type: 'task_complete',
+      task_id: started.task_id,
+      result: { rows: 3 },
+      output: 'done',
+    });
     for (const web of [webA, webB]) {
       expect(await web.next(ofType('workflow_complete'))).toEqual({
         type: 'workflow_complete',
@@ -217,23 +309,41 @@ describe('gateway cluster', () => {
 
   it('a gateway killed with SIGKILL loses its nodes within the replica TTL and fails its calls', async () => {
     const token = await cluster.token('fay');
-    const doomed = await connect(1, '/ws/desktop', { client_id: 'desktop_fay', node_id: 'doomed', token });
-    const survivor = await connect(0, '/ws/desktop', { client_id: 'desktop_fay', node_id: 'survivor', token });
+    const doomed = await connect(1, '/ws/desktop', {
+      client_id: 'desktop_fay',
+      node_id: 'doomed',
+      token,
+    });
+    const survivor = await connect(0, '/ws/desktop', {
+      client_id: 'desktop_fay',
+      node_id: 'survivor',
+      token,
+    });
     for (const n of [doomed, survivor]) n.send({ type: 'ping' });
     await Promise.all([doomed.next(ofType('pong')), survivor.next(ofType('pong'))]);
     serveTools(doomed, () => undefined);
 
-    const inflight = callTool(0, 'fay', { node_type: 'desktop', node_id: 'doomed', tool_name: 'x', timeout_ms: 30_000 });
+    const inflight = callTool(0, 'fay', {
+      node_type: 'desktop',
+      node_id: 'doomed',
+      tool_name: 'x',
+      timeout_ms: 30_000,
+    });
     await doomed.next((f) => f.method === 'tools/call');
     await cluster.gateways[1]!.stop('SIGKILL');
 
-    expect(await inflight).toMatchObject({ status: 502, body: { error: { code: 'node_disconnected' } } });
+    expect(await inflight).toMatchObject({
+      status: 502,
+      body: { error: { code: 'node_disconnected' } },
+    });
     await eventually(async () => {
       const { body } = await listNodes(1, 'fay');
       const ids = (body as { nodes: Array<{ node_id: string }> }).nodes.map((n) => n.node_id);
       return ids.length === 1 && ids[0] === 'survivor';
       // Generous for a loaded machine; the documented bound is the replica TTL (1.5 s here).
     }, 10_000);
-    expect(await callTool(1, 'fay', { node_type: 'desktop', node_id: 'doomed', tool_name: 'x' })).toMatchObject({ status: 404 });
+    expect(
+      await callTool(1, 'fay', { node_type: 'desktop', node_id: 'doomed', tool_name: 'x' }),
+    ).toMatchObject({ status: 404 });
   });
 });

@@ -8,7 +8,11 @@ const ORIGIN = 'https://app.example';
 describe('gateway connections', () => {
   let cluster: Cluster;
   const open: TestSocket[] = [];
-  const connect = async (path: string, query: Record<string, string | undefined>, headers: Record<string, string> = {}) => {
+  const connect = async (
+    path: string,
+    query: Record<string, string | undefined>,
+    headers: Record<string, string> = {},
+  ) => {
     const socket = await openSocket(cluster.wsUrl(0, path, query), headers);
     open.push(socket);
     return socket;
@@ -40,8 +44,17 @@ describe('gateway connections', () => {
   it('registers an extension with the default node id and answers heartbeat, ping and status', async () => {
     const token = await cluster.token('alice');
     const ext = await connect('/ws/extension', { client_id: 'user_alice', token });
-    ext.send({ type: 'register', node_id: 'ext_alice', node_type: 'extension', available_tools: ['open_tab'] });
-    expect(await ext.next(ofType('registered'))).toEqual({ type: 'registered', node_id: 'ext_alice', success: true });
+    ext.send({
+      type: 'register',
+      node_id: 'ext_alice',
+      node_type: 'extension',
+      available_tools: ['open_tab'],
+    });
+    expect(await ext.next(ofType('registered'))).toEqual({
+      type: 'registered',
+      node_id: 'ext_alice',
+      success: true,
+    });
 
     const listed = await devices('alice');
     expect(listed).toEqual({
@@ -85,7 +98,11 @@ describe('gateway connections', () => {
   it('keeps several nodes and web connections per user, keyed by node id', async () => {
     const token = await cluster.token('carl');
     const d1 = await connect('/ws/desktop', { client_id: 'desktop_carl', node_id: 'pc-1', token });
-    const d2 = await connect('/ws/desktop', { client_id: 'desktop_carl', token: undefined }, { authorization: `Bearer ${token}` });
+    const d2 = await connect(
+      '/ws/desktop',
+      { client_id: 'desktop_carl', token: undefined },
+      { authorization: `Bearer ${token}` },
+    );
     const e1 = await connect('/ws/extension', { client_id: 'user_carl', node_id: 'chrome', token });
     for (const node of [d1, d2, e1]) node.send({ type: 'ping' });
     await Promise.all([d1, d2, e1].map((n) => n.next(ofType('pong'))));
@@ -102,7 +119,9 @@ describe('gateway connections', () => {
   it('closes with the documented codes when identity or credentials are wrong', async () => {
     const alice = await cluster.token('alice');
     const expired = await cluster.token('alice', Date.now() - 2 * 3600_000);
-    const cases: Array<[string, Record<string, string | undefined>, Record<string, string>, number]> = [
+    const cases: Array<
+      [string, Record<string, string | undefined>, Record<string, string>, number]
+    > = [
       ['/ws/extension', { token: alice }, {}, 4001],
       ['/ws/desktop', { node_id: 'x', token: alice }, {}, 4001],
       ['/ws/web', { token: alice }, { origin: ORIGIN }, 4001],
@@ -118,7 +137,10 @@ describe('gateway connections', () => {
     ];
     for (const [path, query, headers, code] of cases) {
       const socket = await connect(path, query, headers);
-      expect((await socket.closed).code, `${path} ${JSON.stringify(query)} ${JSON.stringify(headers)}`).toBe(code);
+      expect(
+        (await socket.closed).code,
+        `${path} ${JSON.stringify(query)} ${JSON.stringify(headers)}`,
+      ).toBe(code);
     }
     // Nothing was registered by the refused connections.
     expect(await devices('alice')).toEqual({ nodes: [], total: 0 });
@@ -128,20 +150,36 @@ describe('gateway connections', () => {
   it('answers bad frames with an error message and keeps the connection open', async () => {
     const token = await cluster.token('dora');
     const node = await connect('/ws/desktop', { client_id: 'desktop_dora', token });
-    const neighbour = await connect('/ws/desktop', { client_id: 'desktop_dora', node_id: 'other', token });
+    const neighbour = await connect('/ws/desktop', {
+      client_id: 'desktop_dora',
+      node_id: 'other',
+      token,
+    });
 
     node.sendRaw('{not json');
-    expect(await node.next(ofType('error'))).toEqual({ type: 'error', code: 'invalid_json', message: 'frame is not valid JSON' });
+    expect(await node.next(ofType('error'))).toEqual({
+      type: 'error',
+      code: 'invalid_json',
+      message: 'frame is not valid JSON',
+    });
     node.sendRaw('[1,2]');
     expect(await node.next(ofType('error'))).toMatchObject({ code: 'invalid_message' });
     node.send({ type: 'teleport' });
-    expect(await node.next(ofType('error'))).toEqual({ type: 'error', code: 'unknown_type', message: 'unknown message type "teleport"' });
+    expect(await node.next(ofType('error'))).toEqual({
+      type: 'error',
+      code: 'unknown_type',
+      message: 'unknown message type "teleport"',
+    });
     node.send({ type: 'register', node_id: 'n' });
     const invalid = await node.next(ofType('error'));
     expect(invalid).toMatchObject({ code: 'invalid_message' });
     expect(invalid.message).toContain('node_type');
     node.send({ type: 'register', node_id: 'n', node_type: 'extension' });
-    expect(await node.next(ofType('registered'))).toEqual({ type: 'registered', node_id: 'n', success: false });
+    expect(await node.next(ofType('registered'))).toEqual({
+      type: 'registered',
+      node_id: 'n',
+      success: false,
+    });
     node.send({ jsonrpc: '2.0', id: 'nobody-asked', result: { content: [] } });
     expect(await node.next(ofType('error'))).toMatchObject({ code: 'invalid_message' });
     node.send({ type: 'ping' });
@@ -187,22 +225,38 @@ describe('gateway connections', () => {
     (slow.ws as unknown as { _socket: { pause(): void } })._socket.pause();
 
     // Each workflows_list from the extension goes to every web connection of the user.
-    const workflows = Array.from({ length: 40 }, (_, i) => ({ id: `wf-${i}`, blob: 'y'.repeat(1_000) }));
+    const workflows = Array.from({ length: 40 }, (_, i) => ({
+      id: `wf-${i}`,
+      blob: 'y'.repeat(1_000),
+    }));
     const log = cluster.gateways[0]!.stdout;
-    for (let round = 0; round < 400 && !log.some((l) => l.includes('closing slow consumer')); round++) {
+    for (
+      let round = 0;
+      round < 400 && !log.some((l) => l.includes('closing slow consumer'));
+      round++
+    ) {
       ext.send({ type: 'workflows_list', success: true, workflows });
       await fast.next((f) => f.type === 'workflows_list');
     }
     expect(log.some((l) => l.includes('closing slow consumer'))).toBe(true);
     ext.send({ type: 'workflows_list', success: true, workflows: [] });
-    expect(await fast.next((f) => f.type === 'workflows_list' && Array.isArray(f.workflows) && f.workflows.length === 0)).toBeTruthy();
+    expect(
+      await fast.next(
+        (f) =>
+          f.type === 'workflows_list' && Array.isArray(f.workflows) && f.workflows.length === 0,
+      ),
+    ).toBeTruthy();
   });
 });
 
 describe('gateway legacy switch', () => {
   let cluster: Cluster;
   beforeAll(async () => {
-    cluster = await startCluster({ gateways: 1, apis: 1, env: { GATEWAY_ALLOW_UNAUTHENTICATED: 'true' } });
+    cluster = await startCluster({
+      gateways: 1,
+      apis: 1,
+      env: { GATEWAY_ALLOW_UNAUTHENTICATED: 'true' },
+    });
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -212,7 +266,12 @@ describe('gateway legacy switch', () => {
     const legacy = await openSocket(cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_old' }));
     legacy.send({ type: 'ping' });
     expect(await legacy.next(ofType('pong'))).toEqual({ type: 'pong' });
-    const wrong = await openSocket(cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_old', token: await cluster.token('mallory') }));
+    const wrong = await openSocket(
+      cluster.wsUrl(0, '/ws/desktop', {
+        client_id: 'desktop_old',
+        token: await cluster.token('mallory'),
+      }),
+    );
     expect((await wrong.closed).code).toBe(4403);
     legacy.ws.terminate();
   });

@@ -12,7 +12,10 @@ export interface TestSocket {
   send(message: unknown): void;
   sendRaw(data: string | Buffer): void;
   /** The first received frame (past or future) matching `match` that no earlier call consumed. */
-  next(match: (frame: Record<string, unknown>) => boolean, timeoutMs?: number): Promise<Record<string, unknown>>;
+  next(
+    match: (frame: Record<string, unknown>) => boolean,
+    timeoutMs?: number,
+  ): Promise<Record<string, unknown>>;
   close(): Promise<void>;
 }
 
@@ -38,7 +41,12 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
     next(match, timeoutMs = 5_000) {
       return new Promise((resolve, reject) => {
         const timer = setTimeout(
-          () => reject(new Error(`no matching frame within ${timeoutMs} ms; got ${JSON.stringify(received)}`)),
+          () =>
+            reject(
+              new Error(
+                `no matching frame within ${timeoutMs} ms; got ${JSON.stringify(received)}`,
+              ),
+            ),
           timeoutMs,
         );
         const check = () => {
@@ -63,15 +71,24 @@ export function openSocket(url: string, headers: Record<string, string> = {}): P
   return new Promise((resolve, reject) => {
     ws.once('open', () => resolve(socket));
     // A refused connection is accepted and then closed: resolve so the test can read the code.
-    ws.once('unexpected-response', (_req, res) => reject(new Error(`upgrade refused with HTTP ${res.statusCode}`)));
-    closed.then(() => resolve(socket), () => {});
+    ws.once('unexpected-response', (_req, res) =>
+      reject(new Error(`upgrade refused with HTTP ${res.statusCode}`)),
+    );
+    closed.then(
+      () => resolve(socket),
+      () => {},
+    );
   });
 }
 
 export const ofType = (type: string) => (frame: Record<string, unknown>) => frame.type === type;
 
 /** Polls `check` until it returns a truthy value (bounded), for state that converges. */
-export async function eventually<T>(check: () => Promise<T | undefined | false>, timeoutMs = 10_000, stepMs = 100): Promise<T> {
+export async function eventually<T>(
+  check: () => Promise<T | undefined | false>,
+  timeoutMs = 10_000,
+  stepMs = 100,
+): Promise<T> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const value = await check();

@@ -1,6 +1,8 @@
 import { createNodeToolCaller } from '@agent-backend/node-rpc';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
+import { registerAgentRoutes } from './agent-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
+import { registerMcpRoutes } from './mcp-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
 
 /** Mounts the HTTP API (spec section 4 endpoints served by `apps/api`) on the context's server. */
@@ -13,6 +15,8 @@ export async function mountApi(context: ServiceContext): Promise<MountedRole> {
     defaultTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
   });
   registerAuthRoutes(context);
+  registerMcpRoutes(context);
   registerNodeRoutes(context, nodeTools);
+  registerAgentRoutes(context, { nodeTools });
   return { name: 'api', close: async () => {} };
 }

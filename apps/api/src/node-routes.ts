@@ -14,7 +14,10 @@ import type { ServiceContext } from '@agent-backend/runtime';
  * spec: it requires an access token whose `sub` is the `user_id` asked for (403 otherwise), so
  * nobody can enumerate another user's devices.
  */
-export function registerNodeRoutes({ app, engines, requireUser }: ServiceContext, nodeTools: NodeToolCaller): void {
+export function registerNodeRoutes(
+  { app, engines, requireUser }: ServiceContext,
+  nodeTools: NodeToolCaller,
+): void {
   app.get('/node/devices', { preHandler: requireUser }, async (request) => {
     const query = parseInput(ListNodesQuery, request.query, 'query');
     if (query.user_id !== request.userId) {
@@ -22,7 +25,12 @@ export function registerNodeRoutes({ app, engines, requireUser }: ServiceContext
     }
     const nodes: NodeInfo[] = [];
     for (const entry of await engines.presence.listNodes(query.user_id)) {
-      const node = NodeInfo.safeParse({ ...entry.data, node_id: entry.nodeId, node_type: entry.nodeType, is_connected: true });
+      const node = NodeInfo.safeParse({
+        ...entry.data,
+        node_id: entry.nodeId,
+        node_type: entry.nodeType,
+        is_connected: true,
+      });
       if (!node.success) continue;
       if (query.node_type && node.data.node_type !== query.node_type) continue;
       if (query.online_only && node.data.status !== 'online') continue;

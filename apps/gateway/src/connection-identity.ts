@@ -30,8 +30,14 @@ const KIND_BY_PATH = new Map<string, WsClientKind>(
   (Object.entries(WS_PATHS) as Array<[WsClientKind, string]>).map(([kind, path]) => [path, kind]),
 );
 
-const CLIENT_ID_PREFIX: Record<'extension' | 'desktop', string> = { extension: 'user_', desktop: 'desktop_' };
-const DEFAULT_NODE_PREFIX: Record<'extension' | 'desktop', string> = { extension: 'ext_', desktop: 'desktop_' };
+const CLIENT_ID_PREFIX: Record<'extension' | 'desktop', string> = {
+  extension: 'user_',
+  desktop: 'desktop_',
+};
+const DEFAULT_NODE_PREFIX: Record<'extension' | 'desktop', string> = {
+  extension: 'ext_',
+  desktop: 'desktop_',
+};
 
 /** The client kind served at `pathname`, or undefined for any other path. */
 export function kindOfPath(pathname: string): WsClientKind | undefined {
@@ -70,7 +76,10 @@ export async function identify(
     nodeId = url.searchParams.get('node_id') || `${DEFAULT_NODE_PREFIX[kind]}${userId}`;
   }
   if (userId.length > 128 || (nodeId !== undefined && nodeId.length > 128)) {
-    return { code: WS_CLOSE.invalidIdentity, reason: 'user and node ids are at most 128 characters' };
+    return {
+      code: WS_CLOSE.invalidIdentity,
+      reason: 'user and node ids are at most 128 characters',
+    };
   }
 
   const token = url.searchParams.get('token') || bearer(request.headers.authorization);
@@ -80,7 +89,8 @@ export async function identify(
   }
   try {
     const verified = await verifyAccessToken(options.keys, token);
-    if (verified.userId !== userId) return { code: WS_CLOSE.forbidden, reason: 'token does not belong to this user' };
+    if (verified.userId !== userId)
+      return { code: WS_CLOSE.forbidden, reason: 'token does not belong to this user' };
   } catch (error) {
     return { code: WS_CLOSE.unauthorized, reason: (error as Error).message };
   }

@@ -11,7 +11,8 @@ export interface ConnectionLimits {
 }
 
 /** Error codes of the `error` message the gateway sends for a bad frame (docs/gateway.md). */
-export type FrameErrorCode = 'invalid_json' | 'invalid_message' | 'unknown_type' | 'internal_error' | 'not_registered';
+export type FrameErrorCode =
+  'invalid_json' | 'invalid_message' | 'unknown_type' | 'internal_error' | 'not_registered';
 
 /**
  * One WebSocket client. Owns parsing (every frame is JSON, validated with the shared schemas;
@@ -56,7 +57,10 @@ export abstract class Connection {
   send(message: object): boolean {
     if (!this.isOpen) return false;
     if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {
-      this.logger.warn({ conn: this.id, user: this.userId, buffered: this.ws.bufferedAmount }, 'closing slow consumer');
+      this.logger.warn(
+        { conn: this.id, user: this.userId, buffered: this.ws.bufferedAmount },
+        'closing slow consumer',
+      );
       this.close(WS_CLOSE.slowConsumer, 'slow consumer: too many unsent bytes');
       return false;
     }

@@ -45,18 +45,25 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
     logger,
     limits: { maxBufferedBytes: config.GATEWAY_MAX_BUFFERED_BYTES },
   };
-  const wss = new WebSocketServer({ noServer: true, maxPayload: config.GATEWAY_MAX_FRAME_BYTES, clientTracking: false });
+  const wss = new WebSocketServer({
+    noServer: true,
+    maxPayload: config.GATEWAY_MAX_FRAME_BYTES,
+    clientTracking: false,
+  });
   const webSubscriptions = new Map<string, Promise<Subscription>>();
 
   const beat = () =>
-    engines.presence.heartbeatReplica(replicaId).catch((error: unknown) => logger.warn({ err: error }, 'replica heartbeat failed'));
+    engines.presence
+      .heartbeatReplica(replicaId)
+      .catch((error: unknown) => logger.warn({ err: error }, 'replica heartbeat failed'));
   await beat();
   const heartbeat = setInterval(beat, Math.max(100, Math.floor(config.GATEWAY_REPLICA_TTL_MS / 3)));
   heartbeat.unref();
 
   const commands = await engines.bus.respond(gatewayChannel(replicaId), async (raw) => {
     const parsed = GatewayCommand.safeParse(raw);
-    if (!parsed.success) throw new GatewayCommandError(GATEWAY_ERROR.invalidCommand, 'invalid gateway command');
+    if (!parsed.success)
+      throw new GatewayCommandError(GATEWAY_ERROR.invalidCommand, 'invalid gateway command');
     const command = parsed.data;
     const node = registry.node(command.userId, command.nodeId);
     if (command.kind === 'replace') {
@@ -64,11 +71,17 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
       return { closed: Boolean(node) };
     }
     if (!node?.isOpen) {
-      throw new GatewayCommandError(GATEWAY_ERROR.nodeNotFound, `node "${command.nodeId}" is not connected`);
+      throw new GatewayCommandError(
+        GATEWAY_ERROR.nodeNotFound,
+        `node "${command.nodeId}" is not connected`,
+      );
     }
     if (command.kind === 'deliver') {
       if (!node.send(command.message)) {
-        throw new GatewayCommandError(GATEWAY_ERROR.nodeDisconnected, `node "${command.nodeId}" disconnected`);
+        throw new GatewayCommandError(
+          GATEWAY_ERROR.nodeDisconnected,
+          `node "${command.nodeId}" disconnected`,
+        );
       }
       return { delivered: true };
     }
@@ -123,7 +136,10 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
     }).then((identity) => {
       wss.handleUpgrade(request, socket, head, (ws) => {
         if ('code' in identity) {
-          logger.info({ path: url.pathname, code: identity.code, reason: identity.reason }, 'websocket refused');
+          logger.info(
+            { path: url.pathname, code: identity.code, reason: identity.reason },
+            'websocket refused',
+          );
           ws.close(identity.code, identity.reason);
           return;
         }
@@ -159,14 +175,18 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
       app.server.off('upgrade', onUpgrade);
       workflows.close();
       const closed = [...registry.all()].map(
-        (conn) => new Promise<void>((resolve) => {
-          conn.ws.once('close', () => resolve());
-          conn.close(WS_CLOSE.goingAway, 'server shutting down');
-        }),
+        (conn) =>
+          new Promise<void>((resolve) => {
+            conn.ws.once('close', () => resolve());
+            conn.close(WS_CLOSE.goingAway, 'server shutting down');
+          }),
       );
       await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, 2_000))]);
       // Node entries are removed by each connection's close handler; the replica goes last.
-      await Promise.allSettled([commands.unsubscribe(), ...[...webSubscriptions.keys()].map(unsubscribeWebAsync)]);
+      await Promise.allSettled([
+        commands.unsubscribe(),
+        ...[...webSubscriptions.keys()].map(unsubscribeWebAsync),
+      ]);
       await engines.presence.removeReplica(replicaId).catch(() => {});
     },
   };

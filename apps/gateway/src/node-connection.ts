@@ -10,7 +10,12 @@ import {
   type RegisterMessage,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
-import { GATEWAY_ERROR, GatewayCommandError, gatewayChannel, userWebChannel } from '@agent-backend/node-rpc';
+import {
+  GATEWAY_ERROR,
+  GatewayCommandError,
+  gatewayChannel,
+  userWebChannel,
+} from '@agent-backend/node-rpc';
 import { Connection } from './connection.js';
 import type { ConnectionIdentity } from './connection-identity.js';
 import type { GatewayServices } from './gateway-services.js';
@@ -71,16 +76,33 @@ export class NodeConnection extends Connection {
   call(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
     return new Promise((resolve, reject) => {
       if (!this.isOpen) {
-        reject(new GatewayCommandError(GATEWAY_ERROR.nodeDisconnected, `node "${this.nodeId}" disconnected`));
+        reject(
+          new GatewayCommandError(
+            GATEWAY_ERROR.nodeDisconnected,
+            `node "${this.nodeId}" disconnected`,
+          ),
+        );
         return;
       }
       const timer = setTimeout(() => {
         this.pending.delete(request.id);
-        reject(new GatewayCommandError(GATEWAY_ERROR.timeout, `node "${this.nodeId}" did not answer within ${timeoutMs} ms`));
+        reject(
+          new GatewayCommandError(
+            GATEWAY_ERROR.timeout,
+            `node "${this.nodeId}" did not answer within ${timeoutMs} ms`,
+          ),
+        );
       }, timeoutMs);
       this.pending.set(request.id, { resolve, reject, timer });
       if (!this.send(request)) {
-        this.settle(request.id, undefined, new GatewayCommandError(GATEWAY_ERROR.nodeDisconnected, `node "${this.nodeId}" disconnected`));
+        this.settle(
+          request.id,
+          undefined,
+          new GatewayCommandError(
+            GATEWAY_ERROR.nodeDisconnected,
+            `node "${this.nodeId}" disconnected`,
+          ),
+        );
       }
     });
   }
@@ -138,7 +160,9 @@ export class NodeConnection extends Connection {
       // The node names itself: re-key it (the URL's node_id, or its default, was provisional).
       const previousId = this.nodeId;
       if (this.services.registry.removeNode(this, previousId)) {
-        await this.services.presence.removeNode(this.userId, previousId, { replicaId: this.services.replicaId });
+        await this.services.presence.removeNode(this.userId, previousId, {
+          replicaId: this.services.replicaId,
+        });
       }
       this.nodeId = message.node_id;
     }
@@ -178,7 +202,10 @@ export class NodeConnection extends Connection {
 
   private onLegacyResponse(message: McpResponseMessage): void {
     if (!this.pending.has(message.request_id)) {
-      this.sendError('invalid_message', `no pending call with request_id ${JSON.stringify(message.request_id)}`);
+      this.sendError(
+        'invalid_message',
+        `no pending call with request_id ${JSON.stringify(message.request_id)}`,
+      );
       return;
     }
     const response = message.error
@@ -187,10 +214,15 @@ export class NodeConnection extends Connection {
           id: message.request_id,
           error: {
             code: JsonRpcErrorCode.InternalError,
-            message: typeof message.error === 'string' ? message.error : JSON.stringify(message.error),
+            message:
+              typeof message.error === 'string' ? message.error : JSON.stringify(message.error),
           },
         }
-      : { jsonrpc: JSONRPC_VERSION, id: message.request_id, result: message.result ?? { content: [] } };
+      : {
+          jsonrpc: JSONRPC_VERSION,
+          id: message.request_id,
+          result: message.result ?? { content: [] },
+        };
     this.settle(message.request_id, response);
   }
 
@@ -217,22 +249,37 @@ export class NodeConnection extends Connection {
       data: this.record,
     });
     if (existing && existing.replicaId !== replicaId) {
-      const replace = { kind: 'replace', userId: this.userId, nodeId: this.nodeId, byReplica: replicaId };
-      await bus.request(gatewayChannel(existing.replicaId), replace, { timeoutMs: 2_000 }).catch((error: unknown) => {
-        logger.debug({ err: error, node: this.nodeId }, 'older connection could not be replaced (replica gone?)');
-      });
+      const replace = {
+        kind: 'replace',
+        userId: this.userId,
+        nodeId: this.nodeId,
+        byReplica: replicaId,
+      };
+      await bus
+        .request(gatewayChannel(existing.replicaId), replace, { timeoutMs: 2_000 })
+        .catch((error: unknown) => {
+          logger.debug(
+            { err: error, node: this.nodeId },
+            'older connection could not be replaced (replica gone?)',
+          );
+        });
     }
   }
 
   private async touch(patch?: Record<string, unknown>): Promise<void> {
     if (!this.isOpen) return;
-    const found = await this.services.presence.touchNode(this.userId, this.nodeId, patch).catch(() => true);
+    const found = await this.services.presence
+      .touchNode(this.userId, this.nodeId, patch)
+      .catch(() => true);
     // Our entry expired (e.g. Redis lost it): write it again, we still hold the node.
     if (!found) await this.publishPresence();
   }
 
   private async onClosed(): Promise<void> {
-    const gone = new GatewayCommandError(GATEWAY_ERROR.nodeDisconnected, `node "${this.nodeId}" disconnected during the call`);
+    const gone = new GatewayCommandError(
+      GATEWAY_ERROR.nodeDisconnected,
+      `node "${this.nodeId}" disconnected during the call`,
+    );
     for (const id of [...this.pending.keys()]) this.settle(id, undefined, gone);
     const { registry, presence, replicaId } = this.services;
     if (registry.removeNode(this)) {

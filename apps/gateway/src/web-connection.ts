@@ -43,7 +43,8 @@ export class WebConnection extends Connection {
         return; // Accepted; web clients have no presence record to update.
       case 'get_workflows': {
         const delivered = await this.deliverToExtension({ type: 'get_workflows' });
-        if (!delivered) this.send({ type: 'workflows_list', success: false, error: EXTENSION_NOT_CONNECTED });
+        if (!delivered)
+          this.send({ type: 'workflows_list', success: false, error: EXTENSION_NOT_CONNECTED });
         return;
       }
       case 'execute_workflow':
@@ -57,7 +58,11 @@ export class WebConnection extends Connection {
    */
   private async executeWorkflow(message: ExecuteWorkflowMessage): Promise<void> {
     const taskId = randomUUID();
-    await this.services.workflows.start({ taskId, userId: this.userId, workflowId: message.workflow_id });
+    await this.services.workflows.start({
+      taskId,
+      userId: this.userId,
+      workflowId: message.workflow_id,
+    });
     const delivered = await this.deliverToExtension({
       type: 'execute_workflow',
       workflow_id: message.workflow_id,
@@ -78,12 +83,20 @@ export class WebConnection extends Connection {
       (n: PresenceEntry) => n.nodeType === 'extension' && n.data.status !== 'offline',
     );
     for (const extension of extensions) {
-      const command: DeliverCommand = { kind: 'deliver', userId: this.userId, nodeId: extension.nodeId, message };
+      const command: DeliverCommand = {
+        kind: 'deliver',
+        userId: this.userId,
+        nodeId: extension.nodeId,
+        message,
+      };
       try {
         await bus.request(gatewayChannel(extension.replicaId), command, { timeoutMs: 5_000 });
         return true;
       } catch (error) {
-        logger.debug({ err: error, node: extension.nodeId }, 'extension unreachable; trying the next one');
+        logger.debug(
+          { err: error, node: extension.nodeId },
+          'extension unreachable; trying the next one',
+        );
       }
     }
     return false;

@@ -20,16 +20,27 @@ export class WorkflowTracker {
   private readonly timers = new Map<string, NodeJS.Timeout>();
 
   constructor(
-    private readonly deps: { bus: Bus; ephemeral: EphemeralStore; logger: Logger; timeoutMs: number },
+    private readonly deps: {
+      bus: Bus;
+      ephemeral: EphemeralStore;
+      logger: Logger;
+      timeoutMs: number;
+    },
   ) {}
 
   async start(run: { taskId: string; userId: string; workflowId: string }): Promise<void> {
     const record: WorkflowRecord = { userId: run.userId, workflowId: run.workflowId };
     // The TTL only bounds memory if every replica involved dies; the timer ends the run first.
-    await this.deps.ephemeral.set(this.key(run.taskId), JSON.stringify(record), { ttlMs: this.deps.timeoutMs + 60_000 });
+    await this.deps.ephemeral.set(this.key(run.taskId), JSON.stringify(record), {
+      ttlMs: this.deps.timeoutMs + 60_000,
+    });
     const timer = setTimeout(() => {
       this.timers.delete(run.taskId);
-      void this.fail(run.userId, run.taskId, `Workflow timed out after ${this.deps.timeoutMs / 1000} s`);
+      void this.fail(
+        run.userId,
+        run.taskId,
+        `Workflow timed out after ${this.deps.timeoutMs / 1000} s`,
+      );
     }, this.deps.timeoutMs);
     timer.unref();
     this.timers.set(run.taskId, timer);
@@ -62,7 +73,14 @@ export class WorkflowTracker {
   async fail(userId: string, taskId: string, error: string): Promise<void> {
     this.clearTimer(taskId);
     if (!(await this.deps.ephemeral.take(this.key(taskId)))) return;
-    await this.announce(userId, { type: 'workflow_complete', task_id: taskId, success: false, result: {}, output: '', error });
+    await this.announce(userId, {
+      type: 'workflow_complete',
+      task_id: taskId,
+      success: false,
+      result: {},
+      output: '',
+      error,
+    });
   }
 
   close(): void {

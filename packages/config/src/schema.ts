@@ -79,6 +79,8 @@ export const EnvSchema = z.object({
       .map((s) => s.trim())
       .filter(Boolean),
   ),
+  /** Deadline of one `POST /api/tools/mcp/validate`: connect, handshake and every listing page. */
+  MCP_VALIDATE_TIMEOUT_MS: z.coerce.number().int().min(1).max(300_000).default(15_000),
   /** Chat-platform app credentials; unset: events are processed but no reply is sent. */
   LARK_APP_ID: optionalString,
   LARK_APP_SECRET: optionalString,
@@ -97,9 +99,17 @@ export const EnvSchema = z.object({
   /** Legacy clients that cannot send tokens: accept WebSockets without one (never in production). */
   GATEWAY_ALLOW_UNAUTHENTICATED: booleanString,
   /** Largest WebSocket frame accepted; a larger one closes the connection with 1009. */
-  GATEWAY_MAX_FRAME_BYTES: z.coerce.number().int().min(1024).default(1024 * 1024),
+  GATEWAY_MAX_FRAME_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(1024 * 1024),
   /** Unsent bytes a client may let pile up before it is closed as a slow consumer (4008). */
-  GATEWAY_MAX_BUFFERED_BYTES: z.coerce.number().int().min(1024).default(4 * 1024 * 1024),
+  GATEWAY_MAX_BUFFERED_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1024)
+    .default(4 * 1024 * 1024),
   /** Interval of server-side WebSocket pings; a peer that misses one is terminated. */
   GATEWAY_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
   /** A node that sent nothing (no frame, no pong) for this long is gone from presence. */

@@ -1,10 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import {
-  BusNoResponderError,
-  BusRemoteError,
-  BusTimeoutError,
-  type Bus,
-} from '@agent-backend/bus';
+import { BusNoResponderError, BusRemoteError, BusTimeoutError, type Bus } from '@agent-backend/bus';
 import type { Presence, PresenceEntry } from '@agent-backend/presence';
 import {
   JSONRPC_VERSION,
@@ -74,16 +69,28 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
           ...(call.sessionId ? { session_id: call.sessionId } : {}),
         },
       };
-      const command: ToolCallCommand = { kind: 'tool_call', userId: call.userId, nodeId: node.nodeId, request, timeoutMs };
+      const command: ToolCallCommand = {
+        kind: 'tool_call',
+        userId: call.userId,
+        nodeId: node.nodeId,
+        request,
+        timeoutMs,
+      };
 
       const watch = new AbortController();
-      const onCallerAbort = () => watch.abort(new NodeCallError('aborted', 'the tool call was cancelled'));
+      const onCallerAbort = () =>
+        watch.abort(new NodeCallError('aborted', 'the tool call was cancelled'));
       call.signal?.addEventListener('abort', onCallerAbort, { once: true });
       const timer = setInterval(() => {
         presence.liveReplicas().then(
           (live) => {
             if (!live.includes(node.replicaId)) {
-              watch.abort(new NodeCallError('node_disconnected', `the gateway holding node "${node.nodeId}" is gone`));
+              watch.abort(
+                new NodeCallError(
+                  'node_disconnected',
+                  `the gateway holding node "${node.nodeId}" is gone`,
+                ),
+              );
             }
           },
           () => {},
@@ -138,7 +145,8 @@ export function toolsOf(entry: PresenceEntry): NodeTools['tools'] {
 
 function toResult(raw: unknown, toolName: string): ParsedToolResult {
   const response = JsonRpcResponse.safeParse(raw);
-  if (!response.success) throw new NodeCallError('tool_failed', `the node sent an invalid response to "${toolName}"`);
+  if (!response.success)
+    throw new NodeCallError('tool_failed', `the node sent an invalid response to "${toolName}"`);
   if ('error' in response.data) {
     const { code, message } = response.data.error;
     throw new NodeCallError('tool_failed', message, code);
@@ -146,7 +154,12 @@ function toResult(raw: unknown, toolName: string): ParsedToolResult {
   return parseToolCallResult(response.data.result);
 }
 
-function toNodeCallError(error: unknown, node: PresenceEntry, timeoutMs: number, watch: AbortSignal): NodeCallError {
+function toNodeCallError(
+  error: unknown,
+  node: PresenceEntry,
+  timeoutMs: number,
+  watch: AbortSignal,
+): NodeCallError {
   if (error instanceof NodeCallError) return error;
   if (watch.aborted && watch.reason instanceof NodeCallError) return watch.reason;
   if (error instanceof BusRemoteError) {
@@ -155,10 +168,16 @@ function toNodeCallError(error: unknown, node: PresenceEntry, timeoutMs: number,
     return new NodeCallError(code, error.message);
   }
   if (error instanceof BusNoResponderError) {
-    return new NodeCallError('node_not_found', `node "${node.nodeId}" is not connected to any live gateway`);
+    return new NodeCallError(
+      'node_not_found',
+      `node "${node.nodeId}" is not connected to any live gateway`,
+    );
   }
   if (error instanceof BusTimeoutError) {
-    return new NodeCallError('timeout', `node "${node.nodeId}" did not answer within ${timeoutMs} ms`);
+    return new NodeCallError(
+      'timeout',
+      `node "${node.nodeId}" did not answer within ${timeoutMs} ms`,
+    );
   }
   return new NodeCallError('tool_failed', (error as Error).message);
 }

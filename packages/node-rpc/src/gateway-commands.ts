@@ -41,7 +41,11 @@ export const ReplaceCommand = z.object({
 });
 export type ReplaceCommand = z.infer<typeof ReplaceCommand>;
 
-export const GatewayCommand = z.discriminatedUnion('kind', [ToolCallCommand, DeliverCommand, ReplaceCommand]);
+export const GatewayCommand = z.discriminatedUnion('kind', [
+  ToolCallCommand,
+  DeliverCommand,
+  ReplaceCommand,
+]);
 export type GatewayCommand = z.infer<typeof GatewayCommand>;
 
 /** The gateway's answer to a {@link ToolCallCommand}: the node's raw JSON-RPC response. */

@@ -5,7 +5,11 @@ export {
   type NodeToolCall,
   type NodeCallErrorCode,
 } from './node-tool-caller.js';
-export { createNodeToolCaller, toolsOf, type BusNodeToolCallerOptions } from './bus-node-tool-caller.js';
+export {
+  createNodeToolCaller,
+  toolsOf,
+  type BusNodeToolCallerOptions,
+} from './bus-node-tool-caller.js';
 export {
   gatewayChannel,
   userWebChannel,

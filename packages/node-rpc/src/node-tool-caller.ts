@@ -37,7 +37,8 @@ export interface NodeToolCall {
   signal?: AbortSignal;
 }
 
-export type NodeCallErrorCode = 'node_not_found' | 'node_disconnected' | 'timeout' | 'tool_failed' | 'aborted';
+export type NodeCallErrorCode =
+  'node_not_found' | 'node_disconnected' | 'timeout' | 'tool_failed' | 'aborted';
 
 export class NodeCallError extends Error {
   constructor(
