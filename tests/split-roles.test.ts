@@ -45,7 +45,15 @@ describe('split roles on Redis and PostgreSQL', () => {
       (['api-1', 'api-2', 'gateway-1', 'worker-1'] as const).map((id) =>
         startServiceProcess({
           entry: ENTRIES[id.split('-')[0] as 'api' | 'gateway' | 'worker'],
-          env: { ...env, INSTANCE_ID: id },
+          // The worker verifies no tokens, so it runs without JWT keys.
+          env: id.startsWith('worker')
+            ? {
+                ...env,
+                INSTANCE_ID: id,
+                JWT_PUBLIC_KEY_FILE: undefined,
+                JWT_PRIVATE_KEY_FILE: undefined,
+              }
+            : { ...env, INSTANCE_ID: id },
         }),
       ),
     );

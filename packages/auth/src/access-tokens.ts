@@ -43,7 +43,10 @@ export async function signAccessToken(
  * signed with the public key as an HMAC secret are refused), `exp` and `sub` are required.
  * Throws {@link InvalidTokenError}.
  */
-export async function verifyAccessToken(keys: Pick<KeyPair, 'publicKey'>, token: string): Promise<VerifiedToken> {
+export async function verifyAccessToken(
+  keys: Pick<KeyPair, 'publicKey'>,
+  token: string,
+): Promise<VerifiedToken> {
   try {
     const { payload } = await jwtVerify(token, keys.publicKey, {
       algorithms: [ALGORITHM],
@@ -61,15 +64,22 @@ export async function verifyAccessToken(keys: Pick<KeyPair, 'publicKey'>, token:
 
 function toInvalidToken(error: unknown): InvalidTokenError {
   if (error instanceof InvalidTokenError) return error;
-  if (error instanceof errors.JWTExpired) return new InvalidTokenError('expired', 'token has expired');
+  if (error instanceof errors.JWTExpired)
+    return new InvalidTokenError('expired', 'token has expired');
   if (error instanceof errors.JOSEAlgNotAllowed) {
-    return new InvalidTokenError('bad_algorithm', `token algorithm is not allowed (only ${ALGORITHM})`);
+    return new InvalidTokenError(
+      'bad_algorithm',
+      `token algorithm is not allowed (only ${ALGORITHM})`,
+    );
   }
   if (error instanceof errors.JWSSignatureVerificationFailed) {
     return new InvalidTokenError('bad_signature', 'token signature is invalid');
   }
   if (error instanceof errors.JWTClaimValidationFailed) {
-    return new InvalidTokenError('bad_claims', `token claim "${error.claim}" is invalid or missing`);
+    return new InvalidTokenError(
+      'bad_claims',
+      `token claim "${error.claim}" is invalid or missing`,
+    );
   }
   return new InvalidTokenError('malformed', 'token is malformed');
 }

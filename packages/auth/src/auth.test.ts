@@ -80,7 +80,10 @@ describe('access tokens', () => {
     const { accessToken: foreign } = await signAccessToken(other, 'u');
     expect(await reasonOf(verifyAccessToken(keys, foreign))).toBe('bad_signature');
 
-    const noExp = await new SignJWT({}).setProtectedHeader({ alg: 'RS256' }).setSubject('u').sign(keys.privateKey!);
+    const noExp = await new SignJWT({})
+      .setProtectedHeader({ alg: 'RS256' })
+      .setSubject('u')
+      .sign(keys.privateKey!);
     expect(await reasonOf(verifyAccessToken(keys, noExp))).toBe('bad_claims');
     const noSub = await new SignJWT({})
       .setProtectedHeader({ alg: 'RS256' })
@@ -94,7 +97,9 @@ describe('access tokens', () => {
   });
 
   it('explains a bad PEM', async () => {
-    await expect(importKeys({ publicKey: 'not a pem' })).rejects.toThrow(/public key is not an RSA SPKI PEM/);
+    await expect(importKeys({ publicKey: 'not a pem' })).rejects.toThrow(
+      /public key is not an RSA SPKI PEM/,
+    );
   });
 
   it('generates development keys once and reuses them', async () => {

@@ -1,4 +1,11 @@
-export { importKeys, loadOrCreateDevKeys, resolveKeys, ALGORITHM, type KeyPair } from './keys.js';
+export {
+  importKeys,
+  loadOrCreateDevKeys,
+  resolveKeys,
+  throwawayKeys,
+  ALGORITHM,
+  type KeyPair,
+} from './keys.js';
 export {
   signAccessToken,
   verifyAccessToken,

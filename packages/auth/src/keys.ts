@@ -1,6 +1,13 @@
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { exportPKCS8, exportSPKI, generateKeyPair, importPKCS8, importSPKI, type CryptoKey } from 'jose';
+import {
+  exportPKCS8,
+  exportSPKI,
+  generateKeyPair,
+  importPKCS8,
+  importSPKI,
+  type CryptoKey,
+} from 'jose';
 
 /** The RS256 key pair (the private key only where tokens are signed). */
 export interface KeyPair {
@@ -14,7 +21,10 @@ const PRIVATE_FILE = 'jwt-private.pem';
 const PUBLIC_FILE = 'jwt-public.pem';
 
 /** Imports PEM keys (public SPKI, private PKCS8); throws a readable error for a bad PEM. */
-export async function importKeys(pem: { publicKey: string; privateKey?: string }): Promise<KeyPair> {
+export async function importKeys(pem: {
+  publicKey: string;
+  privateKey?: string;
+}): Promise<KeyPair> {
   const publicKey = await importSPKI(pem.publicKey, ALGORITHM).catch((error: Error) => {
     throw new Error(`JWT public key is not an RSA SPKI PEM: ${error.message}`);
   });
@@ -31,11 +41,16 @@ export async function importKeys(pem: { publicKey: string; privateKey?: string }
  * reused on every start, so tokens survive restarts. Split roles never use this; their replicas
  * must share configured keys.
  */
-export async function loadOrCreateDevKeys(dataDir: string): Promise<{ publicKey: string; privateKey: string }> {
+export async function loadOrCreateDevKeys(
+  dataDir: string,
+): Promise<{ publicKey: string; privateKey: string }> {
   const privatePath = join(dataDir, PRIVATE_FILE);
   const publicPath = join(dataDir, PUBLIC_FILE);
   if (existsSync(privatePath) && existsSync(publicPath)) {
-    return { privateKey: readFileSync(privatePath, 'utf8'), publicKey: readFileSync(publicPath, 'utf8') };
+    return {
+      privateKey: readFileSync(privatePath, 'utf8'),
+      publicKey: readFileSync(publicPath, 'utf8'),
+    };
   }
   mkdirSync(dataDir, { recursive: true });
   const pair = await generateKeyPair(ALGORITHM, { modulusLength: 2048, extractable: true });
@@ -62,4 +77,10 @@ export async function resolveKeys(options: {
   if (options.privateKeyPem) throw new Error('JWT_PRIVATE_KEY is set without JWT_PUBLIC_KEY');
   if (!options.dataDir) throw new Error('no JWT keys configured');
   return importKeys(await loadOrCreateDevKeys(options.dataDir));
+}
+
+/** A key pair that lives only in this process (nothing it signs is accepted anywhere else). */
+export async function throwawayKeys(): Promise<KeyPair> {
+  const pair = await generateKeyPair(ALGORITHM, { modulusLength: 2048 });
+  return { publicKey: pair.publicKey, privateKey: pair.privateKey };
 }

@@ -51,7 +51,9 @@ export class RefreshTokenService {
   }
 
   /** Spec 4.1: a valid refresh token yields a new one-hour access token for its user. */
-  async exchange(refreshToken: string): Promise<{ accessToken: string; expiresIn: typeof ACCESS_TOKEN_TTL_SECONDS; userId: string }> {
+  async exchange(
+    refreshToken: string,
+  ): Promise<{ accessToken: string; expiresIn: typeof ACCESS_TOKEN_TTL_SECONDS; userId: string }> {
     const record = await this.repo.use(hashRefreshToken(refreshToken), new Date(this.clock()));
     if (!record) throw new InvalidRefreshTokenError();
     const signed = await signAccessToken(this.keys, record.userId, this.clock());
@@ -63,5 +65,3 @@ export class RefreshTokenService {
     return this.repo.revoke(hashRefreshToken(refreshToken), new Date(this.clock()));
   }
 }
-
-

@@ -97,3 +97,22 @@ export function parseMessageText(content: string): string | null {
   if (typeof parsed !== 'object' || parsed === null || !('text' in parsed)) return null;
   return typeof parsed.text === 'string' ? parsed.text : null;
 }
+
+/** The chat platforms the webhook serves: the same protocol on two API domains. */
+export const ChatPlatform = z.enum(['feishu', 'lark']);
+export type ChatPlatform = z.infer<typeof ChatPlatform>;
+
+/**
+ * The job queued for one received text message (validated again by the worker). `event_id` is
+ * the job id, so a platform retry that slipped past deduplication cannot queue it twice.
+ */
+export const ChatMessageJob = z.object({
+  platform: ChatPlatform,
+  event_id: z.string().min(1),
+  message_id: z.string().min(1),
+  chat_id: z.string().min(1),
+  chat_type: z.string().optional(),
+  sender_open_id: z.string().optional(),
+  text: z.string().min(1),
+});
+export type ChatMessageJob = z.infer<typeof ChatMessageJob>;

@@ -1,1 +1,7 @@
-export { startService, type ServiceContext, type MountedRole, type StartServiceOptions, type RunningService } from './start-service.js';
+export {
+  startService,
+  type ServiceContext,
+  type MountedRole,
+  type StartServiceOptions,
+  type RunningService,
+} from './start-service.js';

@@ -3,7 +3,7 @@ import { loadConfigOrExit, type Config, type Role } from '@agent-backend/config'
 import { createLogger, type Logger } from '@agent-backend/logger';
 import { createEngines, type Engines } from '@agent-backend/engines';
 import { bearerAuth, createHttpServer, handleShutdown } from '@agent-backend/http-server';
-import { resolveKeys, verifyAccessToken, type KeyPair } from '@agent-backend/auth';
+import { resolveKeys, throwawayKeys, verifyAccessToken, type KeyPair } from '@agent-backend/auth';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -42,21 +42,33 @@ export interface RunningService extends ServiceContext {
  * connections, closes the roles (draining streams, sockets and jobs), then the engines, and
  * exits; `SHUTDOWN_TIMEOUT_MS` bounds the whole sequence.
  */
-export async function startService(role: Role, options: StartServiceOptions): Promise<RunningService> {
+export async function startService(
+  role: Role,
+  options: StartServiceOptions,
+): Promise<RunningService> {
   const config = loadConfigOrExit(role);
-  const logger = createLogger({ level: config.LOG_LEVEL, base: { role, instance: config.instanceId } });
-  process.on('unhandledRejection', (reason) => logger.error({ err: reason }, 'unhandled rejection'));
+  const logger = createLogger({
+    level: config.LOG_LEVEL,
+    base: { role, instance: config.instanceId },
+  });
+  process.on('unhandledRejection', (reason) =>
+    logger.error({ err: reason }, 'unhandled rejection'),
+  );
 
   const engines = await createEngines(config, logger, {
     migrate: options.migrate,
     databaseReadiness: options.databaseReadiness,
   });
-  const keys = await resolveKeys({
-    publicKeyPem: config.jwtPublicKeyPem,
-    privateKeyPem: config.jwtPrivateKeyPem,
-    // Only the all-in-one may fall back to generated development keys.
-    dataDir: role === 'all-in-one' ? config.DATA_DIR : undefined,
-  });
+  const keys =
+    role === 'worker' && !config.jwtPublicKeyPem
+      ? // The worker serves no authenticated route; a throwaway pair keeps the context whole.
+        await throwawayKeys()
+      : await resolveKeys({
+          publicKeyPem: config.jwtPublicKeyPem,
+          privateKeyPem: config.jwtPrivateKeyPem,
+          // Only the all-in-one may fall back to generated development keys.
+          dataDir: role === 'all-in-one' ? config.DATA_DIR : undefined,
+        });
   const app = createHttpServer({ logger, readiness: engines.checks });
   const requireUser = bearerAuth((token) => verifyAccessToken(keys, token));
   const context: ServiceContext = { config, logger, engines, keys, app, requireUser };
@@ -65,7 +77,15 @@ export async function startService(role: Role, options: StartServiceOptions): Pr
   await app.listen({ port: config.PORT, host: config.HOST });
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
-  logger.info({ port, host: config.HOST, engines: config.REDIS_URL ? 'redis' : 'in-process', db: engines.db.dialect }, 'listening');
+  logger.info(
+    {
+      port,
+      host: config.HOST,
+      engines: config.REDIS_URL ? 'redis' : 'in-process',
+      db: engines.db.dialect,
+    },
+    'listening',
+  );
 
   const shutdown = handleShutdown({
     logger,

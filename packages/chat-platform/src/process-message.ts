@@ -1,0 +1,93 @@
+import type { AgentRunner } from '@agent-backend/agent-runtime';
+import type { EphemeralStore } from '@agent-backend/ephemeral';
+import type { LarkClient } from '@agent-backend/lark';
+import type { Logger } from '@agent-backend/logger';
+import { InvokeRequest, type AgentEvent, type ChatMessageJob } from '@agent-backend/protocol';
+
+export interface ChatReplyDeps {
+  runner: AgentRunner;
+  ephemeral: EphemeralStore;
+  logger: Logger;
+  /** The model for chat messages (`DEFAULT_LLM_*`); absent: nothing can answer. */
+  llm?: InvokeRequest['llm_config'];
+  /** Per platform; absent (no `LARK_APP_ID`/`LARK_APP_SECRET`): replies are logged, not sent. */
+  clients: Partial<Record<ChatMessageJob['platform'], LarkClient>>;
+}
+
+/** How long a sent reply is remembered, so a retried job does not answer twice. */
+const REPLIED_TTL_MS = 24 * 60 * 60 * 1000;
+
+/**
+ * The worker's side of one chat message: run the agent on the text in the chat's conversation
+ * (one persisted session per chat) with the default model, then reply in the chat.
+ *
+ * Delivery is at least once (a worker that dies mid-job gets the job retried). A reply is
+ * recorded under the event id once sent, and a retry that finds it does nothing; a retry after
+ * the agent ran but before the reply was sent runs the agent again (the answer is not kept),
+ * so the conversation may hold that turn twice, but the chat gets one reply.
+ */
+export async function processChatMessage(
+  job: ChatMessageJob,
+  deps: ChatReplyDeps,
+  signal: AbortSignal,
+): Promise<void> {
+  const repliedKey = `chat-replied:${job.platform}:${job.event_id}`;
+  if (await deps.ephemeral.get(repliedKey)) return;
+  const log = deps.logger.child({
+    platform: job.platform,
+    eventId: job.event_id,
+    chat: job.chat_id,
+  });
+
+  let answer: string;
+  if (!deps.llm) {
+    answer = 'This assistant has no model configured yet.';
+    log.warn('DEFAULT_LLM_* is not configured; answering with a notice');
+  } else {
+    answer = await runAgent(job, deps, deps.llm, signal);
+  }
+
+  const client = deps.clients[job.platform];
+  if (!client) {
+    log.info(
+      { chars: answer.length },
+      'reply not sent: LARK_APP_ID / LARK_APP_SECRET not configured',
+    );
+  } else {
+    await client.replyText(job.message_id, answer);
+    log.info({ chars: answer.length }, 'replied in chat');
+  }
+  await deps.ephemeral.set(repliedKey, '1', { ttlMs: REPLIED_TTL_MS });
+}
+
+/** The owner of a chat's conversation: the chat itself (chat users are not service users). */
+export function chatSessionOwner(job: Pick<ChatMessageJob, 'platform' | 'chat_id'>): string {
+  return `chat:${job.platform}:${job.chat_id}`;
+}
+
+async function runAgent(
+  job: ChatMessageJob,
+  deps: ChatReplyDeps,
+  llm: InvokeRequest['llm_config'],
+  signal: AbortSignal,
+): Promise<string> {
+  const owner = chatSessionOwner(job);
+  // `ask`: a chat's members are not the service's users and get no write tools.
+  const request = InvokeRequest.parse({
+    message: job.text,
+    llm_config: llm,
+    session_id: owner,
+    mode: 'ask',
+    sandbox_mode: 'none',
+  });
+  const run = await deps.runner.prepare(owner, request);
+  const chunks: string[] = [];
+  let failure: string | undefined;
+  await run.execute((event: AgentEvent) => {
+    if (event.type === 'message_chunk') chunks.push(event.content);
+    if (event.type === 'error') failure = event.message;
+  }, signal);
+  if (failure !== undefined && chunks.length === 0)
+    return `Sorry, I could not answer this time (${failure}).`;
+  return chunks.join('').trim() || 'I have no answer to that.';
+}

@@ -1,0 +1,111 @@
+import { verifyEvent, type SignatureHeaders } from '@agent-backend/lark';
+import type { EphemeralStore } from '@agent-backend/ephemeral';
+import type { Logger } from '@agent-backend/logger';
+import {
+  EventCallbackEnvelope,
+  MessageReceiveEvent,
+  parseMessageText,
+  UrlVerificationBody,
+  type ChatMessageJob,
+  type ChatPlatform,
+  type WebhookAck,
+} from '@agent-backend/protocol';
+
+/** How long an event id is remembered: the platform retries for about 7 hours. */
+export const EVENT_DEDUP_TTL_MS = 8 * 60 * 60 * 1000;
+
+export const ACK: WebhookAck = { code: 0, msg: 'success' };
+
+export interface WebhookDeps {
+  ephemeral: EphemeralStore;
+  logger: Logger;
+  encryptKey?: string;
+  verificationToken?: string;
+  /** Queues a message for the worker; the job id is the event id. */
+  enqueue(job: ChatMessageJob): Promise<void>;
+}
+
+export interface WebhookAnswer {
+  status: number;
+  body: unknown;
+}
+
+/**
+ * One webhook request (spec 4.5), answered fast: verification (docs/chat-platform.md), then
+ * `url_verification` → `{ challenge }`; `im.message.receive_v1` → deduplicated by event id
+ * across every replica, queued, `{ code: 0, msg: 'success' }` (a duplicate gets the same answer
+ * and is not queued again); any other event type → acknowledged and ignored, so the platform
+ * does not retry it for hours. Refusals are `{ code: <status>, msg }`.
+ */
+export async function handleWebhook(
+  platform: ChatPlatform,
+  rawBody: string,
+  headers: SignatureHeaders,
+  deps: WebhookDeps,
+): Promise<WebhookAnswer> {
+  const verified = verifyEvent(rawBody, headers, {
+    encryptKey: deps.encryptKey,
+    verificationToken: deps.verificationToken,
+  });
+  if (!verified.ok) {
+    deps.logger.warn({ platform, reason: verified.reason }, 'chat-platform event refused');
+    return { status: verified.status, body: { code: verified.status, msg: verified.reason } };
+  }
+  const body = verified.body;
+
+  if (body.type === 'url_verification') {
+    const challenge = UrlVerificationBody.safeParse(body);
+    if (!challenge.success) return refuse(400, 'url_verification without a challenge');
+    return { status: 200, body: { challenge: challenge.data.challenge } };
+  }
+
+  const envelope = EventCallbackEnvelope.safeParse(body);
+  if (!envelope.success) return refuse(400, 'not a schema 2.0 event');
+  const { event_id: eventId, event_type: eventType } = envelope.data.header;
+  if (eventType !== 'im.message.receive_v1') {
+    deps.logger.info(
+      { platform, eventId, eventType },
+      'chat-platform event type not handled; acknowledged',
+    );
+    return { status: 200, body: ACK };
+  }
+  const event = MessageReceiveEvent.safeParse(body);
+  if (!event.success) return refuse(400, 'invalid im.message.receive_v1 event');
+
+  const dedupKey = `chat-event:${platform}:${eventId}`;
+  if (!(await deps.ephemeral.set(dedupKey, '1', { ttlMs: EVENT_DEDUP_TTL_MS, ifAbsent: true }))) {
+    deps.logger.info({ platform, eventId }, 'duplicate chat-platform event; acknowledged again');
+    return { status: 200, body: ACK };
+  }
+  const { message, sender } = event.data.event;
+  const text = parseMessageText(message.content)?.trim();
+  if (!text) {
+    deps.logger.info(
+      { platform, eventId, type: message.message_type },
+      'message without text; nothing to answer',
+    );
+    return { status: 200, body: ACK };
+  }
+  try {
+    await deps.enqueue({
+      platform,
+      event_id: eventId,
+      message_id: message.message_id,
+      chat_id: message.chat_id,
+      chat_type: message.chat_type,
+      sender_open_id: sender.sender_id.open_id,
+      text,
+    });
+  } catch (error) {
+    // Not queued: forget the event so the platform's retry gets another chance.
+    await deps.ephemeral.delete(dedupKey).catch(() => {});
+    deps.logger.error({ err: error, platform, eventId }, 'could not queue chat-platform message');
+    return refuse(503, 'temporarily unable to accept events');
+  }
+  return { status: 200, body: ACK };
+
+  function refuse(status: number, msg: string): WebhookAnswer {
+    deps.logger.warn({ platform, reason: msg }, 'chat-platform event refused');
+    return { status, body: { code: status, msg } };
+  }
+}
