@@ -14,18 +14,26 @@ import { keyFiles, requireBuild } from './helpers.js';
 export interface Cluster {
   readonly gateways: ServiceProcess[];
   readonly apis: ServiceProcess[];
+  readonly workers: ServiceProcess[];
   readonly env: Record<string, string>;
   readonly prefix: string;
   /** A valid access token for `userId`, signed with the cluster's key. */
   token(userId: string, now?: number): Promise<string>;
   /** `ws://` URL of a gateway replica for `path` with query parameters. */
   wsUrl(gateway: number, path: string, query: Record<string, string | undefined>): string;
+  /** Starts one more replica of a role with the cluster's environment (plus `env`). */
+  startReplica(
+    role: 'api' | 'gateway' | 'worker',
+    id: string,
+    env?: Record<string, string>,
+  ): Promise<ServiceProcess>;
   stop(): Promise<void>;
 }
 
 export async function startCluster(options: {
   gateways: number;
   apis: number;
+  workers?: number;
   env?: Record<string, string>;
 }): Promise<Cluster> {
   requireBuild('apps/api/dist/main.js', 'apps/gateway/dist/main.js');
@@ -43,7 +51,7 @@ export async function startCluster(options: {
     LOG_LEVEL: 'info',
     ...options.env,
   };
-  const start = (role: 'api' | 'gateway', i: number) =>
+  const start = (role: 'api' | 'gateway' | 'worker', i: number) =>
     startServiceProcess({
       entry: `apps/${role}/dist/main.js`,
       env: { ...env, INSTANCE_ID: `${role}-${i + 1}` },
@@ -52,12 +60,24 @@ export async function startCluster(options: {
     Array.from({ length: options.gateways }, (_, i) => start('gateway', i)),
   );
   const apis = await Promise.all(Array.from({ length: options.apis }, (_, i) => start('api', i)));
+  const workers = await Promise.all(
+    Array.from({ length: options.workers ?? 0 }, (_, i) => start('worker', i)),
+  );
   return {
     gateways,
     apis,
+    workers,
     env,
     prefix,
     token: async (userId, now) => (await signAccessToken(keys, userId, now)).accessToken,
+    async startReplica(role, id, extra = {}) {
+      const replica = await startServiceProcess({
+        entry: `apps/${role}/dist/main.js`,
+        env: { ...env, ...extra, INSTANCE_ID: id },
+      });
+      (role === 'api' ? apis : role === 'gateway' ? gateways : workers).push(replica);
+      return replica;
+    },
     wsUrl(gateway, path, query) {
       const url = new URL(path, gateways[gateway]!.url.replace('http', 'ws'));
       for (const [key, value] of Object.entries(query))
@@ -65,7 +85,7 @@ export async function startCluster(options: {
       return url.toString();
     },
     async stop() {
-      await Promise.all([...gateways, ...apis].map((s) => s.stop('SIGKILL')));
+      await Promise.all([...gateways, ...apis, ...workers].map((s) => s.stop('SIGKILL')));
       await schema.drop();
     },
   };
