@@ -120,6 +120,14 @@ export const EnvSchema = z.object({
   TOOL_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
   /** Deadline of a workflow run on an extension (spec 8: 300 s). */
   WORKFLOW_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
+  /** Outgoing mail for scheduled-task notifications (`smtp://user:pass@host:port`); unset: no email. */
+  SMTP_URL: url(['smtp:', 'smtps:']),
+  /** Sender of notification emails. */
+  EMAIL_FROM: z.string().min(1).default('Agent Backend <no-reply@localhost>'),
+  /** A job whose worker stops renewing its lock for this long is delivered again (BullMQ). */
+  JOBS_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
+  /** How long a scheduled run waits for the user's confirmation before it expires. */
+  SCHEDULED_TASK_CONFIRM_TTL_MS: z.coerce.number().int().min(1_000).default(86_400_000),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

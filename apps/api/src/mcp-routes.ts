@@ -1,0 +1,80 @@
+import {
+  McpValidateRequest,
+  type DetailErrorBody,
+  type McpValidateResponse,
+} from '@agent-backend/protocol';
+import { parseInput } from '@agent-backend/http-server';
+import {
+  displayUrl,
+  McpConnectError,
+  scrubSecrets,
+  secretsOf,
+  StdioPolicy,
+  validateMcpServer,
+  type McpFailureKind,
+  type McpPolicy,
+} from '@agent-backend/mcp';
+import { createUrlGuard } from '@agent-backend/url-guard';
+import type { ServiceContext } from '@agent-backend/runtime';
+
+/**
+ * HTTP status of each validation failure (docs/mcp.md). Every failure body is `{ detail }`, the
+ * shape the spec fixes for the 408, so clients handle one shape; the stable code travels in the
+ * `x-mcp-error` header. A malformed body is the exception: the service-wide 400 with field errors.
+ */
+export const MCP_FAILURE_STATUS: Record<McpFailureKind, number> = {
+  invalid_config: 400,
+  url_refused: 403,
+  command_refused: 403,
+  timeout: 408,
+  aborted: 408,
+  auth_rejected: 424,
+  unreachable: 502,
+  tls: 502,
+  redirect: 502,
+  not_mcp: 502,
+  handshake: 502,
+  process_failed: 502,
+};
+
+/**
+ * `POST /api/tools/mcp/validate` (spec 4.4): connects to the MCP server the user describes and
+ * answers with its tools and prompts. Requires an access token. The policy (SSRF guard, stdio
+ * allowlist) is built once from the configuration, so a malformed allowlist fails at start.
+ */
+export function registerMcpRoutes({ app, config, requireUser }: ServiceContext): void {
+  const policy: McpPolicy = {
+    urlGuard: createUrlGuard({ allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS }),
+    stdio: new StdioPolicy(config.MCP_STDIO_ALLOWLIST),
+  };
+
+  app.post('/api/tools/mcp/validate', { preHandler: requireUser }, async (request, reply) => {
+    const body = parseInput(McpValidateRequest, request.body);
+    try {
+      const result: McpValidateResponse = await validateMcpServer(body, policy, {
+        timeoutMs: config.MCP_VALIDATE_TIMEOUT_MS,
+      });
+      return result;
+    } catch (error) {
+      if (!(error instanceof McpConnectError)) throw error;
+      const secrets = secretsOf(body);
+      const cause = error.cause instanceof Error ? error.cause.message : undefined;
+      request.log.warn(
+        {
+          mcp: {
+            name: body.name,
+            transport: body.transport_type,
+            server: body.transport_type === 'stdio' ? undefined : displayUrl(body.base_url),
+            kind: error.kind,
+            cause: cause === undefined ? undefined : scrubSecrets(cause, secrets).slice(0, 500),
+          },
+        },
+        'mcp validation failed',
+      );
+      return reply
+        .code(MCP_FAILURE_STATUS[error.kind])
+        .header('x-mcp-error', error.kind)
+        .send({ detail: error.detail } satisfies DetailErrorBody);
+    }
+  });
+}

@@ -1,0 +1,196 @@
+import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
+import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
+import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
+import {
+  isUrlRefusedError,
+  PRIVATE_CATEGORIES,
+  type UrlRefusedError,
+} from '@agent-backend/url-guard';
+import { McpConnectError } from './errors.js';
+import type { HttpTrace } from './http-transport.js';
+import { scrubSecrets } from './redact.js';
+import type { StdioProcessTransport } from './stdio-transport.js';
+
+/** What is known about a failed attempt besides the error itself. */
+export interface FailureContext {
+  /** The server as users may see it: URL without credentials or query, or `stdio command "x"`. */
+  readonly target: string;
+  readonly timeoutMs: number;
+  readonly deadlineExpired: boolean;
+  readonly callerAborted: boolean;
+  /** The root cause the guarded fetch saw, which SDK errors sometimes replace with text. */
+  readonly fetchError?: Error | undefined;
+  readonly trace?: HttpTrace | undefined;
+  readonly stdio?: StdioProcessTransport | undefined;
+  /** Values to scrub from anything taken from the server's answers. */
+  readonly secrets: readonly string[];
+}
+
+const NETWORK: Record<string, string> = {
+  ENOTFOUND: 'the host name does not resolve',
+  EAI_AGAIN: 'the host name could not be resolved (DNS failure)',
+  ECONNREFUSED: 'the connection was refused (nothing listens on that port?)',
+  ECONNRESET: 'the connection was reset',
+  EPIPE: 'the connection was closed while sending',
+  EHOSTUNREACH: 'there is no route to the host',
+  ENETUNREACH: 'the network is unreachable',
+  ETIMEDOUT: 'the connection attempt timed out',
+  UND_ERR_SOCKET: 'the connection was closed unexpectedly',
+};
+
+const TLS: Record<string, string> = {
+  DEPTH_ZERO_SELF_SIGNED_CERT: 'the certificate is self-signed',
+  SELF_SIGNED_CERT_IN_CHAIN: 'the certificate chain ends in a self-signed certificate',
+  CERT_HAS_EXPIRED: 'the certificate has expired',
+  CERT_NOT_YET_VALID: 'the certificate is not valid yet',
+  ERR_TLS_CERT_ALTNAME_INVALID: 'the certificate does not cover this host name',
+  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the certificate is not signed by a trusted authority',
+  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'the certificate is not signed by a trusted authority',
+  EPROTO: 'the server does not speak TLS on this port (is it http://?)',
+  ERR_SSL_WRONG_VERSION_NUMBER: 'the server does not speak TLS on this port (is it http://?)',
+};
+
+/** The error and its `cause` chain, outermost first (bounded: causes can be cyclic). */
+function chain(error: unknown): unknown[] {
+  const out: unknown[] = [];
+  for (let e = error; e !== undefined && e !== null && out.length < 8;) {
+    out.push(e);
+    e = (e as { cause?: unknown }).cause;
+  }
+  return out;
+}
+
+const codeOf = (e: unknown): string | undefined => {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' ? code : undefined;
+};
+
+function refusedDetail(target: string, error: UrlRefusedError): string {
+  const policy = PRIVATE_CATEGORIES.has(error.reason as never) || error.reason === 'metadata';
+  return policy
+    ? `Refused to connect to ${target}: ${error.message}. This server does not connect to loopback, private, link-local or cloud metadata addresses.`
+    : `Refused to connect to ${target}: ${error.message}.`;
+}
+
+/**
+ * Turns whatever a connection attempt threw (our guard, Node's network stack, the SDK's
+ * transports, a JSON-RPC error from the server, a stdio process that died) into one
+ * {@link McpConnectError} whose detail tells the user what to fix. Text that came from the server
+ * is scrubbed of the request's secrets and truncated.
+ */
+export function classifyFailure(error: unknown, ctx: FailureContext): McpConnectError {
+  const fail = (kind: McpConnectError['kind'], detail: string) =>
+    new McpConnectError(kind, scrubSecrets(detail, ctx.secrets), { cause: error });
+  const { target } = ctx;
+  const server = serverPhrase(target, ctx.stdio !== undefined);
+  if (error instanceof McpConnectError) return error;
+  if (ctx.deadlineExpired)
+    return fail('timeout', `Timed out after ${ctx.timeoutMs} ms waiting for ${server}.`);
+  if (ctx.callerAborted) return fail('aborted', `The request to ${target} was cancelled.`);
+
+  const errors = [...chain(error), ...(ctx.fetchError ? chain(ctx.fetchError) : [])];
+  const refused = errors.find(isUrlRefusedError);
+  if (refused) return fail('url_refused', refusedDetail(target, refused));
+
+  if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
+    return fail('timeout', `Timed out after ${ctx.timeoutMs} ms waiting for ${server}.`);
+
+  const stdio = ctx.stdio;
+  if (stdio) {
+    const code = codeOf(errors.find((e) => codeOf(e) === 'ENOENT' || codeOf(e) === 'EACCES'));
+    if (code === 'ENOENT')
+      return fail('process_failed', `The ${target} was not found on this server.`);
+    if (code === 'EACCES') return fail('process_failed', `The ${target} is not executable.`);
+    if (
+      stdio.invalidOutput &&
+      !(error instanceof McpError && error.code < ErrorCode.ConnectionClosed)
+    )
+      return fail('not_mcp', `The ${target} wrote output that is not MCP JSON-RPC to stdout.`);
+    if (stdio.exit) {
+      const how = stdio.exit.signal
+        ? `was killed by ${stdio.exit.signal}`
+        : `exited with code ${stdio.exit.code}`;
+      return fail('process_failed', `The ${target} ${how} before answering.`);
+    }
+  }
+
+  const httpError = errors.find(
+    (e) => e instanceof StreamableHTTPError || e instanceof SseError,
+  ) as { code?: unknown; message: string } | undefined;
+  const status =
+    typeof httpError?.code === 'number' && httpError.code >= 100 ? httpError.code : undefined;
+  if (status === 401 || status === 403)
+    return fail(
+      'auth_rejected',
+      `${capitalize(server)} rejected the credentials (HTTP ${status}). Check api_key and headers.`,
+    );
+  if (status !== undefined && status >= 300 && status < 400) {
+    const to = ctx.trace?.location?.origin;
+    return fail(
+      'redirect',
+      `${capitalize(server)} redirected to ${to ?? 'another origin'}; redirects to another origin are not followed. Use the final URL.`,
+    );
+  }
+  if (status !== undefined && status !== 200) {
+    const hint =
+      status === 404 || status === 405
+        ? ' Check the URL path and transport_type (streamable_http takes the MCP endpoint, often /mcp; sse takes the event stream, often /sse).'
+        : '';
+    return fail('not_mcp', `${target} did not answer as an MCP server (HTTP ${status}).${hint}`);
+  }
+
+  for (const e of errors) {
+    const code = codeOf(e);
+    if (
+      code &&
+      (TLS[code] ||
+        code.startsWith('ERR_TLS_') ||
+        code.startsWith('ERR_SSL_') ||
+        code.startsWith('CERT_'))
+    )
+      return fail(
+        'tls',
+        `The TLS connection to ${target} failed: ${TLS[code] ?? `TLS error ${code}`}.`,
+      );
+    if (code && NETWORK[code])
+      return fail('unreachable', `Could not reach ${server}: ${NETWORK[code]}.`);
+    if (e instanceof Error && /socket hang up|other side closed|terminated/i.test(e.message))
+      return fail(
+        'unreachable',
+        `Could not reach ${server}: the connection was closed unexpectedly.`,
+      );
+  }
+
+  const contentType = ctx.trace?.contentType;
+  if (
+    (httpError && /content type|content-type/i.test(httpError.message)) ||
+    errors.some((e) => e instanceof SyntaxError || (e as Error | null)?.name === 'ZodError')
+  ) {
+    const what = contentType
+      ? `answered with ${contentType.split(';')[0]}`
+      : 'answered with something else';
+    return fail('not_mcp', `${target} is not an MCP server: it ${what} instead of MCP JSON-RPC.`);
+  }
+
+  if (error instanceof McpError) {
+    if (error.code === ErrorCode.ConnectionClosed)
+      return fail('handshake', `${capitalize(server)} closed the connection during the handshake.`);
+    return fail(
+      'handshake',
+      `${capitalize(server)} answered with an error: ${truncate(error.message)}`,
+    );
+  }
+  const message = error instanceof Error ? error.message : String(error);
+  return fail('handshake', `The MCP handshake with ${target} failed: ${truncate(message)}`);
+}
+
+/** `the MCP server at <url>` or `the MCP server (stdio command "x")`, for messages. */
+export function serverPhrase(target: string, stdio: boolean): string {
+  return stdio ? `the MCP server (${target})` : `the MCP server at ${target}`;
+}
+
+const capitalize = (text: string) => text.charAt(0).toUpperCase() + text.slice(1);
+
+function truncate(text: string, max = 300): string {
+  return text.length > max ? `${text.slice(0, max)}…` : text;
+}
