@@ -2,8 +2,11 @@ import { createNodeToolCaller } from '@agent-backend/node-rpc';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
+import { CHAT_MESSAGE_QUEUE, registerChatPlatformRoutes } from './chat-platform-routes.js';
+import { registerKnowledgeRoutes } from './knowledge-routes.js';
 import { registerMcpRoutes } from './mcp-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
+import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 
 /** Mounts the HTTP API (spec section 4 endpoints served by `apps/api`) on the context's server. */
 export async function mountApi(context: ServiceContext): Promise<MountedRole> {
@@ -16,7 +19,12 @@ export async function mountApi(context: ServiceContext): Promise<MountedRole> {
   });
   registerAuthRoutes(context);
   registerMcpRoutes(context);
+  registerKnowledgeRoutes(context);
   registerNodeRoutes(context, nodeTools);
   registerAgentRoutes(context, { nodeTools });
+  registerScheduledTaskRoutes(context);
+  registerChatPlatformRoutes(context, async (job) => {
+    await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });
+  });
   return { name: 'api', close: async () => {} };
 }

@@ -1,11 +1,80 @@
+import { createNodeToolCaller, userWebChannel } from '@agent-backend/node-rpc';
+import {
+  createNotifier,
+  createSmtpEmailSender,
+  type ChatPlatformNotifier,
+} from '@agent-backend/notify';
+import { AgentRunner } from '@agent-backend/agent-runtime';
+import { larkClients, larkNotifier } from '@agent-backend/chat-platform';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
+import { SCHEDULED_TASKS_QUEUE, reconcileSchedules } from '@agent-backend/scheduler';
+import { createRunnerTaskAgent, type TaskAgent } from './task-agent.js';
+import { createTaskProcessor } from './task-processor.js';
+import { processChatMessages } from './chat-messages.js';
+
+export interface WorkerOptions {
+  /** Replaces the default agent (the agent runtime on `DEFAULT_LLM_*`). */
+  agent?: TaskAgent;
+  /** The chat-platform client; absent: chat notifications are logged and skipped. */
+  chat?: ChatPlatformNotifier;
+}
 
 /**
- * Mounts the background worker. Foundation skeleton: it holds the engines (bus, durable store)
- * and serves health; queue processors (scheduled tasks, chat-platform events, ingestion)
- * arrive with the worker issue on the job port (`@agent-backend/jobs`).
+ * Mounts the background worker: reconciles the task schedules from the durable store (so a
+ * Redis that lost its data loses no task), then processes the scheduled-tasks queue. Runs in the
+ * worker process and in the all-in-one (on the in-process job queue).
  */
-export async function mountWorker(context: ServiceContext): Promise<MountedRole> {
-  context.logger.debug('worker mounted; no processors registered yet');
-  return { name: 'worker', close: async () => {} };
+export async function mountWorker(
+  context: ServiceContext,
+  options: WorkerOptions = {},
+): Promise<MountedRole> {
+  const { config, engines, logger } = context;
+  const email = config.SMTP_URL
+    ? createSmtpEmailSender({ url: config.SMTP_URL, from: config.EMAIL_FROM })
+    : undefined;
+  const notifier = createNotifier({
+    publishInApp: (userId, message) => engines.bus.publish(userWebChannel(userId), message),
+    ...(email ? { email } : {}),
+    chat: options.chat ?? larkNotifier(larkClients(config)),
+    onSkip: (info) => logger.warn(info, 'notification channel skipped'),
+  });
+  const agent =
+    options.agent ??
+    createRunnerTaskAgent({
+      db: engines.db,
+      ephemeral: engines.ephemeral,
+      logger,
+      llm: {
+        baseUrl: config.DEFAULT_LLM_BASE_URL,
+        apiKey: config.DEFAULT_LLM_API_KEY,
+        model: config.DEFAULT_LLM_MODEL,
+      },
+      nodeTools: createNodeToolCaller({
+        bus: engines.bus,
+        presence: engines.presence,
+        defaultTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
+      }),
+    });
+  const reconciled = await reconcileSchedules({ db: engines.db, jobs: engines.jobs });
+  logger.info(reconciled, 'scheduled tasks reconciled');
+  await engines.jobs.process(
+    SCHEDULED_TASKS_QUEUE,
+    createTaskProcessor({
+      db: engines.db,
+      jobs: engines.jobs,
+      logger,
+      agent,
+      notifier,
+      workerId: config.instanceId,
+      confirmTtlMs: config.SCHEDULED_TASK_CONFIRM_TTL_MS,
+      leaseMs: config.JOBS_LOCK_MS,
+    }),
+    { concurrency: 4 },
+  );
+  // Chat-platform messages: their conversations belong to the chat, so no node tools.
+  await processChatMessages(
+    context,
+    new AgentRunner({ db: engines.db, ephemeral: engines.ephemeral, logger }),
+  );
+  return { name: 'worker', close: async () => email?.close() };
 }

@@ -6,3 +6,4 @@ export {
   type WebhookAnswer,
 } from './webhook.js';
 export { processChatMessage, chatSessionOwner, type ChatReplyDeps } from './process-message.js';
+export { larkClients, larkNotifier, type LarkAppConfig } from './lark-clients.js';

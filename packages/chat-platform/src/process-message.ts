@@ -1,4 +1,9 @@
-import type { AgentRunner } from '@agent-backend/agent-runtime';
+import {
+  DEFAULT_LEASE_TTL_MS,
+  SessionBusyError,
+  type AgentRunner,
+  type PreparedRun,
+} from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { LarkClient } from '@agent-backend/lark';
 import type { Logger } from '@agent-backend/logger';
@@ -80,7 +85,7 @@ async function runAgent(
     mode: 'ask',
     sandbox_mode: 'none',
   });
-  const run = await deps.runner.prepare(owner, request);
+  const run = await prepareWhenFree(deps.runner, owner, request, signal);
   const chunks: string[] = [];
   let failure: string | undefined;
   await run.execute((event: AgentEvent) => {
@@ -90,4 +95,28 @@ async function runAgent(
   if (failure !== undefined && chunks.length === 0)
     return `Sorry, I could not answer this time (${failure}).`;
   return chunks.join('').trim() || 'I have no answer to that.';
+}
+
+/**
+ * Claims the chat's session, waiting while it is busy: another message of the same chat is being
+ * answered (messages of a chat are answered one after another), or a worker that died mid-run
+ * still holds its lease (free within the lease TTL). Waiting, rather than failing the attempt,
+ * keeps a crash from using up the job's retries and losing the message.
+ */
+async function prepareWhenFree(
+  runner: AgentRunner,
+  owner: string,
+  request: InvokeRequest,
+  signal: AbortSignal,
+): Promise<PreparedRun> {
+  const deadline = Date.now() + 3 * DEFAULT_LEASE_TTL_MS;
+  for (;;) {
+    try {
+      return await runner.prepare(owner, request);
+    } catch (error) {
+      if (!(error instanceof SessionBusyError) || Date.now() > deadline || signal.aborted)
+        throw error;
+      await new Promise((resolve) => setTimeout(resolve, 500));
+    }
+  }
 }

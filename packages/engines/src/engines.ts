@@ -8,7 +8,8 @@ import {
   type EphemeralStore,
 } from '@agent-backend/ephemeral';
 import { createMemoryPresence, createRedisPresence, type Presence } from '@agent-backend/presence';
-import { closeRedis, createRedis, type Redis } from '@agent-backend/redis';
+import { createBullmqJobQueue, createMemoryJobQueue, type JobQueue } from '@agent-backend/jobs';
+import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
 import { createMemoryRunLog, createRedisRunLog, type RunLog } from '@agent-backend/run-log';
 import {
   createPgliteDatabase,
@@ -27,6 +28,8 @@ export interface Engines {
   readonly presence: Presence;
   /** Events of agent runs, readable from any replica for a window (resumable streams). */
   readonly runLog: RunLog;
+  /** Queues, delayed jobs and schedules: in-process timers, or BullMQ on Redis. */
+  readonly jobs: JobQueue;
   /** The durable store. A PostgreSQL pool connects lazily, so roles that never query it pay nothing. */
   readonly db: Database;
   /** Readiness probes for `/readyz`: `redis` and/or `postgres` (or `pglite`). */
@@ -76,6 +79,7 @@ export async function createEngines(
     let ephemeral: EphemeralStore;
     let presence: Presence;
     let runLog: RunLog;
+    let jobs: JobQueue;
     if (config.REDIS_URL) {
       const onError = (error: Error) => logger.warn({ err: error }, 'redis connection error');
       const name = `${config.role}:${config.instanceId}`;
@@ -98,6 +102,20 @@ export async function createEngines(
       ephemeral = createRedisEphemeralStore({ redis, prefix });
       presence = createRedisPresence({ redis, prefix, ...presenceOptions });
       runLog = createRedisRunLog({ redis, prefix });
+      // BullMQ blocks on its connections, so it gets its own, which never give up on a command.
+      const jobsConnection = createRedis(config.REDIS_URL, {
+        name: `${name}:jobs`,
+        onError,
+        maxRetriesPerRequest: null,
+      });
+      closers.push(() => closeRedis(jobsConnection));
+      jobs = createBullmqJobQueue({
+        connection: jobsConnection,
+        prefix: redisKeys(prefix).jobs(),
+        lockDurationMs: config.JOBS_LOCK_MS,
+        drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+        onError: (error, info) => logger.warn({ err: error, ...info }, 'job failed'),
+      });
       checks.redis = () => redis.ping();
     } else {
       bus = createMemoryBus({
@@ -108,10 +126,15 @@ export async function createEngines(
       ephemeral = createMemoryEphemeralStore();
       presence = createMemoryPresence(presenceOptions);
       runLog = createMemoryRunLog();
+      jobs = createMemoryJobQueue({
+        drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+        onError: (error, info) => logger.warn({ err: error, ...info }, 'job failed'),
+      });
     }
     // Registered after the connections, so they close before the connections (reverse order).
     closers.push(
       () => runLog.close(),
+      () => jobs.close(),
       () => presence.close(),
       () => ephemeral.close(),
       () => bus.close(),
@@ -123,6 +146,7 @@ export async function createEngines(
       ephemeral,
       presence,
       runLog,
+      jobs,
       db,
       checks,
       close: () => (closed ??= close()),

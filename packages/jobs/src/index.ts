@@ -1,1 +1,16 @@
-export type { JobQueue, AddJobOptions, ScheduleTiming, JobContext, JobHandler } from './job-queue.js';
+export {
+  DEFAULT_ATTEMPTS,
+  JobQueueClosedError,
+  RETRY_BASE_DELAY_MS,
+  UnrecoverableJobError,
+  type AddJobOptions,
+  type JobContext,
+  type JobHandler,
+  type JobQueue,
+  type ProcessOptions,
+  type ScheduleTiming,
+} from './job-queue.js';
+export { assertValidCron, isValidTimeZone, nextCronOccurrence, type CronOptions } from './cron.js';
+export { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
+export { createMemoryJobQueue, type MemoryJobQueueOptions } from './memory-job-queue.js';
+export { createBullmqJobQueue, type BullmqJobQueueOptions } from './bullmq-job-queue.js';

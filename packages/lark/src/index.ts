@@ -9,6 +9,8 @@ export {
   LarkClient,
   LarkApiError,
   LARK_ORIGINS,
+  RECEIVE_ID_TYPES,
   type LarkClientOptions,
   type LarkPlatform,
+  type ReceiveIdType,
 } from './lark-client.js';

@@ -5,6 +5,10 @@ export const LARK_ORIGINS = {
 } as const;
 export type LarkPlatform = keyof typeof LARK_ORIGINS;
 
+/** How a message's receiver is named (the platform's `receive_id_type`). */
+export const RECEIVE_ID_TYPES = ['chat_id', 'open_id', 'user_id', 'union_id', 'email'] as const;
+export type ReceiveIdType = (typeof RECEIVE_ID_TYPES)[number];
+
 export interface LarkClientOptions {
   /** API origin, e.g. `https://open.feishu.cn` (no path). */
   baseUrl: string;
@@ -59,11 +63,7 @@ export class LarkClient {
   }
 
   /** Sends a text message to a chat (`chat_id`) or a user (`open_id`, `user_id`, `email`). */
-  async sendText(
-    receiveIdType: 'chat_id' | 'open_id' | 'user_id' | 'email',
-    receiveId: string,
-    text: string,
-  ): Promise<void> {
+  async sendText(receiveIdType: ReceiveIdType, receiveId: string, text: string): Promise<void> {
     const path = `/open-apis/im/v1/messages?receive_id_type=${receiveIdType}`;
     await this.authorized('send', path, {
       receive_id: receiveId,

@@ -205,6 +205,35 @@ export const WsErrorMessage = z.object({
 });
 export type WsErrorMessage = z.infer<typeof WsErrorMessage>;
 
+/**
+ * A scheduled task with `run_mode` `require-confirmation` is due: the web client asks the user and
+ * answers with `POST /scheduled-task/confirm` (`task_id`, `scheduled_at`, `confirm`). Not in the
+ * spec. `expires_at`: after it the occurrence is skipped.
+ */
+export const ScheduledTaskConfirmationMessage = z.object({
+  type: z.literal('scheduled_task_confirmation'),
+  task_id: z.string(),
+  /** The occurrence instant, ISO 8601 UTC; with `task_id` it names the occurrence. */
+  scheduled_at: z.string(),
+  title: z.string(),
+  prompt: z.string(),
+  expires_at: z.string(),
+});
+export type ScheduledTaskConfirmationMessage = z.infer<typeof ScheduledTaskConfirmationMessage>;
+
+/** A scheduled task's occurrence finished (or was skipped); the agent's answer is `output`. */
+export const ScheduledTaskResultMessage = z.object({
+  type: z.literal('scheduled_task_result'),
+  task_id: z.string(),
+  scheduled_at: z.string(),
+  title: z.string(),
+  success: z.boolean(),
+  /** @default '' */
+  output: z.string().default(''),
+  error: z.string().optional(),
+});
+export type ScheduledTaskResultMessage = z.infer<typeof ScheduledTaskResultMessage>;
+
 // --- unions by sender ---
 
 /** What an extension or desktop may send, apart from JSON-RPC responses. */
@@ -245,6 +274,8 @@ export const ServerMessage = z.discriminatedUnion('type', [
   GetWorkflowsMessage,
   ExecuteWorkflowMessage,
   WsErrorMessage,
+  ScheduledTaskConfirmationMessage,
+  ScheduledTaskResultMessage,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessage>;
 export type ServerMessageInput = z.input<typeof ServerMessage>;

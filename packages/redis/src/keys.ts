@@ -17,6 +17,7 @@
  * | `ab:presence:user:<userId>` | hash nodeId → entry | presence |
  * | `ab:presence:replicas` | sorted set replicaId → expiry (ms) | presence |
  * | `ab:runlog:<runId>` | stream of a run's events, PX retention | run log (resumable agent streams) |
+ * | `ab:bull:<queue>:*` | BullMQ's own keys (its `prefix` option) | job queue (`@agent-backend/jobs`) |
  *
  * Not Redis Cluster aware: keys carry no hash tags, and sharded pub/sub is not used.
  */
@@ -44,6 +45,8 @@ export interface RedisKeys {
   presenceReplicas(): string;
   /** Stream of one agent run's events, read back to resume a dropped SSE stream. */
   runLog(runId: string): string;
+  /** BullMQ's `prefix` option: every queue's keys sit under `<prefix>bull:<queue>:`. */
+  jobs(): string;
 }
 
 /**
@@ -60,5 +63,6 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     presenceUser: (userId: string) => `${prefix}presence:user:${userId}`,
     presenceReplicas: () => `${prefix}presence:replicas`,
     runLog: (runId: string) => `${prefix}runlog:${runId}`,
+    jobs: () => `${prefix}bull`,
   });
 }

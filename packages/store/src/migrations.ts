@@ -25,6 +25,72 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX refresh_tokens_user_id_idx ON refresh_tokens (user_id);
     `,
   },
+  {
+    id: '0002_agent_sessions',
+    sql: `
+      CREATE TABLE agent_sessions (
+        session_id  text PRIMARY KEY,                -- generated (sess_<uuid>) or chosen by the client
+        user_id     text NOT NULL,                   -- owner, from the access token; others get 404
+        created_at  timestamptz NOT NULL DEFAULT now(),
+        updated_at  timestamptz NOT NULL DEFAULT now(),
+        last_run_id text,                            -- the run a resumed stream attaches to
+        state       jsonb NOT NULL DEFAULT '{}'      -- todo list and pending plan of the agent
+      );
+      CREATE INDEX agent_sessions_user_id_idx ON agent_sessions (user_id, updated_at);
+      CREATE TABLE agent_messages (
+        session_id text NOT NULL REFERENCES agent_sessions (session_id) ON DELETE CASCADE,
+        seq        integer NOT NULL,                 -- position in the conversation, from 1
+        run_id     text NOT NULL,
+        message    jsonb NOT NULL,                   -- one chat message: user, assistant (with tool calls) or tool
+        created_at timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (session_id, seq)
+      );
+      CREATE TABLE agent_runs (
+        run_id     text PRIMARY KEY,
+        session_id text NOT NULL REFERENCES agent_sessions (session_id) ON DELETE CASCADE,
+        user_id    text NOT NULL,
+        mode       text NOT NULL,
+        status     text NOT NULL,                    -- running, done, error, aborted
+        error_code text,
+        started_at timestamptz NOT NULL DEFAULT now(),
+        ended_at   timestamptz
+      );
+      CREATE INDEX agent_runs_session_id_idx ON agent_runs (session_id, started_at);
+    `,
+  },
+  {
+    id: '0003_scheduled_tasks',
+    sql: `
+      CREATE TABLE scheduled_tasks (
+        task_id     text PRIMARY KEY,                -- the web layer's task id
+        user_id     text NOT NULL,
+        task        jsonb NOT NULL,                  -- the task as last synced, defaults applied
+        status      text NOT NULL,                   -- pending, awaiting_confirmation, running, completed, failed, expired, paused, removed
+        next_run_at timestamptz,                     -- next occurrence while pending; null otherwise
+        created_at  timestamptz NOT NULL DEFAULT now(),
+        updated_at  timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX scheduled_tasks_status_idx ON scheduled_tasks (status, next_run_at);
+      CREATE TABLE scheduled_task_runs (
+        task_id      text NOT NULL,
+        scheduled_at timestamptz NOT NULL,           -- the occurrence instant: (task_id, scheduled_at) is the idempotency key
+        user_id      text NOT NULL,
+        status       text NOT NULL,                  -- awaiting_confirmation, confirmed, running, succeeded, failed, declined, expired
+        attempts     integer NOT NULL DEFAULT 0,     -- agent executions started (more than 1 after a worker died mid-run)
+        worker       text,                           -- instance holding the run's lease
+        lease_until  timestamptz,                    -- a running run whose lease passed may be taken over
+        expires_at   timestamptz,                    -- deadline of a confirmation
+        output       text,
+        error        text,
+        notified_at  timestamptz,                    -- results delivered (set once)
+        created_at   timestamptz NOT NULL DEFAULT now(),
+        updated_at   timestamptz NOT NULL DEFAULT now(),
+        finished_at  timestamptz,
+        PRIMARY KEY (task_id, scheduled_at)
+      );
+      CREATE INDEX scheduled_task_runs_user_idx ON scheduled_task_runs (user_id, status);
+    `,
+  },
 ];
 
 /**
@@ -32,9 +98,14 @@ export const MIGRATIONS: readonly Migration[] = [
  * advisory lock (keyed by the current schema) serializes them, and each sees what the previous
  * one applied. Returns the ids it applied.
  */
-export async function migrate(db: Database, migrations: readonly Migration[] = MIGRATIONS): Promise<string[]> {
+export async function migrate(
+  db: Database,
+  migrations: readonly Migration[] = MIGRATIONS,
+): Promise<string[]> {
   return db.transaction(async (tx) => {
-    await tx.query(`SELECT pg_advisory_xact_lock(hashtext('agent-backend:migrations:' || current_schema()))`);
+    await tx.query(
+      `SELECT pg_advisory_xact_lock(hashtext('agent-backend:migrations:' || current_schema()))`,
+    );
     await tx.query(`
       CREATE TABLE IF NOT EXISTS schema_migrations (
         id         text PRIMARY KEY,

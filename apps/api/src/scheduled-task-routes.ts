@@ -1,0 +1,107 @@
+import { createHash, timingSafeEqual } from 'node:crypto';
+import { TaskSyncRequest, type TaskSyncResponse } from '@agent-backend/protocol';
+import { AppError, parseInput } from '@agent-backend/http-server';
+import type { ServiceContext } from '@agent-backend/runtime';
+import {
+  ConfirmRunRequest,
+  InvalidScheduleError,
+  RunRepository,
+  SCHEDULED_TASKS_QUEUE,
+  TaskRepository,
+  occurrenceId,
+  syncTask,
+  type TaskJob,
+} from '@agent-backend/scheduler';
+import type { FastifyRequest } from 'fastify';
+
+const digest = (value: string) => createHash('sha256').update(value).digest();
+
+/**
+ * Checks `X-Internal-Secret` against `INTERNAL_API_SECRET` in constant time (both sides are
+ * hashed first, so neither the value nor its length leaks through timing). 503 when no secret is
+ * configured: the endpoint is off rather than open.
+ */
+function requireInternalSecret(secret: string | undefined) {
+  const expected = secret === undefined ? undefined : digest(secret);
+  return async (request: FastifyRequest) => {
+    if (!expected) throw new AppError('not_configured', 'INTERNAL_API_SECRET is not configured');
+    const given = request.headers['x-internal-secret'];
+    if (typeof given !== 'string' || !timingSafeEqual(digest(given), expected))
+      throw new AppError('unauthorized', 'missing or invalid X-Internal-Secret');
+  };
+}
+
+/**
+ * `POST /scheduled-task/sync` (spec 4.6), `GET /scheduled-task/:taskId` (internal, beyond the
+ * spec: the stored status and recent occurrences) and `POST /scheduled-task/confirm` (the user's
+ * answer to a `require-confirmation` occurrence, bearer token). See docs/scheduled-tasks.md.
+ */
+export function registerScheduledTaskRoutes(context: ServiceContext): void {
+  const { app, engines, config, requireUser } = context;
+  const internal = requireInternalSecret(config.INTERNAL_API_SECRET);
+  const deps = { db: engines.db, jobs: engines.jobs };
+
+  app.post('/scheduled-task/sync', { preHandler: internal }, async (request) => {
+    const body = parseInput(TaskSyncRequest, request.body);
+    try {
+      const result = await syncTask(deps, body);
+      request.log.info(
+        { taskId: body.task_id, action: body.action, status: result.status },
+        'scheduled task synced',
+      );
+      return {
+        success: result.success,
+        action: body.action,
+        task_id: body.task_id,
+      } satisfies TaskSyncResponse;
+    } catch (error) {
+      if (error instanceof InvalidScheduleError)
+        throw new AppError('invalid_request', 'invalid request body', error.issues);
+      throw error;
+    }
+  });
+
+  app.get<{ Params: { taskId: string } }>(
+    '/scheduled-task/:taskId',
+    { preHandler: internal },
+    async (request) => {
+      const record = await new TaskRepository(engines.db).get(request.params.taskId);
+      if (!record) throw new AppError('not_found', 'unknown task');
+      const runs = await new RunRepository(engines.db).listForTask(record.taskId);
+      return {
+        task_id: record.taskId,
+        status: record.status,
+        next_run_at: record.nextRunAt?.toISOString() ?? null,
+        task: record.task,
+        runs: runs.map((run) => ({
+          scheduled_at: run.scheduledAt.toISOString(),
+          status: run.status,
+          attempts: run.attempts,
+          output: run.output,
+          error: run.error,
+          finished_at: run.finishedAt?.toISOString() ?? null,
+        })),
+      };
+    },
+  );
+
+  app.post('/scheduled-task/confirm', { preHandler: requireUser }, async (request) => {
+    const body = parseInput(ConfirmRunRequest, request.body);
+    const scheduledAt = Date.parse(body.scheduled_at);
+    const status = await new RunRepository(engines.db).answer(
+      body.task_id,
+      scheduledAt,
+      request.userId!,
+      body.confirm,
+    );
+    if (!status)
+      throw new AppError('not_found', 'no occurrence of this task is waiting for confirmation');
+    if (status === 'confirmed') {
+      const job: TaskJob = { kind: 'confirmed', taskId: body.task_id, scheduledAt };
+      await engines.jobs.add(SCHEDULED_TASKS_QUEUE, job, {
+        jobId: `confirmed-${occurrenceId(body.task_id, scheduledAt)}`,
+      });
+    }
+    return { success: true, task_id: body.task_id, scheduled_at: body.scheduled_at, status };
+  });
+}

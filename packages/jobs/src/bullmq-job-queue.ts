@@ -1,0 +1,222 @@
+import { Queue, UnrecoverableError, Worker, type ConnectionOptions } from 'bullmq';
+import type { Redis } from 'ioredis';
+import {
+  DEFAULT_ATTEMPTS,
+  JobQueueClosedError,
+  RETRY_BASE_DELAY_MS,
+  UnrecoverableJobError,
+  type AddJobOptions,
+  type JobQueue,
+} from './job-queue.js';
+import { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
+
+export interface BullmqJobQueueOptions {
+  /**
+   * A connection created with `maxRetriesPerRequest: null` (BullMQ's requirement for workers).
+   * Queues share it; each worker duplicates it for its blocking reads. Not closed by `close()`.
+   */
+  connection: Redis;
+  /** BullMQ key prefix, from `redisKeys(prefix).jobs()` (e.g. `ab:bull`). */
+  prefix: string;
+  /**
+   * How long a worker's lock on a job lasts without renewal; a job whose worker died is
+   * delivered again after about this long (BullMQ checks for stalled jobs at the same interval).
+   * @default 30_000
+   */
+  lockDurationMs?: number;
+  /** How long `close()` waits for running handlers. @default 10_000 */
+  drainTimeoutMs?: number;
+  /** How long finished jobs are kept (and their ids deduplicate `add`). @default 86_400_000 */
+  retentionMs?: number;
+  /** Receives failed attempts and worker errors. */
+  onError?: (error: unknown, info: { queue: string; jobId?: string }) => void;
+}
+
+/**
+ * The BullMQ adapter: cron schedules are BullMQ job schedulers keyed by the schedule id (one
+ * delayed job per occurrence, id `repeat:<id>:<ms>`, so replicas never double an occurrence);
+ * `once` schedules are delayed jobs with id `once:<id>:<ms>`, remembered in a hash so they can be
+ * removed by schedule id. Stalled jobs (worker killed) come back after `lockDurationMs` once;
+ * a second stall fails the job (BullMQ `maxStalledCount` 1).
+ */
+export function createBullmqJobQueue(options: BullmqJobQueueOptions): JobQueue {
+  const connection = options.connection as unknown as ConnectionOptions;
+  const { prefix } = options;
+  const queues = new Map<string, Queue>();
+  const workers: Worker[] = [];
+  const shutdown = new AbortController();
+  const retentionSec = Math.ceil((options.retentionMs ?? 86_400_000) / 1000);
+  let closed = false;
+
+  const queueOf = (name: string): Queue => {
+    if (closed) throw new JobQueueClosedError();
+    if (name.length === 0 || name.includes(':')) throw new Error(`invalid queue name: ${name}`);
+    let queue = queues.get(name);
+    if (!queue) {
+      queue = new Queue(name, { connection, prefix });
+      queue.on('error', (error) => options.onError?.(error, { queue: name }));
+      queues.set(name, queue);
+    }
+    return queue;
+  };
+  const jobOptions = (attempts = DEFAULT_ATTEMPTS) => ({
+    attempts,
+    backoff: { type: 'exponential' as const, delay: RETRY_BASE_DELAY_MS },
+    removeOnComplete: { age: retentionSec },
+    removeOnFail: { age: retentionSec * 7 },
+  });
+  /** Hash of a queue's `once` schedules: schedule id → job id. */
+  const onceKey = (queue: string) => `${prefix}:${queue}:ab-once`;
+
+  return {
+    async add(queue, data, addOptions: AddJobOptions = {}) {
+      const q = queueOf(queue);
+      const id = addOptions.jobId ?? `job-${crypto.randomUUID()}`;
+      await q.add(queue, data, {
+        ...jobOptions(addOptions.attempts),
+        jobId: `job_${encodeId(id)}`,
+        delay: Math.max(0, addOptions.delayMs ?? 0),
+      });
+      return { jobId: id };
+    },
+
+    async process(queue, handler, processOptions = {}) {
+      queueOf(queue);
+      const worker = new Worker(
+        queue,
+        async (job) => {
+          const occurrence = job.id ? parseOccurrenceJobId(job.id) : undefined;
+          try {
+            return await handler(job.data, {
+              jobId: occurrence ? job.id! : decodeJobId(job.id ?? ''),
+              attempt: job.attemptsMade + 1,
+              signal: shutdown.signal,
+              ...(occurrence ?? {}),
+            });
+          } catch (error) {
+            if (error instanceof UnrecoverableJobError) throw new UnrecoverableError(error.message);
+            throw error;
+          }
+        },
+        {
+          connection,
+          prefix,
+          concurrency: processOptions.concurrency ?? 1,
+          lockDuration: options.lockDurationMs ?? 30_000,
+          stalledInterval: options.lockDurationMs ?? 30_000,
+          maxStalledCount: 1,
+        },
+      );
+      worker.on('failed', (job, error) =>
+        options.onError?.(error, { queue, ...(job?.id ? { jobId: job.id } : {}) }),
+      );
+      worker.on('error', (error) => options.onError?.(error, { queue }));
+      workers.push(worker);
+      await worker.waitUntilReady();
+    },
+
+    async upsertSchedule(queue, scheduleId, timing, data) {
+      const q = queueOf(queue);
+      const redis = options.connection;
+      if (timing.kind === 'once') {
+        await q.removeJobScheduler(encodeId(scheduleId));
+        const jobId = occurrenceJobId('once', scheduleId, timing.at);
+        const previous = await redis.hget(onceKey(queue), scheduleId);
+        if (previous && previous !== jobId) await removeIfWaiting(q, previous);
+        await q.add(queue, data, {
+          ...jobOptions(),
+          jobId,
+          delay: Math.max(0, timing.at - Date.now()),
+        });
+        await redis.hset(onceKey(queue), scheduleId, jobId);
+        return;
+      }
+      const previous = await redis.hget(onceKey(queue), scheduleId);
+      if (previous) {
+        await removeIfWaiting(q, previous);
+        await redis.hdel(onceKey(queue), scheduleId);
+      }
+      await q.upsertJobScheduler(
+        encodeId(scheduleId),
+        {
+          pattern: timing.pattern,
+          tz: timing.tz,
+          ...(timing.startDate !== undefined ? { startDate: timing.startDate } : {}),
+          ...(timing.endDate !== undefined ? { endDate: timing.endDate } : {}),
+        },
+        { name: queue, data, opts: jobOptions() },
+      );
+    },
+
+    async removeSchedule(queue, scheduleId) {
+      const q = queueOf(queue);
+      const redis = options.connection;
+      const onceJob = await redis.hget(onceKey(queue), scheduleId);
+      let existed = false;
+      if (onceJob) {
+        existed = await removeIfWaiting(q, onceJob);
+        await redis.hdel(onceKey(queue), scheduleId);
+      }
+      const id = encodeId(scheduleId);
+      if (await q.getJobScheduler(id)) {
+        await q.removeJobScheduler(id);
+        existed = true;
+      }
+      return existed;
+    },
+
+    async listSchedules(queue) {
+      const q = queueOf(queue);
+      const ids: string[] = [];
+      for (let start = 0; ; start += 1000) {
+        const page = await q.getJobSchedulers(start, start + 999, true);
+        ids.push(...page.map((s) => decodeURIComponent(s.key)));
+        if (page.length < 1000) break;
+      }
+      const once = await options.connection.hgetall(onceKey(queue));
+      for (const [scheduleId, jobId] of Object.entries(once)) {
+        const state = await q.getJobState(jobId);
+        if (state === 'delayed' || state === 'waiting' || state === 'prioritized')
+          ids.push(scheduleId);
+      }
+      return ids;
+    },
+
+    async close() {
+      if (closed) return;
+      closed = true;
+      shutdown.abort(new JobQueueClosedError());
+      let timer: NodeJS.Timeout | undefined;
+      const drained = Promise.allSettled(workers.map((w) => w.close()));
+      await Promise.race([
+        drained,
+        new Promise((resolve) => (timer = setTimeout(resolve, options.drainTimeoutMs ?? 10_000))),
+      ]);
+      clearTimeout(timer);
+      // Force-close workers that did not drain: their jobs stall and are delivered again.
+      await Promise.allSettled(workers.map((w) => w.close(true)));
+      await Promise.allSettled([...queues.values()].map((q) => q.close()));
+    },
+  };
+}
+
+/** Removes a job that has not started; a running or finished one is left alone. */
+async function removeIfWaiting(queue: Queue, jobId: string): Promise<boolean> {
+  const state = await queue.getJobState(jobId);
+  if (state !== 'delayed' && state !== 'waiting' && state !== 'prioritized') return false;
+  const job = await queue.getJob(jobId);
+  if (!job) return false;
+  try {
+    await job.remove();
+    return true;
+  } catch {
+    return false;
+  }
+}
+
+/** The caller's id of an added job (ids are prefixed so none collides with BullMQ's own keys). */
+function decodeJobId(jobId: string): string {
+  const raw = jobId.startsWith('job_') ? jobId.slice(4) : jobId;
+  const unprefixed = /^id-\d+$/.test(raw) ? raw.slice(3) : raw;
+  return decodeURIComponent(unprefixed);
+}

@@ -1,0 +1,42 @@
+import { z } from 'zod';
+
+/** The queue every scheduled-task job goes through. */
+export const SCHEDULED_TASKS_QUEUE = 'scheduled-tasks';
+
+/**
+ * Payloads of {@link SCHEDULED_TASKS_QUEUE}, validated by the worker before it acts:
+ * - `due`: a schedule fired (the occurrence instant comes from the job context);
+ * - `confirmed`: the user confirmed an occurrence; run it;
+ * - `confirmation_timeout`: the confirmation window of an occurrence closed.
+ */
+export const TaskJob = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('due'), taskId: z.string().min(1) }),
+  z.object({
+    kind: z.literal('confirmed'),
+    taskId: z.string().min(1),
+    scheduledAt: z.number().int(),
+  }),
+  z.object({
+    kind: z.literal('confirmation_timeout'),
+    taskId: z.string().min(1),
+    scheduledAt: z.number().int(),
+  }),
+]);
+export type TaskJob = z.infer<typeof TaskJob>;
+
+/** Stable id of one occurrence, used in messages, URLs and job ids: `<taskId>@<ISO instant>`. */
+export function occurrenceId(taskId: string, scheduledAt: number): string {
+  return `${taskId}@${new Date(scheduledAt).toISOString()}`;
+}
+
+/**
+ * Body of `POST /scheduled-task/confirm` (bearer token; the user comes from the token):
+ * the occurrence (`task_id` + `scheduled_at` as sent in the in-app message) and the answer.
+ */
+export const ConfirmRunRequest = z.object({
+  task_id: z.string().min(1),
+  scheduled_at: z.iso.datetime({ offset: true }),
+  /** @default true */
+  confirm: z.boolean().default(true),
+});
+export type ConfirmRunRequest = z.infer<typeof ConfirmRunRequest>;

@@ -1,0 +1,225 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { encryptEvent, eventSignature } from '@agent-backend/lark';
+import {
+  startFakeLark,
+  startScriptedModel,
+  textReply,
+  type FakeLark,
+  type ScriptedModel,
+} from '@agent-backend/testing';
+import { startCluster, type Cluster } from './cluster.js';
+import { eventually } from './ws-client.js';
+
+const ENCRYPT_KEY = 'enc-key-for-tests';
+const TOKEN = 'verification-token';
+const MODEL = 'chat-model';
+
+/**
+ * The chat-platform webhook (spec 4.5) on two API replicas and the replies from workers on
+ * BullMQ: the fake open platform receives the replies, a scripted model answers.
+ */
+describe('chat platform', () => {
+  let cluster: Cluster;
+  let lark: FakeLark;
+  let model: ScriptedModel;
+  let seq = 0;
+
+  const messageEvent = (
+    text: string,
+    chatId = 'oc_chat1',
+    eventId = `ev-${++seq}-${Date.now()}`,
+  ) => ({
+    schema: '2.0',
+    header: {
+      event_id: eventId,
+      event_type: 'im.message.receive_v1',
+      token: TOKEN,
+      create_time: String(Date.now()),
+      app_id: 'cli_test',
+    },
+    event: {
+      sender: { sender_id: { open_id: 'ou_user1' }, sender_type: 'user' },
+      message: {
+        message_id: `om_${eventId}`,
+        chat_id: chatId,
+        chat_type: 'p2p',
+        message_type: 'text',
+        content: JSON.stringify({ text }),
+      },
+    },
+  });
+  /** Encrypts and signs an event as the platform does; returns what goes on the wire. */
+  const wire = (event: unknown, options: { timestamp?: number; signature?: string } = {}) => {
+    const body = JSON.stringify({ encrypt: encryptEvent(ENCRYPT_KEY, JSON.stringify(event)) });
+    const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
+    const headers = {
+      'content-type': 'application/json',
+      'x-lark-request-timestamp': timestamp,
+      'x-lark-request-nonce': 'nonce-1',
+      'x-lark-signature':
+        options.signature ?? eventSignature(timestamp, 'nonce-1', ENCRYPT_KEY, body),
+    };
+    return { body, headers };
+  };
+  const deliver = async (
+    api: number,
+    request: { body: string; headers: Record<string, string> },
+    platform = 'feishu',
+  ) => {
+    const res = await fetch(`${cluster.apis[api]!.url}/channels/${platform}/webhook`, {
+      method: 'POST',
+      ...request,
+    });
+    return { status: res.status, body: (await res.json()) as unknown };
+  };
+  const repliesTo = (messageId: string) =>
+    lark.messages.filter((m) => m.kind === 'reply' && m.target === messageId);
+
+  beforeAll(async () => {
+    lark = await startFakeLark({ appId: 'cli_test', appSecret: 'lark-secret' });
+    model = await startScriptedModel();
+    cluster = await startCluster({
+      gateways: 0,
+      apis: 2,
+      workers: 1,
+      env: {
+        LARK_APP_ID: 'cli_test',
+        LARK_APP_SECRET: 'lark-secret',
+        LARK_API_BASE_URL: lark.url,
+        LARK_ENCRYPT_KEY: ENCRYPT_KEY,
+        LARK_VERIFICATION_TOKEN: TOKEN,
+        DEFAULT_LLM_BASE_URL: model.baseUrl,
+        DEFAULT_LLM_MODEL: MODEL,
+        DEFAULT_LLM_API_KEY: 'sk-chat-secret',
+        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+        JOBS_LOCK_MS: '2000',
+      },
+    });
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+    await lark?.close();
+    await model?.close();
+  });
+
+  it('echoes an encrypted url_verification challenge', async () => {
+    const request = wire({ type: 'url_verification', challenge: 'challenge-42', token: TOKEN });
+    expect(
+      await deliver(0, { body: request.body, headers: { 'content-type': 'application/json' } }),
+    ).toEqual({
+      status: 200,
+      body: { challenge: 'challenge-42' },
+    });
+  });
+
+  it('processes an event delivered to both API replicas at once exactly once, and replies in the chat', async () => {
+    model.script(MODEL, [textReply('Hello from the agent')]);
+    const event = messageEvent('hi there');
+    const request = wire(event);
+    const answers = await Promise.all([
+      deliver(0, request),
+      deliver(1, request),
+      deliver(0, request),
+    ]);
+    for (const answer of answers)
+      expect(answer).toEqual({ status: 200, body: { code: 0, msg: 'success' } });
+
+    const messageId = event.event.message.message_id;
+    await eventually(async () => repliesTo(messageId).length > 0, 20_000);
+    expect(repliesTo(messageId).map((m) => m.content)).toEqual([{ text: 'Hello from the agent' }]);
+    // Give a duplicate time to show up if there were one.
+    await new Promise((r) => setTimeout(r, 1_000));
+    expect(repliesTo(messageId)).toHaveLength(1);
+    expect(model.requests(MODEL)).toHaveLength(1);
+  });
+
+  it('continues the chat conversation on the next message', async () => {
+    model.script(MODEL, [textReply('First answer'), textReply('Second answer')]);
+    const first = messageEvent('remember the word kiwi', 'oc_memory');
+    await deliver(0, wire(first));
+    await eventually(async () => repliesTo(first.event.message.message_id).length > 0, 20_000);
+    const second = messageEvent('which word?', 'oc_memory');
+    await deliver(1, wire(second));
+    await eventually(async () => repliesTo(second.event.message.message_id).length > 0, 20_000);
+    const last = model.requests(MODEL).at(-1)!;
+    const texts = JSON.stringify(last.body.messages);
+    expect(texts).toContain('remember the word kiwi');
+    expect(texts).toContain('First answer');
+  });
+
+  it('refuses forged, replayed and malformed requests, and acknowledges other event types', async () => {
+    const event = messageEvent('forged');
+    expect(await deliver(0, wire(event, { signature: 'f'.repeat(64) }))).toEqual({
+      status: 401,
+      body: { code: 401, msg: 'signature does not match' },
+    });
+    expect(
+      await deliver(1, wire(event, { timestamp: Math.floor(Date.now() / 1000) - 3600 })),
+    ).toMatchObject({ status: 401 });
+    const wrongToken = { ...event, header: { ...event.header, token: 'nope' } };
+    expect(await deliver(0, wire(wrongToken))).toEqual({
+      status: 401,
+      body: { code: 401, msg: 'verification token does not match' },
+    });
+    expect(
+      await deliver(0, { body: '{"encrypt": 1', headers: { 'content-type': 'application/json' } }),
+    ).toMatchObject({ status: 400 });
+    expect(
+      await deliver(0, {
+        body: JSON.stringify(event),
+        headers: { 'content-type': 'application/json' },
+      }),
+    ).toMatchObject({
+      status: 400,
+    });
+    const other = {
+      ...event,
+      header: { ...event.header, event_type: 'im.chat.member.bot.added_v1', event_id: 'ev-other' },
+    };
+    expect(await deliver(1, wire(other))).toEqual({
+      status: 200,
+      body: { code: 0, msg: 'success' },
+    });
+    expect(await deliver(0, wire(event), 'slack')).toMatchObject({ status: 404 });
+    await new Promise((r) => setTimeout(r, 500));
+    expect(repliesTo(event.event.message.message_id)).toHaveLength(0);
+  });
+
+  // Up to a lease TTL (30 s) passes before the dead worker's hold on the chat's session ends.
+  it(
+    'a worker killed mid-job loses nothing and doubles nothing',
+    { timeout: 120_000 },
+    async () => {
+      let release!: () => void;
+      const held = new Promise<void>((resolve) => (release = resolve));
+      model.script(MODEL, [
+        {
+          kind: 'stream',
+          pieces: [{ waitFor: held }, { text: 'never delivered' }, { finish: 'stop' }],
+        },
+        textReply('Answer after the crash'),
+      ]);
+      const before = model.requests(MODEL).length;
+      const event = messageEvent('survive a crash', 'oc_crash');
+      await deliver(0, wire(event));
+      await model.waitForRequests(MODEL, before + 1, 20_000);
+      await cluster.workers[0]!.stop('SIGKILL');
+      await cluster.startReplica('worker', 'worker-2');
+      const messageId = event.event.message.message_id;
+      await eventually(async () => repliesTo(messageId).length > 0, 90_000);
+      release();
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(repliesTo(messageId).map((m) => m.content)).toEqual([
+        { text: 'Answer after the crash' },
+      ]);
+    },
+  );
+
+  it('never logs the app secret, the model key or the encrypt key', () => {
+    const logs = [...cluster.apis, ...cluster.workers]
+      .flatMap((s) => [...s.stdout, ...s.stderr])
+      .join('\n');
+    for (const secret of ['lark-secret', 'sk-chat-secret', ENCRYPT_KEY])
+      expect(logs).not.toContain(secret);
+  });
+});
