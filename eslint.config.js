@@ -11,13 +11,22 @@ export default tseslint.config(
     languageOptions: { globals: { ...globals.node } },
     rules: {
       '@typescript-eslint/consistent-type-imports': ['error', { fixStyle: 'inline-type-imports' }],
-      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      '@typescript-eslint/no-unused-vars': [
+        'error',
+        { argsIgnorePattern: '^_', varsIgnorePattern: '^_' },
+      ],
       'no-restricted-imports': [
         'error',
         {
           patterns: [
-            { group: ['@agent-backend/*/*'], message: 'Import a workspace package by its name, not a deep path.' },
-            { group: ['**/apps/*/src/**', '../../apps/**'], message: 'Apps are reached through their package entry only.' },
+            {
+              group: ['@agent-backend/*/*'],
+              message: 'Import a workspace package by its name, not a deep path.',
+            },
+            {
+              group: ['**/apps/*/src/**', '../../apps/**'],
+              message: 'Apps are reached through their package entry only.',
+            },
           ],
         },
       ],

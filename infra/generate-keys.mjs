@@ -29,7 +29,9 @@ function fail(message) {
 }
 
 if (!privatePath || !publicPath) {
-  fail('give PRIVATE_KEY_PATH PUBLIC_KEY_PATH, or set JWT_PRIVATE_KEY_FILE and JWT_PUBLIC_KEY_FILE');
+  fail(
+    'give PRIVATE_KEY_PATH PUBLIC_KEY_PATH, or set JWT_PRIVATE_KEY_FILE and JWT_PUBLIC_KEY_FILE',
+  );
 }
 
 function writeAtomically(path, contents, mode) {

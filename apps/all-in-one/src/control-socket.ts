@@ -19,7 +19,10 @@ export function isValidUserId(userId: string): boolean {
   return USER_ID.test(userId);
 }
 
-export async function startControlSocket(dataDir: string, tokens: RefreshTokenService): Promise<Server> {
+export async function startControlSocket(
+  dataDir: string,
+  tokens: RefreshTokenService,
+): Promise<Server> {
   const path = controlSocketPath(dataDir);
   // We hold the data directory's lock, so a socket file here is a leftover of a killed process.
   if (existsSync(path)) unlinkSync(path);
@@ -59,7 +62,10 @@ export async function startControlSocket(dataDir: string, tokens: RefreshTokenSe
 }
 
 /** Asks a running all-in-one to mint tokens; rejects when nothing answers on the socket. */
-export function requestTokens(dataDir: string, userId: string): Promise<{ refreshToken: string; accessToken: string }> {
+export function requestTokens(
+  dataDir: string,
+  userId: string,
+): Promise<{ refreshToken: string; accessToken: string }> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       { socketPath: controlSocketPath(dataDir), method: 'POST', path: '/tokens', timeout: 10_000 },
@@ -69,7 +75,11 @@ export function requestTokens(dataDir: string, userId: string): Promise<{ refres
         res.on('data', (chunk: string) => (raw += chunk));
         res.on('end', () => {
           try {
-            const body = JSON.parse(raw) as { refreshToken: string; accessToken: string; error?: string };
+            const body = JSON.parse(raw) as {
+              refreshToken: string;
+              accessToken: string;
+              error?: string;
+            };
             if (res.statusCode === 200) resolve(body);
             else reject(new Error(body.error ?? `control socket answered ${res.statusCode}`));
           } catch (error) {
@@ -78,7 +88,9 @@ export function requestTokens(dataDir: string, userId: string): Promise<{ refres
         });
       },
     );
-    req.on('timeout', () => req.destroy(new Error('the running service did not answer within 10 s')));
+    req.on('timeout', () =>
+      req.destroy(new Error('the running service did not answer within 10 s')),
+    );
     req.on('error', reject);
     req.end(JSON.stringify({ user_id: userId }));
   });

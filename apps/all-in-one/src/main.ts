@@ -13,12 +13,22 @@ import { startControlSocket } from './control-socket.js';
 await startService('all-in-one', {
   migrate: true,
   mount: async (context) => {
-    const roles = [await mountApi(context), await mountGateway(context), await mountWorker(context)];
+    const roles = [
+      await mountApi(context),
+      await mountGateway(context),
+      await mountWorker(context),
+    ];
     if (context.engines.db.dialect !== 'pglite') return roles;
-    const control = await startControlSocket(context.config.DATA_DIR, new RefreshTokenService(context.engines.db, context.keys));
+    const control = await startControlSocket(
+      context.config.DATA_DIR,
+      new RefreshTokenService(context.engines.db, context.keys),
+    );
     return [
       ...roles,
-      { name: 'control-socket', close: () => new Promise<void>((resolve) => control.close(() => resolve())) },
+      {
+        name: 'control-socket',
+        close: () => new Promise<void>((resolve) => control.close(() => resolve())),
+      },
     ];
   },
 });

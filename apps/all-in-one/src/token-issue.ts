@@ -32,11 +32,16 @@ async function main(): Promise<void> {
   let db: Database;
   try {
     db = config.DATABASE_URL
-      ? await createPostgresDatabase({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA, max: 1 })
+      ? await createPostgresDatabase({
+          url: config.DATABASE_URL,
+          schema: config.DATABASE_SCHEMA,
+          max: 1,
+        })
       : await createPgliteDatabase({ dataDir: pgliteDir });
   } catch (error) {
     // The service started between our check and our open: ask it instead.
-    if (error instanceof DataDirInUseError) return print(await requestTokens(config.DATA_DIR, userId));
+    if (error instanceof DataDirInUseError)
+      return print(await requestTokens(config.DATA_DIR, userId));
     throw error;
   }
   try {
@@ -53,7 +58,9 @@ async function main(): Promise<void> {
 }
 
 function print(pair: { refreshToken: string; accessToken: string }): void {
-  process.stdout.write(`${JSON.stringify({ refreshToken: pair.refreshToken, accessToken: pair.accessToken })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ refreshToken: pair.refreshToken, accessToken: pair.accessToken })}\n`,
+  );
 }
 
 main().catch((error: Error) => {

@@ -52,7 +52,12 @@ describe('redaction', () => {
 
   it('never writes a secret to the log output', () => {
     const { lines, logger } = capture();
-    const secrets = ['sk-live-123', 'internal-xyz', 'eyJhbGciOiJSUzI1NiJ9.payload.sig', 'rt_secret_value'];
+    const secrets = [
+      'sk-live-123',
+      'internal-xyz',
+      'eyJhbGciOiJSUzI1NiJ9.payload.sig',
+      'rt_secret_value',
+    ];
     logger.info(
       {
         req: {

@@ -34,7 +34,8 @@ const SECRET_KEYS = new Set(
 );
 
 /** Query parameters that carry credentials in URLs (WebSocket `token`, OAuth callbacks). */
-const SECRET_QUERY = /([?&](?:token|access_token|refresh_token|api_key|apikey|key|code|secret)=)[^&#\s"]*/gi;
+const SECRET_QUERY =
+  /([?&](?:token|access_token|refresh_token|api_key|apikey|key|code|secret)=)[^&#\s"]*/gi;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase());

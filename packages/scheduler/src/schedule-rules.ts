@@ -64,9 +64,10 @@ function parseTime(value: string): { h: number; min: number; s: number } {
 }
 
 /**
- * The instant a wall-clock date and time name in `tz`. Computed with cron-parser, as the
- * schedules are, so a time that does not exist (02:30 on a spring-forward day) moves forward by
- * the gap (03:30) and an ambiguous one (01:30 on a fall-back day) is its first instance.
+ * The instant a wall-clock date and time name in `tz`. Computed by `nextCronOccurrence`, as the
+ * schedules are (its direct path: one zone conversion, no cron-parser), so a time that does not
+ * exist (02:30 on a spring-forward day) moves forward by the gap (03:30) and an ambiguous one
+ * (01:30 on a fall-back day) is its first instance.
  */
 export function wallTimeToInstant(date: string, time: string, tz: string): number {
   const day = parseDate(date);

@@ -18,7 +18,9 @@ export function describeDatabaseContract(name: string, open: () => Promise<Datab
 
     it('migrations are applied once; running them again applies nothing', async () => {
       expect(await migrate(db)).toEqual([]);
-      const { rows } = await db.query<{ id: string }>('SELECT id FROM schema_migrations ORDER BY id');
+      const { rows } = await db.query<{ id: string }>(
+        'SELECT id FROM schema_migrations ORDER BY id',
+      );
       expect(rows.map((r) => r.id)).toContain('0001_refresh_tokens');
     });
 
@@ -35,9 +37,18 @@ export function describeDatabaseContract(name: string, open: () => Promise<Datab
         at,
         evil,
       ]);
-      const { rows, rowCount } = await db.query('SELECT * FROM contract_types WHERE id = $1', ['a']);
+      const { rows, rowCount } = await db.query('SELECT * FROM contract_types WHERE id = $1', [
+        'a',
+      ]);
       expect(rowCount).toBe(1);
-      expect(rows[0]).toEqual({ id: 'a', n: 42, b: true, j: { nested: [1, 'two', null] }, t: at, x: evil });
+      expect(rows[0]).toEqual({
+        id: 'a',
+        n: 42,
+        b: true,
+        j: { nested: [1, 'two', null] },
+        t: at,
+        x: evil,
+      });
       const nulls = await db.query('SELECT $1::text AS v', [null]);
       expect(nulls.rows[0]).toEqual({ v: null });
     });
@@ -58,17 +69,25 @@ export function describeDatabaseContract(name: string, open: () => Promise<Datab
     });
 
     it('serializes concurrent read-modify-write transactions that lock the row', async () => {
-      await db.query('CREATE TABLE IF NOT EXISTS contract_counter (id text PRIMARY KEY, n integer NOT NULL)');
-      await db.query(`INSERT INTO contract_counter VALUES ('c', 0) ON CONFLICT (id) DO UPDATE SET n = 0`);
+      await db.query(
+        'CREATE TABLE IF NOT EXISTS contract_counter (id text PRIMARY KEY, n integer NOT NULL)',
+      );
+      await db.query(
+        `INSERT INTO contract_counter VALUES ('c', 0) ON CONFLICT (id) DO UPDATE SET n = 0`,
+      );
       await Promise.all(
         Array.from({ length: 20 }, () =>
           db.transaction(async (tx) => {
-            const { rows } = await tx.query<{ n: number }>(`SELECT n FROM contract_counter WHERE id = 'c' FOR UPDATE`);
+            const { rows } = await tx.query<{ n: number }>(
+              `SELECT n FROM contract_counter WHERE id = 'c' FOR UPDATE`,
+            );
             await tx.query(`UPDATE contract_counter SET n = $1 WHERE id = 'c'`, [rows[0]!.n + 1]);
           }),
         ),
       );
-      const { rows } = await db.query<{ n: number }>(`SELECT n FROM contract_counter WHERE id = 'c'`);
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT n FROM contract_counter WHERE id = 'c'`,
+      );
       expect(rows[0]!.n).toBe(20);
     });
 
@@ -83,17 +102,27 @@ export function describeDatabaseContract(name: string, open: () => Promise<Datab
       const now = new Date();
       const later = new Date(now.getTime() + 60_000);
       await repo.insert({ tokenHash: 'h-live', userId: 'u1', expiresAt: later });
-      await repo.insert({ tokenHash: 'h-old', userId: 'u1', expiresAt: new Date(now.getTime() - 1) });
+      await repo.insert({
+        tokenHash: 'h-old',
+        userId: 'u1',
+        expiresAt: new Date(now.getTime() - 1),
+      });
       await repo.insert({ tokenHash: 'h-rev', userId: 'u2', expiresAt: later });
 
-      expect(await repo.use('h-live', now)).toMatchObject({ userId: 'u1', revokedAt: null, expiresAt: later });
+      expect(await repo.use('h-live', now)).toMatchObject({
+        userId: 'u1',
+        revokedAt: null,
+        expiresAt: later,
+      });
       expect(await repo.use('h-old', now)).toBeNull();
       expect(await repo.use('h-unknown', now)).toBeNull();
       expect(await repo.revoke('h-rev')).toBe(true);
       expect(await repo.revoke('h-rev')).toBe(false);
       expect(await repo.use('h-rev', now)).toBeNull();
       expect((await repo.find('h-rev'))?.revokedAt).toBeInstanceOf(Date);
-      await expect(repo.insert({ tokenHash: 'h-live', userId: 'u3', expiresAt: later })).rejects.toThrow();
+      await expect(
+        repo.insert({ tokenHash: 'h-live', userId: 'u3', expiresAt: later }),
+      ).rejects.toThrow();
     });
 
     it('rejects use after close, and close is idempotent', async () => {

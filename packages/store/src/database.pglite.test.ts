@@ -12,7 +12,9 @@ describe('PGlite data directory', () => {
     const dataDir = mkdtempSync(join(tmpdir(), 'pglite-'));
     const first = await createPgliteDatabase({ dataDir });
     await migrate(first);
-    await first.query(`INSERT INTO refresh_tokens (token_hash, user_id, expires_at) VALUES ('h', 'u', now())`);
+    await first.query(
+      `INSERT INTO refresh_tokens (token_hash, user_id, expires_at) VALUES ('h', 'u', now())`,
+    );
     expect(dirLockHolder(dataDir)).toBe(process.pid);
     await expect(createPgliteDatabase({ dataDir })).rejects.toBeInstanceOf(DataDirInUseError);
     await first.close();

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSchema, testDatabaseUrl, type TestSchema } from '@agent-backend/testing';
 import { describeDatabaseContract } from './database.contract.js';
-import { createPostgresDatabase, migrate } from './index.js';
+import { createPostgresDatabase, migrate, MIGRATIONS } from './index.js';
 
 let schema: TestSchema;
 beforeAll(async () => {
@@ -19,13 +19,15 @@ describe('PostgreSQL migrations across replicas', () => {
   it('applies each migration once when several replicas migrate at the same time', async () => {
     const fresh = await createTestSchema('migrate');
     const replicas = await Promise.all(
-      [1, 2, 3].map(() => createPostgresDatabase({ url: testDatabaseUrl(), schema: fresh.schema, max: 2 })),
+      [1, 2, 3].map(() =>
+        createPostgresDatabase({ url: testDatabaseUrl(), schema: fresh.schema, max: 2 }),
+      ),
     );
     try {
       const applied = await Promise.all(replicas.map((db) => migrate(db)));
-      expect(applied.flat().sort()).toEqual(['0001_refresh_tokens']);
+      expect(applied.flat().sort()).toEqual(MIGRATIONS.map((m) => m.id));
       const { rows } = await replicas[0]!.query('SELECT count(*)::int AS n FROM schema_migrations');
-      expect(rows[0]).toEqual({ n: 1 });
+      expect(rows[0]).toEqual({ n: MIGRATIONS.length });
     } finally {
       await Promise.all(replicas.map((db) => db.close()));
       await fresh.drop();
@@ -33,6 +35,8 @@ describe('PostgreSQL migrations across replicas', () => {
   });
 
   it('refuses an invalid schema name before connecting', async () => {
-    await expect(createPostgresDatabase({ url: testDatabaseUrl(), schema: 'x"; DROP' })).rejects.toThrow(/invalid schema/);
+    await expect(
+      createPostgresDatabase({ url: testDatabaseUrl(), schema: 'x"; DROP' }),
+    ).rejects.toThrow(/invalid schema/);
   });
 });

@@ -47,7 +47,8 @@ export function acquireDirLock(dataDir: string): () => void {
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
       const pid = Number.parseInt(readFileSync(path, 'utf8'), 10);
-      if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid)) throw new DataDirInUseError(dataDir, pid);
+      if (Number.isInteger(pid) && pid !== process.pid && isAlive(pid))
+        throw new DataDirInUseError(dataDir, pid);
       if (pid === process.pid) throw new DataDirInUseError(dataDir, pid);
       unlinkSync(path);
     }

@@ -1,4 +1,10 @@
-export { DatabaseClosedError, type Database, type Queryable, type QueryResult, type Row } from './database.js';
+export {
+  DatabaseClosedError,
+  type Database,
+  type Queryable,
+  type QueryResult,
+  type Row,
+} from './database.js';
 export { createPostgresDatabase, type PostgresOptions } from './postgres.js';
 export { createPgliteDatabase, type PgliteOptions } from './pglite.js';
 export { DataDirInUseError, dirLockHolder } from './dir-lock.js';

@@ -1,6 +1,12 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
-import { DatabaseClosedError, type Database, type QueryResult, type Queryable, type Row } from './database.js';
+import {
+  DatabaseClosedError,
+  type Database,
+  type QueryResult,
+  type Queryable,
+  type Row,
+} from './database.js';
 import { acquireDirLock } from './dir-lock.js';
 
 export interface PgliteOptions {
@@ -29,7 +35,11 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
   }
   let closed = false;
 
-  const run = async <R extends Row>(target: Pick<PGlite, 'query'>, sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
+  const run = async <R extends Row>(
+    target: Pick<PGlite, 'query'>,
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<R>> => {
     const result = await target.query<R>(sql, params as unknown[] | undefined);
     return { rows: result.rows, rowCount: result.affectedRows || result.rows.length };
   };

@@ -1,5 +1,11 @@
 import pg from 'pg';
-import { DatabaseClosedError, type Database, type QueryResult, type Queryable, type Row } from './database.js';
+import {
+  DatabaseClosedError,
+  type Database,
+  type QueryResult,
+  type Queryable,
+  type Row,
+} from './database.js';
 
 export interface PostgresOptions {
   /** `postgres://` connection URL. */
@@ -38,7 +44,11 @@ export async function createPostgresDatabase(options: PostgresOptions): Promise<
   pool.on('error', () => {});
   let closed = false;
 
-  const run = async <R extends Row>(client: pg.Pool | pg.PoolClient, sql: string, params?: readonly unknown[]): Promise<QueryResult<R>> => {
+  const run = async <R extends Row>(
+    client: pg.Pool | pg.PoolClient,
+    sql: string,
+    params?: readonly unknown[],
+  ): Promise<QueryResult<R>> => {
     const result = await client.query(sql, params as unknown[] | undefined);
     return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
   };

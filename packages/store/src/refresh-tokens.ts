@@ -29,11 +29,10 @@ export class RefreshTokenRepository {
   constructor(private readonly db: Queryable) {}
 
   async insert(record: { tokenHash: string; userId: string; expiresAt: Date }): Promise<void> {
-    await this.db.query('INSERT INTO refresh_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)', [
-      record.tokenHash,
-      record.userId,
-      record.expiresAt,
-    ]);
+    await this.db.query(
+      'INSERT INTO refresh_tokens (token_hash, user_id, expires_at) VALUES ($1, $2, $3)',
+      [record.tokenHash, record.userId, record.expiresAt],
+    );
   }
 
   async find(tokenHash: string): Promise<RefreshTokenRecord | null> {

@@ -239,6 +239,8 @@ async function answer(
     }
   }
   if (step.kind === 'drop') {
+    // Let what was written reach the client first, so it is a drop mid-answer, not a refusal.
+    await new Promise((resolve) => setTimeout(resolve, 50));
     res.destroy();
     return;
   }

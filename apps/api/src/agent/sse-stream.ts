@@ -1,0 +1,59 @@
+import { once } from 'node:events';
+import type { FastifyReply } from 'fastify';
+
+/**
+ * One server-sent-events response, written through the raw Node response after
+ * `reply.hijack()`: headers that stop proxy buffering, an `id:` per event, `: keepalive`
+ * comments after `keepaliveMs` without a write (so proxies and clients do not time out during
+ * a long tool call), and backpressure: `send` resolves only once the socket took the bytes, so
+ * a slow client slows its own writer instead of growing a buffer in the process.
+ */
+export class SseStream {
+  private readonly res: FastifyReply['raw'];
+  private readonly keepalive: NodeJS.Timeout;
+  private readonly closedController = new AbortController();
+
+  constructor(reply: FastifyReply, keepaliveMs: number) {
+    this.res = reply.raw;
+    reply.hijack();
+    const headers: Record<string, string> = {
+      'content-type': 'text/event-stream; charset=utf-8',
+      'cache-control': 'no-cache, no-transform',
+      'x-accel-buffering': 'no',
+      connection: 'keep-alive',
+    };
+    for (const [name, value] of Object.entries(reply.getHeaders())) {
+      if (typeof value === 'string') headers[name] = value;
+    }
+    this.res.writeHead(200, headers);
+    this.res.flushHeaders();
+    this.res.on('close', () => this.closedController.abort());
+    this.keepalive = setInterval(() => {
+      if (!this.closed) this.res.write(': keepalive\n\n');
+    }, keepaliveMs);
+    this.keepalive.unref();
+  }
+
+  /** Aborts when the client went away or the stream was ended. */
+  get signal(): AbortSignal {
+    return this.closedController.signal;
+  }
+
+  get closed(): boolean {
+    return this.closedController.signal.aborted || this.res.writableEnded;
+  }
+
+  /** Writes one event; resolves when it is handed to the socket (or the client is gone). */
+  async send(id: string, data: string): Promise<void> {
+    if (this.closed) return;
+    this.keepalive.refresh();
+    if (this.res.write(`id: ${id}\ndata: ${data}\n\n`)) return;
+    // `once` removes its listener when the signal aborts, so waits do not pile up listeners.
+    await once(this.res, 'drain', { signal: this.closedController.signal }).catch(() => undefined);
+  }
+
+  end(): void {
+    clearInterval(this.keepalive);
+    if (!this.res.writableEnded) this.res.end();
+  }
+}

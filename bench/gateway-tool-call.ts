@@ -1,0 +1,679 @@
+/**
+ * Tool-call round trip through the gateway under a steady open-loop load, distributed vs in-process,
+ * measured in the same run so the ratio means something on whatever machine runs it.
+ *
+ *   pnpm build && node --import tsx bench/gateway-tool-call.ts
+ *
+ * Variants (each a `tools/call` to a node that answers at once with `ok <i>`):
+ * - `in-process`: the caller (`createNodeToolCaller`), the in-process bus and presence and the
+ *   gateway (`mountGateway` on its own Fastify server) all live in this process, wired exactly as
+ *   the all-in-one wires them. This is the baseline of `distributed`.
+ * - `distributed`: the same caller on Redis engines built by `createEngines` with an `api` config
+ *   (what an API replica runs), talking to a real gateway process (`apps/gateway/dist/main.js`).
+ * - `HTTP all-in-one`: `POST /node/tools/call` to a real all-in-one process (baseline of the next).
+ * - `HTTP split`: `POST /node/tools/call` to a real API process, which reaches the gateway process
+ *   through Redis.
+ * The nodes are WebSocket clients in a separate "fleet" process (this file, `fleet` argument), one
+ * per user and gateway, so in every variant the node side costs the same and sits outside the
+ * measured process. Calls are scheduled by the clock (open loop) and latency is taken from the
+ * scheduled time, so queueing in the load generator counts too.
+ *
+ * The in-process pieces run from their TypeScript sources (tsx strips the types); the child
+ * processes run the same code as built by tsc.
+ *
+ * Env: REDIS_URL (default redis://127.0.0.1:6379), DATABASE_URL (default
+ * postgres://postgres@127.0.0.1:5432/test), RATE (calls/s, default 1000), DURATION_S (measured
+ * seconds per caller variant, default 20), HTTP_DURATION_S (default 10), ROUNDS (default 10;
+ * variants rotate each round and samples are pooled, so drift on a shared machine hits them
+ * alike; the per-round p50 ratio pairs each variant with its baseline a few seconds apart),
+ * WARMUP_S (default 2 per variant), NODES (users with one node each, default 10), HTTP (0 skips
+ * the HTTP variants), HTTP_RATE (calls/s of the HTTP variants, default 250: one Node process
+ * serving `POST /node/tools/call` used about 2 ms of CPU per call here, so 1,000/s would measure
+ * a saturated queue; see docs/BENCHMARKS.md).
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { Agent, request } from 'node:http';
+import { createServer, type AddressInfo } from 'node:net';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { performance } from 'node:perf_hooks';
+import { fileURLToPath } from 'node:url';
+import WebSocket from 'ws';
+import { mountGateway } from '@agent-backend/gateway';
+import { importKeys, signAccessToken, verifyAccessToken } from '../packages/auth/src/index.js';
+import { loadConfig } from '../packages/config/src/index.js';
+import { createEngines, type Engines } from '../packages/engines/src/index.js';
+import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
+import { createLogger } from '../packages/logger/src/index.js';
+import { createNodeToolCaller } from '../packages/node-rpc/src/index.js';
+import { closeRedis, createRedis } from '../packages/redis/src/index.js';
+import type { ServiceContext } from '../packages/runtime/src/index.js';
+import { createTestSchema, uniquePrefix, type TestSchema } from '../packages/testing/src/index.js';
+
+const SELF = fileURLToPath(import.meta.url);
+const ROOT = fileURLToPath(new URL('../', import.meta.url));
+const redisUrl = (process.env.REDIS_URL ??= 'redis://127.0.0.1:6379');
+const databaseUrl = (process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test');
+const rate = Number(process.env.RATE ?? 1_000);
+const httpRate = Number(process.env.HTTP_RATE ?? 250);
+const durationS = Number(process.env.DURATION_S ?? 20);
+const rounds = Number(process.env.ROUNDS ?? 10);
+const httpDurationS = Number(process.env.HTTP_DURATION_S ?? 10);
+const warmUpS = Number(process.env.WARMUP_S ?? 2);
+const nodeCount = Number(process.env.NODES ?? 10);
+const withHttp = process.env.HTTP !== '0';
+const CALL_TIMEOUT_MS = 10_000;
+const CLK_TCK = 100;
+
+/** One node socket the fleet opens: a desktop node of `userId` on the gateway at `base`. */
+interface FleetTarget {
+  base: string;
+  userId: string;
+  token: string;
+}
+
+// ---------------------------------------------------------------- fleet (child process)
+
+/** Connects every target, registers it and answers each `tools/call` at once with `ok <i>`. */
+function runFleet(): void {
+  process.on('disconnect', () => process.exit(0));
+  process.once('message', (message) => {
+    const targets = (message as { targets: FleetTarget[] }).targets;
+    let ready = 0;
+    for (const target of targets) {
+      const url = `${target.base}/ws/desktop?client_id=desktop_${target.userId}&node_id=pc`;
+      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${target.token}` } });
+      ws.on('error', (error) => process.send?.({ error: `${url}: ${error.message}` }));
+      ws.on('open', () =>
+        ws.send(
+          JSON.stringify({
+            type: 'register',
+            node_id: 'pc',
+            node_type: 'desktop',
+            node_name: 'bench',
+            available_tools: ['echo'],
+          }),
+        ),
+      );
+      ws.on('message', (data) => {
+        const frame = JSON.parse(data.toString()) as {
+          type?: string;
+          method?: string;
+          id?: string;
+          params?: { arguments?: { i?: number } };
+        };
+        if (frame.method === 'tools/call') {
+          const text = `ok ${frame.params?.arguments?.i}`;
+          ws.send(
+            JSON.stringify({
+              jsonrpc: '2.0',
+              id: frame.id,
+              result: { content: [{ type: 'text', text }], isError: false },
+            }),
+          );
+        } else if (frame.type === 'registered' && ++ready === targets.length) {
+          process.send?.({ ready });
+        }
+      });
+    }
+  });
+}
+
+// ---------------------------------------------------------------- processes
+
+interface Service {
+  readonly child: ChildProcess;
+  readonly url: string;
+  stop(): Promise<void>;
+}
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return port;
+}
+
+async function stopChild(child: ChildProcess): Promise<void> {
+  if (child.exitCode !== null || child.signalCode !== null) return;
+  const exited = new Promise((resolve) => child.once('exit', resolve));
+  child.kill('SIGTERM');
+  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
+  await exited;
+  clearTimeout(timer);
+}
+
+/** Starts a built entry on a free port and waits until `/healthz` answers. */
+async function startEntry(entry: string, env: Record<string, string>): Promise<Service> {
+  const port = await freePort();
+  const child = spawn(process.execPath, [entry], {
+    cwd: ROOT,
+    env: {
+      PATH: process.env.PATH ?? '',
+      HOME: process.env.HOME ?? '',
+      HOST: '127.0.0.1',
+      PORT: String(port),
+      ...env,
+    },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  const output: string[] = [];
+  const keep = (chunk: Buffer) =>
+    output.push(...chunk.toString('utf8').split('\n').filter(Boolean).slice(-20));
+  child.stdout!.on('data', keep);
+  child.stderr!.on('data', keep);
+  const url = `http://127.0.0.1:${port}`;
+  const deadline = Date.now() + 60_000;
+  for (;;) {
+    if (child.exitCode !== null)
+      throw new Error(`${entry} exited with ${child.exitCode}:\n${output.slice(-20).join('\n')}`);
+    if (Date.now() > deadline) {
+      child.kill('SIGKILL');
+      throw new Error(
+        `${entry} did not answer /healthz within 60 s:\n${output.slice(-20).join('\n')}`,
+      );
+    }
+    const ok = await fetch(`${url}/healthz`).then(
+      (r) => r.ok,
+      () => false,
+    );
+    if (ok) return { child, url, stop: () => stopChild(child) };
+    await new Promise((r) => setTimeout(r, 100));
+  }
+}
+
+/** CPU time (user + system) of a process so far, in ms; undefined if it cannot be read. */
+function cpuMs(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return ((Number(fields[11]) + Number(fields[12])) * 1_000) / CLK_TCK;
+  } catch {
+    return undefined;
+  }
+}
+
+// ---------------------------------------------------------------- open-loop load
+
+interface RoundResult {
+  latenciesMs: number[];
+  errors: Map<string, number>;
+  ok: number;
+  elapsedMs: number;
+}
+
+/**
+ * Issues `rate × seconds` calls on the clock's schedule without waiting for earlier ones, and
+ * resolves when all settled. Latency runs from the scheduled time, so a late issue counts.
+ */
+function openLoop(
+  call: (i: number) => Promise<void>,
+  rate: number,
+  seconds: number,
+  offset: number,
+): Promise<RoundResult> {
+  const total = Math.round(rate * seconds);
+  const result: RoundResult = { latenciesMs: [], errors: new Map(), ok: 0, elapsedMs: 0 };
+  return new Promise((resolve) => {
+    const start = performance.now();
+    let issued = 0;
+    let settled = 0;
+    const tick = () => {
+      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1_000) + 1);
+      while (issued < due) {
+        const scheduled = start + (issued * 1_000) / rate;
+        call(offset + issued++)
+          .then(
+            () => {
+              result.latenciesMs.push(performance.now() - scheduled);
+              result.ok++;
+            },
+            (error: unknown) => {
+              const key = (error as { code?: string }).code ?? (error as Error).message;
+              result.errors.set(key, (result.errors.get(key) ?? 0) + 1);
+            },
+          )
+          .finally(() => {
+            if (++settled === total) {
+              result.elapsedMs = performance.now() - start;
+              resolve(result);
+            }
+          });
+      }
+      if (issued < total) setTimeout(tick, 1);
+    };
+    tick();
+  });
+}
+
+/** A lean keep-alive HTTP client (global `fetch` costs the load generator about 1 ms CPU per call). */
+const agent = new Agent({ keepAlive: true, maxSockets: 1_024 });
+function postJson(
+  url: string,
+  body: unknown,
+  headers: Record<string, string>,
+): Promise<{ status: number; body: unknown }> {
+  const payload = JSON.stringify(body);
+  return new Promise((resolve, reject) => {
+    const req = request(
+      url,
+      {
+        method: 'POST',
+        agent,
+        headers: {
+          ...headers,
+          'content-type': 'application/json',
+          'content-length': Buffer.byteLength(payload),
+        },
+      },
+      (res) => {
+        const chunks: Buffer[] = [];
+        res.on('data', (chunk: Buffer) => chunks.push(chunk));
+        res.on('error', reject);
+        res.on('end', () => {
+          try {
+            resolve({
+              status: res.statusCode ?? 0,
+              body: JSON.parse(Buffer.concat(chunks).toString('utf8')),
+            });
+          } catch (error) {
+            reject(error as Error);
+          }
+        });
+      },
+    );
+    req.on('error', reject);
+    req.setTimeout(CALL_TIMEOUT_MS + 5_000, () =>
+      req.destroy(Object.assign(new Error('client timeout'), { code: 'client_timeout' })),
+    );
+    req.end(payload);
+  });
+}
+
+function percentile(sorted: number[], p: number): number {
+  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
+}
+
+// ---------------------------------------------------------------- main
+
+interface Variant {
+  readonly name: string;
+  readonly path: string;
+  readonly baseline?: string;
+  /** Calls per second. */
+  readonly rate: number;
+  /** Measured seconds, split over the rounds. */
+  readonly seconds: number;
+  /** p50 of each round, to pair with the baseline's p50 of the same round. */
+  readonly roundP50s: number[];
+  call(i: number): Promise<void>;
+  /** Processes on the path, by role, whose CPU time is charged to the variant. */
+  readonly pids: Record<string, number>;
+  pooled: RoundResult & { cpuMs: Record<string, number> };
+}
+
+/** The gateway role mounted in this process on in-process engines, as the all-in-one mounts it. */
+async function startInProcess(
+  env: Record<string, string>,
+): Promise<{ context: ServiceContext; url: string; close(): Promise<void> }> {
+  const config = loadConfig('all-in-one', env);
+  const logger = createLogger({ level: config.LOG_LEVEL, base: { role: 'bench-in-process' } });
+  const engines = await createEngines(config, logger, { databaseReadiness: false });
+  const keys = await importKeys({
+    publicKey: config.jwtPublicKeyPem!,
+    privateKey: config.jwtPrivateKeyPem,
+  });
+  const app = createHttpServer({ logger });
+  const requireUser = bearerAuth((token) => verifyAccessToken(keys, token));
+  const context: ServiceContext = { config, logger, engines, keys, app, requireUser };
+  const role = await mountGateway(context);
+  await app.listen({ port: 0, host: '127.0.0.1' });
+  const { port } = app.server.address() as AddressInfo;
+  return {
+    context,
+    url: `http://127.0.0.1:${port}`,
+    close: async () => {
+      await Promise.all([app.close(), role.close()]);
+      await engines.close();
+    },
+  };
+}
+
+async function main(): Promise<void> {
+  const cleanups: Array<() => Promise<unknown>> = [];
+  const children: ChildProcess[] = [];
+  const watchdog = setTimeout(() => {
+    console.error('gateway-tool-call: over its time budget (170 s); killing children');
+    for (const child of children) child.kill('SIGKILL');
+    process.exit(1);
+  }, 170_000);
+  watchdog.unref();
+  process.once('SIGINT', () => {
+    for (const child of children) child.kill('SIGKILL');
+    process.exit(130);
+  });
+  try {
+    const pair = generateKeyPairSync('rsa', {
+      modulusLength: 2048,
+      publicKeyEncoding: { type: 'spki', format: 'pem' },
+      privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+    });
+    const keys = await importKeys(pair);
+    const prefix = uniquePrefix('bench-gw');
+    const schemas: TestSchema[] = [
+      await createTestSchema('bench_gw'),
+      await createTestSchema('bench_aio'),
+    ];
+    cleanups.push(() => Promise.all(schemas.map((s) => s.drop())));
+    cleanups.push(async () => {
+      const redis = createRedis(redisUrl, { name: 'bench-cleanup' });
+      let cursor = '0';
+      do {
+        const [next, keysFound] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
+        cursor = next;
+        if (keysFound.length > 0) await redis.unlink(...keysFound);
+      } while (cursor !== '0');
+      await closeRedis(redis);
+    });
+    const common = {
+      JWT_PUBLIC_KEY: pair.publicKey,
+      JWT_PRIVATE_KEY: pair.privateKey,
+      LOG_LEVEL: 'warn',
+    };
+    const distributedEnv = {
+      ...common,
+      REDIS_URL: redisUrl,
+      REDIS_KEY_PREFIX: prefix,
+      DATABASE_URL: databaseUrl,
+      DATABASE_SCHEMA: schemas[0]!.schema,
+    };
+
+    const users = Array.from({ length: nodeCount }, (_, i) => `bench-u${i}`);
+    const tokens = new Map<string, string>();
+    for (const user of users) tokens.set(user, (await signAccessToken(keys, user)).accessToken);
+
+    const gateway = await startEntry('apps/gateway/dist/main.js', {
+      ...distributedEnv,
+      INSTANCE_ID: 'bench-gateway',
+    });
+    children.push(gateway.child);
+    cleanups.push(() => gateway.stop());
+    const inProcess = await startInProcess({
+      ...common,
+      DATABASE_URL: databaseUrl,
+      DATABASE_SCHEMA: schemas[0]!.schema,
+      INSTANCE_ID: 'bench-in-process',
+      DATA_DIR: tmpdir(),
+    });
+    cleanups.push(() => inProcess.close());
+    const callerConfig = loadConfig('api', { ...distributedEnv, INSTANCE_ID: 'bench-caller' });
+    const callerEngines: Engines = await createEngines(
+      callerConfig,
+      createLogger({ level: 'warn' }),
+    );
+    cleanups.push(() => callerEngines.close());
+    const bases = [gateway.url, inProcess.url];
+    let api: Service | undefined;
+    let allInOne: Service | undefined;
+    if (withHttp) {
+      api = await startEntry('apps/api/dist/main.js', {
+        ...distributedEnv,
+        INSTANCE_ID: 'bench-api',
+      });
+      children.push(api.child);
+      cleanups.push(() => api!.stop());
+      const dataDir = mkdtempSync(join(tmpdir(), 'bench-aio-'));
+      cleanups.push(async () => rmSync(dataDir, { recursive: true, force: true }));
+      allInOne = await startEntry('apps/all-in-one/dist/main.js', {
+        ...common,
+        DATA_DIR: dataDir,
+        DATABASE_URL: databaseUrl,
+        DATABASE_SCHEMA: schemas[1]!.schema,
+      });
+      children.push(allInOne.child);
+      cleanups.push(() => allInOne!.stop());
+      bases.push(allInOne.url);
+    }
+
+    const fleet = spawn(process.execPath, ['--import', 'tsx', SELF, 'fleet'], {
+      cwd: ROOT,
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
+    children.push(fleet);
+    cleanups.push(() => stopChild(fleet));
+    const targets: FleetTarget[] = bases.flatMap((base) =>
+      users.map((userId) => ({
+        base: base.replace('http', 'ws'),
+        userId,
+        token: tokens.get(userId)!,
+      })),
+    );
+    await new Promise<void>((resolve, reject) => {
+      const timer = setTimeout(
+        () => reject(new Error('the fleet did not register within 30 s')),
+        30_000,
+      );
+      fleet.on('message', (m: { ready?: number; error?: string }) => {
+        if (m.error) console.error(`fleet: ${m.error}`);
+        if (m.ready === targets.length) {
+          clearTimeout(timer);
+          resolve();
+        }
+      });
+      fleet.send({ targets });
+    });
+
+    const redisInfo = createRedis(redisUrl, { name: 'bench-info' });
+    const info = await redisInfo.info('server');
+    await closeRedis(redisInfo);
+    const redisVersion = /redis_version:(\S+)/.exec(info)?.[1] ?? '?';
+    const redisPid = Number(/process_id:(\d+)/.exec(info)?.[1]);
+    const redisPids =
+      ['127.0.0.1', 'localhost'].includes(new URL(redisUrl).hostname) &&
+      cpuMs(redisPid) !== undefined
+        ? [redisPid]
+        : [];
+
+    const check = (i: number, result: { success: boolean; text: string }) => {
+      if (!result.success || result.text !== `ok ${i}`)
+        throw new Error(`wrong result for call ${i}: ${JSON.stringify(result)}`);
+    };
+    const callerCall = (caller: ReturnType<typeof createNodeToolCaller>) => async (i: number) =>
+      check(
+        i,
+        await caller.callTool({
+          userId: users[i % users.length]!,
+          nodeType: 'desktop',
+          toolName: 'echo',
+          arguments: { i },
+          timeoutMs: CALL_TIMEOUT_MS,
+        }),
+      );
+    const httpCall = (base: string) => async (i: number) => {
+      const user = users[i % users.length]!;
+      const res = await postJson(
+        `${base}/node/tools/call`,
+        { node_type: 'desktop', tool_name: 'echo', arguments: { i }, timeout_ms: CALL_TIMEOUT_MS },
+        { authorization: `Bearer ${tokens.get(user)}` },
+      );
+      const body = res.body as { success: boolean; text: string; error?: { code?: string } };
+      if (res.status !== 200)
+        throw Object.assign(new Error(`HTTP ${res.status}`), {
+          code: `HTTP ${res.status} ${body.error?.code ?? ''}`,
+        });
+      check(i, body);
+    };
+    const fresh = () => ({
+      latenciesMs: [],
+      errors: new Map<string, number>(),
+      ok: 0,
+      elapsedMs: 0,
+      cpuMs: {},
+    });
+    const redisRole: Record<string, number> = redisPids.length > 0 ? { redis: redisPids[0]! } : {};
+    const variants: Variant[] = [
+      {
+        name: 'in-process',
+        path: 'caller → in-process bus → gateway → node (one process)',
+        rate,
+        seconds: durationS,
+        roundP50s: [],
+        call: callerCall(
+          createNodeToolCaller({
+            bus: inProcess.context.engines.bus,
+            presence: inProcess.context.engines.presence,
+            defaultTimeoutMs: CALL_TIMEOUT_MS,
+          }),
+        ),
+        pids: { 'bench (caller + gateway)': process.pid, fleet: fleet.pid! },
+        pooled: fresh(),
+      },
+      {
+        name: 'distributed',
+        path: 'caller → Redis → gateway process → node',
+        rate,
+        seconds: durationS,
+        roundP50s: [],
+        baseline: 'in-process',
+        call: callerCall(
+          createNodeToolCaller({
+            bus: callerEngines.bus,
+            presence: callerEngines.presence,
+            defaultTimeoutMs: CALL_TIMEOUT_MS,
+          }),
+        ),
+        pids: {
+          'bench (caller)': process.pid,
+          gateway: gateway.child.pid!,
+          fleet: fleet.pid!,
+          ...redisRole,
+        },
+        pooled: fresh(),
+      },
+    ];
+    if (api && allInOne) {
+      variants.push(
+        {
+          name: 'HTTP all-in-one',
+          path: 'HTTP → all-in-one process (in-process bus) → node',
+          rate: httpRate,
+          seconds: httpDurationS,
+          roundP50s: [],
+          call: httpCall(allInOne.url),
+          pids: {
+            'bench (HTTP client)': process.pid,
+            'all-in-one': allInOne.child.pid!,
+            fleet: fleet.pid!,
+          },
+          pooled: fresh(),
+        },
+        {
+          name: 'HTTP split',
+          path: 'HTTP → API process → Redis → gateway process → node',
+          rate: httpRate,
+          seconds: httpDurationS,
+          roundP50s: [],
+          baseline: 'HTTP all-in-one',
+          call: httpCall(api.url),
+          pids: {
+            'bench (HTTP client)': process.pid,
+            api: api.child.pid!,
+            gateway: gateway.child.pid!,
+            fleet: fleet.pid!,
+            ...redisRole,
+          },
+          pooled: fresh(),
+        },
+      );
+    }
+
+    for (const variant of variants) await openLoop(variant.call, variant.rate, warmUpS, 1_000_000);
+    const loads: number[] = [];
+    let offset = 0;
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < variants.length; k++) {
+        const variant = variants[(k + round) % variants.length]!;
+        loads.push(loadavg()[0]!);
+        const cpuBefore = Object.values(variant.pids).map((pid) => cpuMs(pid) ?? 0);
+        const result = await openLoop(variant.call, variant.rate, variant.seconds / rounds, offset);
+        offset += Math.round((variant.rate * variant.seconds) / rounds);
+        variant.roundP50s.push(
+          percentile(
+            [...result.latenciesMs].sort((a, b) => a - b),
+            50,
+          ),
+        );
+        const cpuAfter = Object.values(variant.pids).map((pid) => cpuMs(pid) ?? 0);
+        const p = variant.pooled;
+        p.latenciesMs.push(...result.latenciesMs);
+        for (const [key, n] of result.errors) p.errors.set(key, (p.errors.get(key) ?? 0) + n);
+        p.ok += result.ok;
+        p.elapsedMs += result.elapsedMs;
+        Object.keys(variant.pids).forEach(
+          (role, j) => (p.cpuMs[role] = (p.cpuMs[role] ?? 0) + cpuAfter[j]! - cpuBefore[j]!),
+        );
+      }
+    }
+    loads.push(loadavg()[0]!);
+
+    const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
+    console.log(
+      `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Redis ${redisVersion} at ${new URL(redisUrl).host}`,
+    );
+    console.log(
+      `load average (1 min) during the run: ${Math.min(...loads).toFixed(1)}–${Math.max(...loads).toFixed(1)}`,
+    );
+    console.log(
+      `open loop; ${durationS} s per caller variant and ${httpDurationS} s per HTTP variant, in ${rounds} rotating rounds, after ${warmUpS} s warm-up each; ${nodeCount} users × 1 desktop node; LOG_LEVEL=warn\n`,
+    );
+    console.log(
+      '| variant | path | rate (calls/s) | calls ok | errors | achieved (calls/s) | p50 (ms) | p99 (ms) | max (ms) | p50 per round, min–max (ms) | CPU per call (ms, all processes on the path) | ÷ baseline: p50 / p99 / CPU (median of per-round p50 ratios) |',
+    );
+    console.log('|---|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|---|');
+    const stats = new Map<string, { p50: number; p99: number; cpu: number }>();
+    for (const v of variants) {
+      const sorted = v.pooled.latenciesMs.sort((a, b) => a - b);
+      const cpuTotal = Object.values(v.pooled.cpuMs).reduce((a, b) => a + b, 0);
+      const s = {
+        p50: percentile(sorted, 50),
+        p99: percentile(sorted, 99),
+        cpu: cpuTotal / Math.max(1, v.pooled.ok),
+      };
+      stats.set(v.name, s);
+      const base = v.baseline ? stats.get(v.baseline) : undefined;
+      const baseVariant = variants.find((b) => b.name === v.baseline);
+      const paired = baseVariant
+        ? v.roundP50s.map((p50, r) => p50 / baseVariant.roundP50s[r]!).sort((a, b) => a - b)
+        : [];
+      const ratio = base
+        ? `${(s.p50 / base.p50).toFixed(1)}× / ${(s.p99 / base.p99).toFixed(1)}× / ${(s.cpu / base.cpu).toFixed(1)}× (${percentile(paired, 50).toFixed(1)}×)`
+        : 'baseline';
+      const spread = `${fmt(Math.min(...v.roundP50s))}–${fmt(Math.max(...v.roundP50s))}`;
+      const errors = [...v.pooled.errors].map(([k, n]) => `${n} ${k}`).join(', ') || '0';
+      console.log(
+        `| ${v.name} | ${v.path} | ${v.rate} | ${v.pooled.ok} | ${errors} | ${fmt((v.pooled.ok / v.pooled.elapsedMs) * 1_000)} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(sorted.at(-1) ?? NaN)} | ${spread} | ${fmt(s.cpu)} | ${ratio} |`,
+      );
+    }
+    console.log('\nCPU per call by process (ms):\n');
+    for (const v of variants) {
+      const parts = Object.entries(v.pooled.cpuMs).map(
+        ([role, ms]) => `${role} ${(ms / Math.max(1, v.pooled.ok)).toFixed(3)}`,
+      );
+      console.log(`- ${v.name}: ${parts.join(', ')}`);
+    }
+  } finally {
+    for (const cleanup of cleanups.reverse())
+      await cleanup().catch((error: unknown) => console.error('cleanup failed:', error));
+    clearTimeout(watchdog);
+  }
+}
+
+if (process.argv[2] === 'fleet') {
+  runFleet();
+} else {
+  await main();
+  process.exit(0);
+}

@@ -1,0 +1,118 @@
+import type OpenAI from 'openai';
+import type { AgentEvent } from '@agent-backend/protocol';
+import type { AssistantMessage, ChatMessage, ToolMessage } from './chat-message.js';
+import { truncate } from './context-limits.js';
+import { AgentRunError, RUN_ERROR_CODES } from './errors.js';
+import { streamModelTurn, TurnAbortedError } from './model-turn.js';
+import { executeToolCall, type BeforeToolCall } from './tool-execution.js';
+import type { ToolContext, ToolRegistry } from './tool.js';
+
+/** What one run of the loop needs; `runAgentLoop` owns nothing else. */
+export interface AgentLoopOptions {
+  readonly client: OpenAI;
+  readonly model: string;
+  readonly temperature: number;
+  /** Only to scrub it out of provider error messages. */
+  readonly apiKey: string;
+  /** The whole context of the first request: system prompt, history, the new user message. */
+  readonly messages: readonly ChatMessage[];
+  readonly registry: ToolRegistry;
+  readonly context: ToolContext;
+  /** Model requests allowed in this run. */
+  readonly maxSteps: number;
+  readonly idleTimeoutMs: number;
+  /** Longest tool result sent to the model and the stream; longer ones are truncated. */
+  readonly maxToolResultChars: number;
+  readonly beforeToolCall?: BeforeToolCall;
+  emit(event: AgentEvent): void;
+  /**
+   * Stores one completed turn: the assistant message and, when it called tools, one tool
+   * message per call. Called before the next model request, so the stored conversation is
+   * always one a model accepts.
+   */
+  commit(messages: ChatMessage[]): Promise<void>;
+}
+
+/**
+ * The agent loop: ask the model (streaming its text), run the tools it called one after the
+ * other in the order it called them, give it the results, and repeat until it answers without
+ * calling a tool, a tool ends the run (`propose_plan`), or `maxSteps` model requests were made.
+ *
+ * Every tool call gets exactly one tool message before the next model request (refused,
+ * skipped by the `beforeToolCall` hook, failed, or cancelled by an abort included). Resolves
+ * when the run finished; rejects with an {@link AgentRunError} or, when the run's signal
+ * aborted, with a {@link TurnAbortedError} (after storing what was completed).
+ */
+export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
+  const { context } = options;
+  const messages: ChatMessage[] = [...options.messages];
+  for (let step = 1; step <= options.maxSteps; step++) {
+    let text = '';
+    let turn;
+    try {
+      turn = await streamModelTurn({
+        client: options.client,
+        model: options.model,
+        temperature: options.temperature,
+        messages,
+        tools: options.registry.offered(context.mode),
+        signal: context.signal,
+        idleTimeoutMs: options.idleTimeoutMs,
+        apiKey: options.apiKey,
+        onText: (piece) => {
+          text += piece;
+          options.emit({ type: 'message_chunk', content: piece });
+        },
+      });
+    } catch (error) {
+      // Keep the part of the answer the user already saw.
+      if (text) await options.commit([{ role: 'assistant', content: text }]);
+      throw error;
+    }
+    const assistant: AssistantMessage = { role: 'assistant', content: turn.content || null };
+    if (turn.toolCalls.length === 0) {
+      if (!turn.content && turn.finishReason === null) {
+        throw new AgentRunError(
+          'llm_bad_response',
+          `${RUN_ERROR_CODES.llm_bad_response} (no answer and no tool call)`,
+        );
+      }
+      await options.commit([{ ...assistant, content: turn.content }]);
+      return;
+    }
+    assistant.tool_calls = turn.toolCalls.map((call) => ({
+      id: call.id,
+      type: 'function' as const,
+      function: { name: call.name, arguments: call.arguments },
+    }));
+    const results: ToolMessage[] = [];
+    let endRun = false;
+    for (const call of turn.toolCalls) {
+      if (context.signal.aborted) {
+        results.push({
+          role: 'tool',
+          tool_call_id: call.id,
+          content: 'Cancelled: the run was stopped.',
+        });
+        continue;
+      }
+      const output = await executeToolCall(call, {
+        registry: options.registry,
+        context,
+        emit: options.emit,
+        ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
+      });
+      const content = truncate(output.content, options.maxToolResultChars);
+      results.push({ role: 'tool', tool_call_id: call.id, content });
+      if (output.endRun) endRun = true;
+    }
+    await options.commit([assistant, ...results]);
+    if (context.signal.aborted) throw new TurnAbortedError();
+    if (endRun) return;
+    messages.push(assistant, ...results);
+  }
+  throw new AgentRunError(
+    'max_steps_exceeded',
+    `${RUN_ERROR_CODES.max_steps_exceeded} (${options.maxSteps} model requests)`,
+  );
+}

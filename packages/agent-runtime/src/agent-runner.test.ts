@@ -1,0 +1,242 @@
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createMemoryEphemeralStore, type EphemeralStore } from '@agent-backend/ephemeral';
+import { createLogger } from '@agent-backend/logger';
+import { InvokeRequest, type AgentEvent, type InvokeRequestInput } from '@agent-backend/protocol';
+import { createPostgresDatabase, migrate, type Database } from '@agent-backend/store';
+import {
+  createTestSchema,
+  startScriptedModel,
+  testDatabaseUrl,
+  textReply,
+  toolCallsReply,
+  type ScriptedModel,
+  type TestSchema,
+} from '@agent-backend/testing';
+import { AgentRunner } from './agent-runner.js';
+import { SessionBusyError, SessionNotFoundError } from './errors.js';
+
+let schema: TestSchema;
+let db: Database;
+let ephemeral: EphemeralStore;
+let model: ScriptedModel;
+const logLines: string[] = [];
+
+beforeAll(async () => {
+  schema = await createTestSchema('runner');
+  db = await createPostgresDatabase({ url: testDatabaseUrl(), schema: schema.schema, max: 4 });
+  await migrate(db);
+  ephemeral = createMemoryEphemeralStore();
+  model = await startScriptedModel();
+});
+afterAll(async () => {
+  await model.close();
+  await ephemeral.close();
+  await db.close();
+  await schema.drop();
+});
+
+/** A runner as one API replica would hold it; several share the database and the lease store. */
+function replica(): AgentRunner {
+  const destination = new Writable({
+    write(chunk, _enc, done) {
+      logLines.push(String(chunk));
+      done();
+    },
+  });
+  return new AgentRunner({ db, ephemeral, logger: createLogger({ destination, level: 'debug' }) });
+}
+
+const request = (input: Partial<InvokeRequestInput> & { modelName: string }): InvokeRequest =>
+  InvokeRequest.parse({
+    message: 'hello',
+    ...input,
+    llm_config: {
+      baseUrl: model.baseUrl,
+      apiKey: 'sk-runner-secret-99',
+      modelName: input.modelName,
+    },
+  });
+
+async function invoke(runner: AgentRunner, userId: string, req: InvokeRequest) {
+  const prepared = await runner.prepare(userId, req);
+  const events: AgentEvent[] = [];
+  const result = await prepared.execute((e) => events.push(e), new AbortController().signal);
+  return { prepared, events, result };
+}
+
+describe('AgentRunner', () => {
+  it('continues a session on another replica with the whole conversation, tool calls included', async () => {
+    model.script('r-continue', [
+      toolCallsReply([
+        { id: 'c1', name: 'write_todos', args: { todos: [{ content: 'Step one' }] } },
+      ]),
+      textReply('First answer.'),
+      textReply('Second answer.'),
+    ]);
+    const first = await invoke(
+      replica(),
+      'alice',
+      request({ modelName: 'r-continue', message: 'one' }),
+    );
+    expect(first.result).toEqual({ status: 'done' });
+    const sessionId = first.prepared.sessionId;
+    const second = await invoke(
+      replica(),
+      'alice',
+      request({ modelName: 'r-continue', message: 'two', session_id: sessionId }),
+    );
+    expect(second.events.at(-1)).toEqual({ type: 'done', session_id: sessionId });
+    const sent = model.requests('r-continue')[2]!.body.messages!;
+    expect(sent[0]).toMatchObject({ role: 'system' });
+    expect(String(sent[0]!.content)).toContain('Current todo list:\n1. [pending] Step one');
+    expect(sent.slice(1).map((m) => [m.role, m.content ?? null])).toEqual([
+      ['user', 'one'],
+      ['assistant', null],
+      ['tool', 'Todo list updated:\n1. [pending] Step one'],
+      ['assistant', 'First answer.'],
+      ['user', 'two'],
+    ]);
+  });
+
+  it("treats another user's session as absent and refuses a second concurrent run", async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    model.script('r-busy', [
+      { kind: 'stream', pieces: [{ text: 'wait' }, { waitFor: held }, { finish: 'stop' }] },
+      textReply('after'),
+    ]);
+    const runner = replica();
+    const prepared = await runner.prepare(
+      'alice',
+      request({ modelName: 'r-busy', session_id: 'shared-id' }),
+    );
+    const running = prepared.execute(() => {}, new AbortController().signal);
+    await expect(
+      replica().prepare('bob', request({ modelName: 'r-busy', session_id: 'shared-id' })),
+    ).rejects.toBeInstanceOf(SessionNotFoundError);
+    await expect(
+      replica().prepare('alice', request({ modelName: 'r-busy', session_id: 'shared-id' })),
+    ).rejects.toBeInstanceOf(SessionBusyError);
+    release();
+    expect(await running).toEqual({ status: 'done' });
+    const after = await invoke(
+      replica(),
+      'alice',
+      request({ modelName: 'r-busy', session_id: 'shared-id' }),
+    );
+    expect(after.result).toEqual({ status: 'done' });
+  });
+
+  it('starts a new session from the client chat_history, and stores it', async () => {
+    model.script('r-history', [textReply('Nice to meet you again.'), textReply('Still here.')]);
+    const first = await invoke(
+      replica(),
+      'carol',
+      request({
+        modelName: 'r-history',
+        message: 'Remember me?',
+        chat_history: [
+          { role: 'user', content: 'I am Carol.', timestamp: 1 },
+          { role: 'assistant', content: 'Hello Carol.' },
+        ],
+      }),
+    );
+    await invoke(
+      replica(),
+      'carol',
+      request({
+        modelName: 'r-history',
+        message: 'And now?',
+        session_id: first.prepared.sessionId,
+        chat_history: [{ role: 'user', content: 'ignored: the session has its own history' }],
+      }),
+    );
+    const [a, b] = model
+      .requests('r-history')
+      .map((r) => r.body.messages!.slice(1).map((m) => m.content));
+    expect(a).toEqual(['I am Carol.', 'Hello Carol.', 'Remember me?']);
+    expect(b).toEqual([
+      'I am Carol.',
+      'Hello Carol.',
+      'Remember me?',
+      'Nice to meet you again.',
+      'And now?',
+    ]);
+  });
+
+  it('proposes a plan in plan mode and carries it out when the next invoke is in agent mode', async () => {
+    model.script('r-plan', [
+      toolCallsReply([
+        { name: 'propose_plan', args: { summary: 'Tidy up', steps: ['Sort', 'Archive'] } },
+      ]),
+      textReply('Done tidying.'),
+    ]);
+    const planned = await invoke(replica(), 'dave', request({ modelName: 'r-plan', mode: 'plan' }));
+    expect(planned.events.filter((e) => e.type === 'plan')).toEqual([
+      { type: 'plan', status: 'proposed', summary: 'Tidy up', steps: ['Sort', 'Archive'] },
+    ]);
+    expect(planned.events.at(-1)?.type).toBe('done');
+    const accepted = await invoke(
+      replica(),
+      'dave',
+      request({
+        modelName: 'r-plan',
+        mode: 'agent',
+        message: 'go ahead',
+        session_id: planned.prepared.sessionId,
+      }),
+    );
+    expect(accepted.events.slice(1, 3)).toEqual([
+      { type: 'plan', status: 'accepted', summary: 'Tidy up', steps: ['Sort', 'Archive'] },
+      {
+        type: 'todos',
+        todos: [
+          { content: 'Sort', status: 'pending' },
+          { content: 'Archive', status: 'pending' },
+        ],
+      },
+    ]);
+    const system = String(model.requests('r-plan')[1]!.body.messages![0]!.content);
+    expect(system).toContain('The user accepted your plan "Tidy up"');
+    const session = await replica().sessions.find(planned.prepared.sessionId, 'dave');
+    expect(session?.state.pendingPlan).toBeUndefined();
+  });
+
+  it('ends with an error event on provider failure, keeps the session usable, and logs no key', async () => {
+    model.script('r-fail', [
+      { kind: 'error', status: 401, message: 'bad key sk-runner-secret-99' },
+      textReply('Recovered.'),
+    ]);
+    const failed = await invoke(
+      replica(),
+      'erin',
+      request({ modelName: 'r-fail', message: 'first' }),
+    );
+    expect(failed.result).toEqual({ status: 'error', code: 'llm_auth_failed' });
+    const error = failed.events.at(-1)!;
+    expect(error).toMatchObject({ type: 'error', code: 'llm_auth_failed' });
+    expect(JSON.stringify(error)).not.toContain('sk-runner-secret-99');
+    const next = await invoke(
+      replica(),
+      'erin',
+      request({ modelName: 'r-fail', message: 'second', session_id: failed.prepared.sessionId }),
+    );
+    expect(next.result).toEqual({ status: 'done' });
+    expect(
+      model
+        .requests('r-fail')[1]!
+        .body.messages!.slice(1)
+        .map((m) => m.content),
+    ).toEqual(['first', 'second']);
+    const { rows } = await db.query<{ status: string; error_code: string | null }>(
+      'SELECT status, error_code FROM agent_runs WHERE session_id = $1 ORDER BY started_at',
+      [failed.prepared.sessionId],
+    );
+    expect(rows).toEqual([
+      { status: 'error', error_code: 'llm_auth_failed' },
+      { status: 'done', error_code: null },
+    ]);
+    expect(logLines.join('')).not.toContain('sk-runner-secret-99');
+  });
+});

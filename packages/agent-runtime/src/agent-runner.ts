@@ -1,0 +1,122 @@
+import { randomUUID } from 'node:crypto';
+import type { EphemeralStore } from '@agent-backend/ephemeral';
+import type { Logger } from '@agent-backend/logger';
+import type { NodeToolCaller } from '@agent-backend/node-rpc';
+import type { AgentEvent, InvokeRequest } from '@agent-backend/protocol';
+import type { Database } from '@agent-backend/store';
+import { SessionBusyError, SessionNotFoundError } from './errors.js';
+import type { BaseUrlCheck } from './llm-client.js';
+import { executeRun, type RunResult } from './execute-run.js';
+import { acquireSessionLease } from './session-lease.js';
+import { SessionRepository } from './session-repository.js';
+import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
+import type { AgentTool } from './tool.js';
+import type { BeforeToolCall } from './tool-execution.js';
+
+/** What a tool source knows about the run it adds tools to. */
+export interface RunInfo {
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly request: InvokeRequest;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Adds tools to a run (MCP servers, OAuth accounts, knowledge bases, ... in later issues). A
+ * source that fails is logged and skipped; the run goes on with the other tools.
+ */
+export type ToolSource = (run: RunInfo) => Promise<AgentTool[]>;
+
+/** The engines and hooks a runner uses; one runner serves every run of a process. */
+export interface AgentRunnerOptions {
+  readonly db: Database;
+  readonly ephemeral: EphemeralStore;
+  readonly logger: Logger;
+  /** The user's nodes' tools (through the gateway); absent: runs have no node tools. */
+  readonly nodeTools?: NodeToolCaller;
+  readonly toolSources?: readonly ToolSource[];
+  /** Per run: the hook before each tool executes (HITL); absent: tools run at once. */
+  readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
+  /** The SSRF guard for `llm_config.baseUrl` (see `createLlmClient`). */
+  readonly checkBaseUrl?: BaseUrlCheck;
+  readonly fetch?: typeof fetch;
+  readonly settings?: Partial<AgentSettings>;
+}
+
+/** A run whose session is claimed and locked, ready to execute. */
+export interface PreparedRun {
+  readonly sessionId: string;
+  readonly runId: string;
+  /**
+   * Runs to the end. Emits `session` first and `done` or `error` last; never rejects. Aborting
+   * `signal` stops the model request and the tool loop; `signal.reason`, when an
+   * `AgentRunError`, gives the `error` event its code (else `run_aborted`).
+   */
+  execute(emit: (event: AgentEvent) => void, signal: AbortSignal): Promise<RunResult>;
+  /** Frees the session without running (when the stream could not be started). */
+  cancel(): Promise<void>;
+}
+
+/**
+ * Runs agent conversations for any entry point (the SSE endpoint now; scheduled tasks and chat
+ * messages later): session ownership, one run per session, the conversation in the durable
+ * store, the tools, the loop.
+ */
+export class AgentRunner {
+  readonly sessions: SessionRepository;
+  private readonly settings: AgentSettings;
+
+  constructor(private readonly options: AgentRunnerOptions) {
+    this.sessions = new SessionRepository(options.db);
+    this.settings = { ...DEFAULT_AGENT_SETTINGS, ...options.settings };
+  }
+
+  /**
+   * Claims the session for `userId` (creating it; generating its id when the request has none)
+   * and takes its lease. Throws before anything is streamed: {@link SessionNotFoundError} when
+   * it is another user's, {@link SessionBusyError} when a run of it is in progress.
+   */
+  async prepare(userId: string, request: InvokeRequest): Promise<PreparedRun> {
+    const sessionId = request.session_id ?? `sess_${randomUUID()}`;
+    const runId = `run_${randomUUID().replace(/-/g, '')}`;
+    const session = await this.sessions.claim(sessionId, userId);
+    if (!session) throw new SessionNotFoundError(sessionId);
+    const lease = await acquireSessionLease(
+      this.options.ephemeral,
+      sessionId,
+      runId,
+      this.settings.leaseTtlMs,
+      (error) => this.options.logger.warn({ err: error, sessionId, runId }, 'lease renewal failed'),
+    );
+    if (!lease) throw new SessionBusyError(sessionId);
+    try {
+      await this.sessions.startRun({ runId, sessionId, userId, mode: request.mode });
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
+    return {
+      sessionId,
+      runId,
+      execute: async (emit, signal) => {
+        try {
+          return await executeRun({
+            ...this.options,
+            settings: this.settings,
+            sessions: this.sessions,
+            run: { userId, sessionId, runId, request, signal },
+            emit,
+            release: () => lease.release(),
+          });
+        } finally {
+          await lease.release().catch(() => undefined);
+        }
+      },
+      cancel: async () => {
+        await this.sessions.finishRun(runId, 'aborted', 'run_aborted').catch(() => undefined);
+        await lease.release();
+      },
+    };
+  }
+}

@@ -1,0 +1,63 @@
+/**
+ * Stable codes of the `error` event that ends a failed run. Clients switch on the code; the
+ * message is for people and never contains the API key or other secrets of the request.
+ */
+export const RUN_ERROR_CODES = {
+  /** The provider refused the API key (401) or the key may not use the model (403). */
+  llm_auth_failed: 'the model provider rejected the API key',
+  /** The provider answered 429 after the retries. */
+  llm_rate_limited: 'the model provider is rate limiting this key',
+  /** 5xx after the retries, connection refused or reset, DNS failure, connection lost mid-answer. */
+  llm_unavailable: 'the model provider is unavailable',
+  /** No response headers within the request timeout, or the stream went silent too long. */
+  llm_timeout: 'the model provider did not answer in time',
+  /** Any other 4xx: unknown model, bad parameters, request too large for the model. */
+  llm_request_rejected: 'the model provider rejected the request',
+  /** The answer is not an OpenAI-compatible stream: bad JSON, broken tool calls, nothing. */
+  llm_bad_response: 'the model provider sent a malformed answer',
+  /** The base URL may not be reached from this service (SSRF guard). */
+  llm_base_url_refused: 'the model base URL is not allowed',
+  /** The run used its step budget (model requests) without finishing. */
+  max_steps_exceeded: 'the run reached its maximum number of steps',
+  /** No client stayed attached to the run (disconnect plus grace period), or it was cancelled. */
+  run_aborted: 'the run was cancelled',
+  /** The replica running it is shutting down; the conversation so far is saved. */
+  server_shutdown: 'the service is restarting',
+  /** The replica running the run stopped sending events (it crashed); seen on resume. */
+  run_lost: 'the run stopped unexpectedly',
+  /** A bug or a store failure; details are in the service log. */
+  internal_error: 'the run failed unexpectedly',
+} as const;
+export type RunErrorCode = keyof typeof RUN_ERROR_CODES;
+
+/** A run failure that becomes the stream's `error` event with a stable code. */
+export class AgentRunError extends Error {
+  constructor(
+    readonly code: RunErrorCode,
+    message: string = RUN_ERROR_CODES[code],
+  ) {
+    super(message);
+    this.name = 'AgentRunError';
+  }
+}
+
+/**
+ * The session does not exist for this user: another user's session looks exactly like a
+ * missing one, so the answer reveals nothing about it.
+ */
+export class SessionNotFoundError extends Error {
+  readonly code = 'not_found';
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} not found`);
+    this.name = 'SessionNotFoundError';
+  }
+}
+
+/** Another run of the session is in progress (on any replica); the request is refused, not queued. */
+export class SessionBusyError extends Error {
+  readonly code = 'session_busy';
+  constructor(readonly sessionId: string) {
+    super(`session ${sessionId} has a run in progress; retry when it has finished`);
+    this.name = 'SessionBusyError';
+  }
+}

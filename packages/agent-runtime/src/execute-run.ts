@@ -1,0 +1,217 @@
+import type { Logger } from '@agent-backend/logger';
+import type { NodeToolCaller } from '@agent-backend/node-rpc';
+import type { AgentEvent } from '@agent-backend/protocol';
+import { runAgentLoop } from './agent-loop.js';
+import type { RunInfo, ToolSource } from './agent-runner.js';
+import type { ChatMessage } from './chat-message.js';
+import { contextSection, fitHistory, userMessage } from './context.js';
+import { AgentRunError } from './errors.js';
+import { createLlmClient, type BaseUrlCheck } from './llm-client.js';
+import { TurnAbortedError } from './model-turn.js';
+import { nodeToolsToAgentTools } from './node-tools.js';
+import { proposePlanTool, writeTodosTool } from './planning-tools.js';
+import type { SessionRepository } from './session-repository.js';
+import type { SessionState } from './session-state.js';
+import type { AgentSettings } from './settings.js';
+import { systemPrompt } from './system-prompt.js';
+import { availability, ToolRegistry, type ToolContext } from './tool.js';
+import type { BeforeToolCall } from './tool-execution.js';
+
+/** How a run ended. */
+export interface RunResult {
+  readonly status: 'done' | 'error' | 'aborted';
+  readonly code?: string;
+}
+
+interface ExecuteRunOptions {
+  readonly run: RunInfo;
+  readonly sessions: SessionRepository;
+  readonly settings: AgentSettings;
+  readonly logger: Logger;
+  readonly nodeTools?: NodeToolCaller;
+  readonly toolSources?: readonly ToolSource[];
+  readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
+  readonly checkBaseUrl?: BaseUrlCheck;
+  readonly fetch?: typeof fetch;
+  emit(event: AgentEvent): void;
+  /** Frees the session; called after everything is stored and before the last event. */
+  release(): Promise<void>;
+}
+
+/** One run, from the `session` event to `done` or `error`. Never rejects. */
+export async function executeRun(options: ExecuteRunOptions): Promise<RunResult> {
+  const { run, sessions, emit, logger } = options;
+  const { request, signal } = run;
+  const log = { runId: run.runId, sessionId: run.sessionId, userId: run.userId };
+  emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
+  logger.info({ ...log, mode: request.mode, model: request.llm_config.modelName }, 'run started');
+  let result: RunResult;
+  let final: AgentEvent;
+  try {
+    await conversation(options);
+    final = { type: 'done', session_id: run.sessionId };
+    result = { status: 'done' };
+  } catch (error) {
+    let failure: AgentRunError;
+    if (signal.aborted || error instanceof TurnAbortedError) {
+      failure =
+        signal.reason instanceof AgentRunError ? signal.reason : new AgentRunError('run_aborted');
+    } else if (error instanceof AgentRunError) {
+      failure = error;
+    } else {
+      logger.error({ ...log, err: error }, 'run failed');
+      failure = new AgentRunError('internal_error');
+    }
+    final = { type: 'error', code: failure.code, message: failure.message };
+    result = { status: signal.aborted ? 'aborted' : 'error', code: failure.code };
+  }
+  await sessions
+    .finishRun(run.runId, result.status, result.code)
+    .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record the end of a run'));
+  // Free the session before the last event: a client that got `done` may invoke again at once.
+  await options
+    .release()
+    .catch((err: unknown) => logger.warn({ ...log, err }, 'lease release failed'));
+  emit(final);
+  logger.info({ ...log, status: result.status, code: result.code }, 'run ended');
+  return result;
+}
+
+async function conversation(options: ExecuteRunOptions): Promise<void> {
+  const { run, sessions, settings, emit } = options;
+  const { request } = run;
+  const limits = settings.limits;
+  // Re-read under the lease (the claim read the state before it), in parallel with the tools.
+  const [session, stored, registry] = await Promise.all([
+    sessions.find(run.sessionId, run.userId),
+    sessions.messages(run.sessionId),
+    buildRegistry(options),
+  ]);
+  const state: SessionState = session?.state ?? { todos: [] };
+  let history = stored;
+  if (history.length === 0 && request.chat_history.length > 0) {
+    // A session the service has not seen: the client's history starts the stored conversation.
+    history = request.chat_history.map(
+      (m) => ({ role: m.role, content: m.content }) as ChatMessage,
+    );
+    await sessions.append(run.sessionId, run.runId, history);
+  }
+
+  let acceptedPlan: { summary: string; steps: string[] } | undefined;
+  if (request.mode === 'agent' && state.pendingPlan) {
+    acceptedPlan = state.pendingPlan;
+    state.pendingPlan = undefined;
+    state.todos = acceptedPlan.steps.map((content) => ({ content, status: 'pending' as const }));
+    emit({ type: 'plan', status: 'accepted', ...acceptedPlan });
+    emit({ type: 'todos', todos: state.todos });
+    await sessions.saveState(run.sessionId, state);
+  }
+
+  const user = userMessage(request.message, request.chat_attachments, limits);
+  // Stored while the model starts answering; every later write of the run waits for it.
+  const userStored = sessions.append(run.sessionId, run.runId, [user]);
+  userStored.catch(() => undefined);
+  try {
+    await answer(options, { registry, state, history, user, acceptedPlan, userStored });
+  } finally {
+    await userStored;
+  }
+}
+
+interface Prepared {
+  readonly registry: ToolRegistry;
+  readonly state: SessionState;
+  readonly history: readonly ChatMessage[];
+  readonly user: ChatMessage;
+  readonly acceptedPlan: { summary: string; steps: string[] } | undefined;
+  readonly userStored: Promise<void>;
+}
+
+/** The model part of the run: prompt, client, loop. */
+async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<void> {
+  const { run, sessions, settings, emit } = options;
+  const { request } = run;
+  const { registry, state, history, user, acceptedPlan, userStored } = prepared;
+  const limits = settings.limits;
+  const system = systemPrompt({
+    mode: request.mode,
+    state,
+    laterTools:
+      request.mode === 'plan'
+        ? registry.all().filter((tool) => availability(tool, 'plan') === 'writes')
+        : [],
+    context: contextSection(request.resource_files, request.sandbox_files, limits),
+    ...(acceptedPlan ? { acceptedPlan } : {}),
+  });
+  const context: ToolContext = {
+    userId: run.userId,
+    sessionId: run.sessionId,
+    runId: run.runId,
+    mode: request.mode,
+    signal: run.signal,
+    state,
+    emit,
+  };
+  const client = await createLlmClient(request.llm_config, {
+    timeoutMs: settings.llmTimeoutMs,
+    maxRetries: settings.llmMaxRetries,
+    ...(options.checkBaseUrl ? { checkBaseUrl: options.checkBaseUrl } : {}),
+    ...(options.fetch ? { fetch: options.fetch } : {}),
+  });
+  const beforeToolCall = options.beforeToolCall?.(run);
+  await runAgentLoop({
+    client,
+    model: request.llm_config.modelName,
+    temperature: request.llm_config.temperature,
+    apiKey: request.llm_config.apiKey,
+    messages: [
+      { role: 'system', content: system },
+      ...fitHistory(history, limits.historyChars),
+      user,
+    ],
+    registry,
+    context,
+    maxSteps: settings.maxSteps,
+    idleTimeoutMs: settings.llmIdleTimeoutMs,
+    maxToolResultChars: limits.toolResultChars,
+    ...(beforeToolCall ? { beforeToolCall } : {}),
+    emit,
+    commit: async (messages) => {
+      await userStored;
+      await sessions.append(run.sessionId, run.runId, messages);
+      await sessions.saveState(run.sessionId, state);
+    },
+  });
+}
+
+/** Built-in tools, then the user's node tools, then the other sources, unique by name. */
+async function buildRegistry(options: ExecuteRunOptions): Promise<ToolRegistry> {
+  const { run, logger } = options;
+  const registry = new ToolRegistry();
+  registry.add(writeTodosTool());
+  registry.add(proposePlanTool());
+  const log = { runId: run.runId, sessionId: run.sessionId };
+  if (options.nodeTools) {
+    try {
+      const nodes = await options.nodeTools.listTools(run.userId);
+      const taken = new Set(registry.all().map((tool) => tool.name));
+      for (const tool of nodeToolsToAgentTools(run.userId, nodes, options.nodeTools, taken)) {
+        registry.add(tool);
+      }
+    } catch (err) {
+      logger.warn({ ...log, err }, 'node tools unavailable for this run');
+    }
+  }
+  for (const source of options.toolSources ?? []) {
+    try {
+      for (const tool of await source(run)) {
+        if (registry.has(tool.name))
+          logger.warn({ ...log, tool: tool.name }, 'duplicate tool skipped');
+        else registry.add(tool);
+      }
+    } catch (err) {
+      logger.warn({ ...log, err }, 'a tool source failed; its tools are missing from this run');
+    }
+  }
+  return registry;
+}

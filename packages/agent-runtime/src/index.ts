@@ -1,0 +1,66 @@
+/**
+ * The agent runtime: runs a conversation on an OpenAI-compatible model with streamed answers
+ * and tool calls, keeps sessions in the durable store, one run per session at a time.
+ */
+export {
+  AgentRunner,
+  type AgentRunnerOptions,
+  type PreparedRun,
+  type RunInfo,
+  type ToolSource,
+} from './agent-runner.js';
+export type { RunResult } from './execute-run.js';
+export { runAgentLoop, type AgentLoopOptions } from './agent-loop.js';
+export { ChatMessage } from './chat-message.js';
+export { DEFAULT_CONTEXT_LIMITS, truncate, type ContextLimits } from './context-limits.js';
+export { contextSection, fitHistory, userMessage } from './context.js';
+export {
+  AgentRunError,
+  RUN_ERROR_CODES,
+  SessionBusyError,
+  SessionNotFoundError,
+  type RunErrorCode,
+} from './errors.js';
+export {
+  createLlmClient,
+  DEFAULT_LLM_MAX_RETRIES,
+  DEFAULT_LLM_TIMEOUT_MS,
+  type BaseUrlCheck,
+  type LlmClientOptions,
+} from './llm-client.js';
+export { streamModelTurn, TurnAbortedError, type ModelTurn } from './model-turn.js';
+export { nodeToolsToAgentTools, sanitizeToolName } from './node-tools.js';
+export {
+  MAX_TODOS,
+  PROPOSE_PLAN,
+  proposePlanTool,
+  WRITE_TODOS,
+  writeTodosTool,
+} from './planning-tools.js';
+export { scrubSecrets, toRunError } from './provider-errors.js';
+export {
+  acquireSessionLease,
+  DEFAULT_LEASE_TTL_MS,
+  sessionLeaseHolder,
+  type SessionLease,
+} from './session-lease.js';
+export { SessionRepository, type RunStatus, type SessionRecord } from './session-repository.js';
+export { parseSessionState, SessionState } from './session-state.js';
+export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
+export {
+  availability,
+  ToolRegistry,
+  ToolRegistryError,
+  TOOL_NAME,
+  type AgentTool,
+  type ToolContext,
+  type ToolOutput,
+} from './tool.js';
+export { defineTool } from './builtin-tool.js';
+export {
+  executeToolCall,
+  type BeforeToolCall,
+  type PendingToolCall,
+  type ToolCallDecision,
+} from './tool-execution.js';
+export { ToolCallAccumulator, type AssembledToolCall } from './tool-call-accumulator.js';

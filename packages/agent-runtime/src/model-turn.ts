@@ -1,0 +1,118 @@
+import type OpenAI from 'openai';
+import type { ChatMessage } from './chat-message.js';
+import { AgentRunError, RUN_ERROR_CODES } from './errors.js';
+import { toRunError } from './provider-errors.js';
+import type { AgentTool } from './tool.js';
+import { ToolCallAccumulator, type AssembledToolCall } from './tool-call-accumulator.js';
+
+/** One model request of a run. */
+export interface ModelTurnRequest {
+  readonly client: OpenAI;
+  readonly model: string;
+  readonly temperature: number;
+  readonly messages: readonly ChatMessage[];
+  readonly tools: readonly AgentTool[];
+  /** The run's signal: aborting it aborts the HTTP request to the provider at once. */
+  readonly signal: AbortSignal;
+  /** Longest silence between two chunks of the answer before the turn fails with `llm_timeout`. */
+  readonly idleTimeoutMs: number;
+  /** Only to scrub it out of provider error messages. */
+  readonly apiKey: string;
+  /** Each piece of answer text as it arrives. */
+  onText(text: string): void;
+}
+
+/** The model's complete answer of one turn. */
+export interface ModelTurn {
+  readonly content: string;
+  readonly toolCalls: AssembledToolCall[];
+  readonly finishReason: string | null;
+}
+
+/** Thrown when the run's signal aborted the turn; the run knows the reason. */
+export class TurnAbortedError extends Error {
+  constructor() {
+    super('the model request was aborted');
+    this.name = 'TurnAbortedError';
+  }
+}
+
+/**
+ * One streamed chat completion: forwards text as it arrives, reassembles tool calls from their
+ * deltas, and fails with a run error on provider errors, malformed streams and silence. The SDK
+ * treats an abort as a normal end of the stream, so the cause is checked after the loop.
+ */
+export async function streamModelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
+  const controller = new AbortController();
+  const abort = () => controller.abort();
+  request.signal.addEventListener('abort', abort, { once: true });
+  if (request.signal.aborted) controller.abort();
+  let idle = false;
+  let timer: NodeJS.Timeout | undefined;
+  const arm = () => {
+    clearTimeout(timer);
+    timer = setTimeout(() => {
+      idle = true;
+      controller.abort();
+    }, request.idleTimeoutMs);
+  };
+  const calls = new ToolCallAccumulator();
+  let content = '';
+  let finishReason: string | null = null;
+  let chunks = 0;
+  try {
+    const stream = await request.client.chat.completions.create(
+      {
+        model: request.model,
+        temperature: request.temperature,
+        messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
+        stream: true,
+        ...(request.tools.length > 0
+          ? {
+              tools: request.tools.map((tool) => ({
+                type: 'function' as const,
+                function: {
+                  name: tool.name,
+                  description: tool.description,
+                  parameters: tool.parameters,
+                },
+              })),
+            }
+          : {}),
+      },
+      { signal: controller.signal },
+    );
+    arm();
+    for await (const chunk of stream) {
+      arm();
+      chunks++;
+      const choice = chunk.choices?.[0];
+      if (!choice) continue;
+      const text = choice.delta?.content;
+      if (text) {
+        content += text;
+        request.onText(text);
+      }
+      for (const delta of choice.delta?.tool_calls ?? []) calls.add(delta);
+      if (choice.finish_reason) finishReason = choice.finish_reason;
+    }
+  } catch (error) {
+    if (request.signal.aborted) throw new TurnAbortedError();
+    if (idle)
+      throw new AgentRunError('llm_timeout', `${RUN_ERROR_CODES.llm_timeout} (the answer stalled)`);
+    throw toRunError(error, request.apiKey);
+  } finally {
+    clearTimeout(timer);
+    request.signal.removeEventListener('abort', abort);
+  }
+  if (request.signal.aborted) throw new TurnAbortedError();
+  if (idle)
+    throw new AgentRunError('llm_timeout', `${RUN_ERROR_CODES.llm_timeout} (the answer stalled)`);
+  if (chunks === 0) {
+    throw new AgentRunError(
+      'llm_bad_response',
+      `${RUN_ERROR_CODES.llm_bad_response} (an empty stream)`,
+    );
+  }
+  return { content, toolCalls: calls.finish(), finishReason };
+}

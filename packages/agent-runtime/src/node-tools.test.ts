@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest';
+import { NodeCallError, type NodeToolCall, type NodeToolCaller } from '@agent-backend/node-rpc';
+import { nodeToolsToAgentTools } from './node-tools.js';
+import type { ToolContext } from './tool.js';
+
+/** The smallest NodeToolCaller: records calls and answers from a table (the gateway is not under test here). */
+function fakeCaller(
+  answers: Record<string, () => Promise<Awaited<ReturnType<NodeToolCaller['callTool']>>>>,
+) {
+  const calls: NodeToolCall[] = [];
+  const caller: NodeToolCaller = {
+    listTools: async () => [],
+    callTool: async (call) => {
+      calls.push(call);
+      const answer = answers[call.toolName];
+      if (!answer) throw new NodeCallError('node_not_found', 'no node');
+      return answer();
+    },
+  };
+  return { caller, calls };
+}
+
+const context = (signal = new AbortController().signal): ToolContext => ({
+  userId: 'u1',
+  sessionId: 's1',
+  runId: 'r1',
+  mode: 'agent',
+  signal,
+  state: { todos: [] },
+  emit: () => {},
+});
+
+describe('node tools', () => {
+  it('keeps valid unique names and suffixes clashes and invalid names deterministically', () => {
+    const { caller } = fakeCaller({});
+    const nodes = [
+      {
+        nodeId: 'ext-1',
+        nodeType: 'extension' as const,
+        tools: [{ name: 'click' }, { name: 'read page' }, { name: 'write_todos' }],
+      },
+      {
+        nodeId: 'desk-1',
+        nodeType: 'desktop' as const,
+        tools: [{ name: 'click' }, { name: 'shell' }],
+      },
+    ];
+    const names = nodeToolsToAgentTools('u1', nodes, caller, new Set(['write_todos'])).map(
+      (t) => t.name,
+    );
+    expect(names[0]).toBe('click');
+    expect(names[1]).toMatch(/^read_page__[0-9a-f]{8}$/);
+    expect(names[2]).toMatch(/^write_todos__[0-9a-f]{8}$/);
+    expect(names[3]).toMatch(/^click__[0-9a-f]{8}$/);
+    expect(names[4]).toBe('shell');
+    expect(new Set(names).size).toBe(names.length);
+    const again = nodeToolsToAgentTools('u1', nodes, caller, new Set(['write_todos'])).map(
+      (t) => t.name,
+    );
+    expect(again).toEqual(names);
+    for (const name of names) expect(name).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+  });
+
+  it('uses rich descriptors where the node sent them and counts every node tool as a write', () => {
+    const { caller } = fakeCaller({});
+    const schema = { type: 'object', properties: { url: { type: 'string' } }, required: ['url'] };
+    const [rich, bare, badSchema] = nodeToolsToAgentTools(
+      'u1',
+      [
+        {
+          nodeId: 'ext-1',
+          nodeType: 'extension',
+          tools: [
+            { name: 'open_url', description: 'Opens a URL in a new tab', inputSchema: schema },
+            { name: 'screenshot' },
+            { name: 'odd', inputSchema: { type: 'string' } },
+          ],
+        },
+      ],
+      caller,
+      new Set(),
+    );
+    expect(rich!.parameters).toEqual(schema);
+    expect(rich!.description).toBe(
+      'Opens a URL in a new tab (runs on the user\'s extension "ext-1")',
+    );
+    expect(bare!.parameters).toEqual({ type: 'object', additionalProperties: true });
+    expect(bare!.description).toBe('Tool "screenshot" on the user\'s extension "ext-1".');
+    expect(badSchema!.parameters).toEqual({ type: 'object', additionalProperties: true });
+    expect([rich, bare, badSchema].every((t) => t!.writes)).toBe(true);
+  });
+
+  it('calls the node that offered the tool, by its original name, with the session and signal', async () => {
+    const { caller, calls } = fakeCaller({
+      'read page': async () => ({
+        success: true,
+        text: 'Title: Example',
+        images: [{ data: 'AA', mimeType: 'image/png' }],
+      }),
+      broken: async () => ({ success: false, text: 'element not found', images: [] }),
+      flaky: async () => {
+        throw new NodeCallError('timeout', 'no answer within 60000 ms');
+      },
+    });
+    const tools = nodeToolsToAgentTools(
+      'u1',
+      [
+        {
+          nodeId: 'ext-9',
+          nodeType: 'extension',
+          tools: [{ name: 'read page' }, { name: 'broken' }, { name: 'flaky' }],
+        },
+      ],
+      caller,
+      new Set(),
+    );
+    const signal = new AbortController().signal;
+    expect(await tools[0]!.execute({ tab: 1 }, context(signal))).toEqual({
+      content: 'Title: Example\n[1 image(s) returned; not shown to the model]',
+      isError: false,
+    });
+    expect(calls[0]).toEqual({
+      userId: 'u1',
+      nodeType: 'extension',
+      nodeId: 'ext-9',
+      toolName: 'read page',
+      arguments: { tab: 1 },
+      sessionId: 's1',
+      signal,
+    });
+    expect(await tools[1]!.execute({}, context())).toEqual({
+      content: 'element not found',
+      isError: true,
+    });
+    expect(await tools[2]!.execute({}, context())).toEqual({
+      content: 'Node tool failed (timeout): no answer within 60000 ms',
+      isError: true,
+    });
+  });
+});

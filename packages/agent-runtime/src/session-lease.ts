@@ -1,0 +1,59 @@
+import type { EphemeralStore } from '@agent-backend/ephemeral';
+
+/** Lifetime of a session lease; a run renews it every third of this. @default 30_000 */
+export const DEFAULT_LEASE_TTL_MS = 30_000;
+
+const leaseKey = (sessionId: string) => `agent:session-lease:${sessionId}`;
+
+/** A held lease: renewed in the background until released. */
+export interface SessionLease {
+  /** Stops renewing and frees the session (only if this run still holds it). Idempotent. */
+  release(): Promise<void>;
+}
+
+/**
+ * One run per session at a time, across every replica: a key in the ephemeral store written
+ * with `ifAbsent` and a TTL, holding the run id. A second invoke finds the key and is refused
+ * (409 `session_busy`) before its stream starts, so two runs never interleave a conversation.
+ *
+ * The TTL bounds how long a crashed replica keeps a session locked; a live run renews it every
+ * `ttlMs / 3`. Renewal is read-then-write (the port has no compare-and-set): it only writes
+ * while the key still names this run, and a lease lost to expiry is not taken back.
+ *
+ * @returns the lease, or `null` when another run holds the session.
+ */
+export async function acquireSessionLease(
+  store: EphemeralStore,
+  sessionId: string,
+  runId: string,
+  ttlMs: number = DEFAULT_LEASE_TTL_MS,
+  onRenewError: (error: unknown) => void = () => {},
+): Promise<SessionLease | null> {
+  const key = leaseKey(sessionId);
+  if (!(await store.set(key, runId, { ifAbsent: true, ttlMs }))) return null;
+  const renew = setInterval(
+    () => {
+      void (async () => {
+        if ((await store.get(key)) === runId) await store.set(key, runId, { ttlMs });
+      })().catch(onRenewError);
+    },
+    Math.max(1, Math.floor(ttlMs / 3)),
+  );
+  renew.unref();
+  let released: Promise<void> | undefined;
+  return {
+    release: () =>
+      (released ??= (async () => {
+        clearInterval(renew);
+        if ((await store.get(key)) === runId) await store.delete(key);
+      })()),
+  };
+}
+
+/** The run holding the session's lease, or `null`: tells whether a run is still alive. */
+export function sessionLeaseHolder(
+  store: EphemeralStore,
+  sessionId: string,
+): Promise<string | null> {
+  return store.get(leaseKey(sessionId));
+}

@@ -1,0 +1,28 @@
+import { DEFAULT_CONTEXT_LIMITS, type ContextLimits } from './context-limits.js';
+import { DEFAULT_LLM_MAX_RETRIES, DEFAULT_LLM_TIMEOUT_MS } from './llm-client.js';
+import { DEFAULT_LEASE_TTL_MS } from './session-lease.js';
+
+/** Knobs of agent runs; every one has a default. */
+export interface AgentSettings {
+  /** Model requests per run before it ends with `max_steps_exceeded`. @default 25 */
+  readonly maxSteps: number;
+  /** Time to the response headers of one model request (per attempt). @default 60_000 */
+  readonly llmTimeoutMs: number;
+  /** Retries of a model request on 408/409/429/5xx and connection errors. @default 1 */
+  readonly llmMaxRetries: number;
+  /** Longest silence inside a streamed answer before `llm_timeout`. @default 60_000 */
+  readonly llmIdleTimeoutMs: number;
+  /** Session lease lifetime (renewed every third of it while the run lives). @default 30_000 */
+  readonly leaseTtlMs: number;
+  readonly limits: ContextLimits;
+}
+
+/** The documented defaults (docs/agent.md, "Configuration"). */
+export const DEFAULT_AGENT_SETTINGS: AgentSettings = Object.freeze({
+  maxSteps: 25,
+  llmTimeoutMs: DEFAULT_LLM_TIMEOUT_MS,
+  llmMaxRetries: DEFAULT_LLM_MAX_RETRIES,
+  llmIdleTimeoutMs: 60_000,
+  leaseTtlMs: DEFAULT_LEASE_TTL_MS,
+  limits: DEFAULT_CONTEXT_LIMITS,
+});

@@ -1,0 +1,104 @@
+import type { AgentEvent, ConversationMode } from '@agent-backend/protocol';
+import type { SessionState } from './session-state.js';
+
+/** What a tool gets besides its arguments. */
+export interface ToolContext {
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly mode: ConversationMode;
+  /** Aborted when the run is: a tool that waits on something must stop waiting. */
+  readonly signal: AbortSignal;
+  /** The session's agent state (todo list, pending plan); tools may change it. */
+  readonly state: SessionState;
+  /** Sends an event to the stream (e.g. `todos` after the list changed). */
+  emit(event: AgentEvent): void;
+}
+
+/** What a tool answers; `content` goes to the model as the tool message and to `tool_result`. */
+export interface ToolOutput {
+  readonly content: string;
+  /** The tool failed; `content` says why. @default false */
+  readonly isError?: boolean;
+  /** Stop the run after this turn (the plan mode's `propose_plan`). @default false */
+  readonly endRun?: boolean;
+}
+
+/**
+ * A tool the model can call. Every source of tools (built-ins, the user's nodes, and later MCP
+ * servers, OAuth accounts, knowledge bases, memory, skills, the sandbox, web search) adapts to
+ * this one shape and is added to the run's {@link ToolRegistry}.
+ */
+export interface AgentTool {
+  /** OpenAI function name: `^[A-Za-z0-9_-]{1,64}$`, unique in the run. */
+  readonly name: string;
+  readonly description: string;
+  /** JSON Schema of the arguments object. */
+  readonly parameters: Record<string, unknown>;
+  /**
+   * Whether calling it changes something outside the conversation (sends, books, clicks,
+   * writes files). Write tools are neither offered nor executed in `ask` mode and not executed
+   * in `plan` mode.
+   */
+  readonly writes: boolean;
+  /** Modes that offer the tool, when narrower than "every mode its `writes` allows". */
+  readonly modes?: readonly ConversationMode[];
+  execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
+}
+
+/** Valid OpenAI function names. */
+export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
+
+/** Raised when a tool is added under a name that is invalid or already taken. */
+export class ToolRegistryError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'ToolRegistryError';
+  }
+}
+
+/** The tools of one run, by name. */
+export class ToolRegistry {
+  private readonly tools = new Map<string, AgentTool>();
+
+  add(tool: AgentTool): void {
+    if (!TOOL_NAME.test(tool.name)) {
+      throw new ToolRegistryError(`tool name "${tool.name}" is not a valid function name`);
+    }
+    if (this.tools.has(tool.name)) throw new ToolRegistryError(`tool "${tool.name}" exists`);
+    this.tools.set(tool.name, tool);
+  }
+
+  has(name: string): boolean {
+    return this.tools.has(name);
+  }
+
+  get(name: string): AgentTool | undefined {
+    return this.tools.get(name);
+  }
+
+  all(): AgentTool[] {
+    return [...this.tools.values()];
+  }
+
+  /** The tools the model is offered in `mode` (see {@link availability}). */
+  offered(mode: ConversationMode): AgentTool[] {
+    return this.all().filter((tool) => availability(tool, mode) === 'available');
+  }
+}
+
+/**
+ * Whether a tool may run in a mode (spec 3.3):
+ * - `agent`: every tool that lists the mode (all by default).
+ * - `ask`: read-only question answering: write tools are neither offered nor executed.
+ * - `plan`: read tools help research the plan; write tools are described to the model in the
+ *   system prompt (so the plan can use them) but not offered and never executed.
+ */
+export function availability(
+  tool: AgentTool,
+  mode: ConversationMode,
+): 'available' | 'not_in_mode' | 'writes' {
+  if (tool.modes && !tool.modes.includes(mode)) return 'not_in_mode';
+  if (tool.writes && mode !== 'agent') return 'writes';
+  return 'available';
+}
