@@ -22,7 +22,7 @@ import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { importPKCS8, SignJWT } from 'jose';
-import OpenAI from '../packages/agent-runtime/node_modules/openai/index.js';
+import OpenAI from 'openai';
 import {
   createTestSchema,
   startScriptedModel,
@@ -56,8 +56,7 @@ const cpuMs = (pid: number) => {
  * µs of its CPU per chunk.
  */
 async function clientCpuPerChunk(baseUrl: string, models: string[]): Promise<number> {
-  const openai = new URL('../packages/agent-runtime/node_modules/openai/index.mjs', import.meta.url)
-    .href;
+  const openai = new URL(import.meta.resolve('openai')).href;
   const script = `
     import OpenAI from ${JSON.stringify(openai)};
     const client = new OpenAI({ baseURL: ${JSON.stringify(baseUrl)}, apiKey: 'sk-bench', maxRetries: 0, logLevel: 'off' });

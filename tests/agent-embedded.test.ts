@@ -19,6 +19,8 @@ describe('agent invoke on the all-in-one embedded engine', () => {
     DATA_DIR: tempDir('agent-embedded'),
     LOG_LEVEL: 'info',
     AGENT_DISCONNECT_GRACE_MS: '5000',
+    // The scripted model listens on loopback, which the SSRF guard refuses by default.
+    MCP_ALLOW_PRIVATE_NETWORKS: 'true',
   };
   let service: ServiceProcess;
   let model: ScriptedModel;

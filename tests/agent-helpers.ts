@@ -185,6 +185,8 @@ export async function startAgentCluster(env: Record<string, string> = {}): Promi
     JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
     JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
     LOG_LEVEL: 'debug',
+    // The scripted model listens on loopback, which the SSRF guard refuses by default.
+    MCP_ALLOW_PRIVATE_NETWORKS: 'true',
     ...env,
   };
   const api = await Promise.all(

@@ -214,6 +214,36 @@ describe('gateway connections', () => {
     (node.ws as unknown as { _socket: { pause(): void } })._socket.pause();
     await eventually(async () => (await devices('finn')).total === 0, 10_000);
   });
+});
+
+/** Its own gateway: server pings off, so a paused client is closed for its buffer, not its silence. */
+describe('gateway slow consumers', () => {
+  let cluster: Cluster;
+  const open: TestSocket[] = [];
+  const connect = async (
+    path: string,
+    query: Record<string, string | undefined>,
+    headers: Record<string, string> = {},
+  ) => {
+    const socket = await openSocket(cluster.wsUrl(0, path, query), headers);
+    open.push(socket);
+    return socket;
+  };
+  beforeAll(async () => {
+    cluster = await startCluster({
+      gateways: 1,
+      apis: 0,
+      env: {
+        GATEWAY_WEB_ORIGINS: ORIGIN,
+        GATEWAY_MAX_BUFFERED_BYTES: String(64 * 1024),
+        GATEWAY_PING_INTERVAL_MS: '600000',
+      },
+    });
+  });
+  afterAll(async () => {
+    for (const socket of open) socket.ws.terminate();
+    await cluster?.stop();
+  });
 
   it('closes a consumer too slow to drain its buffer without affecting the others', async () => {
     const token = await cluster.token('gina');

@@ -7,6 +7,8 @@ import {
   sessionLeaseHolder,
 } from '@agent-backend/agent-runtime';
 import { AppError, parseInput } from '@agent-backend/http-server';
+import { createApprovalHook } from '@agent-backend/hitl';
+import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import {
   InvokeRequest,
@@ -15,6 +17,7 @@ import {
   type ErrorBody,
 } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
+import { registerApprovalRoutes } from './agent/approval-routes.js';
 import { LocalRun } from './agent/local-run.js';
 import { remoteAttachKey, streamRemoteRun } from './agent/resume-remote.js';
 import { RunLogWriter } from './agent/run-log-writer.js';
@@ -56,16 +59,22 @@ export function registerAgentRoutes(
 ): void {
   const { app, engines, logger, requireUser } = context;
   const settings = options.settings ?? loadAgentSettings(process.env);
+  const mcpTools = createMcpTools({ policy: mcpPolicy(context.config), logger });
+  app.addHook('onClose', () => mcpTools.close());
   const runner = new AgentRunner({
     db: engines.db,
     ephemeral: engines.ephemeral,
     logger,
     settings: settings.agent,
     ...(options.nodeTools ? { nodeTools: options.nodeTools } : {}),
-    ...(options.toolSources ? { toolSources: options.toolSources } : {}),
-    ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
+    toolSources: [mcpTools.source, ...(options.toolSources ?? [])],
+    // Human-in-the-loop approval (docs/hitl.md); a no-op for requests without `hitl_config`.
+    beforeToolCall:
+      options.beforeToolCall ??
+      createApprovalHook({ ephemeral: engines.ephemeral, bus: engines.bus, logger }),
     ...(options.checkBaseUrl ? { checkBaseUrl: options.checkBaseUrl } : {}),
   });
+  registerApprovalRoutes(context);
   const runs = new Map<string, LocalRun>();
   /** Runs not yet finished or not yet fully in the run log. */
   const settling = new Set<Promise<void>>();
@@ -80,13 +89,7 @@ export function registerAgentRoutes(
     } catch (error) {
       if (error instanceof SessionNotFoundError) throw new AppError('not_found', error.message);
       if (error instanceof SessionBusyError) {
-        return reply.code(409).send({
-          error: {
-            code: error.code,
-            message: error.message,
-            details: { session_id: error.sessionId },
-          },
-        } satisfies ErrorBody);
+        throw new AppError('session_busy', error.message, { session_id: error.sessionId });
       }
       throw error;
     }

@@ -1,4 +1,5 @@
 import { createNodeToolCaller } from '@agent-backend/node-rpc';
+import { createUrlGuard } from '@agent-backend/url-guard';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
@@ -21,7 +22,13 @@ export async function mountApi(context: ServiceContext): Promise<MountedRole> {
   registerMcpRoutes(context);
   registerKnowledgeRoutes(context);
   registerNodeRoutes(context, nodeTools);
-  registerAgentRoutes(context, { nodeTools });
+  // User-supplied model base URLs pass the same SSRF guard as MCP servers (DESIGN.md).
+  const urlGuard = createUrlGuard({ allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS });
+  const checkBaseUrl = async (url: URL) => {
+    urlGuard.check(url);
+    await urlGuard.resolve(url.hostname.replace(/^\[|\]$/g, ''));
+  };
+  registerAgentRoutes(context, { nodeTools, checkBaseUrl });
   registerScheduledTaskRoutes(context);
   registerChatPlatformRoutes(context, async (job) => {
     await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });

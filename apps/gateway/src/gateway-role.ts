@@ -18,6 +18,9 @@ import { NodeConnection } from './node-connection.js';
 import { WebConnection } from './web-connection.js';
 import { WorkflowTracker } from './workflows.js';
 
+/** Connections pinged per event-loop turn. */
+const PING_BATCH = 500;
+
 /**
  * Mounts the WebSocket gateway (spec 4.3) on the context's HTTP server: `/ws/extension`,
  * `/ws/desktop` and `/ws/web` upgrades; this replica's command channel on the bus (tool calls
@@ -153,16 +156,27 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
   app.server.on('upgrade', onUpgrade);
 
   // Server pings: a peer that did not answer the previous ping (nor sent anything) is dead.
+  // One pass visits every connection, in batches that yield to the event loop, so thousands of
+  // connections do not stall message handling (or this replica's own heartbeat).
+  let pinging = false;
   const pinger = setInterval(() => {
-    for (const conn of registry.all()) {
-      if (!conn.alive) {
-        logger.info({ conn: conn.id, user: conn.userId }, 'terminating silent connection');
-        conn.ws.terminate();
-        continue;
+    if (pinging) return;
+    pinging = true;
+    void (async () => {
+      let batch = 0;
+      for (const conn of [...registry.all()]) {
+        if (!conn.alive) {
+          logger.info({ conn: conn.id, user: conn.userId }, 'terminating silent connection');
+          conn.ws.terminate();
+        } else if (conn.isOpen) {
+          conn.alive = false;
+          conn.ws.ping();
+        }
+        if (++batch % PING_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
       }
-      conn.alive = false;
-      conn.ws.ping();
-    }
+    })().finally(() => {
+      pinging = false;
+    });
   }, config.GATEWAY_PING_INTERVAL_MS);
   pinger.unref();
 

@@ -12,6 +12,13 @@ export const ERROR_STATUS = {
   node_not_found: 404,
   method_not_allowed: 405,
   conflict: 409,
+  /** HITL: the decision is not in the tool's `allowed_decisions`. */
+  decision_not_allowed: 400,
+  /** HITL: the approval already has an outcome (a decision, its timeout, or a stopped run). */
+  approval_closed: 409,
+  /** HITL: the replica holding the approval's stream is gone; the call will never run. */
+  approval_orphaned: 409,
+  session_busy: 409,
   payload_too_large: 413,
   unsupported_media_type: 415,
   rate_limited: 429,

@@ -128,12 +128,17 @@ class MemoryPresence implements Presence {
     this.replicas.clear();
   }
 
-  /** The entry if it is visible; deletes it when it is not (expired, or its replica is dead). */
+  /**
+   * The entry if it is visible. An expired entry is deleted; one whose replica missed its
+   * heartbeat is hidden but kept until its own TTL, so a briefly stalled replica gets it back.
+   */
   private live(userId: string, nodeId: string): Stored | undefined {
     const nodes = this.users.get(userId);
     const stored = nodes?.get(nodeId);
     if (!nodes || !stored) return undefined;
-    if (stored.expiresAt > this.now() && this.replicaLive(stored.entry.replicaId)) return stored;
+    if (stored.expiresAt > this.now()) {
+      return this.replicaLive(stored.entry.replicaId) ? stored : undefined;
+    }
     nodes.delete(nodeId);
     if (nodes.size === 0) this.users.delete(userId);
     return undefined;

@@ -84,7 +84,9 @@ return nv
 
 /**
  * KEYS: user hash, replicas. ARGV: nodeId ('' for all). Returns [field, value, ...] of the
- * visible entries and deletes the others.
+ * visible entries and deletes the expired ones. Entries of a replica that missed its heartbeat
+ * are hidden but kept until their own TTL: a replica stalled past its deadline (a long GC, a
+ * loaded machine) comes back with its nodes instead of losing them to a reader.
  */
 export const readScript = defineScript(`${PRELUDE}
 local fields
@@ -100,7 +102,8 @@ for i = 1, #fields, 2 do
     table.insert(out, fields[i])
     table.insert(out, fields[i + 1])
   else
-    redis.call('HDEL', KEYS[1], fields[i])
+    local expiresAt = tonumber(string.match(fields[i + 1], '^%[(%d+),'))
+    if not expiresAt or expiresAt <= now then redis.call('HDEL', KEYS[1], fields[i]) end
   end
 end
 return out

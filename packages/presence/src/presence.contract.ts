@@ -137,6 +137,18 @@ export function describePresenceContract(name: string, makePresence: MakePresenc
       expect(await p.touchNode('u1', 'ghost')).toBe(false);
     });
 
+    it('gives a replica that stalled past its deadline its nodes back when it heartbeats again', async () => {
+      const p = await make({ nodeTtlMs: 60_000, replicaTtlMs: 300 });
+      await p.heartbeatReplica('stalls');
+      await p.upsertNode(node('kept', 'stalls'));
+      await vi.waitFor(async () => expect(await p.liveReplicas()).toEqual([]), poll);
+      // Readers while the replica looks dead see nothing, but must not delete its nodes.
+      expect(await p.listNodes('u1')).toEqual([]);
+      expect(await p.getNode('u1', 'kept')).toBeNull();
+      await p.heartbeatReplica('stalls');
+      expect((await p.listNodes('u1')).map((e) => e.nodeId)).toEqual(['kept']);
+    });
+
     it('hides nodes of a removed or never-seen replica at once', async () => {
       const p = await make();
       await p.heartbeatReplica('r1');

@@ -70,18 +70,22 @@ describe('redis presence', () => {
     expect(Object.keys((await stores[1]!.getNode('u1', 'n1'))!.data)).toHaveLength(12);
   });
 
-  it('keeps each user in one expiring hash and deletes invisible entries lazily', async () => {
+  it('keeps each user in one expiring hash, hides dead replicas’ entries and deletes expired ones lazily', async () => {
     const prefix = freshPrefix();
     const keys = redisKeys(prefix);
     const [p] = replicas(1, prefix, { nodeTtlMs: 5_000, replicaTtlMs: 5_000 });
+    const [short] = replicas(1, prefix, { nodeTtlMs: 100, replicaTtlMs: 5_000 });
     await p!.heartbeatReplica('r1');
     await p!.upsertNode(node('n1', 'r1'));
     await p!.upsertNode(node('n2', 'dead'));
-    expect(await raw.hlen(keys.presenceUser('u1'))).toBe(2);
+    await short!.upsertNode(node('n3', 'r1'));
+    expect(await raw.hlen(keys.presenceUser('u1'))).toBe(3);
     expect(await raw.pttl(keys.presenceUser('u1'))).toBeGreaterThan(0);
     expect(await raw.pttl(keys.presenceUser('u1'))).toBeLessThanOrEqual(5_000);
+    await new Promise((r) => setTimeout(r, 200));
     expect((await p!.listNodes('u1')).map((e) => e.nodeId)).toEqual(['n1']);
-    expect(await raw.hkeys(keys.presenceUser('u1'))).toEqual(['n1']);
+    // n3 expired and is gone; n2 is hidden (its replica looks dead) but kept until its own TTL.
+    expect((await raw.hkeys(keys.presenceUser('u1'))).sort()).toEqual(['n1', 'n2']);
     expect(await raw.zrange(keys.presenceReplicas(), 0, -1)).toEqual(['r1']);
   });
 
