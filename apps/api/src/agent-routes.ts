@@ -14,7 +14,6 @@ import {
   InvokeRequest,
   parseAgentStreamEventId,
   ResumeStreamParams,
-  type ErrorBody,
 } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { registerApprovalRoutes } from './agent/approval-routes.js';
