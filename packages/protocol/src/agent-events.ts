@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { HitlDecision } from './invoke.js';
 
 /*
  * Events of the agent SSE stream (spec 6.1). Each is sent as one `data: <JSON>` line, preceded
@@ -88,6 +89,44 @@ export const PlanEvent = z.object({
 });
 export type PlanEvent = z.infer<typeof PlanEvent>;
 
+/**
+ * A tool call is held for human approval (HITL, spec 2.5; the spec leaves the event open). The
+ * stream stays open; the call runs, runs edited or is refused once a decision is posted to
+ * `POST /api/agent/approvals/:request_id/decision` (any API replica) or `expires_at` passes.
+ */
+export const ApprovalRequestEvent = z.object({
+  type: z.literal('approval_request'),
+  /** Names the approval in the decision endpoint; unique across the service. */
+  request_id: z.string().min(1),
+  tool_call_id: z.string(),
+  tool_name: z.string(),
+  tool_args: z.record(z.string(), z.unknown()),
+  allowed_decisions: z.array(HitlDecision).min(1),
+  /** ISO 8601: after it the call counts as rejected (`outcome: 'timed_out'`). */
+  expires_at: z.string(),
+});
+export type ApprovalRequestEvent = z.infer<typeof ApprovalRequestEvent>;
+
+/** How an approval ended: a decision, the timeout, or the run stopping while it waited. */
+export const ApprovalOutcome = z.enum(['approved', 'edited', 'rejected', 'timed_out', 'cancelled']);
+export type ApprovalOutcome = z.infer<typeof ApprovalOutcome>;
+
+/**
+ * The outcome of an {@link ApprovalRequestEvent}, sent before the call's `tool_result`.
+ * `tool_args` are the arguments that run (the edited ones after `edited`); `message` is the
+ * rejecting user's note, also given to the model.
+ */
+export const ApprovalResultEvent = z.object({
+  type: z.literal('approval_result'),
+  request_id: z.string().min(1),
+  tool_call_id: z.string(),
+  tool_name: z.string(),
+  outcome: ApprovalOutcome,
+  tool_args: z.record(z.string(), z.unknown()).optional(),
+  message: z.string().optional(),
+});
+export type ApprovalResultEvent = z.infer<typeof ApprovalResultEvent>;
+
 /** The run finished; `session_id` continues the conversation (generated when none was sent). */
 export const DoneEvent = z.object({
   type: z.literal('done'),
@@ -114,6 +153,8 @@ export const AgentEvent = z.discriminatedUnion('type', [
   ToolResultEvent,
   TodosEvent,
   PlanEvent,
+  ApprovalRequestEvent,
+  ApprovalResultEvent,
   DoneEvent,
   ErrorEvent,
 ]);
@@ -147,3 +188,28 @@ export const ResumeStreamParams = z.object({
   session_id: z.string().min(1),
 });
 export type ResumeStreamParams = z.infer<typeof ResumeStreamParams>;
+
+/** Path parameters of `POST /api/agent/approvals/:request_id/decision`. */
+export const ApprovalDecisionParams = z.object({
+  request_id: z.string().min(1).max(200),
+});
+export type ApprovalDecisionParams = z.infer<typeof ApprovalDecisionParams>;
+
+/**
+ * Body of `POST /api/agent/approvals/:request_id/decision` (HITL; the spec leaves the decision
+ * path open). `edit` replaces the arguments whole; they are checked against the tool's schema.
+ */
+export const ApprovalDecisionRequest = z.discriminatedUnion('decision', [
+  z.object({ decision: z.literal('approve') }),
+  z.object({ decision: z.literal('edit'), tool_args: z.record(z.string(), z.unknown()) }),
+  z.object({ decision: z.literal('reject'), message: z.string().max(2_000).optional() }),
+]);
+export type ApprovalDecisionRequest = z.infer<typeof ApprovalDecisionRequest>;
+
+/** Answer of an accepted decision: the run holding the stream has it (or will re-read it). */
+export const ApprovalDecisionResponse = z.object({
+  request_id: z.string(),
+  decision: HitlDecision,
+  status: z.literal('accepted'),
+});
+export type ApprovalDecisionResponse = z.infer<typeof ApprovalDecisionResponse>;

@@ -1,0 +1,35 @@
+import { AppError, parseInput } from '@agent-backend/http-server';
+import { DecisionError, DecisionService } from '@agent-backend/hitl';
+import { ApprovalDecisionParams, ApprovalDecisionRequest } from '@agent-backend/protocol';
+import type { ServiceContext } from '@agent-backend/runtime';
+
+/**
+ * `POST /api/agent/approvals/:request_id/decision` (HITL; the spec leaves the decision path
+ * open, see docs/hitl.md): the user of the access token approves, edits or rejects a held tool
+ * call. Any API replica accepts it; the replica holding the stream picks it up from the shared
+ * store (woken through the bus). 200 with `ApprovalDecisionResponse` once it is recorded.
+ */
+export function registerApprovalRoutes(context: ServiceContext): void {
+  const { app, engines, requireUser } = context;
+  const decisions = new DecisionService({
+    ephemeral: engines.ephemeral,
+    bus: engines.bus,
+    db: engines.db,
+  });
+  app.post(
+    '/api/agent/approvals/:request_id/decision',
+    { preHandler: requireUser },
+    async (request) => {
+      const { request_id: requestId } = parseInput(ApprovalDecisionParams, request.params, 'path');
+      const body = parseInput(ApprovalDecisionRequest, request.body);
+      try {
+        return await decisions.submit(request.userId!, requestId, body);
+      } catch (error) {
+        if (error instanceof DecisionError) {
+          throw new AppError(error.code, error.message, error.details);
+        }
+        throw error;
+      }
+    },
+  );
+}

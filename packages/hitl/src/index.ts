@@ -1,0 +1,17 @@
+export { approvalPolicy, ALL_DECISIONS, type ApprovalPolicy } from './policy.js';
+export {
+  ApprovalStore,
+  ApprovalRecord,
+  ApprovalResolution,
+  APPROVAL_RETAIN_MS,
+  resolvedChannel,
+} from './approval-store.js';
+export { waitForResolution, DEFAULT_POLL_MS } from './wait-for-resolution.js';
+export { createApprovalHook, type ApprovalHookOptions } from './approval-hook.js';
+export {
+  DecisionService,
+  DecisionError,
+  REPLICA_LOST,
+  type DecisionErrorCode,
+  type DecisionServiceOptions,
+} from './submit-decision.js';

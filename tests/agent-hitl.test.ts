@@ -1,0 +1,361 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { ApprovalRequestEvent } from '@agent-backend/protocol';
+import { textReply, toolCallsReply } from '@agent-backend/testing';
+import {
+  invoke,
+  startAgentCluster,
+  type AgentCluster,
+  type SseClient,
+  type SseEvent,
+} from './agent-helpers.js';
+
+/** Body of a decision answer (success or error). */
+interface Answer {
+  status: number;
+  body: { error: { code: string; details?: unknown }; [key: string]: unknown };
+}
+
+async function decide(
+  baseUrl: string,
+  token: string,
+  requestId: string,
+  body: unknown,
+): Promise<Answer> {
+  const response = await fetch(
+    `${baseUrl}/api/agent/approvals/${encodeURIComponent(requestId)}/decision`,
+    {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+      body: JSON.stringify(body),
+    },
+  );
+  return { status: response.status, body: (await response.json()) as Answer['body'] };
+}
+
+const todos = (content: string) => ({ todos: [{ content }] });
+const isType = (type: string) => (e: SseEvent) => e.data.type === type;
+/** The `n`-th (from 0) approval request of a stream. */
+const nthApproval = (stream: SseClient, n: number) =>
+  stream
+    .waitFor(() => stream.events.filter(isType('approval_request')).length > n)
+    .then(
+      () =>
+        stream.events.filter(isType('approval_request'))[n]!
+          .data as unknown as ApprovalRequestEvent,
+    );
+
+/**
+ * HITL approval across two real API replicas (Redis + PostgreSQL) and a scripted model: the
+ * stream is held on one replica and every decision is posted to the other.
+ */
+describe('agent HITL: approval of tool calls across replicas', () => {
+  let cluster: AgentCluster;
+  let alice: string;
+  let bob: string;
+  const llm = (modelName: string) => ({
+    baseUrl: cluster.model.baseUrl,
+    apiKey: 'sk-hitl-secret-77ab',
+    modelName,
+  });
+  const url = (i: 0 | 1) => cluster.api[i]!.url;
+
+  beforeAll(async () => {
+    cluster = await startAgentCluster({
+      AGENT_LLM_MAX_RETRIES: '0',
+      AGENT_SESSION_LEASE_MS: '1500',
+    });
+    alice = await cluster.token('alice');
+    bob = await cluster.token('bob');
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  it('holds a call, takes an edit on the other replica and runs the edited arguments', async () => {
+    cluster.model.script('m-edit', [
+      toolCallsReply([{ id: 'call_e', name: 'write_todos', args: todos('Delete the database') }]),
+      textReply('Done.', 1),
+    ]);
+    const stream = await invoke(url(0), alice, {
+      message: 'Plan it',
+      llm_config: llm('m-edit'),
+      hitl_config: {},
+    });
+    const request = await nthApproval(stream, 0);
+    expect(request).toMatchObject({
+      tool_call_id: 'call_e',
+      tool_name: 'write_todos',
+      tool_args: todos('Delete the database'),
+      allowed_decisions: ['approve', 'edit', 'reject'],
+    });
+    const expires = Date.parse(request.expires_at);
+    expect(expires - Date.now()).toBeGreaterThan(30_000);
+    expect(expires - Date.now()).toBeLessThanOrEqual(60_000);
+    // Nothing ran while it waits.
+    expect(stream.events.some(isType('todos'))).toBe(false);
+
+    const edited = await decide(url(1), alice, request.request_id, {
+      decision: 'edit',
+      tool_args: todos('Back up the database'),
+    });
+    expect(edited).toEqual({
+      status: 200,
+      body: { request_id: request.request_id, decision: 'edit', status: 'accepted' },
+    });
+    const events = await stream.ended;
+    expect(events.map((e) => e.data.type)).toEqual([
+      'session',
+      'tool_call',
+      'approval_request',
+      'approval_result',
+      'todos',
+      'tool_result',
+      'message_chunk',
+      'done',
+    ]);
+    expect(events.find(isType('approval_result'))!.data).toMatchObject({
+      outcome: 'edited',
+      tool_args: todos('Back up the database'),
+    });
+    expect(events.find(isType('todos'))!.data.todos).toEqual([
+      { content: 'Back up the database', status: 'pending' },
+    ]);
+    const [, second] = cluster.model.requests('m-edit');
+    const toolMessage = second!.body.messages!.find((m) => m.role === 'tool');
+    expect(toolMessage).toMatchObject({ tool_call_id: 'call_e' });
+    expect(toolMessage!.content).toContain('Back up the database');
+    // A second decision on the same request is refused.
+    const again = await decide(url(0), alice, request.request_id, { decision: 'approve' });
+    expect(again.status).toBe(409);
+    expect(again.body.error).toMatchObject({
+      code: 'approval_closed',
+      details: { outcome: 'edited' },
+    });
+  });
+
+  it('refuses other users (404), disallowed decisions and bad edits (400), keeping it open', async () => {
+    cluster.model.script('m-guard', [
+      toolCallsReply([{ id: 'call_g', name: 'write_todos', args: todos('Pay the invoice') }]),
+      textReply('Ok.'),
+    ]);
+    const stream = await invoke(url(0), alice, {
+      message: 'Pay',
+      llm_config: llm('m-guard'),
+      hitl_config: { tools: { write_todos: { allowed_decisions: ['approve', 'reject'] } } },
+    });
+    const request = await nthApproval(stream, 0);
+    expect(request.allowed_decisions).toEqual(['approve', 'reject']);
+    const foreign: Answer = await decide(url(1), bob, request.request_id, { decision: 'approve' });
+    expect(foreign.status).toBe(404);
+    expect(foreign.body.error.code).toBe('not_found');
+    const unknown = await decide(url(1), alice, 'apr_does_not_exist', { decision: 'approve' });
+    expect(unknown.status).toBe(404);
+    const notAllowed = await decide(url(1), alice, request.request_id, {
+      decision: 'edit',
+      tool_args: todos('x'),
+    });
+    expect(notAllowed.status).toBe(400);
+    expect(notAllowed.body.error).toMatchObject({
+      code: 'decision_not_allowed',
+      details: { allowed_decisions: ['approve', 'reject'] },
+    });
+    const invalid = await decide(url(1), alice, request.request_id, { decision: 'maybe' });
+    expect(invalid.status).toBe(400);
+    expect(invalid.body.error.code).toBe('invalid_request');
+
+    const rejected = await decide(url(1), alice, request.request_id, {
+      decision: 'reject',
+      message: 'not this month',
+    });
+    expect(rejected.status).toBe(200);
+    const events = await stream.ended;
+    expect(events.find(isType('approval_result'))!.data).toMatchObject({
+      outcome: 'rejected',
+      message: 'not this month',
+    });
+    expect(events.some(isType('todos'))).toBe(false);
+    expect(events.find(isType('tool_result'))!.data).toMatchObject({ is_error: true });
+    const [, second] = cluster.model.requests('m-guard');
+    const toolMessage = second!.body.messages!.find((m) => m.role === 'tool')!;
+    expect(toolMessage.tool_call_id).toBe('call_g');
+    expect(toolMessage.content).toContain('rejected');
+    expect(toolMessage.content).toContain('not this month');
+    expect(events.at(-1)!.data.type).toBe('done');
+  });
+
+  it('checks edited arguments against the tool schema with field errors', async () => {
+    cluster.model.script('m-schema', [
+      toolCallsReply([{ id: 'call_s', name: 'write_todos', args: todos('Call Bo') }]),
+      textReply('Ok.'),
+    ]);
+    const stream = await invoke(url(0), alice, {
+      message: 'x',
+      llm_config: llm('m-schema'),
+      hitl_config: {},
+    });
+    const request = await nthApproval(stream, 0);
+    const bad = await decide(url(1), alice, request.request_id, {
+      decision: 'edit',
+      tool_args: { todos: [{ content: 42 }] },
+    });
+    expect(bad.status).toBe(400);
+    expect(bad.body.error.code).toBe('invalid_request');
+    expect(bad.body.error.details).toEqual([
+      expect.objectContaining({ path: 'tool_args.todos.0.content' }),
+    ]);
+    expect((await decide(url(1), alice, request.request_id, { decision: 'approve' })).status).toBe(
+      200,
+    );
+    const events = await stream.ended;
+    expect(events.find(isType('todos'))!.data.todos).toEqual([
+      { content: 'Call Bo', status: 'pending' },
+    ]);
+  });
+
+  it('treats no decision within the timeout as a rejection and refuses late decisions', async () => {
+    cluster.model.script('m-timeout', [
+      toolCallsReply([{ id: 'call_t', name: 'write_todos', args: todos('Wait') }]),
+      textReply('Understood.'),
+    ]);
+    const stream = await invoke(url(0), alice, {
+      message: 'x',
+      llm_config: llm('m-timeout'),
+      hitl_config: { default_timeout: 1 },
+    });
+    const request = await nthApproval(stream, 0);
+    const events = await stream.ended;
+    expect(events.find(isType('approval_result'))!.data).toMatchObject({
+      request_id: request.request_id,
+      outcome: 'timed_out',
+    });
+    expect(events.some(isType('todos'))).toBe(false);
+    const [, second] = cluster.model.requests('m-timeout');
+    const toolMessage = second!.body.messages!.find((m) => m.role === 'tool')!;
+    expect(toolMessage.tool_call_id).toBe('call_t');
+    expect(toolMessage.content).toContain('not approved');
+    const late = await decide(url(1), alice, request.request_id, { decision: 'approve' });
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatchObject({
+      code: 'approval_closed',
+      details: { outcome: 'timed_out' },
+    });
+  });
+
+  it('never interrupts allowlisted, disabled or non-interrupting tools; overrides the default', async () => {
+    const configs = [
+      { allowlist: ['write_todos'], tools: { write_todos: { requires_interrupt: true } } },
+      { tools: { write_todos: { enabled: false } } },
+      { tools: { write_todos: { requires_interrupt: false } } },
+      { default_requires_interrupt: false },
+    ];
+    for (const [i, hitl_config] of configs.entries()) {
+      cluster.model.script(`m-free-${i}`, [
+        toolCallsReply([{ name: 'write_todos', args: todos(`free ${i}`) }]),
+        textReply('Ok.'),
+      ]);
+      const events = await (
+        await invoke(url(0), alice, { message: 'x', llm_config: llm(`m-free-${i}`), hitl_config })
+      ).ended;
+      expect(events.some(isType('approval_request'))).toBe(false);
+      expect(events.find(isType('todos'))!.data.todos).toEqual([
+        { content: `free ${i}`, status: 'pending' },
+      ]);
+    }
+    cluster.model.script('m-override', [
+      toolCallsReply([{ name: 'write_todos', args: todos('held') }]),
+      textReply('Ok.'),
+    ]);
+    const stream = await invoke(url(0), alice, {
+      message: 'x',
+      llm_config: llm('m-override'),
+      hitl_config: {
+        default_requires_interrupt: false,
+        tools: { write_todos: { requires_interrupt: true, timeout: 120 } },
+      },
+    });
+    const request = await nthApproval(stream, 0);
+    expect(Date.parse(request.expires_at) - Date.now()).toBeGreaterThan(90_000);
+    expect((await decide(url(1), alice, request.request_id, { decision: 'approve' })).status).toBe(
+      200,
+    );
+    expect((await stream.ended).at(-1)!.data.type).toBe('done');
+  });
+
+  it('decides parallel calls one by one and sends a tool message for every id', async () => {
+    cluster.model.script('m-parallel', [
+      toolCallsReply([
+        { id: 'call_1', name: 'write_todos', args: todos('one') },
+        { id: 'call_2', name: 'write_todos', args: todos('two') },
+        { id: 'call_3', name: 'write_todos', args: todos('three') },
+      ]),
+      textReply('All handled.'),
+    ]);
+    const stream = await invoke(url(0), alice, {
+      message: 'x',
+      llm_config: llm('m-parallel'),
+      hitl_config: {},
+    });
+    const first = await nthApproval(stream, 0);
+    expect(first.tool_call_id).toBe('call_1');
+    expect((await decide(url(1), alice, first.request_id, { decision: 'reject' })).status).toBe(
+      200,
+    );
+    const second = await nthApproval(stream, 1);
+    expect(second.tool_call_id).toBe('call_2');
+    expect(second.request_id).not.toBe(first.request_id);
+    const edit = { decision: 'edit', tool_args: todos('two, edited') };
+    expect((await decide(url(0), alice, second.request_id, edit)).status).toBe(200);
+    const third = await nthApproval(stream, 2);
+    expect((await decide(url(1), alice, third.request_id, { decision: 'approve' })).status).toBe(
+      200,
+    );
+    const events = await stream.ended;
+    expect(
+      events.filter(isType('approval_result')).map((e) => [e.data.tool_call_id, e.data.outcome]),
+    ).toEqual([
+      ['call_1', 'rejected'],
+      ['call_2', 'edited'],
+      ['call_3', 'approved'],
+    ]);
+    expect(events.filter(isType('todos')).map((e) => e.data.todos)).toEqual([
+      [{ content: 'two, edited', status: 'pending' }],
+      [{ content: 'three', status: 'pending' }],
+    ]);
+    const requests = cluster.model.requests('m-parallel');
+    expect(requests).toHaveLength(2);
+    const messages = requests[1]!.body.messages!;
+    const assistant = messages.findIndex((m) => Array.isArray(m.tool_calls));
+    const calls = (messages[assistant]!.tool_calls as Array<{ id: string }>).map((c) => c.id);
+    expect(calls).toEqual(['call_1', 'call_2', 'call_3']);
+    const toolMessages = messages.slice(assistant + 1).filter((m) => m.role === 'tool');
+    expect(toolMessages.map((m) => m.tool_call_id)).toEqual(['call_1', 'call_2', 'call_3']);
+    expect(messages.slice(assistant + 1, assistant + 4).every((m) => m.role === 'tool')).toBe(true);
+    expect(events.at(-1)!.data.type).toBe('done');
+  });
+
+  it('answers decisions on approvals of a dead replica with 409 approval_orphaned', async () => {
+    const doomed = await cluster.startReplica('api-doomed');
+    cluster.model.script('m-dead', [
+      toolCallsReply([{ id: 'call_d', name: 'write_todos', args: todos('orphan') }]),
+    ]);
+    const stream = await invoke(doomed.url, alice, {
+      message: 'x',
+      llm_config: llm('m-dead'),
+      hitl_config: {},
+    });
+    const request = await nthApproval(stream, 0);
+    await doomed.stop('SIGKILL');
+    // The holder's session lease (1.5 s here) must lapse before the loss can be seen.
+    await new Promise((r) => setTimeout(r, 3_000));
+    const answer: Answer = await decide(url(1), alice, request.request_id, { decision: 'approve' });
+    expect(answer.status).toBe(409);
+    expect(answer.body.error).toMatchObject({
+      code: 'approval_orphaned',
+      details: { outcome: 'orphaned' },
+    });
+    const again = await decide(url(0), alice, request.request_id, { decision: 'reject' });
+    expect(again.status).toBe(409);
+    expect(again.body.error.code).toBe('approval_orphaned');
+    expect(cluster.logs()).not.toContain('sk-hitl-secret-77ab');
+  });
+});
