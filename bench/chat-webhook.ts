@@ -30,9 +30,8 @@ import { Redis } from 'ioredis';
 process.env.REDIS_URL ??= 'redis://127.0.0.1:6379';
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
 const { encryptEvent, eventSignature } = await import('../packages/lark/src/index.js');
-const { createTestSchema, startServiceProcess, uniquePrefix } = await import(
-  '../packages/testing/src/index.js'
-);
+const { createTestSchema, startServiceProcess, uniquePrefix } =
+  await import('../packages/testing/src/index.js');
 
 const rate = Number(process.env.RATE ?? 500);
 const seconds = Number(process.env.SECONDS ?? 20);
@@ -201,12 +200,14 @@ try {
     webhook: { latencies: [], statuses: new Map(), errors: 0, sent: 0, elapsedMs: 0 } as Result,
   };
   for (let r = 0; r < rounds; r++) {
-    const order = r % 2 === 0 ? (['baseline', 'webhook'] as const) : (['webhook', 'baseline'] as const);
-    for (const name of order) merge(results[name], await openLoop(routes[name], makeWires(perPhase)));
+    const order =
+      r % 2 === 0 ? (['baseline', 'webhook'] as const) : (['webhook', 'baseline'] as const);
+    for (const name of order)
+      merge(results[name], await openLoop(routes[name], makeWires(perPhase)));
   }
-  const queued = await redis.zcard(`${prefix}bull:chat-messages:delayed`).then(
-    async (delayed) => delayed + (await redis.llen(`${prefix}bull:chat-messages:wait`)),
-  );
+  const queued = await redis
+    .zcard(`${prefix}bull:chat-messages:delayed`)
+    .then(async (delayed) => delayed + (await redis.llen(`${prefix}bull:chat-messages:wait`)));
 
   const pct = (sorted: number[], p: number) =>
     sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))] ?? NaN;

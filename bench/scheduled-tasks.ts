@@ -6,11 +6,18 @@
  *
  * Env: REDIS_URL (default redis://127.0.0.1:6379), DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test), TASKS (default 10000), CONCURRENCY (default 32),
- * FIRING (tasks in the firing test, default 2000).
+ * FIRING (tasks in the firing test, default 2000), UPSERTS (raw BullMQ upserts per strategy,
+ * default 1000).
  *
  * - sync: `syncTask` (validation, planning, INSERT ... ON CONFLICT, `upsertJobScheduler`) vs the
  *   bare minimum a scheduler needs per task: one INSERT and one delayed BullMQ job (`jobs.add`, a
  *   thin wrapper over `Queue.add`).
+ * - planning (CPU only): `planSchedule` for the same tasks (the direct next-occurrence
+ *   computation) vs what sync computed before, cron-parser 4.9's `next()` twice per task (ours
+ *   for `next_run_at`, BullMQ's own on upsert).
+ * - BullMQ upsert: `Queue.upsertJobScheduler` for UPSERTS (default 1000) of the same patterns,
+ *   with BullMQ's default repeat strategy (cron-parser) vs `cronRepeatStrategy` (the direct
+ *   computation), to show how much of the sync is BullMQ's own cron cost.
  * - firing: `no-repeat` tasks due within a 5 s window, consumed by a BullMQ worker (concurrency
  *   32); lateness = handler start - occurrence instant. Baseline: `setTimeout` to the same
  *   instants in the same process.
@@ -19,9 +26,12 @@ import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { Redis } from 'ioredis';
-import { createBullmqJobQueue } from '../packages/jobs/src/index.js';
+import { Queue } from 'bullmq';
+import { createBullmqJobQueue, type ScheduleTiming } from '../packages/jobs/src/index.js';
+import { cronRepeatStrategy, nextCronParserOccurrence } from '../packages/jobs/src/cron.js';
 import { createPostgresDatabase, migrate } from '../packages/store/src/index.js';
 import { SCHEDULED_TASKS_QUEUE, syncTask } from '../packages/scheduler/src/index.js';
+import { planSchedule } from '../packages/scheduler/src/schedule-rules.js';
 import { ScheduledTask, TaskSyncRequest } from '../packages/protocol/src/index.js';
 
 const redisUrl = process.env.REDIS_URL ?? 'redis://127.0.0.1:6379';
@@ -29,6 +39,9 @@ const dbUrl = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/te
 const taskCount = Number(process.env.TASKS ?? 10_000);
 const concurrency = Number(process.env.CONCURRENCY ?? 32);
 const firingCount = Number(process.env.FIRING ?? 2_000);
+const upsertCount = Number(process.env.UPSERTS ?? 1_000);
+// BullMQ is a dependency of packages/jobs, not of the root: load it from there, typed by the
+// little this bench uses.
 const run = Math.random().toString(36).slice(2, 8);
 const prefix = `bench:sched:${run}:`;
 const schema = `bench_sched_${run}`;
@@ -69,6 +82,48 @@ try {
       timezone: ['UTC', 'America/New_York', 'Europe/Paris', 'Asia/Tokyo'][i % 4],
     });
 
+  // Planning, CPU only: the direct computation vs cron-parser twice (what a sync paid before).
+  const tasks = ids.map((id, k) => taskOf(id, k));
+  const planStart = performance.now();
+  const timings: Extract<ScheduleTiming, { kind: 'cron' }>[] = [];
+  const now = Date.now();
+  for (const task of tasks) {
+    const plan = planSchedule(task, now);
+    if (plan.kind === 'schedule' && plan.timing.kind === 'cron') timings.push(plan.timing);
+  }
+  const planMs = performance.now() - planStart;
+  const sample = timings.slice(0, Math.min(timings.length, 1_000));
+  const parserStart = performance.now();
+  for (const timing of sample) {
+    nextCronParserOccurrence(timing, now);
+    nextCronParserOccurrence(timing, now);
+  }
+  const parserMs = ((performance.now() - parserStart) * timings.length) / sample.length;
+
+  // BullMQ's own cost: raw upserts with its default strategy vs the direct one.
+  const upsertWith = async (
+    name: string,
+    settings?: { repeatStrategy: typeof cronRepeatStrategy },
+  ) => {
+    const queue = new Queue(name, {
+      connection,
+      prefix: `${prefix}raw`,
+      ...(settings ? { settings } : {}),
+    });
+    const slice = timings.slice(0, upsertCount).map((timing, k) => ({ timing, k }));
+    const ms = await pool(slice, ({ timing, k }) =>
+      queue.upsertJobScheduler(
+        `s-${k}`,
+        { pattern: timing.pattern, tz: timing.tz },
+        { name, data: {} },
+      ),
+    );
+    await queue.close();
+    return ms;
+  };
+  const upsertDefaultMs = await upsertWith('raw-default');
+  const upsertDirectMs = await upsertWith('raw-direct', { repeatStrategy: cronRepeatStrategy });
+
   const baselineMs = await pool(ids, async (id) => {
     await db.query(
       'INSERT INTO bench_baseline (id, data) VALUES ($1, $2) ON CONFLICT (id) DO UPDATE SET data = $2',
@@ -78,7 +133,7 @@ try {
   });
   let i = 0;
   const syncMs = await pool(ids, async (id) => {
-    const request = TaskSyncRequest.parse({ action: 'add', task_id: id, task: taskOf(id, i++) });
+    const request = TaskSyncRequest.parse({ action: 'add', task_id: id, task: tasks[i++] });
     await syncTask({ db, jobs }, request);
   });
   const scheduled = (await jobs.listSchedules(SCHEDULED_TASKS_QUEUE)).length;
@@ -128,6 +183,22 @@ try {
     `| syncTask (record + job scheduler) | ${syncMs.toFixed(0)} | ${((taskCount * 1000) / syncMs).toFixed(0)} | ${(syncMs / baselineMs).toFixed(2)}× time |`,
   );
   console.log(`\nschedules in BullMQ after sync: ${scheduled} of ${taskCount}\n`);
+  console.log('| planning (CPU only) | total ms | µs/task | ratio |\n| --- | ---: | ---: | --- |');
+  console.log(
+    `| before: cron-parser next() ×2 (sampled ${sample.length}, scaled) | ${parserMs.toFixed(0)} | ${((parserMs * 1000) / taskCount).toFixed(0)} | baseline |`,
+  );
+  console.log(
+    `| planSchedule (direct computation) | ${planMs.toFixed(0)} | ${((planMs * 1000) / taskCount).toFixed(0)} | ${(planMs / parserMs).toFixed(4)}× time |\n`,
+  );
+  console.log(
+    '| raw BullMQ upsertJobScheduler | total ms | upserts/s | ratio |\n| --- | ---: | ---: | --- |',
+  );
+  console.log(
+    `| default repeat strategy (cron-parser) | ${upsertDefaultMs.toFixed(0)} | ${((upsertCount * 1000) / upsertDefaultMs).toFixed(0)} | baseline |`,
+  );
+  console.log(
+    `| repeatStrategy: cronRepeatStrategy | ${upsertDirectMs.toFixed(0)} | ${((upsertCount * 1000) / upsertDirectMs).toFixed(0)} | ${(upsertDirectMs / upsertDefaultMs).toFixed(2)}× time |\n`,
+  );
   console.log(
     '| firing lateness | p50 ms | p99 ms | max ms | ratio |\n| --- | ---: | ---: | ---: | --- |',
   );

@@ -8,6 +8,7 @@ import {
   type AddJobOptions,
   type JobQueue,
 } from './job-queue.js';
+import { cronRepeatStrategy } from './cron.js';
 import { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
 
 export interface BullmqJobQueueOptions {
@@ -53,7 +54,13 @@ export function createBullmqJobQueue(options: BullmqJobQueueOptions): JobQueue {
     if (name.length === 0 || name.includes(':')) throw new Error(`invalid queue name: ${name}`);
     let queue = queues.get(name);
     if (!queue) {
-      queue = new Queue(name, { connection, prefix });
+      // Our occurrence computation, not cron-parser's: both adapters then agree on every
+      // daylight-saving edge case, and an upsert costs microseconds instead of milliseconds.
+      queue = new Queue(name, {
+        connection,
+        prefix,
+        settings: { repeatStrategy: cronRepeatStrategy },
+      });
       queue.on('error', (error) => options.onError?.(error, { queue: name }));
       queues.set(name, queue);
     }
@@ -101,6 +108,7 @@ export function createBullmqJobQueue(options: BullmqJobQueueOptions): JobQueue {
         {
           connection,
           prefix,
+          settings: { repeatStrategy: cronRepeatStrategy },
           concurrency: processOptions.concurrency ?? 1,
           lockDuration: options.lockDurationMs ?? 30_000,
           stalledInterval: options.lockDurationMs ?? 30_000,

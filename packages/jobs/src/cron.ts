@@ -93,12 +93,16 @@ export function assertValidCron(pattern: string, tz: string): void {
   if (!isValidTimeZone(tz)) throw new Error(`unknown time zone: ${tz}`);
 }
 
-/** Whether `tz` names an IANA time zone this Node.js knows. */
+const knownZones = new Set<string>();
+
+/** Whether `tz` names an IANA time zone this Node.js knows (known ones are remembered). */
 export function isValidTimeZone(tz: string): boolean {
+  if (knownZones.has(tz)) return true;
   try {
     new Intl.DateTimeFormat('en-US', { timeZone: tz });
-    return true;
   } catch {
     return false;
   }
+  if (knownZones.size < SIMPLE_CACHE_LIMIT) knownZones.add(tz);
+  return true;
 }

@@ -14,8 +14,8 @@
  *   finished) is a no-op, which makes enqueueing idempotent within that retention.
  * - A schedule is upserted by id: adding it again replaces its timing and its job template.
  *   A `once` schedule in the past fires at once; a finished `once` schedule is gone.
- * - Cron occurrences are computed by {@link nextCronOccurrence} in both adapters (BullMQ uses the
- *   same cron-parser version with the same options), so both fire at the same instants.
+ * - Cron occurrences are computed by {@link nextCronOccurrence} in both adapters (BullMQ gets it
+ *   as its `repeatStrategy`), so both fire at the same instants, daylight-saving edges included.
  * - Job data is JSON; the processor validates it with a shared schema before it runs.
  * - `close()` stops taking jobs, aborts the handlers' signals, lets them finish (bounded), then
  *   disconnects. Methods called after `close()` reject with `JobQueueClosedError`.

@@ -80,14 +80,21 @@ export function wallTimeToInstant(date: string, time: string, tz: string): numbe
   return at;
 }
 
-/** The calendar date of `instant` in `tz`, as YYYY-MM-DD. */
+const dateFormatters = new Map<string, Intl.DateTimeFormat>();
+
+/** The calendar date of `instant` in `tz`, as YYYY-MM-DD (one cached formatter per zone). */
 export function dateIn(instant: number, tz: string): string {
-  return new Intl.DateTimeFormat('en-CA', {
-    timeZone: tz,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-  }).format(instant);
+  let formatter = dateFormatters.get(tz);
+  if (!formatter) {
+    formatter = new Intl.DateTimeFormat('en-CA', {
+      timeZone: tz,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    });
+    dateFormatters.set(tz, formatter);
+  }
+  return formatter.format(instant);
 }
 
 /** What to do with a task's schedule now. */
