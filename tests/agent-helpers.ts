@@ -3,6 +3,7 @@
  * SSE client over `fetch` that parses `id:` / `data:` lines and `:` comments as they arrive.
  */
 import { importPKCS8, SignJWT } from 'jose';
+import pg from 'pg';
 import {
   createTestSchema,
   startScriptedModel,
@@ -165,6 +166,8 @@ export interface AgentCluster {
   token(userId: string): Promise<string>;
   /** Every log line of every replica so far. */
   logs(): string;
+  /** Runs SQL on the cluster's PostgreSQL schema (to check what the service recorded). */
+  sql<R extends Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
   /** Starts one more API replica on the same engines (stopped with the cluster). */
   startReplica(id: string): Promise<ServiceProcess>;
   stop(): Promise<void>;
@@ -201,6 +204,18 @@ export async function startAgentCluster(env: Record<string, string> = {}): Promi
     keys,
     token: (userId) => accessToken(keys.privateKey, userId),
     logs: () => [...api, ...extra].flatMap((s) => [...s.stdout, ...s.stderr]).join('\n'),
+    async sql<R extends Record<string, unknown>>(text: string, params: unknown[] = []) {
+      const client = new pg.Client({
+        connectionString: testDatabaseUrl(),
+        options: `-c search_path=${schema.schema}`,
+      });
+      await client.connect();
+      try {
+        return (await client.query(text, params)).rows as R[];
+      } finally {
+        await client.end();
+      }
+    },
     async startReplica(id) {
       const replica = await startServiceProcess({
         entry: API_ENTRY,

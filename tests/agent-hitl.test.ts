@@ -356,6 +356,13 @@ describe('agent HITL: approval of tool calls across replicas', () => {
     const again = await decide(url(0), alice, request.request_id, { decision: 'reject' });
     expect(again.status).toBe(409);
     expect(again.body.error.code).toBe('approval_orphaned');
+    // The session records what happened to the run that asked.
+    const sessionId = stream.events.find((e) => e.data.type === 'session')!.data.session_id;
+    const runs = await cluster.sql(
+      'SELECT status, error_code FROM agent_runs WHERE session_id = $1',
+      [sessionId],
+    );
+    expect(runs).toEqual([{ status: 'aborted', error_code: 'replica_lost' }]);
     expect(cluster.logs()).not.toContain('sk-hitl-secret-77ab');
   });
 });
