@@ -29,7 +29,7 @@ function suffixed(base: string, nodeId: string, toolName: string): string {
  * to the node that offered the tool, and the description names that node.
  *
  * Node tools act on the user's device, so they count as write tools (not offered in `ask`,
- * not run in `plan`). Descriptors may be bare names or carry a description and an input JSON
+ * not run in `plan`) unless their descriptor says `writes: false`. Descriptors may be bare names or carry a description and an input JSON
  * Schema; a schema that is not an object schema is replaced by "any object".
  */
 export function nodeToolsToAgentTools(
@@ -55,7 +55,7 @@ export function nodeToolsToAgentTools(
           ? `${descriptor.description} (runs on ${where})`
           : `Tool "${original}" on ${where}.`,
         parameters: schema && schema.type === 'object' ? schema : { ...ANY_OBJECT },
-        writes: true,
+        writes: descriptor.writes !== false,
         async execute(args, context): Promise<ToolOutput> {
           try {
             const result = await caller.callTool({

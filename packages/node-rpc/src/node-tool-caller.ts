@@ -20,8 +20,16 @@ export interface NodeToolCaller {
 export interface NodeTools {
   nodeId: string;
   nodeType: 'extension' | 'desktop';
-  /** Tool names, or richer descriptors where the node sent them (name, description, JSON schema). */
-  tools: Array<{ name: string; description?: string; inputSchema?: Record<string, unknown> }>;
+  /**
+   * Tool names, or richer descriptors where the node sent them (name, description, JSON schema,
+   * and `writes: false` for tools that change nothing; absent means it writes).
+   */
+  tools: Array<{
+    name: string;
+    description?: string;
+    inputSchema?: Record<string, unknown>;
+    writes?: boolean;
+  }>;
 }
 
 export interface NodeToolCall {

@@ -1,0 +1,136 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startScriptedModel,
+  textReply,
+  toolCallsReply,
+  type ScriptedModel,
+} from '@agent-backend/testing';
+import { invoke } from './agent-helpers.js';
+import { startCluster, type Cluster } from './cluster.js';
+import { ofType, openSocket, type TestSocket } from './ws-client.js';
+
+/**
+ * The agent calls a tool on the user's device: the invoke runs on one API replica, the device
+ * is connected to a gateway replica, the call crosses Redis both ways (spec 4.3 rule 3).
+ */
+describe('agent with device tools', () => {
+  let cluster: Cluster;
+  let model: ScriptedModel;
+  let device: TestSocket;
+  const calls: Array<Record<string, unknown>> = [];
+
+  beforeAll(async () => {
+    model = await startScriptedModel();
+    cluster = await startCluster({
+      gateways: 2,
+      apis: 2,
+      env: { MCP_ALLOW_PRIVATE_NETWORKS: 'true' },
+    });
+    const token = await cluster.token('nora');
+    device = await openSocket(
+      cluster.wsUrl(1, '/ws/desktop', { client_id: 'desktop_nora', node_id: 'laptop', token }),
+    );
+    device.ws.on('message', (data) => {
+      const frame = JSON.parse(data.toString()) as {
+        id?: string;
+        method?: string;
+        params?: Record<string, unknown>;
+      };
+      if (frame.method !== 'tools/call') return;
+      calls.push(frame.params!);
+      device.send({
+        jsonrpc: '2.0',
+        id: frame.id,
+        result: { content: [{ type: 'text', text: '14:05 Europe/Paris' }], isError: false },
+      });
+    });
+    device.send({
+      type: 'register',
+      node_id: 'laptop',
+      node_type: 'desktop',
+      available_tools: ['delete_file'],
+      tools: [
+        {
+          name: 'read_clock',
+          description: 'Read the device clock',
+          inputSchema: {
+            type: 'object',
+            properties: { zone: { type: 'string' } },
+            required: ['zone'],
+          },
+          writes: false,
+        },
+      ],
+    });
+    await device.next(ofType('registered'));
+  });
+  afterAll(async () => {
+    device?.ws.terminate();
+    await cluster?.stop();
+    await model?.close();
+  });
+
+  it('offers the device tools with their schemas, calls them across replicas, and feeds the result back', async () => {
+    model.script('dev', [
+      toolCallsReply([{ id: 'call_clock', name: 'read_clock', args: { zone: 'Europe/Paris' } }]),
+      textReply('It is 14:05.'),
+    ]);
+    const stream = await invoke(cluster.apis[1]!.url, await cluster.token('nora'), {
+      message: 'What time is it on my laptop?',
+      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-dev', modelName: 'dev' },
+      mode: 'ask',
+    });
+    const events = (await stream.ended).map((e) => e.data);
+    expect(events.find((e) => e.type === 'tool_call')).toMatchObject({
+      tool_name: 'read_clock',
+      tool_args: { zone: 'Europe/Paris' },
+    });
+    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({
+      tool_name: 'read_clock',
+      result: expect.stringContaining('14:05'),
+    });
+    expect(events.at(-1)).toMatchObject({ type: 'done' });
+
+    // The device got the call with the run's session id.
+    const sessionId = events.find((e) => e.type === 'session')!.session_id;
+    expect(calls).toEqual([
+      { name: 'read_clock', arguments: { zone: 'Europe/Paris' }, session_id: sessionId },
+    ]);
+
+    const [first, second] = model.requests('dev');
+    const offered = first!.body.tools!.map((t) => t.function);
+    // `ask` mode: the read-only tool is offered with its schema; the write tool is not.
+    expect(offered.find((f) => f.name === 'read_clock')).toMatchObject({
+      description: expect.stringContaining('Read the device clock'),
+      parameters: { type: 'object', required: ['zone'] },
+    });
+    expect(offered.some((f) => f.name.includes('delete_file'))).toBe(false);
+    const toolMessage = second!.body.messages!.find((m) => m.role === 'tool');
+    expect(toolMessage).toMatchObject({
+      tool_call_id: 'call_clock',
+      content: expect.stringContaining('14:05'),
+    });
+  });
+
+  it('offers write tools in agent mode, and another user never sees this device', async () => {
+    model.script('dev2', [textReply('ok')]);
+    const mine = await invoke(cluster.apis[0]!.url, await cluster.token('nora'), {
+      message: 'hi',
+      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-dev', modelName: 'dev2' },
+    });
+    await mine.ended;
+    const names = model.requests('dev2')[0]!.body.tools!.map((t) => t.function.name);
+    expect(names).toEqual(expect.arrayContaining(['read_clock', 'delete_file']));
+
+    model.script('dev3', [textReply('ok')]);
+    const other = await invoke(cluster.apis[0]!.url, await cluster.token('otto'), {
+      message: 'hi',
+      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-dev', modelName: 'dev3' },
+    });
+    await other.ended;
+    const otherNames = (model.requests('dev3')[0]!.body.tools ?? []).map((t) => t.function.name);
+    expect(otherNames.some((n) => n.includes('read_clock') || n.includes('delete_file'))).toBe(
+      false,
+    );
+  });
+});
