@@ -333,6 +333,38 @@ describe('agent HITL: approval of tool calls across replicas', () => {
     expect(events.at(-1)!.data.type).toBe('done');
   });
 
+  it('records a dead replica’s run as aborted when the session is used again, even if nobody decided', async () => {
+    const doomed = await cluster.startReplica('api-doomed-2');
+    cluster.model.script('m-dead-2', [
+      toolCallsReply([{ id: 'call_e', name: 'write_todos', args: todos('never decided') }]),
+    ]);
+    const stream = await invoke(doomed.url, alice, {
+      message: 'x',
+      llm_config: llm('m-dead-2'),
+      hitl_config: {},
+    });
+    await nthApproval(stream, 0);
+    const sessionId = stream.events.find((e) => e.data.type === 'session')!.data
+      .session_id as string;
+    await doomed.stop('SIGKILL');
+    await new Promise((r) => setTimeout(r, 3_000));
+    cluster.model.script('m-dead-2', [textReply('fresh start')]);
+    const next = await invoke(url(1), alice, {
+      message: 'again',
+      session_id: sessionId,
+      llm_config: llm('m-dead-2'),
+    });
+    expect((await next.ended).at(-1)!.data.type).toBe('done');
+    const runs = await cluster.sql<{ status: string; error_code: string | null }>(
+      'SELECT status, error_code FROM agent_runs WHERE session_id = $1 ORDER BY started_at',
+      [sessionId],
+    );
+    expect(runs).toEqual([
+      { status: 'aborted', error_code: 'replica_lost' },
+      { status: 'done', error_code: null },
+    ]);
+  });
+
   it('answers decisions on approvals of a dead replica with 409 approval_orphaned', async () => {
     const doomed = await cluster.startReplica('api-doomed');
     cluster.model.script('m-dead', [

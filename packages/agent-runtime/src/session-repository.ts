@@ -99,7 +99,11 @@ export class SessionRepository {
     );
   }
 
-  /** Records a new run and makes it the one a resumed stream of the session attaches to. */
+  /**
+   * Records a new run and makes it the one a resumed stream of the session attaches to. The
+   * caller holds the session's lease, so a run of the session still marked `running` belongs to
+   * a replica that died mid-run: it is recorded as aborted (`replica_lost`) in the same statement.
+   */
   async startRun(run: {
     runId: string;
     sessionId: string;
@@ -107,7 +111,10 @@ export class SessionRepository {
     mode: ConversationMode;
   }): Promise<void> {
     await this.db.query(
-      `WITH run AS (
+      `WITH stale AS (
+         UPDATE agent_runs SET status = 'aborted', error_code = 'replica_lost', ended_at = now()
+          WHERE session_id = $2 AND status = 'running'
+       ), run AS (
          INSERT INTO agent_runs (run_id, session_id, user_id, mode, status)
          VALUES ($1, $2, $3, $4, 'running')
        )

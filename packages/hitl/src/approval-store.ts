@@ -39,6 +39,10 @@ const resolutionKey = (id: string) => `hitl:resolution:${id}`;
 /** Bus channel that wakes the waiting replica; a hint only, the resolution key is the truth. */
 export const resolvedChannel = (id: string) => `hitl:resolved:${id}`;
 
+/** How long a waiting replica's mark outlives its last refresh (it refreshes every second). */
+export const WAITER_TTL_MS = 3_000;
+const waiterKey = (id: string) => `hitl:waiting:${id}`;
+
 /**
  * Approvals in the ephemeral store (shared by every replica). The resolution is written once
  * with `ifAbsent`, which makes "decided", "timed out" and "orphaned" mutually exclusive across
@@ -50,6 +54,21 @@ export class ApprovalStore {
   async create(record: ApprovalRecord): Promise<void> {
     const ttlMs = Math.max(1, record.expiresAt - Date.now()) + APPROVAL_RETAIN_MS;
     await this.store.set(recordKey(record.requestId), JSON.stringify(record), { ttlMs });
+    await this.markWaiting(record.requestId);
+  }
+
+  /**
+   * The replica holding the stream says it is still waiting; the mark lapses
+   * {@link WAITER_TTL_MS} after the last call, so a replica that died is known within seconds
+   * (not after the session lease, tens of seconds later).
+   */
+  async markWaiting(requestId: string): Promise<void> {
+    await this.store.set(waiterKey(requestId), '1', { ttlMs: WAITER_TTL_MS });
+  }
+
+  /** Whether the replica holding the stream marked itself waiting within {@link WAITER_TTL_MS}. */
+  async isWaiting(requestId: string): Promise<boolean> {
+    return (await this.store.get(waiterKey(requestId))) !== null;
   }
 
   async get(requestId: string): Promise<ApprovalRecord | null> {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { SessionRepository, sessionLeaseHolder } from '@agent-backend/agent-runtime';
+import { SessionRepository } from '@agent-backend/agent-runtime';
 import type { Bus } from '@agent-backend/bus';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import {
@@ -52,7 +52,8 @@ export interface DecisionServiceOptions {
  * Order of checks: unknown or another user's request → 404 (nothing revealed); decision not
  * allowed → 400; edited arguments not matching the tool's JSON Schema → 400 with field errors;
  * already resolved or expired → 409 `approval_closed`; the run holding it is gone (its session
- * lease lapsed) → 409 `approval_orphaned`, and the run is recorded as aborted (`replica_lost`).
+ * waiting mark lapsed, a few seconds after it died) → 409 `approval_orphaned`, and the run is
+ * recorded as aborted (`replica_lost`).
  */
 export class DecisionService {
   private readonly store: ApprovalStore;
@@ -94,8 +95,7 @@ export class DecisionService {
     const existing = await this.store.resolution(record.requestId);
     if (existing) throw closed(existing.outcome);
     if (Date.now() >= record.expiresAt) throw closed('timed_out');
-    const holder = await sessionLeaseHolder(this.options.ephemeral, record.sessionId);
-    if (holder === record.runId) return;
+    if (await this.store.isWaiting(record.requestId)) return;
     if (!(await this.store.resolve(record, { outcome: 'orphaned' }))) {
       const raced = await this.store.resolution(record.requestId);
       if (raced?.outcome !== 'orphaned') throw closed(raced?.outcome ?? 'cancelled');

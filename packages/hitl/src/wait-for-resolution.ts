@@ -33,6 +33,8 @@ export async function waitForResolution(
     .catch(() => null);
   try {
     for (;;) {
+      // Refreshed every poll, so a decision knows within WAITER_TTL_MS if this replica died.
+      await store.markWaiting(record.requestId).catch(() => undefined);
       const found = await store.resolution(record.requestId).catch(() => null);
       if (found) return found;
       const final = signal.aborted
