@@ -75,6 +75,8 @@ describe('agent invoke with MCP tool entries', () => {
       tool_name: 'mcp_files__picture',
       result,
       tool_call_id: 'call_pic',
+      // The image itself travels to the client; the model reads the text announcing it.
+      images: [{ data: expect.stringMatching(/^iVBOR/), mimeType: 'image/png' }],
     });
     expect(toolMessages('m-picture', 1)).toEqual([
       { role: 'tool', tool_call_id: 'call_pic', content: result },

@@ -13,6 +13,9 @@ import { ofType, openSocket, type TestSocket } from './ws-client.js';
  * The agent calls a tool on the user's device: the invoke runs on one API replica, the device
  * is connected to a gateway replica, the call crosses Redis both ways (spec 4.3 rule 3).
  */
+const IMAGE = '/9j/4AAQSkZJRg==';
+const SHOT = 'iVBORw0KGgoAAAANSUhEUg==';
+
 describe('agent with device tools', () => {
   let cluster: Cluster;
   let model: ScriptedModel;
@@ -38,11 +41,17 @@ describe('agent with device tools', () => {
       };
       if (frame.method !== 'tools/call') return;
       calls.push(frame.params!);
-      device.send({
-        jsonrpc: '2.0',
-        id: frame.id,
-        result: { content: [{ type: 'text', text: '14:05 Europe/Paris' }], isError: false },
-      });
+      const result =
+        frame.params!.name === 'take_screenshot'
+          ? {
+              content: [
+                { type: 'text', text: 'captured' },
+                { type: 'image', data: IMAGE, mimeType: 'image/jpeg' },
+              ],
+              _screenshot: SHOT,
+            }
+          : { content: [{ type: 'text', text: '14:05 Europe/Paris' }], isError: false };
+      device.send({ jsonrpc: '2.0', id: frame.id, result });
     });
     device.send({
       type: 'register',
@@ -50,6 +59,7 @@ describe('agent with device tools', () => {
       node_type: 'desktop',
       available_tools: ['delete_file'],
       tools: [
+        { name: 'take_screenshot', description: 'Capture the screen', writes: false },
         {
           name: 'read_clock',
           description: 'Read the device clock',
@@ -132,5 +142,27 @@ describe('agent with device tools', () => {
     expect(otherNames.some((n) => n.includes('read_clock') || n.includes('delete_file'))).toBe(
       false,
     );
+  });
+
+  it('returns a device screenshot to the client in tool_result, and tells the model about it', async () => {
+    model.script('shot', [
+      toolCallsReply([{ id: 'call_shot', name: 'take_screenshot', args: {} }]),
+      textReply('Done.'),
+    ]);
+    const stream = await invoke(cluster.apis[0]!.url, await cluster.token('nora'), {
+      message: 'Screenshot please',
+      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-dev', modelName: 'shot' },
+    });
+    const events = (await stream.ended).map((e) => e.data);
+    expect(events.find((e) => e.type === 'tool_result')).toMatchObject({
+      tool_name: 'take_screenshot',
+      result: 'captured\n[2 image(s) returned to the user]',
+      images: [
+        { data: IMAGE, mimeType: 'image/jpeg' },
+        { data: SHOT, mimeType: 'image/png' },
+      ],
+    });
+    const toolMessage = model.requests('shot')[1]!.body.messages!.find((m) => m.role === 'tool');
+    expect(toolMessage).toMatchObject({ content: 'captured\n[2 image(s) returned to the user]' });
   });
 });

@@ -116,8 +116,9 @@ describe('node tools', () => {
     );
     const signal = new AbortController().signal;
     expect(await tools[0]!.execute({ tab: 1 }, context(signal))).toEqual({
-      content: 'Title: Example\n[1 image(s) returned; not shown to the model]',
+      content: 'Title: Example\n[1 image(s) returned to the user]',
       isError: false,
+      images: [{ data: 'AA', mimeType: 'image/png' }],
     });
     expect(calls[0]).toEqual({
       userId: 'u1',

@@ -67,10 +67,17 @@ export function nodeToolsToAgentTools(
               sessionId: context.sessionId,
               signal: context.signal,
             });
-            const images = result.images.length + (result.screenshot ? 1 : 0);
+            const images = [
+              ...result.images,
+              ...(result.screenshot ? [{ data: result.screenshot, mimeType: 'image/png' }] : []),
+            ];
             const note =
-              images > 0 ? `\n[${images} image(s) returned; not shown to the model]` : '';
-            return { content: `${result.text}${note}` || '(no output)', isError: !result.success };
+              images.length > 0 ? `\n[${images.length} image(s) returned to the user]` : '';
+            return {
+              content: `${result.text}${note}` || '(no output)',
+              isError: !result.success,
+              ...(images.length > 0 ? { images } : {}),
+            };
           } catch (error) {
             if (error instanceof NodeCallError) {
               return {

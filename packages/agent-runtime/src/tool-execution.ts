@@ -74,6 +74,7 @@ export async function executeToolCall(
     result: output.content,
     tool_call_id: call.id,
     ...(output.isError ? { is_error: true } : {}),
+    ...(output.images?.length ? { images: output.images.map((i) => ({ ...i })) } : {}),
   });
   return output;
 

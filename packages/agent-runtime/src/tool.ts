@@ -18,6 +18,11 @@ export interface ToolContext {
 /** What a tool answers; `content` goes to the model as the tool message and to `tool_result`. */
 export interface ToolOutput {
   readonly content: string;
+  /**
+   * Images the tool returned (a screenshot, an MCP image item), base64. They reach the client
+   * in `tool_result.images`; the model reads `content`, which should mention them.
+   */
+  readonly images?: ReadonlyArray<{ readonly data: string; readonly mimeType: string }>;
   /** The tool failed; `content` says why. @default false */
   readonly isError?: boolean;
   /** Stop the run after this turn (the plan mode's `propose_plan`). @default false */

@@ -1,3 +1,4 @@
+import { PIXEL_PNG } from './testing/tool-server.js';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { AgentTool, RunInfo, ToolContext } from '@agent-backend/agent-runtime';
@@ -106,6 +107,7 @@ describe('createMcpTools', () => {
     });
     expect(await byName(tools, 'mcp_s__picture').execute({}, context)).toEqual({
       content: 'Here is the picture.\n\n[image: image/png, 70 bytes]',
+      images: [{ data: PIXEL_PNG, mimeType: 'image/png' }],
     });
     expect(await byName(tools, 'mcp_s__refuse').execute({}, context)).toEqual({
       content: 'refused: quota exceeded',

@@ -13,7 +13,7 @@ import type { Tool } from '@modelcontextprotocol/sdk/types.js';
 import { ConnectionPool, type ConnectionPoolOptions } from './connection-pool.js';
 import { withLinkedSignal } from './linked-signal.js';
 import { failureText, unavailableTool } from './unavailable-tool.js';
-import { resultText } from './result-text.js';
+import { resultImages, resultText } from './result-text.js';
 import { ToolNameAllocator } from './tool-names.js';
 
 export interface McpToolsOptions extends ConnectionPoolOptions {
@@ -148,7 +148,12 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
               connection.callTool(tool.name, args, { signal, timeoutMs: callTimeoutMs }),
             ),
           );
-          return { content: resultText(result), ...(result.isError ? { isError: true } : {}) };
+          const images = resultImages(result);
+          return {
+            content: resultText(result),
+            ...(result.isError ? { isError: true } : {}),
+            ...(images.length > 0 ? { images } : {}),
+          };
         } catch (error) {
           return { content: failureText(entry, tool.name, error), isError: true };
         }

@@ -7,7 +7,8 @@ export const MAX_RESULT_CHARS = 100_000;
  * Turns an MCP tool result into the text of the tool message (and the `tool_result` event).
  *
  * Text items are kept as they are, joined by blank lines. Tool messages and `tool_result` are
- * text only (`ToolOutput.content`, spec 3.2), so binary items are announced, not inlined:
+ * text (`ToolOutput.content`, spec 6.1), so binary items are announced here, not inlined (images
+ * also travel in `tool_result.images`, see {@link resultImages}):
  * an image becomes `[image: image/png, 1234 bytes]`, audio likewise; an embedded resource with
  * text contributes that text, a blob or a resource link a line naming its URI. A result with
  * no content but `structuredContent` shows that as JSON. Empty results read `(no output)`.
@@ -44,6 +45,15 @@ export function resultText(result: CallToolResult): string {
   return text.length > MAX_RESULT_CHARS
     ? `${text.slice(0, MAX_RESULT_CHARS)}\n[truncated: ${text.length} characters in all]`
     : text;
+}
+
+/** The image items of a result, for `tool_result.images` (the text announces them). */
+export function resultImages(result: CallToolResult): Array<{ data: string; mimeType: string }> {
+  const images: Array<{ data: string; mimeType: string }> = [];
+  for (const item of result.content ?? []) {
+    if (item.type === 'image') images.push({ data: item.data, mimeType: item.mimeType });
+  }
+  return images;
 }
 
 /** Decoded size of base64 data, without decoding it. */

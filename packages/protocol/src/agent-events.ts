@@ -51,6 +51,11 @@ export const ToolResultEvent = z.object({
   result: z.string(),
   tool_call_id: z.string().optional(),
   is_error: z.boolean().optional(),
+  /**
+   * Beyond the spec: images the tool returned (a device screenshot, an MCP image), base64, so
+   * the client can show them; `result` stays the text the model read.
+   */
+  images: z.array(z.object({ data: z.string(), mimeType: z.string() })).optional(),
 });
 export type ToolResultEvent = z.infer<typeof ToolResultEvent>;
 
