@@ -8,6 +8,7 @@ import {
 } from '@agent-backend/agent-runtime';
 import { AppError, parseInput } from '@agent-backend/http-server';
 import { createApprovalHook } from '@agent-backend/hitl';
+import { knowledgeToolSource } from '@agent-backend/knowledge';
 import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import {
@@ -66,7 +67,7 @@ export function registerAgentRoutes(
     logger,
     settings: settings.agent,
     ...(options.nodeTools ? { nodeTools: options.nodeTools } : {}),
-    toolSources: [mcpTools.source, ...(options.toolSources ?? [])],
+    toolSources: [mcpTools.source, knowledgeToolSource(engines.db), ...(options.toolSources ?? [])],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for requests without `hitl_config`.
     beforeToolCall:
       options.beforeToolCall ??

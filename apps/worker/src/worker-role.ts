@@ -11,6 +11,7 @@ import { SCHEDULED_TASKS_QUEUE, reconcileSchedules } from '@agent-backend/schedu
 import { createRunnerTaskAgent, type TaskAgent } from './task-agent.js';
 import { createTaskProcessor } from './task-processor.js';
 import { processChatMessages } from './chat-messages.js';
+import { processKnowledgeIngestion } from './kb-ingest.js';
 
 export interface WorkerOptions {
   /** Replaces the default agent (the agent runtime on `DEFAULT_LLM_*`). */
@@ -76,5 +77,6 @@ export async function mountWorker(
     context,
     new AgentRunner({ db: engines.db, ephemeral: engines.ephemeral, logger }),
   );
+  await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
   return { name: 'worker', close: async () => email?.close() };
 }

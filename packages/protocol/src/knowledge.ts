@@ -41,3 +41,91 @@ export const PreviewChunksResponse = z.object({
   total: z.number().int().nonnegative(),
 });
 export type PreviewChunksResponse = z.infer<typeof PreviewChunksResponse>;
+
+/**
+ * Body of `POST /api/knowledge-bases`. Beyond the spec (issue 8): a base groups the documents one
+ * `search_knowledge_base` call may search; it belongs to the token's user.
+ */
+export const CreateKnowledgeBaseRequest = z.object({
+  name: z.string().trim().min(1).max(200),
+  /** @default '' */
+  description: z.string().max(2000).default(''),
+});
+export type CreateKnowledgeBaseRequest = z.infer<typeof CreateKnowledgeBaseRequest>;
+
+/** A knowledge base as the API answers with it; `created_at` is ISO 8601. */
+export const KnowledgeBase = z.object({
+  id: z.string().min(1),
+  name: z.string(),
+  description: z.string(),
+  created_at: z.string(),
+});
+export type KnowledgeBase = z.infer<typeof KnowledgeBase>;
+
+/** 200 answer of `GET /api/knowledge-bases`: the token's user's bases, oldest first. */
+export const KnowledgeBaseList = z.object({ knowledge_bases: z.array(KnowledgeBase) });
+export type KnowledgeBaseList = z.infer<typeof KnowledgeBaseList>;
+
+/**
+ * Body of `POST /api/knowledge-bases/:id/documents`. Text and markdown are split by the same
+ * splitter as the preview, with its defaults; markdown is indexed as written (its markup is
+ * searchable text too).
+ */
+export const AddDocumentRequest = z.object({
+  name: z.string().trim().min(1).max(500),
+  content: z.string().min(1),
+  /** @default 'text' */
+  type: z.enum(['text', 'markdown']).default('text'),
+});
+export type AddDocumentRequest = z.infer<typeof AddDocumentRequest>;
+export type AddDocumentRequestInput = z.input<typeof AddDocumentRequest>;
+
+/**
+ * A document of a base. `status` is `pending` until the worker has chunked it, then `ready`, or
+ * `failed` with `error`. Only `ready` documents are searched.
+ */
+export const KnowledgeDocument = z.object({
+  id: z.string().min(1),
+  knowledge_base_id: z.string().min(1),
+  name: z.string(),
+  type: z.enum(['text', 'markdown']),
+  status: z.enum(['pending', 'ready', 'failed']),
+  error: z.string().nullable(),
+  chunk_count: z.number().int().nonnegative(),
+  created_at: z.string(),
+  updated_at: z.string(),
+});
+export type KnowledgeDocument = z.infer<typeof KnowledgeDocument>;
+
+/** 200 answer of `GET /api/knowledge-bases/:id/documents`, oldest first. */
+export const KnowledgeDocumentList = z.object({ documents: z.array(KnowledgeDocument) });
+export type KnowledgeDocumentList = z.infer<typeof KnowledgeDocumentList>;
+
+/**
+ * Data of a `kb-ingest` job (API to worker). Carries ids only: the content is in the durable
+ * store, so a large document never travels through Redis.
+ */
+export const KbIngestJob = z.object({
+  document_id: z.string().min(1),
+  user_id: z.string().min(1),
+});
+export type KbIngestJob = z.infer<typeof KbIngestJob>;
+
+/** Arguments of the `search_knowledge_base` agent tool. */
+export const SearchKnowledgeBaseArgs = z.object({
+  query: z.string().trim().min(1).describe('What to look for: keywords or a question'),
+  /** @default 5 */
+  limit: z.number().int().min(1).max(20).default(5).describe('Most chunks to return'),
+});
+export type SearchKnowledgeBaseArgs = z.infer<typeof SearchKnowledgeBaseArgs>;
+
+/** One search hit: the chunk, where it comes from, and its lexical rank (higher is better). */
+export const KnowledgeSearchHit = z.object({
+  knowledge_base_id: z.string(),
+  document_id: z.string(),
+  document_name: z.string(),
+  chunk_index: z.number().int().nonnegative(),
+  content: z.string(),
+  score: z.number(),
+});
+export type KnowledgeSearchHit = z.infer<typeof KnowledgeSearchHit>;

@@ -91,6 +91,44 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX scheduled_task_runs_user_idx ON scheduled_task_runs (user_id, status);
     `,
   },
+  {
+    id: '0004_knowledge_bases',
+    sql: `
+      CREATE TABLE knowledge_bases (
+        knowledge_base_id text PRIMARY KEY,          -- kb_<uuid>
+        user_id           text NOT NULL,             -- owner, from the access token; others get 404
+        name              text NOT NULL,
+        description       text NOT NULL DEFAULT '',
+        created_at        timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX knowledge_bases_user_id_idx ON knowledge_bases (user_id, created_at);
+      CREATE TABLE knowledge_documents (
+        document_id       text PRIMARY KEY,          -- doc_<uuid>
+        knowledge_base_id text NOT NULL REFERENCES knowledge_bases (knowledge_base_id) ON DELETE CASCADE,
+        user_id           text NOT NULL,             -- copied from the base: every query filters by owner
+        name              text NOT NULL,
+        type              text NOT NULL,             -- text, markdown
+        content           text NOT NULL,             -- the source, read by the ingestion job
+        status            text NOT NULL,             -- pending, ready, failed
+        error             text,                      -- why ingestion failed (safe to show the owner)
+        chunk_count       integer NOT NULL DEFAULT 0,
+        created_at        timestamptz NOT NULL DEFAULT now(),
+        updated_at        timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX knowledge_documents_base_idx ON knowledge_documents (knowledge_base_id, created_at);
+      CREATE TABLE knowledge_chunks (
+        document_id       text NOT NULL REFERENCES knowledge_documents (document_id) ON DELETE CASCADE,
+        chunk_index       integer NOT NULL,
+        knowledge_base_id text NOT NULL,
+        user_id           text NOT NULL,
+        content           text NOT NULL,
+        tsv               tsvector GENERATED ALWAYS AS (to_tsvector('simple', content)) STORED,
+        PRIMARY KEY (document_id, chunk_index)
+      );
+      CREATE INDEX knowledge_chunks_tsv_idx ON knowledge_chunks USING gin (tsv);
+      CREATE INDEX knowledge_chunks_base_idx ON knowledge_chunks (knowledge_base_id);
+    `,
+  },
 ];
 
 /**
