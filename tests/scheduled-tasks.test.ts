@@ -39,6 +39,9 @@ function dueIn(seconds: number) {
   return { at, scheduled_date: iso.slice(0, 10), scheduled_time: iso.slice(11, 19) };
 }
 
+/** Waits on a loaded machine (CI runs the suite while other processes compete for 2 cores). */
+const SLOW = { timeout: 15_000, interval: 100 };
+
 describe('scheduled tasks on BullMQ with two workers', () => {
   const keys = keyFiles();
   const prefix = uniquePrefix('sched');
@@ -185,7 +188,10 @@ describe('scheduled tasks on BullMQ with two workers', () => {
     expect(state.runs).toMatchObject([
       { status: 'succeeded', attempts: 1, output: 'Your report: all good.' },
     ]);
-    await vi.waitFor(() => expect(mails.filter((m) => m.body.includes('Report'))).toHaveLength(1));
+    await vi.waitFor(
+      () => expect(mails.filter((m) => m.body.includes('Report'))).toHaveLength(1),
+      SLOW,
+    );
     expect(mails.find((m) => m.body.includes('Report'))!.to).toEqual(['alice@example.test']);
     expect(model.requests(MODEL)).toHaveLength(1);
     expect(model.requests(MODEL)[0]!.headers.authorization).toBe('Bearer sk-test-default');
@@ -209,8 +215,9 @@ describe('scheduled tasks on BullMQ with two workers', () => {
       async () => expect((await read('confirm-1')).status).toBe('awaiting_confirmation'),
       { timeout: 20_000, interval: 200 },
     );
-    await vi.waitFor(() =>
-      expect(mails.filter((m) => m.to.includes('bob@example.test'))).toHaveLength(1),
+    await vi.waitFor(
+      () => expect(mails.filter((m) => m.to.includes('bob@example.test'))).toHaveLength(1),
+      SLOW,
     );
     const body = { task_id: 'confirm-1', scheduled_at: due.at.toISOString(), confirm: true };
     const mallory = await accessToken(keys.privateKey, 'mallory');
@@ -236,45 +243,49 @@ describe('scheduled tasks on BullMQ with two workers', () => {
     expect(again.status).toBe(404);
   });
 
-  it('finishes a run whose worker was SIGKILLed mid-agent-call exactly once, on the other worker', async () => {
-    let release!: () => void;
-    const held = new Promise((resolve) => (release = () => resolve(undefined)));
-    model.script(MODEL, [
-      { kind: 'stream', pieces: [{ text: 'never finished' }, { waitFor: held }] },
-      textReply('Finished after the crash.'),
-    ]);
-    const due = dueIn(2);
-    const task = {
-      id: 'kill-1',
-      user_id: 'carol',
-      title: 'Survives a crash',
-      prompt: 'Work',
-      run_mode: 'auto',
-      connector: 'none',
-      scheduled_date: due.scheduled_date,
-      scheduled_time: due.scheduled_time,
-      notification_config: { email: { to: 'carol@example.test' } },
-    };
-    expect((await sync({ action: 'add', task_id: 'kill-1', task })).status).toBe(200);
-    const [first] = await model.waitForRequests(MODEL, model.requests(MODEL).length + 1, 20_000);
-    void first;
-    const holder = workers.find((w) =>
-      w.stdout.some((l) => l.includes('scheduled run started') && l.includes('kill-1')),
-    );
-    expect(holder).toBeDefined();
-    await holder!.stop('SIGKILL');
-    await vi.waitFor(async () => expect((await read('kill-1')).status).toBe('completed'), {
-      timeout: 30_000,
-      interval: 250,
-    });
-    release();
-    expect((await read('kill-1')).runs).toMatchObject([
-      { status: 'succeeded', attempts: 2, output: 'Finished after the crash.' },
-    ]);
-    await new Promise((r) => setTimeout(r, 1_000));
-    expect(mails.filter((m) => m.to.includes('carol@example.test'))).toHaveLength(1);
-    workers.splice(workers.indexOf(holder!), 1, await startWorker('worker-3'));
-  });
+  it(
+    'finishes a run whose worker was SIGKILLed mid-agent-call exactly once, on the other worker',
+    { timeout: 120_000 },
+    async () => {
+      let release!: () => void;
+      const held = new Promise((resolve) => (release = () => resolve(undefined)));
+      model.script(MODEL, [
+        { kind: 'stream', pieces: [{ text: 'never finished' }, { waitFor: held }] },
+        textReply('Finished after the crash.'),
+      ]);
+      const due = dueIn(2);
+      const task = {
+        id: 'kill-1',
+        user_id: 'carol',
+        title: 'Survives a crash',
+        prompt: 'Work',
+        run_mode: 'auto',
+        connector: 'none',
+        scheduled_date: due.scheduled_date,
+        scheduled_time: due.scheduled_time,
+        notification_config: { email: { to: 'carol@example.test' } },
+      };
+      expect((await sync({ action: 'add', task_id: 'kill-1', task })).status).toBe(200);
+      const [first] = await model.waitForRequests(MODEL, model.requests(MODEL).length + 1, 20_000);
+      void first;
+      const holder = workers.find((w) =>
+        w.stdout.some((l) => l.includes('scheduled run started') && l.includes('kill-1')),
+      );
+      expect(holder).toBeDefined();
+      await holder!.stop('SIGKILL');
+      await vi.waitFor(async () => expect((await read('kill-1')).status).toBe('completed'), {
+        timeout: 30_000,
+        interval: 250,
+      });
+      release();
+      expect((await read('kill-1')).runs).toMatchObject([
+        { status: 'succeeded', attempts: 2, output: 'Finished after the crash.' },
+      ]);
+      await new Promise((r) => setTimeout(r, 1_000));
+      expect(mails.filter((m) => m.to.includes('carol@example.test'))).toHaveLength(1);
+      workers.splice(workers.indexOf(holder!), 1, await startWorker('worker-3'));
+    },
+  );
 
   it('answers 503 when no internal secret is configured', async () => {
     const bare = await startServiceProcess({
@@ -303,8 +314,9 @@ describe('scheduled tasks on BullMQ with two workers', () => {
       }
       expect(await redis.zscore(schedulers, 'daily-2')).toBeNull();
       workers.push(await startWorker('worker-4'));
-      await vi.waitFor(async () =>
-        expect(await redis.zscore(schedulers, 'daily-2')).not.toBeNull(),
+      await vi.waitFor(
+        async () => expect(await redis.zscore(schedulers, 'daily-2')).not.toBeNull(),
+        SLOW,
       );
       expect(await redis.zscore(schedulers, 'daily-1')).toBeNull(); // removed tasks stay removed
     } finally {
