@@ -1,33 +1,13 @@
-import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
-import { testRedisUrl, uniquePrefix } from '@agent-backend/testing';
+import { closeRedis, createRedis, redisKeys } from '@agent-backend/redis';
+import { redisTestKeys, testRedisUrl } from '@agent-backend/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { EphemeralStore } from './ephemeral-store.js';
 import { describeEphemeralContract } from './ephemeral-store.contract.js';
 import { createRedisEphemeralStore } from './redis-ephemeral-store.js';
 
 const url = testRedisUrl();
-let raw: Redis;
-const prefixes: string[] = [];
-
-beforeAll(() => {
-  raw = createRedis(url, { name: 'test-ephemeral-raw' });
-});
-afterAll(async () => {
-  for (const prefix of prefixes) {
-    for (let cursor = '0'; ;) {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await raw.del(...keys);
-      if ((cursor = next) === '0') break;
-    }
-  }
-  await closeRedis(raw);
-});
-
-function freshPrefix(): string {
-  const prefix = uniquePrefix('eph');
-  prefixes.push(prefix);
-  return prefix;
-}
+const testRedis = redisTestKeys('eph', { beforeAll, afterAll });
+const freshPrefix = () => testRedis.fresh();
 
 describeEphemeralContract('redis', async () =>
   createRedisEphemeralStore({ url, prefix: freshPrefix() }),
@@ -50,7 +30,7 @@ describe('redis ephemeral store', () => {
     const [a, b] = replicas(2, prefix);
     await a!.set('shared', 'v', { ttlMs: 10_000 });
     expect(await b!.get('shared')).toBe('v');
-    expect(await raw.get(redisKeys(prefix).ephemeral('shared'))).toBe('v');
+    expect(await testRedis.raw.get(redisKeys(prefix).ephemeral('shared'))).toBe('v');
     expect(await b!.set('shared', 'w', { ifAbsent: true })).toBe(false);
   });
 

@@ -1,33 +1,13 @@
-import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
-import { testRedisUrl, uniquePrefix } from '@agent-backend/testing';
+import { closeRedis, createRedis, redisKeys } from '@agent-backend/redis';
+import { redisTestKeys, testRedisUrl } from '@agent-backend/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Presence, PresenceOptions } from './presence.js';
 import { describePresenceContract, node } from './presence.contract.js';
 import { createRedisPresence } from './redis-presence.js';
 
 const url = testRedisUrl();
-let raw: Redis;
-const prefixes: string[] = [];
-
-beforeAll(() => {
-  raw = createRedis(url, { name: 'test-presence-raw' });
-});
-afterAll(async () => {
-  for (const prefix of prefixes) {
-    for (let cursor = '0'; ;) {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await raw.del(...keys);
-      if ((cursor = next) === '0') break;
-    }
-  }
-  await closeRedis(raw);
-});
-
-function freshPrefix(): string {
-  const prefix = uniquePrefix('presence');
-  prefixes.push(prefix);
-  return prefix;
-}
+const testRedis = redisTestKeys('presence', { beforeAll, afterAll });
+const freshPrefix = () => testRedis.fresh();
 
 describePresenceContract('redis', async (options) =>
   createRedisPresence({ url, prefix: freshPrefix(), ...options }),
@@ -48,7 +28,7 @@ describe('redis presence', () => {
   it('shares state between replicas and stamps times with the Redis clock', async () => {
     const [a, b] = replicas(2, freshPrefix());
     await a!.heartbeatReplica('r1');
-    const [seconds, micros] = await raw.time();
+    const [seconds, micros] = await testRedis.raw.time();
     const stored = await a!.upsertNode(node('n1'));
     const serverNow = Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
     expect(stored.lastSeenAt - serverNow).toBeGreaterThanOrEqual(0);
@@ -79,14 +59,14 @@ describe('redis presence', () => {
     await p!.upsertNode(node('n1', 'r1'));
     await p!.upsertNode(node('n2', 'dead'));
     await short!.upsertNode(node('n3', 'r1'));
-    expect(await raw.hlen(keys.presenceUser('u1'))).toBe(3);
-    expect(await raw.pttl(keys.presenceUser('u1'))).toBeGreaterThan(0);
-    expect(await raw.pttl(keys.presenceUser('u1'))).toBeLessThanOrEqual(5_000);
+    expect(await testRedis.raw.hlen(keys.presenceUser('u1'))).toBe(3);
+    expect(await testRedis.raw.pttl(keys.presenceUser('u1'))).toBeGreaterThan(0);
+    expect(await testRedis.raw.pttl(keys.presenceUser('u1'))).toBeLessThanOrEqual(5_000);
     await new Promise((r) => setTimeout(r, 200));
     expect((await p!.listNodes('u1')).map((e) => e.nodeId)).toEqual(['n1']);
     // n3 expired and is gone; n2 is hidden (its replica looks dead) but kept until its own TTL.
-    expect((await raw.hkeys(keys.presenceUser('u1'))).sort()).toEqual(['n1', 'n2']);
-    expect(await raw.zrange(keys.presenceReplicas(), 0, -1)).toEqual(['r1']);
+    expect((await testRedis.raw.hkeys(keys.presenceUser('u1'))).sort()).toEqual(['n1', 'n2']);
+    expect(await testRedis.raw.zrange(keys.presenceReplicas(), 0, -1)).toEqual(['r1']);
   });
 
   it('does not close a connection it was given', async () => {

@@ -1,32 +1,12 @@
-import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
-import { testRedisUrl, uniquePrefix } from '@agent-backend/testing';
+import { closeRedis, createRedis, redisKeys } from '@agent-backend/redis';
+import { redisTestKeys, testRedisUrl } from '@agent-backend/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeRunLogContract } from './run-log.contract.js';
 import { createRedisRunLog } from './redis-run-log.js';
 
 const url = testRedisUrl();
-let raw: Redis;
-const prefixes: string[] = [];
-
-beforeAll(() => {
-  raw = createRedis(url, { name: 'test-run-log-raw' });
-});
-afterAll(async () => {
-  for (const prefix of prefixes) {
-    for (let cursor = '0'; ;) {
-      const [next, keys] = await raw.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      if (keys.length > 0) await raw.del(...keys);
-      if ((cursor = next) === '0') break;
-    }
-  }
-  await closeRedis(raw);
-});
-
-function freshPrefix(): string {
-  const prefix = uniquePrefix('runlog');
-  prefixes.push(prefix);
-  return prefix;
-}
+const testRedis = redisTestKeys('runlog', { beforeAll, afterAll });
+const freshPrefix = () => testRedis.fresh();
 
 describeRunLogContract('redis', async (options) => {
   const prefix = freshPrefix();
@@ -46,9 +26,9 @@ describe('redis run log', () => {
         { seq: 2, data: 'b', final: true },
       ]);
       const key = redisKeys(prefix).runLog('r1');
-      expect(await raw.type(key)).toBe('stream');
-      expect(await raw.xlen(key)).toBe(2);
-      const ttl = await raw.pttl(key);
+      expect(await testRedis.raw.type(key)).toBe('stream');
+      expect(await testRedis.raw.xlen(key)).toBe(2);
+      const ttl = await testRedis.raw.pttl(key);
       expect(ttl).toBeGreaterThan(0);
       expect(ttl).toBeLessThanOrEqual(60_000);
     } finally {
@@ -62,7 +42,7 @@ describe('redis run log', () => {
     const redis = createRedis(url, { name });
     const log = createRedisRunLog({ redis, prefix });
     const blocking = async () =>
-      String(await raw.client('LIST'))
+      String(await testRedis.raw.client('LIST'))
         .split('\n')
         .filter((line) => line.includes(`name=${name}:block`)).length;
     try {

@@ -2,3 +2,4 @@ export * from './isolation.js';
 export * from './service-process.js';
 export * from './scripted-model.js';
 export * from './fake-lark.js';
+export * from './redis-test-keys.js';
