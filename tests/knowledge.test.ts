@@ -1,16 +1,17 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  conceptEmbedding,
   runEntry,
   startScriptedModel,
   startServiceProcess,
   textReply,
-  toolCallsReply,
   type ScriptedModel,
   type ServiceProcess,
 } from '@agent-backend/testing';
 import type { KnowledgeBase, KnowledgeDocument } from '@agent-backend/protocol';
 import { requireBuild, tempDir } from './helpers.js';
 import { invoke } from './agent-helpers.js';
+import { callApi, searchThroughAgent, waitForIngestion } from './knowledge-helpers.js';
 
 const MAIN = 'apps/all-in-one/dist/main.js';
 const TOKEN_ISSUE = 'apps/all-in-one/dist/token-issue.js';
@@ -23,69 +24,42 @@ const FAQ = [
 ].join('\n\n');
 
 /**
- * Knowledge bases end to end on the all-in-one embedded engine (PGlite, in-process job queue, so
- * the API's `kb-ingest` job runs in the same process's worker). PostgreSQL is covered by the
- * repository tests in packages/knowledge.
+ * Knowledge bases end to end on the all-in-one embedded engine (PGlite with pgvector, in-process
+ * job queue, so the API's `kb-ingest` job runs in the same process's worker), with embeddings
+ * from a scripted OpenAI-compatible endpoint. The distributed engine (PostgreSQL, worker
+ * processes): tests/knowledge-cluster.test.ts.
  */
 describe('knowledge bases on the all-in-one embedded engine', () => {
-  const env = {
-    DATA_DIR: tempDir('knowledge'),
-    LOG_LEVEL: 'info',
-    MCP_ALLOW_PRIVATE_NETWORKS: 'true',
-  };
-  let service: ServiceProcess;
   let model: ScriptedModel;
+  let env: Record<string, string>;
+  let service: ServiceProcess;
   const tokens: Record<string, string> = {};
   const llm = (modelName: string) => ({ baseUrl: model.baseUrl, apiKey: 'sk-kb-1', modelName });
 
-  async function api(user: string | undefined, method: string, path: string, body?: unknown) {
-    const res = await fetch(`${service.url}${path}`, {
-      method,
-      headers: {
-        ...(body === undefined ? {} : { 'content-type': 'application/json' }),
-        ...(user ? { authorization: `Bearer ${tokens[user]}` } : {}),
-      },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+  const api = (user: string | undefined, method: string, path: string, body?: unknown) =>
+    callApi(service.url, user ? tokens[user] : undefined, method, path, body);
+  const waitForReady = (user: string, baseId: string, docId: string) =>
+    waitForIngestion(service.url, tokens[user]!, baseId, docId);
+  const searchAs = async (user: string, name: string, baseIds: string[], query: string) =>
+    searchThroughAgent({
+      baseUrl: service.url,
+      token: tokens[user]!,
+      model,
+      modelName: name,
+      knowledgeBaseIds: baseIds,
+      query,
     });
-    const text = await res.text();
-    return { status: res.status, body: (text ? JSON.parse(text) : undefined) as unknown };
-  }
-
-  async function waitForReady(user: string, baseId: string, docId: string) {
-    for (let i = 0; i < 200; i++) {
-      const { body } = await api(user, 'GET', `/api/knowledge-bases/${baseId}/documents`);
-      const doc = (body as { documents: KnowledgeDocument[] }).documents.find(
-        (d) => d.id === docId,
-      );
-      if (doc && doc.status !== 'pending') return doc;
-      await new Promise((resolve) => setTimeout(resolve, 50));
-    }
-    throw new Error('document never left pending');
-  }
-
-  /** Runs one conversation whose model searches once; returns the tool message it got back. */
-  async function searchAs(user: string, name: string, baseIds: string[], query: string) {
-    model.script(name, [
-      toolCallsReply([{ name: 'search_knowledge_base', args: { query } }]),
-      textReply('Done.'),
-    ]);
-    const events = await (
-      await invoke(service.url, tokens[user], {
-        message: 'When do I get my money back?',
-        knowledge_base_ids: baseIds,
-        llm_config: llm(name),
-      })
-    ).ended;
-    expect(events.at(-1)!.data.type).toBe('done');
-    const [first, second] = model.requests(name);
-    expect(first!.body.tools!.map((t) => t.function.name)).toContain('search_knowledge_base');
-    const toolMessage = second!.body.messages!.find((m) => m.role === 'tool');
-    return String(toolMessage!.content);
-  }
 
   beforeAll(async () => {
     requireBuild(MAIN, TOKEN_ISSUE);
-    model = await startScriptedModel();
+    model = await startScriptedModel({ embed: (text) => conceptEmbedding(text) });
+    env = {
+      DATA_DIR: tempDir('knowledge'),
+      LOG_LEVEL: 'info',
+      MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+      EMBEDDINGS_BASE_URL: model.baseUrl,
+      EMBEDDINGS_MODEL: 'concepts-aio',
+    };
     service = await startServiceProcess({ entry: MAIN, env });
     for (const user of ['alice', 'bob']) {
       const issued = await runEntry(TOKEN_ISSUE, [user], env);
@@ -118,17 +92,24 @@ describe('knowledge bases on the all-in-one embedded engine', () => {
     expect(ready).toMatchObject({ status: 'ready', error: null });
     expect(ready.chunk_count).toBeGreaterThan(1);
 
-    const found = JSON.parse(await searchAs('alice', 'kb-alice', [base.id], 'refunds paid')) as {
-      results: Array<Record<string, unknown>>;
-    };
-    expect(found.results).toHaveLength(1);
-    expect(found.results[0]).toMatchObject({
-      knowledge_base_id: base.id,
-      document_id: doc.id,
-      document_name: 'faq.md',
-      chunk_index: ready.chunk_count - 1,
+    expect(service.stdout.join('\n')).toContain('knowledge vector search: pgvector');
+    expect(model.requests('concepts-aio').length).toBeGreaterThan(0);
+
+    // "reimbursement" is not in the text; the vectors know it means refunds.
+    const found = await searchAs('alice', 'kb-alice', [base.id], 'reimbursement timing');
+    expect(found).toMatchObject({
+      results: [
+        {
+          knowledge_base_id: base.id,
+          document_id: doc.id,
+          document_name: 'faq.md',
+          chunk_index: ready.chunk_count - 1,
+          content: expect.stringContaining('Refunds are paid within five business days'),
+        },
+        // The other chunks follow, less similar.
+        ...Array.from({ length: ready.chunk_count - 1 }, () => expect.anything()),
+      ],
     });
-    expect(found.results[0]!.content).toContain('Refunds are paid within five business days');
 
     // Bob neither sees nor searches nor changes Alice's base: 404 like an unknown id.
     const notFound = { error: { code: 'not_found', message: 'unknown knowledge base' } };

@@ -8,7 +8,7 @@ import {
 } from '@agent-backend/agent-runtime';
 import { AppError, parseInput } from '@agent-backend/http-server';
 import { createApprovalHook } from '@agent-backend/hitl';
-import { knowledgeToolSource } from '@agent-backend/knowledge';
+import { embedderFromSettings, knowledgeToolSource } from '@agent-backend/knowledge';
 import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import {
@@ -67,7 +67,18 @@ export function registerAgentRoutes(
     logger,
     settings: settings.agent,
     ...(options.nodeTools ? { nodeTools: options.nodeTools } : {}),
-    toolSources: [mcpTools.source, knowledgeToolSource(engines.db), ...(options.toolSources ?? [])],
+    toolSources: [
+      mcpTools.source,
+      knowledgeToolSource(engines.db, {
+        embedder: embedderFromSettings(context.config),
+        onEmbeddingError: (error) =>
+          logger.warn(
+            { err: error },
+            'query embedding failed; knowledge search used full text only',
+          ),
+      }),
+      ...(options.toolSources ?? []),
+    ],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for requests without `hitl_config`.
     beforeToolCall:
       options.beforeToolCall ??

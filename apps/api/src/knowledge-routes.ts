@@ -1,6 +1,6 @@
 import { ChunkLimitError, splitText } from '@agent-backend/chunking';
 import { AppError, parseInput } from '@agent-backend/http-server';
-import { KB_INGEST_QUEUE, KnowledgeRepository } from '@agent-backend/knowledge';
+import { KB_INGEST_ATTEMPTS, KB_INGEST_QUEUE, KnowledgeRepository } from '@agent-backend/knowledge';
 import {
   AddDocumentRequest,
   CreateKnowledgeBaseRequest,
@@ -116,7 +116,10 @@ function registerKnowledgeBaseRoutes({
       if (!doc) throw baseNotFound();
       try {
         const job: KbIngestJob = { document_id: doc.id, user_id: userId };
-        await engines.jobs.add(KB_INGEST_QUEUE, job, { jobId: doc.id });
+        await engines.jobs.add(KB_INGEST_QUEUE, job, {
+          jobId: doc.id,
+          attempts: KB_INGEST_ATTEMPTS,
+        });
       } catch (error) {
         // Not queued: nothing would ever ingest it, so it must not stay `pending`.
         await repo.deleteDocument(userId, doc.knowledge_base_id, doc.id);

@@ -141,8 +141,10 @@ export function describeBusContract(name: string, makeNodes: MakeBusNodes): void
       await a!.publish('bad', 'end');
       await untilMarker(got.messages);
       expect(got.messages).toEqual(['end']);
-      await vi.waitFor(() =>
-        expect(ctx.errors.filter((e) => e instanceof BusMalformedMessageError)).toHaveLength(4),
+      await vi.waitFor(
+        () =>
+          expect(ctx.errors.filter((e) => e instanceof BusMalformedMessageError)).toHaveLength(4),
+        { timeout: 10_000 },
       );
     });
 
@@ -156,8 +158,9 @@ export function describeBusContract(name: string, makeNodes: MakeBusNodes): void
       await b!.subscribe('throws', got.handler);
       await a!.publish('throws', 'end');
       await untilMarker(got.messages);
-      await vi.waitFor(() =>
-        expect(ctx.errors.filter((e) => e instanceof BusHandlerError)).toHaveLength(2),
+      await vi.waitFor(
+        () => expect(ctx.errors.filter((e) => e instanceof BusHandlerError)).toHaveLength(2),
+        { timeout: 10_000 },
       );
     });
 

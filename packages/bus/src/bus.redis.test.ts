@@ -123,7 +123,7 @@ describe('redis bus adapter', () => {
     await expect(bus.request('down', 1, { timeoutMs: 200 })).rejects.toBeInstanceOf(
       BusTimeoutError,
     );
-    await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0));
+    await vi.waitFor(() => expect(errors.length).toBeGreaterThan(0), { timeout: 10_000 });
     await bus.close();
   });
 });

@@ -95,4 +95,37 @@ describe('loadConfig', () => {
       problemsOf(() => loadConfig('all-in-one', { MCP_ALLOW_PRIVATE_NETWORKS: 'yes' })),
     ).toHaveLength(1);
   });
+
+  it('validates the embeddings settings together', () => {
+    const config = loadConfig('all-in-one', {
+      EMBEDDINGS_BASE_URL: 'http://embed.internal/v1',
+      EMBEDDINGS_MODEL: 'text-embedding-3-small',
+      EMBEDDINGS_DIMENSIONS: '256',
+    });
+    expect(config).toMatchObject({
+      EMBEDDINGS_DIMENSIONS: 256,
+      EMBEDDINGS_BATCH_SIZE: 64,
+      KNOWLEDGE_PGVECTOR: 'auto',
+    });
+    expect(loadConfig('all-in-one', { EMBEDDINGS_DIMENSIONS: '' }).EMBEDDINGS_DIMENSIONS).toBe(
+      undefined,
+    );
+    const problems = problemsOf(() =>
+      loadConfig('worker', {
+        EMBEDDINGS_BASE_URL: 'http://embed.internal/v1',
+        EMBEDDINGS_DIMENSIONS: '0',
+        KNOWLEDGE_PGVECTOR: 'maybe',
+      }),
+    );
+    expect(problems).toEqual(
+      expect.arrayContaining([
+        expect.stringMatching(/^EMBEDDINGS_MODEL: required with EMBEDDINGS_BASE_URL/),
+        expect.stringMatching(/^EMBEDDINGS_DIMENSIONS:/),
+        expect.stringMatching(/^KNOWLEDGE_PGVECTOR:/),
+      ]),
+    );
+    expect(problemsOf(() => loadConfig('all-in-one', { EMBEDDINGS_MODEL: 'm' }))).toEqual([
+      expect.stringMatching(/^EMBEDDINGS_BASE_URL: required/),
+    ]);
+  });
 });

@@ -81,6 +81,13 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
       problems.push(`JWT_PRIVATE_KEY: required for the ${role} role (or JWT_PRIVATE_KEY_FILE)`);
   }
 
+  // On the raw environment, so these are reported along with any parse problem.
+  const isSet = (name: string) => Boolean(env[name]?.trim());
+  if (isSet('EMBEDDINGS_BASE_URL') && !isSet('EMBEDDINGS_MODEL'))
+    problems.push('EMBEDDINGS_MODEL: required with EMBEDDINGS_BASE_URL');
+  if (!isSet('EMBEDDINGS_BASE_URL') && (isSet('EMBEDDINGS_MODEL') || isSet('EMBEDDINGS_API_KEY')))
+    problems.push('EMBEDDINGS_BASE_URL: required with EMBEDDINGS_MODEL or EMBEDDINGS_API_KEY');
+
   if (problems.length > 0 || !values) throw new ConfigError(problems);
   return Object.freeze({
     ...values,

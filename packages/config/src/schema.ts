@@ -128,6 +128,28 @@ export const EnvSchema = z.object({
   JOBS_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
   /** How long a scheduled run waits for the user's confirmation before it expires. */
   SCHEDULED_TASK_CONFIRM_TTL_MS: z.coerce.number().int().min(1_000).default(86_400_000),
+  /**
+   * OpenAI-compatible embeddings endpoint for knowledge bases (`.../v1`); unset: knowledge
+   * search is lexical only (docs/knowledge-base.md).
+   */
+  EMBEDDINGS_BASE_URL: url(['http:', 'https:']),
+  EMBEDDINGS_API_KEY: optionalString,
+  /** The embedding model; required with EMBEDDINGS_BASE_URL. */
+  EMBEDDINGS_MODEL: optionalString,
+  /** Vector size to ask for (models that take `dimensions`); unset: the model's own. */
+  EMBEDDINGS_DIMENSIONS: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce.number().int().min(1).max(16_000).optional(),
+  ),
+  /** Texts sent in one embeddings request. */
+  EMBEDDINGS_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(64),
+  /** Deadline of one embeddings request (the client retries twice more on 429/5xx). */
+  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
+  /**
+   * `auto`: use pgvector where the database has it or can create it; `off`: never (vectors are
+   * compared with plain SQL). docs/knowledge-base.md.
+   */
+  KNOWLEDGE_PGVECTOR: z.enum(['auto', 'off']).default('auto'),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

@@ -15,6 +15,7 @@ import {
   createPgliteDatabase,
   createPostgresDatabase,
   migrate,
+  prepareVectorSearch,
   type Database,
 } from '@agent-backend/store';
 
@@ -69,6 +70,12 @@ export async function createEngines(
     if (options.migrate) {
       const applied = await migrate(db);
       if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+      const vector = await prepareVectorSearch(db, config.KNOWLEDGE_PGVECTOR);
+      if (vector.kind === 'pgvector') {
+        logger.info({ version: vector.version }, 'knowledge vector search: pgvector');
+      } else {
+        logger.info({ reason: vector.reason }, 'knowledge vector search: plain SQL (no pgvector)');
+      }
     }
 
     const presenceOptions = {

@@ -12,7 +12,7 @@ describe('memory job queue', () => {
       await queue.add('q', { early: true });
       await new Promise((r) => setTimeout(r, 50));
       await queue.process('q', async (data) => void seen.push(data));
-      await vi.waitFor(() => expect(seen).toEqual([{ early: true }]));
+      await vi.waitFor(() => expect(seen).toEqual([{ early: true }]), { timeout: 10_000 });
     } finally {
       await queue.close();
     }
@@ -34,7 +34,7 @@ describe('memory job queue', () => {
         { concurrency: 3 },
       );
       await Promise.all(Array.from({ length: 9 }, () => queue.add('q', {})));
-      await vi.waitFor(() => expect(running).toBe(0));
+      await vi.waitFor(() => expect(running).toBe(0), { timeout: 10_000 });
       expect(peak).toBe(3);
     } finally {
       await queue.close();

@@ -33,6 +33,14 @@ interface DocumentRow extends Record<string, unknown> {
   updated_at: Date;
 }
 
+/** Chunks per INSERT statement: bounds the size of one statement's parameters. */
+const INSERT_BATCH = 500;
+
+/** A vector as PostgreSQL array text, in float4 precision. */
+export function toArrayLiteral(vector: readonly number[]): string {
+  return `{${vector.map((x) => Math.fround(x)).join(',')}}`;
+}
+
 const DOCUMENT_COLUMNS = `document_id, knowledge_base_id, user_id, name, type, status, error,
   chunk_count, created_at, updated_at`;
 
@@ -153,22 +161,52 @@ export class KnowledgeRepository {
   }
 
   /**
-   * Replaces the chunks of a document and marks it `ready`, in one transaction, so a search
-   * never sees half a document. A document deleted meanwhile stays deleted (nothing is written).
+   * Replaces the chunks of a document (with their embeddings, when given: one per chunk, null
+   * for a chunk without one) and marks it `ready`, in one transaction, so a search never sees
+   * half a document. A document deleted meanwhile stays deleted (nothing is written).
    * @returns whether the document still existed.
    */
-  async storeChunks(documentId: string, chunks: readonly string[]): Promise<boolean> {
+  async storeChunks(
+    documentId: string,
+    chunks: readonly string[],
+    embeddings?: {
+      readonly model: string;
+      readonly vectors: ReadonlyArray<readonly number[] | null>;
+    },
+  ): Promise<boolean> {
+    if (embeddings && embeddings.vectors.length !== chunks.length) {
+      throw new Error(`${embeddings.vectors.length} embeddings for ${chunks.length} chunks`);
+    }
     return this.db.transaction(async (tx) => {
       const doc = await lockDocument(tx, documentId);
       if (!doc) return false;
       await tx.query('DELETE FROM knowledge_chunks WHERE document_id = $1', [documentId]);
-      // One statement for all chunks: `unnest` with its 1-based ordinality gives the index.
-      await tx.query(
-        `INSERT INTO knowledge_chunks (document_id, chunk_index, knowledge_base_id, user_id, content)
-         SELECT $1, (t.ord - 1)::integer, $2, $3, t.content
-         FROM unnest($4::text[]) WITH ORDINALITY AS t(content, ord)`,
-        [documentId, doc.knowledge_base_id, doc.user_id, chunks],
-      );
+      for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
+        const end = Math.min(chunks.length, start + INSERT_BATCH);
+        // One statement per batch: `unnest` with its 1-based ordinality gives the index. A
+        // vector travels as array text (`{0.1,...}`) and is cast to real[], which a pgvector
+        // column takes by its assignment cast.
+        await tx.query(
+          `INSERT INTO knowledge_chunks
+             (document_id, chunk_index, knowledge_base_id, user_id, content, embedding,
+              embedding_model, embedding_dims)
+           SELECT $1, (t.ord - 1 + $4)::integer, $2, $3, t.content, t.embedding::real[],
+                  CASE WHEN t.embedding IS NULL THEN NULL ELSE $7::text END,
+                  array_length(t.embedding::real[], 1)
+           FROM unnest($5::text[], $6::text[]) WITH ORDINALITY AS t(content, embedding, ord)`,
+          [
+            documentId,
+            doc.knowledge_base_id,
+            doc.user_id,
+            start,
+            chunks.slice(start, end),
+            embeddings
+              ? embeddings.vectors.slice(start, end).map((v) => (v ? toArrayLiteral(v) : null))
+              : new Array<null>(end - start).fill(null),
+            embeddings?.model ?? null,
+          ],
+        );
+      }
       await tx.query(
         `UPDATE knowledge_documents SET status = 'ready', error = NULL, chunk_count = $2,
            updated_at = now() WHERE document_id = $1`,

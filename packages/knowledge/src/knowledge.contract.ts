@@ -1,27 +1,58 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { migrate, type Database } from '@agent-backend/store';
+import {
+  migrate,
+  prepareVectorSearch,
+  vectorSupport,
+  type Database,
+  type VectorMode,
+} from '@agent-backend/store';
+import { conceptEmbedding, startScriptedModel, type ScriptedModel } from '@agent-backend/testing';
+import { createOpenAiEmbedder, EmbeddingError, type Embedder } from './embeddings.js';
 import { ingestDocument } from './ingest.js';
 import { KnowledgeRepository } from './knowledge-repository.js';
-import { searchChunks, toTsQuery } from './search.js';
+import { fuseByRank, searchChunks, toTsQuery } from './search.js';
+import { knowledgeSearcher } from './search-tool.js';
 
 const REFUNDS =
   'Refunds are paid within five business days.\n\nShipping takes two weeks to Iceland.';
 
+export interface KnowledgeContractOptions {
+  /** Passed to prepareVectorSearch. @default 'auto' */
+  readonly vectorMode?: VectorMode;
+  /** How embeddings must end up stored on this database. */
+  readonly expectVector: 'pgvector' | 'array';
+}
+
 /**
  * The knowledge repository, ingestion and search against a real database; run by one test file
- * per dialect so that both behave the same.
+ * per dialect and vector storage so that all behave the same.
  */
-export function describeKnowledgeContract(name: string, open: () => Promise<Database>): void {
+export function describeKnowledgeContract(
+  name: string,
+  open: () => Promise<Database>,
+  options: KnowledgeContractOptions,
+): void {
   describe(`knowledge on ${name}`, () => {
     let db: Database;
     let repo: KnowledgeRepository;
+    let endpoint: ScriptedModel;
+    let embedder: Embedder;
     beforeAll(async () => {
       db = await open();
       await migrate(db);
+      await prepareVectorSearch(db, options.vectorMode);
       repo = new KnowledgeRepository(db);
+      endpoint = await startScriptedModel({ embed: (text) => conceptEmbedding(text) });
+      embedder = createOpenAiEmbedder({
+        baseUrl: endpoint.baseUrl,
+        model: 'concepts-1',
+        batchSize: 3,
+        maxRetries: 0,
+      });
     });
     afterAll(async () => {
-      await db.close();
+      await db?.close();
+      await endpoint?.close();
     });
 
     async function readyDocument(userId: string, baseId: string, content: string, type = 'text') {
@@ -146,6 +177,204 @@ export function describeKnowledgeContract(name: string, open: () => Promise<Data
         await searchChunks(db, { userId: 'gina', knowledgeBaseIds: [base.id], query: '&|!' }),
       ).toEqual([]);
     });
+
+    it('stores embeddings in the column type this database supports', async () => {
+      expect((await vectorSupport(db)).kind).toBe(options.expectVector);
+      // Settling again changes nothing (every replica runs it at start).
+      expect((await prepareVectorSearch(db, options.vectorMode)).kind).toBe(options.expectVector);
+    });
+
+    const CARS = 'Our cars are serviced every spring by the workshop.';
+    const SHOP = 'The shop opens at nine and closes at five on weekdays.';
+
+    async function embeddedDocument(userId: string, baseId: string, content: string) {
+      const doc = await repo.addDocument(userId, baseId, {
+        name: 'fleet.md',
+        type: 'text',
+        content,
+      });
+      const outcome = await ingestDocument(repo, userId, doc!.id, { embedder });
+      expect(outcome).toEqual({ status: 'ready', chunks: expect.any(Number), embedded: true });
+      return doc!;
+    }
+
+    it('embeds every chunk through the embeddings endpoint, in batches', async () => {
+      const base = await repo.createBase('hank', 'Fleet');
+      const before = endpoint.requests('concepts-1').length;
+      const long = Array.from({ length: 8 }, (_, i) => `Paragraph ${i}. ${CARS}`).join('\n\n');
+      const content = `${long}\n\n${'word '.repeat(1500)}`;
+      const doc = await embeddedDocument('hank', base.id, content);
+      const { rows } = await db.query<{ n: number; embedded: number; model: string }>(
+        `SELECT count(*)::int AS n, count(embedding)::int AS embedded, max(embedding_model) AS model
+         FROM knowledge_chunks WHERE document_id = $1`,
+        [doc.id],
+      );
+      expect(rows[0]!.n).toBeGreaterThan(3);
+      expect(rows[0]).toMatchObject({ embedded: rows[0]!.n, model: 'concepts-1' });
+      const requests = endpoint.requests('concepts-1').slice(before);
+      expect(requests).toHaveLength(Math.ceil(rows[0]!.n / 3));
+      expect(requests.every((r) => r.body.encoding_format === 'float')).toBe(true);
+    });
+
+    it('finds a passage by meaning when it shares no word with the query', async () => {
+      const base = await repo.createBase('ivan', 'Fleet');
+      const doc = await embeddedDocument('ivan', base.id, `${SHOP}\n\n${CARS}`);
+      const search = knowledgeSearcher(db, { embedder });
+      const query = 'automobile upkeep';
+      const lexicalOnly = await searchChunks(db, {
+        userId: 'ivan',
+        knowledgeBaseIds: [base.id],
+        query,
+      });
+      expect(lexicalOnly).toEqual([]);
+      const hits = await search({ userId: 'ivan', knowledgeBaseIds: [base.id], query, limit: 1 });
+      expect(hits).toEqual([
+        {
+          knowledge_base_id: base.id,
+          document_id: doc.id,
+          document_name: 'fleet.md',
+          chunk_index: expect.any(Number),
+          content: expect.stringContaining('cars are serviced'),
+          score: expect.any(Number),
+        },
+      ]);
+      // Only the token's user: the same search as another user finds nothing.
+      expect(
+        await search({ userId: 'mallory', knowledgeBaseIds: [base.id], query, limit: 5 }),
+      ).toEqual([]);
+    });
+
+    it('ranks a passage found by words and by meaning above one found by either', async () => {
+      const base = await repo.createBase('judy', 'Mixed');
+      const content = [
+        'The workshop schedule is printed monthly.', // words only
+        CARS, // words ("workshop") and meaning
+        'Automobile upkeep costs are listed in the annex.', // meaning only
+      ].join('\n\n');
+      // One chunk per paragraph: the three are shorter than a chunk together, so split them.
+      const parts = content.split('\n\n');
+      const docs = [];
+      for (const part of parts) docs.push(await embeddedDocument('judy', base.id, part));
+      const search = knowledgeSearcher(db, { embedder });
+      const hits = await search({
+        userId: 'judy',
+        knowledgeBaseIds: [base.id],
+        query: 'workshop car maintenance',
+        limit: 3,
+      });
+      expect(hits.map((h) => h.document_id)[0]).toBe(docs[1]!.id);
+      expect(hits.map((h) => h.document_id).sort()).toEqual(docs.map((d) => d.id).sort());
+      for (let i = 1; i < hits.length; i++) {
+        expect(hits[i]!.score).toBeLessThanOrEqual(hits[i - 1]!.score);
+      }
+    });
+
+    it('compares only vectors of the same model, and deleted chunks are gone', async () => {
+      const base = await repo.createBase('kate', 'Models');
+      const doc = await embeddedDocument('kate', base.id, CARS);
+      const other = createOpenAiEmbedder({ baseUrl: endpoint.baseUrl, model: 'concepts-2' });
+      const query = { userId: 'kate', knowledgeBaseIds: [base.id], query: 'automobile upkeep' };
+      expect(await knowledgeSearcher(db, { embedder: other })(query)).toEqual([]);
+      expect(await knowledgeSearcher(db, { embedder })(query)).toHaveLength(1);
+      expect(await repo.deleteDocument('kate', base.id, doc.id)).toBe(true);
+      expect(await knowledgeSearcher(db, { embedder })(query)).toEqual([]);
+    });
+
+    it('retries an embeddings endpoint that is down, and fails the document on the last try', async () => {
+      const base = await repo.createBase('liam', 'Down');
+      const doc = (await repo.addDocument('liam', base.id, {
+        name: 'a',
+        type: 'text',
+        content: CARS,
+      }))!;
+      const down = createOpenAiEmbedder({
+        baseUrl: endpoint.baseUrl,
+        model: 'down-1',
+        maxRetries: 0,
+      });
+      endpoint.scriptEmbeddings('down-1', [
+        { kind: 'error', status: 503, message: 'overloaded' },
+        { kind: 'error', status: 503, message: 'overloaded' },
+      ]);
+      await expect(
+        ingestDocument(repo, 'liam', doc.id, { embedder: down, lastAttempt: false }),
+      ).rejects.toMatchObject({ name: 'EmbeddingError', retryable: true });
+      expect((await repo.getDocument('liam', doc.id))!.status).toBe('pending');
+      const last = await ingestDocument(repo, 'liam', doc.id, {
+        embedder: down,
+        lastAttempt: true,
+      });
+      expect(last).toEqual({ status: 'failed', error: expect.stringContaining('503') });
+      expect(await repo.getDocument('liam', doc.id)).toMatchObject({
+        status: 'failed',
+        error: expect.stringContaining('overloaded'),
+      });
+      // Once the endpoint answers again, the same job makes it ready.
+      expect(
+        await ingestDocument(repo, 'liam', doc.id, { embedder: down, lastAttempt: false }),
+      ).toMatchObject({ status: 'ready', embedded: true });
+    });
+
+    it('fails a document at once when the endpoint refuses its texts', async () => {
+      const base = await repo.createBase('mia', 'Refused');
+      const doc = (await repo.addDocument('mia', base.id, {
+        name: 'a',
+        type: 'text',
+        content: CARS,
+      }))!;
+      const refusing = createOpenAiEmbedder({ baseUrl: endpoint.baseUrl, model: 'refuse-1' });
+      endpoint.scriptEmbeddings('refuse-1', [
+        { kind: 'error', status: 400, message: 'input too long' },
+      ]);
+      expect(
+        await ingestDocument(repo, 'mia', doc.id, { embedder: refusing, lastAttempt: false }),
+      ).toEqual({ status: 'failed', error: expect.stringContaining('input too long') });
+    });
+
+    it('without pgvector, compares with lexical candidates only past the exact-scan limit', async () => {
+      const base = await repo.createBase('olga', 'Big');
+      const doc = await embeddedDocument('olga', base.id, `${SHOP}\n\n${CARS}`);
+      const [vector] = await embedder.embed(['automobile upkeep']);
+      const search = (query: string) =>
+        searchChunks(db, {
+          userId: 'olga',
+          knowledgeBaseIds: [base.id],
+          query,
+          embedding: { model: 'concepts-1', vector: vector! },
+          arrayExactMaxChunks: 0,
+        });
+      // pgvector compares with every chunk whatever the size; plain SQL past the limit only
+      // with chunks that share a word with the query.
+      expect(await search('automobile upkeep')).toHaveLength(
+        options.expectVector === 'pgvector' ? 1 : 0,
+      );
+      const hits = await search('workshop');
+      expect(hits.map((h) => h.document_id)).toEqual([doc.id]);
+    });
+
+    it('searches by words alone when the query cannot be embedded', async () => {
+      const base = await repo.createBase('noah', 'Fallback');
+      await embeddedDocument('noah', base.id, `${SHOP}\n\n${CARS}`);
+      const flaky = createOpenAiEmbedder({
+        baseUrl: endpoint.baseUrl,
+        model: 'concepts-1',
+        maxRetries: 0,
+      });
+      endpoint.scriptEmbeddings('concepts-1', [{ kind: 'error', status: 500, message: 'boom' }]);
+      const errors: unknown[] = [];
+      const search = knowledgeSearcher(db, {
+        embedder: flaky,
+        onEmbeddingError: (e) => errors.push(e),
+      });
+      const hits = await search({
+        userId: 'noah',
+        knowledgeBaseIds: [base.id],
+        query: 'shop opens',
+      });
+      expect(hits).toHaveLength(1);
+      expect(hits[0]!.content).toContain('The shop opens');
+      expect(errors).toEqual([expect.any(EmbeddingError)]);
+    });
   });
 }
 
@@ -153,5 +382,29 @@ describe('toTsQuery', () => {
   it('quotes distinct lower-cased words joined by OR', () => {
     expect(toTsQuery("Refund's policy, REFUND!")).toBe("'refund' | 's' | 'policy'");
     expect(toTsQuery('  ?! ')).toBeUndefined();
+  });
+});
+
+describe('fuseByRank', () => {
+  const hit = (document_id: string, score = 0) => ({
+    knowledge_base_id: 'kb',
+    document_id,
+    document_name: 'd',
+    chunk_index: 0,
+    content: '',
+    score,
+  });
+  it('adds 1 / (60 + rank) per list and puts chunks found twice first', () => {
+    const fused = fuseByRank(
+      [
+        [hit('a'), hit('b')],
+        [hit('c'), hit('b')],
+      ],
+      3,
+    );
+    expect(fused.map((h) => h.document_id)).toEqual(['b', 'a', 'c']);
+    expect(fused[0]!.score).toBeCloseTo(2 / 62);
+    expect(fused[1]!.score).toBeCloseTo(1 / 61);
+    expect(fuseByRank([[hit('a')], []], 0)).toEqual([]);
   });
 });

@@ -1,10 +1,45 @@
 import { defineTool, type AgentTool, type ToolSource } from '@agent-backend/agent-runtime';
-import { SearchKnowledgeBaseArgs } from '@agent-backend/protocol';
+import { SearchKnowledgeBaseArgs, type KnowledgeSearchHit } from '@agent-backend/protocol';
 import type { Queryable } from '@agent-backend/store';
-import { searchChunks } from './search.js';
+import type { Embedder } from './embeddings.js';
+import { searchChunks, type QueryEmbedding, type SearchOptions } from './search.js';
 
 /** The tool's name, fixed by the spec (`knowledge_base_ids`). */
 export const SEARCH_KNOWLEDGE_BASE_TOOL = 'search_knowledge_base';
+
+export interface KnowledgeSearcherOptions {
+  /** Embeds queries; without one, search is full-text only. */
+  readonly embedder?: Embedder;
+  /** Told when a query could not be embedded and the search fell back to full text. */
+  readonly onEmbeddingError?: (error: unknown) => void;
+}
+
+/**
+ * Searches as {@link searchChunks}, embedding the query first when an embedder is configured.
+ * An embeddings endpoint that fails does not fail the search: it runs on full text alone
+ * (reported through `onEmbeddingError`), since words still find most passages.
+ */
+export function knowledgeSearcher(
+  db: Queryable,
+  options: KnowledgeSearcherOptions = {},
+): (
+  search: Omit<SearchOptions, 'embedding'>,
+  signal?: AbortSignal,
+) => Promise<KnowledgeSearchHit[]> {
+  const { embedder } = options;
+  return async (search, signal) => {
+    let embedding: QueryEmbedding | undefined;
+    if (embedder && search.knowledgeBaseIds.length > 0) {
+      try {
+        const [vector] = await embedder.embed([search.query], signal);
+        if (vector) embedding = { model: embedder.model, vector };
+      } catch (error) {
+        options.onEmbeddingError?.(error);
+      }
+    }
+    return searchChunks(db, { ...search, embedding });
+  };
+}
 
 /**
  * The `search_knowledge_base` tool of one run: searches only `knowledgeBaseIds`, and only the
@@ -12,7 +47,7 @@ export const SEARCH_KNOWLEDGE_BASE_TOOL = 'search_knowledge_base';
  * it exists. Read-only, so it is offered in every mode. The hits go to the model as JSON.
  */
 export function searchKnowledgeBaseTool(
-  db: Queryable,
+  search: ReturnType<typeof knowledgeSearcher>,
   userId: string,
   knowledgeBaseIds: readonly string[],
 ): AgentTool {
@@ -20,17 +55,15 @@ export function searchKnowledgeBaseTool(
     name: SEARCH_KNOWLEDGE_BASE_TOOL,
     description:
       "Searches the user's knowledge bases attached to this conversation and returns the most " +
-      'relevant passages (document name, chunk index, content, score). Use keywords that would ' +
-      'appear in the text.',
+      'relevant passages (document name, chunk index, content, score). Ask with the words ' +
+      'the text would use, or describe what you are looking for.',
     schema: SearchKnowledgeBaseArgs,
     writes: false,
-    async run(args) {
-      const hits = await searchChunks(db, {
-        userId,
-        knowledgeBaseIds,
-        query: args.query,
-        limit: args.limit,
-      });
+    async run(args, context) {
+      const hits = await search(
+        { userId, knowledgeBaseIds, query: args.query, limit: args.limit },
+        context.signal,
+      );
       if (hits.length === 0) return { content: 'No matching passages found.' };
       return { content: JSON.stringify({ results: hits }) };
     },
@@ -41,9 +74,15 @@ export function searchKnowledgeBaseTool(
  * Adds `search_knowledge_base` to runs whose request has a non-empty `knowledge_base_ids`; the
  * user id comes from the run (the verified token), never from the request.
  */
-export function knowledgeToolSource(db: Queryable): ToolSource {
+export function knowledgeToolSource(
+  db: Queryable,
+  options: KnowledgeSearcherOptions = {},
+): ToolSource {
+  const search = knowledgeSearcher(db, options);
   return (run) => {
     const ids = run.request.knowledge_base_ids;
-    return Promise.resolve(ids.length > 0 ? [searchKnowledgeBaseTool(db, run.userId, ids)] : []);
+    return Promise.resolve(
+      ids.length > 0 ? [searchKnowledgeBaseTool(search, run.userId, ids)] : [],
+    );
   };
 }

@@ -1,8 +1,31 @@
 import type { KnowledgeSearchHit } from '@agent-backend/protocol';
-import type { Queryable } from '@agent-backend/store';
+import {
+  quoteIdentifier,
+  vectorSupport,
+  type Queryable,
+  type VectorSupport,
+} from '@agent-backend/store';
+import { toArrayLiteral } from './knowledge-repository.js';
 
 /** Most distinct terms of a query that reach the database; the rest are ignored. */
 export const MAX_QUERY_TERMS = 32;
+
+/** The `k` of reciprocal rank fusion: a hit at rank r of one list adds 1 / (k + r). */
+export const RRF_K = 60;
+
+/**
+ * Without pgvector, the vector side compares the query with every embedded chunk of the
+ * searched bases when they hold at most this many; beyond it, only with the best lexical
+ * candidates (the cost of plain-SQL comparison grows with the chunks; docs/BENCHMARKS.md).
+ */
+export const ARRAY_EXACT_MAX_CHUNKS = 1_000;
+
+/** A query's vector, from the same model as the chunks it is compared with. */
+export interface QueryEmbedding {
+  readonly model: string;
+  /** Unit length. */
+  readonly vector: readonly number[];
+}
 
 export interface SearchOptions {
   /** The owner: bases of other users are never searched, whatever ids are passed. */
@@ -11,6 +34,10 @@ export interface SearchOptions {
   readonly query: string;
   /** @default 5 */
   readonly limit?: number;
+  /** With it, the search is hybrid: full-text and vector similarity, fused by rank. */
+  readonly embedding?: QueryEmbedding;
+  /** Without pgvector: {@link ARRAY_EXACT_MAX_CHUNKS} for this search. */
+  readonly arrayExactMaxChunks?: number;
 }
 
 /**
@@ -37,36 +64,190 @@ interface HitRow extends Record<string, unknown> {
   score: number;
 }
 
+const HIT_COLUMNS = `c.knowledge_base_id, c.document_id, d.name AS document_name, c.chunk_index,
+  c.content`;
+/** Chunks of ready documents of the searched bases of the user ($1 user, $2 base ids). */
+const OWNED_READY = `c.user_id = $1 AND c.knowledge_base_id = ANY($2::text[]) AND d.status = 'ready'`;
+
+const toHit = (r: HitRow): KnowledgeSearchHit => ({
+  knowledge_base_id: r.knowledge_base_id,
+  document_id: r.document_id,
+  document_name: r.document_name,
+  chunk_index: r.chunk_index,
+  content: r.content,
+  score: r.score,
+});
+
+/** Best full-text matches, by `ts_rank` (the `simple` configuration: no stemming, any language). */
+async function lexicalHits(
+  db: Queryable,
+  options: SearchOptions,
+  limit: number,
+): Promise<KnowledgeSearchHit[]> {
+  const tsQuery = toTsQuery(options.query);
+  if (!tsQuery) return [];
+  const { rows } = await db.query<HitRow>(
+    `SELECT ${HIT_COLUMNS}, ts_rank(c.tsv, q)::float8 AS score
+     FROM knowledge_chunks c
+     JOIN knowledge_documents d ON d.document_id = c.document_id
+     CROSS JOIN to_tsquery('simple', $3) AS q
+     WHERE ${OWNED_READY} AND c.tsv @@ q
+     ORDER BY score DESC, c.document_id, c.chunk_index
+     LIMIT $4`,
+    [options.userId, [...options.knowledgeBaseIds], tsQuery, limit],
+  );
+  return rows.map(toHit);
+}
+
 /**
- * Lexical search over the `ready` chunks of the given bases of one user: PostgreSQL full-text
- * search with the `simple` configuration (no stemming, no stop words: it works the same for
- * every language and on PGlite), ranked by `ts_rank`, best first. Vector similarity joins this
- * in a later step (docs/knowledge-base.md).
+ * Most similar chunks by cosine similarity (the score), among chunks embedded by the query's
+ * model with vectors of its size. With pgvector: `<=>` over the `vector` column, exact (every
+ * chunk of the searched bases; no approximate index, whose filtering by user and base would
+ * lose results). Without: a dot product of the unit `real[]` vectors in plain SQL, exact up to
+ * {@link ARRAY_EXACT_MAX_CHUNKS} chunks, else over `candidates` only.
+ */
+async function vectorHits(
+  db: Queryable,
+  options: SearchOptions & { embedding: QueryEmbedding },
+  limit: number,
+  candidates: readonly KnowledgeSearchHit[],
+  support: VectorSupport,
+): Promise<KnowledgeSearchHit[]> {
+  const { model, vector } = options.embedding;
+  const literal = toArrayLiteral(vector);
+  const params: unknown[] = [
+    options.userId,
+    [...options.knowledgeBaseIds],
+    literal,
+    model,
+    vector.length,
+  ];
+  if (support.kind === 'pgvector') {
+    const s = quoteIdentifier(support.schema);
+    const distance = `c.embedding OPERATOR(${s}.<=>) $3::real[]::${s}.vector`;
+    const { rows } = await db.query<HitRow>(
+      // Ordered by the output column, so the distance is computed once per chunk.
+      `SELECT ${HIT_COLUMNS}, (1 - (${distance}))::float8 AS score
+       FROM knowledge_chunks c
+       JOIN knowledge_documents d ON d.document_id = c.document_id
+       WHERE ${OWNED_READY} AND c.embedding_model = $4 AND c.embedding_dims = $5
+       ORDER BY score DESC, c.document_id, c.chunk_index
+       LIMIT $6`,
+      [...params, limit],
+    );
+    return rows.map(toHit);
+  }
+  const { rows: counted } = await db.query<{ n: number }>(
+    `SELECT count(*)::int AS n FROM knowledge_chunks c
+     WHERE c.user_id = $1 AND c.knowledge_base_id = ANY($2::text[]) AND c.embedding_model = $3
+       AND c.embedding_dims = $4`,
+    [options.userId, [...options.knowledgeBaseIds], model, vector.length],
+  );
+  let restrict = '';
+  if ((counted[0]?.n ?? 0) > (options.arrayExactMaxChunks ?? ARRAY_EXACT_MAX_CHUNKS)) {
+    if (candidates.length === 0) return [];
+    restrict = `AND (c.document_id, c.chunk_index) IN (SELECT * FROM unnest($7::text[], $8::int[]))`;
+    params.push(
+      limit,
+      candidates.map((h) => h.document_id),
+      candidates.map((h) => h.chunk_index),
+    );
+  } else {
+    params.push(limit);
+  }
+  const { rows } = await db.query<HitRow>(
+    `SELECT ${HIT_COLUMNS},
+       (SELECT sum(a * b) FROM unnest(c.embedding, $3::real[]) AS v(a, b))::float8 AS score
+     FROM knowledge_chunks c
+     JOIN knowledge_documents d ON d.document_id = c.document_id
+     WHERE ${OWNED_READY} AND c.embedding_model = $4 AND c.embedding_dims = $5
+       ${restrict}
+     ORDER BY score DESC, c.document_id, c.chunk_index
+     LIMIT $6`,
+    params,
+  );
+  return rows.map(toHit);
+}
+
+const supportCache = new WeakMap<Queryable, Promise<VectorSupport>>();
+
+/**
+ * How this database stores embeddings, read once per database handle: it is settled at start.
+ * `fresh` reads it again (a replica restarted with pgvector may have converted the column).
+ */
+function cachedVectorSupport(db: Queryable, fresh = false): Promise<VectorSupport> {
+  let support = fresh ? undefined : supportCache.get(db);
+  if (!support) {
+    support = vectorSupport(db);
+    supportCache.set(db, support);
+    support.catch(() => supportCache.delete(db));
+  }
+  return support;
+}
+
+/**
+ * Reciprocal rank fusion: each list adds 1 / ({@link RRF_K} + rank) to a chunk's score (rank 1
+ * first). Rank-based, so the full-text rank and the cosine similarity need no common scale; a
+ * chunk found by both comes before one found by either alone at the same ranks.
+ */
+export function fuseByRank(
+  lists: ReadonlyArray<readonly KnowledgeSearchHit[]>,
+  limit: number,
+): KnowledgeSearchHit[] {
+  const fused = new Map<string, KnowledgeSearchHit>();
+  for (const list of lists) {
+    list.forEach((hit, i) => {
+      const key = `${hit.document_id}\u0000${hit.chunk_index}`;
+      const add = 1 / (RRF_K + i + 1);
+      const seen = fused.get(key);
+      fused.set(key, { ...hit, score: (seen?.score ?? 0) + add });
+    });
+  }
+  return [...fused.values()]
+    .sort(
+      (a, b) =>
+        b.score - a.score ||
+        a.document_id.localeCompare(b.document_id) ||
+        a.chunk_index - b.chunk_index,
+    )
+    .slice(0, limit);
+}
+
+/**
+ * Searches the `ready` chunks of the given bases of one user, best first. Without an
+ * embedding: full-text only, `score` is `ts_rank`. With one: hybrid, the full-text and the
+ * vector candidates (4 × `limit` each, at least 20) fused by {@link fuseByRank}, `score` is the
+ * fused score. docs/knowledge-base.md.
  */
 export async function searchChunks(
   db: Queryable,
   options: SearchOptions,
 ): Promise<KnowledgeSearchHit[]> {
-  const tsQuery = toTsQuery(options.query);
-  if (!tsQuery || options.knowledgeBaseIds.length === 0) return [];
-  const { rows } = await db.query<HitRow>(
-    `SELECT c.knowledge_base_id, c.document_id, d.name AS document_name, c.chunk_index,
-            c.content, ts_rank(c.tsv, q)::float8 AS score
-     FROM knowledge_chunks c
-     JOIN knowledge_documents d ON d.document_id = c.document_id
-     CROSS JOIN to_tsquery('simple', $3) AS q
-     WHERE c.user_id = $1 AND c.knowledge_base_id = ANY($2::text[])
-       AND d.status = 'ready' AND c.tsv @@ q
-     ORDER BY score DESC, c.document_id, c.chunk_index
-     LIMIT $4`,
-    [options.userId, [...options.knowledgeBaseIds], tsQuery, options.limit ?? 5],
-  );
-  return rows.map((r) => ({
-    knowledge_base_id: r.knowledge_base_id,
-    document_id: r.document_id,
-    document_name: r.document_name,
-    chunk_index: r.chunk_index,
-    content: r.content,
-    score: r.score,
-  }));
+  const limit = options.limit ?? 5;
+  if (options.knowledgeBaseIds.length === 0) return [];
+  if (!options.embedding) return lexicalHits(db, options, limit);
+  const pool = Math.max(limit * 4, 20);
+  const withEmbedding = { ...options, embedding: options.embedding };
+  const search = async (support: VectorSupport) => {
+    // pgvector needs no lexical candidates, so both sides run at once.
+    if (support.kind === 'pgvector') {
+      return Promise.all([
+        lexicalHits(db, options, pool),
+        vectorHits(db, withEmbedding, pool, [], support),
+      ]);
+    }
+    const lexical = await lexicalHits(db, options, pool);
+    return [lexical, await vectorHits(db, withEmbedding, pool, lexical, support)] as const;
+  };
+  const support = await cachedVectorSupport(db);
+  let lists;
+  try {
+    lists = await search(support);
+  } catch (error) {
+    // Another replica may have changed the column's type since this one read it.
+    const now = await cachedVectorSupport(db, true);
+    if (now.kind === support.kind) throw error;
+    lists = await search(now);
+  }
+  return fuseByRank(lists, limit);
 }

@@ -119,7 +119,11 @@ export const SearchKnowledgeBaseArgs = z.object({
 });
 export type SearchKnowledgeBaseArgs = z.infer<typeof SearchKnowledgeBaseArgs>;
 
-/** One search hit: the chunk, where it comes from, and its lexical rank (higher is better). */
+/**
+ * One search hit: the chunk, where it comes from, and its score, higher is better: the full-text
+ * `ts_rank` without embeddings, the reciprocal-rank-fusion score of the full-text and vector
+ * ranks with them (docs/knowledge-base.md).
+ */
 export const KnowledgeSearchHit = z.object({
   knowledge_base_id: z.string(),
   document_id: z.string(),

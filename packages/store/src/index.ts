@@ -10,3 +10,10 @@ export { createPgliteDatabase, type PgliteOptions } from './pglite.js';
 export { DataDirInUseError, dirLockHolder } from './dir-lock.js';
 export { migrate, MIGRATIONS, type Migration } from './migrations.js';
 export { RefreshTokenRepository, type RefreshTokenRecord } from './refresh-tokens.js';
+export {
+  prepareVectorSearch,
+  quoteIdentifier,
+  vectorSupport,
+  type VectorMode,
+  type VectorSupport,
+} from './vector.js';

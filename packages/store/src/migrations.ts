@@ -129,6 +129,16 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX knowledge_chunks_base_idx ON knowledge_chunks (knowledge_base_id);
     `,
   },
+  {
+    id: '0005_knowledge_embeddings',
+    sql: `
+      -- real[] everywhere; prepareVectorSearch (vector.ts) turns it into a pgvector vector at
+      -- start where the extension exists. Unit length, so a dot product is the cosine.
+      ALTER TABLE knowledge_chunks ADD COLUMN embedding real[];
+      ALTER TABLE knowledge_chunks ADD COLUMN embedding_model text;  -- EMBEDDINGS_MODEL that made it
+      ALTER TABLE knowledge_chunks ADD COLUMN embedding_dims integer; -- its length: filtered without reading it
+    `,
+  },
 ];
 
 /**

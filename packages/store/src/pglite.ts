@@ -1,5 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { PGlite } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
 import {
   DatabaseClosedError,
   type Database,
@@ -12,6 +13,11 @@ import { acquireDirLock } from './dir-lock.js';
 export interface PgliteOptions {
   /** Directory of the database files; omitted means in memory (tests). */
   dataDir?: string;
+  /**
+   * Load pgvector, so that `CREATE EXTENSION vector` works (knowledge-base vector search).
+   * Without it, vector search falls back to plain SQL over `real[]`. @default true
+   */
+  vector?: boolean;
 }
 
 /**
@@ -27,7 +33,10 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
   }
   let db: PGlite;
   try {
-    db = options.dataDir ? new PGlite(options.dataDir) : new PGlite();
+    db = new PGlite({
+      dataDir: options.dataDir,
+      extensions: options.vector === false ? {} : { vector },
+    });
     await db.waitReady;
   } catch (error) {
     release();

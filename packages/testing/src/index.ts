@@ -3,3 +3,4 @@ export * from './service-process.js';
 export * from './scripted-model.js';
 export * from './fake-lark.js';
 export * from './redis-test-keys.js';
+export * from './concept-embedding.js';

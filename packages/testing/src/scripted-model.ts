@@ -3,6 +3,9 @@
  * format (`data: <chunk JSON>` lines, `data: [DONE]`, `{ error }` bodies), answers scripted per
  * model name, and every request recorded (body, headers, whether the client aborted it).
  *
+ * It also answers `POST .../embeddings` in OpenAI's format (float or base64 vectors), with a
+ * deterministic embedding by default and failures scripted per model.
+ *
  * Scripts are keyed by the request's `model`, so one server serves many tests (and several
  * service processes) without them consuming each other's steps.
  */
@@ -30,6 +33,23 @@ export type ScriptStep =
   /** Sends a 200 event stream, writes `pieces`, then destroys the connection without ending it. */
   | { kind: 'drop'; pieces: StreamPiece[] };
 
+/**
+ * What the server does with one embeddings request: answer it (`ok`, as with no step queued),
+ * fail with an OpenAI error body, or accept it and never answer.
+ */
+export type EmbeddingStep =
+  | { kind: 'ok' }
+  | { kind: 'error'; status: number; message: string; headers?: Record<string, string> }
+  | { kind: 'hang' };
+
+/** Computes the embedding of one input text; `dimensions` is the request's, when given. */
+export type EmbedFunction = (text: string, model: string, dimensions?: number) => number[];
+
+export interface ScriptedModelOptions {
+  /** The embeddings `/embeddings` answers with; by default `hashingEmbedding(text, dimensions)`. */
+  embed?: EmbedFunction;
+}
+
 export interface RecordedRequest {
   readonly path: string;
   readonly headers: IncomingHttpHeaders;
@@ -49,9 +69,14 @@ export interface RecordedRequest {
 export interface ScriptedModel {
   /** The base URL to give as `llm_config.baseUrl`: `http://127.0.0.1:<port>/v1`. */
   readonly baseUrl: string;
-  /** Appends steps for requests naming `model`; each request consumes one step. */
+  /** Appends steps for chat requests naming `model`; each request consumes one step. */
   script(model: string, steps: ScriptStep[]): void;
-  /** Requests received so far, for one model or all. */
+  /**
+   * Appends steps for embeddings requests naming `model`: each one consumes a step while any
+   * are queued (before its input is checked), and is answered normally once none are left.
+   */
+  scriptEmbeddings(model: string, steps: EmbeddingStep[]): void;
+  /** Requests received so far (chat and embeddings), for one model or all. */
   requests(model?: string): RecordedRequest[];
   /** Resolves once `count` requests for `model` arrived. */
   waitForRequests(model: string, count: number, timeoutMs?: number): Promise<RecordedRequest[]>;
@@ -98,9 +123,40 @@ export function toolCallsReply(
   return { kind: 'stream', pieces: [...pieces, { finish: 'tool_calls' }] };
 }
 
+/**
+ * A deterministic bag-of-words embedding: each lower-cased run of letters or digits is hashed
+ * (32-bit FNV-1a of its UTF-8 bytes) into one of `dimensions` buckets, which count the words.
+ * Not normalized. Texts sharing words get similar vectors; a text without words gets zeros.
+ */
+export function hashingEmbedding(text: string, dimensions = 64): number[] {
+  if (!Number.isInteger(dimensions) || dimensions < 1) {
+    throw new RangeError(`dimensions must be a positive integer, got ${dimensions}`);
+  }
+  const vector = new Array<number>(dimensions).fill(0);
+  for (const word of words(text)) vector[fnv1a(word) % dimensions]! += 1;
+  return vector;
+}
+
+/** The lower-cased runs of letters and digits in `text`. */
+function words(text: string): string[] {
+  return text.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [];
+}
+
+/** 32-bit FNV-1a hash of the UTF-8 bytes of `text`, as an unsigned integer. */
+function fnv1a(text: string): number {
+  let hash = 0x811c9dc5;
+  for (const byte of Buffer.from(text, 'utf8')) hash = Math.imul(hash ^ byte, 0x01000193);
+  return hash >>> 0;
+}
+
 /** Starts the server on 127.0.0.1 and a free port. */
-export async function startScriptedModel(): Promise<ScriptedModel> {
+export async function startScriptedModel(
+  options: ScriptedModelOptions = {},
+): Promise<ScriptedModel> {
+  const embed: EmbedFunction =
+    options.embed ?? ((text, _model, dimensions) => hashingEmbedding(text, dimensions));
   const scripts = new Map<string, ScriptStep[]>();
+  const embeddingScripts = new Map<string, EmbeddingStep[]>();
   const recorded: RecordedRequest[] = [];
   const sockets = new Set<Socket>();
   const listeners = new Set<() => void>();
@@ -115,7 +171,10 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     req.on('end', () => {
       let body: RecordedRequest['body'] = {};
       try {
-        body = JSON.parse(Buffer.concat(chunks).toString('utf8')) as RecordedRequest['body'];
+        const parsed: unknown = JSON.parse(Buffer.concat(chunks).toString('utf8'));
+        if (typeof parsed === 'object' && parsed !== null && !Array.isArray(parsed)) {
+          body = parsed as RecordedRequest['body'];
+        }
       } catch {
         // recorded with an empty body; the step decides the answer
       }
@@ -132,6 +191,12 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
         notify();
       });
       notify();
+      if (record.path.endsWith('/embeddings')) {
+        const step =
+          typeof body.model === 'string' ? embeddingScripts.get(body.model)?.shift() : undefined;
+        answerEmbeddings(res, record, step, embed);
+        return;
+      }
       const step = scripts.get(body.model ?? '')?.shift();
       void answer(res, record, step, `chatcmpl-scripted-${++counter}`).catch(() => {
         res.destroy();
@@ -168,6 +233,9 @@ export async function startScriptedModel(): Promise<ScriptedModel> {
     baseUrl: `http://127.0.0.1:${port}/v1`,
     script(model, steps) {
       scripts.set(model, [...(scripts.get(model) ?? []), ...steps]);
+    },
+    scriptEmbeddings(model, steps) {
+      embeddingScripts.set(model, [...(embeddingScripts.get(model) ?? []), ...steps]);
     },
     requests: (model) =>
       model === undefined ? [...recorded] : recorded.filter((r) => r.body.model === model),
@@ -248,14 +316,105 @@ async function answer(
   res.end('data: [DONE]\n\n');
 }
 
+/** A valid embeddings request, as the server reads it. */
+interface EmbeddingRequest {
+  model: string;
+  inputs: string[];
+  base64: boolean;
+  dimensions?: number;
+}
+
+/** Checks an embeddings request body; returns the request, or what is wrong and which field. */
+function parseEmbeddingRequest(
+  body: RecordedRequest['body'],
+): EmbeddingRequest | { invalid: string; param: string } {
+  const { model, input, encoding_format: format, dimensions } = body;
+  if (typeof model !== 'string' || model === '') {
+    return { invalid: 'you must provide a model parameter', param: 'model' };
+  }
+  const inputs = typeof input === 'string' ? [input] : input;
+  if (!Array.isArray(inputs) || !inputs.every((item) => typeof item === 'string')) {
+    return { invalid: "'input' must be a string or an array of strings", param: 'input' };
+  }
+  if (inputs.length === 0) return { invalid: "'input' must not be empty", param: 'input' };
+  if (format !== undefined && format !== 'float' && format !== 'base64') {
+    return { invalid: "'encoding_format' must be 'float' or 'base64'", param: 'encoding_format' };
+  }
+  if (dimensions !== undefined && (!Number.isInteger(dimensions) || (dimensions as number) < 1)) {
+    return { invalid: "'dimensions' must be a positive integer", param: 'dimensions' };
+  }
+  return {
+    model,
+    inputs,
+    base64: format === 'base64',
+    dimensions: dimensions as number | undefined,
+  };
+}
+
+/** Base64 of the vector's little-endian float32 bytes (OpenAI's `encoding_format: base64`). */
+function float32Base64(vector: number[]): string {
+  const bytes = Buffer.alloc(vector.length * 4);
+  vector.forEach((value, i) => bytes.writeFloatLE(value, i * 4));
+  return bytes.toString('base64');
+}
+
+/** Answers one embeddings request: the scripted step if any, else the embeddings of its inputs. */
+function answerEmbeddings(
+  res: ServerResponse,
+  record: RecordedRequest,
+  step: EmbeddingStep | undefined,
+  embed: EmbedFunction,
+): void {
+  if (step?.kind === 'hang') return;
+  if (step?.kind === 'error') {
+    return sendError(res, record, step.status, step.message, step.headers);
+  }
+  const request = parseEmbeddingRequest(record.body);
+  if ('invalid' in request) return sendInvalid(res, record, request.invalid, request.param);
+  let vectors: number[][];
+  try {
+    vectors = request.inputs.map((text) => embed(text, request.model, request.dimensions));
+  } catch (error) {
+    return sendError(res, record, 500, `scripted model: embed failed: ${String(error)}`);
+  }
+  const tokens = request.inputs.reduce((sum, text) => sum + words(text).length, 0);
+  record.completed = true;
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(
+    JSON.stringify({
+      object: 'list',
+      data: vectors.map((vector, index) => ({
+        object: 'embedding',
+        index,
+        embedding: request.base64 ? float32Base64(vector) : vector,
+      })),
+      model: request.model,
+      usage: { prompt_tokens: tokens, total_tokens: tokens },
+    }),
+  );
+}
+
+/** Ends the answer with OpenAI's error body; `details` sets its `type` and `param`. */
 function sendError(
   res: ServerResponse,
   record: RecordedRequest,
   status: number,
   message: string,
   headers: Record<string, string> = {},
+  details: { type?: string; param?: string } = {},
 ): void {
   record.completed = true;
   res.writeHead(status, { 'content-type': 'application/json', ...headers });
-  res.end(JSON.stringify({ error: { message, type: 'scripted_error', code: null, param: null } }));
+  const type = details.type ?? 'scripted_error';
+  res.end(JSON.stringify({ error: { message, type, code: null, param: details.param ?? null } }));
+}
+
+/** Ends the answer with a 400 and OpenAI's `invalid_request_error` body naming `param`. */
+function sendInvalid(
+  res: ServerResponse,
+  record: RecordedRequest,
+  message: string,
+  param: string,
+): void {
+  sendError(res, record, 400, message, {}, { type: 'invalid_request_error', param });
 }

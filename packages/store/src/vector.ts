@@ -1,0 +1,133 @@
+import type { Database, Queryable } from './database.js';
+
+/**
+ * Whether vector search may use the pgvector extension: `auto` creates and uses it where the
+ * database offers it; `off` never does (embeddings stay `real[]`, searched without an index).
+ */
+export type VectorMode = 'auto' | 'off';
+
+/** How `knowledge_chunks.embedding` is stored, which decides how vector search runs. */
+export type VectorSupport =
+  /** A pgvector `vector` column; `schema` is where the extension's type and operators live. */
+  | { readonly kind: 'pgvector'; readonly schema: string; readonly version: string }
+  /** A `real[]` column: vector similarity is computed with plain SQL (docs/knowledge-base.md). */
+  | { readonly kind: 'array'; readonly reason: string };
+
+/** Quotes an SQL identifier. */
+export function quoteIdentifier(name: string): string {
+  return `"${name.replaceAll('"', '""')}"`;
+}
+
+interface ColumnType extends Record<string, unknown> {
+  type_name: string;
+  type_schema: string;
+}
+
+async function embeddingColumnType(db: Queryable): Promise<ColumnType | undefined> {
+  const { rows } = await db.query<ColumnType>(
+    `SELECT t.typname AS type_name, n.nspname AS type_schema
+     FROM pg_attribute a
+     JOIN pg_type t ON t.oid = a.atttypid
+     JOIN pg_namespace n ON n.oid = t.typnamespace
+     WHERE a.attrelid = to_regclass('knowledge_chunks') AND a.attname = 'embedding'
+       AND NOT a.attisdropped`,
+  );
+  return rows[0];
+}
+
+/**
+ * Keeps embeddings in the row (`STORAGE MAIN`: compressed in place, moved out only when the row
+ * would not fit a page) instead of out of line: a vector search reads every embedding of the
+ * searched bases, and reading them out of line cost 3–5× (docs/BENCHMARKS.md). Catalog only.
+ */
+async function keepEmbeddingsInRow(db: Queryable): Promise<void> {
+  await db.query('ALTER TABLE knowledge_chunks ALTER COLUMN embedding SET STORAGE MAIN');
+}
+
+async function installedVector(
+  db: Queryable,
+): Promise<{ schema: string; version: string } | undefined> {
+  const { rows } = await db.query<{ schema: string; version: string }>(
+    `SELECT n.nspname AS schema, e.extversion AS version
+     FROM pg_extension e JOIN pg_namespace n ON n.oid = e.extnamespace
+     WHERE e.extname = 'vector'`,
+  );
+  return rows[0];
+}
+
+/**
+ * How embeddings are stored in this database now (read from the catalog, so every replica
+ * agrees with whatever {@link prepareVectorSearch} decided at start).
+ */
+export async function vectorSupport(db: Queryable): Promise<VectorSupport> {
+  const column = await embeddingColumnType(db);
+  if (!column) return { kind: 'array', reason: 'knowledge_chunks.embedding does not exist yet' };
+  if (column.type_name === 'vector') {
+    const ext = await installedVector(db);
+    return { kind: 'pgvector', schema: column.type_schema, version: ext?.version ?? 'unknown' };
+  }
+  return { kind: 'array', reason: 'the pgvector extension is not installed in this database' };
+}
+
+/**
+ * Settles how `knowledge_chunks.embedding` is stored; run at start after {@link migrate}, under
+ * the same advisory lock, so replicas starting together agree.
+ *
+ * With `auto`: where the `vector` extension is installed, or available and creatable by this
+ * role (it is not a trusted extension: creating it takes a superuser or the database owner
+ * with the right grants), the column becomes a pgvector `vector` (converted in place from
+ * `real[]`, which pgvector casts directly). Where not, it stays `real[]` and the reason is
+ * returned for the log. With `off`, a `vector` column is converted back to `real[]`.
+ * A newly created extension goes to the current schema; an installed one is used where it is.
+ */
+export async function prepareVectorSearch(
+  db: Database,
+  mode: VectorMode = 'auto',
+): Promise<VectorSupport> {
+  return db.transaction(async (tx) => {
+    await tx.query(
+      `SELECT pg_advisory_xact_lock(hashtext('agent-backend:migrations:' || current_schema()))`,
+    );
+    const column = await embeddingColumnType(tx);
+    if (!column) throw new Error('knowledge_chunks.embedding is missing: run the migrations first');
+    if (mode === 'off') {
+      if (column.type_name === 'vector') {
+        await tx.query(
+          'ALTER TABLE knowledge_chunks ALTER COLUMN embedding TYPE real[] USING embedding::real[]',
+        );
+      }
+      await keepEmbeddingsInRow(tx);
+      return { kind: 'array', reason: 'KNOWLEDGE_PGVECTOR=off' } as const;
+    }
+    let ext = await installedVector(tx);
+    if (!ext) {
+      const { rows } = await tx.query(
+        `SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`,
+      );
+      if (rows.length === 0) {
+        await keepEmbeddingsInRow(tx);
+        return { kind: 'array', reason: 'the pgvector extension is not available on this server' };
+      }
+      await tx.query('SAVEPOINT create_vector');
+      try {
+        await tx.query('CREATE EXTENSION IF NOT EXISTS vector');
+        await tx.query('RELEASE SAVEPOINT create_vector');
+      } catch (error) {
+        await tx.query('ROLLBACK TO SAVEPOINT create_vector');
+        const message = error instanceof Error ? error.message : String(error);
+        await keepEmbeddingsInRow(tx);
+        return { kind: 'array', reason: `CREATE EXTENSION vector failed: ${message}` };
+      }
+      ext = await installedVector(tx);
+      if (!ext) return { kind: 'array', reason: 'CREATE EXTENSION vector had no effect' };
+    }
+    if (column.type_name !== 'vector') {
+      const type = `${quoteIdentifier(ext.schema)}.vector`;
+      await tx.query(
+        `ALTER TABLE knowledge_chunks ALTER COLUMN embedding TYPE ${type} USING embedding::${type}`,
+      );
+    }
+    await keepEmbeddingsInRow(tx);
+    return { kind: 'pgvector', schema: ext.schema, version: ext.version } as const;
+  });
+}
