@@ -98,7 +98,7 @@ describe('redis bus adapter', () => {
 
   it('leaves connections it was given open, but unsubscribed', async () => {
     const publisher = createRedis(url, { name: 'test-bus-given-pub' });
-    const subscriber = createRedis(url, { name: 'test-bus-given-sub' });
+    const subscriber = createRedis(url, { name: 'test-bus-given-sub', subscriber: true });
     try {
       const bus = createRedisBus({ publisher, subscriber, prefix });
       open.push(bus);

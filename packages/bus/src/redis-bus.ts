@@ -15,7 +15,9 @@ export interface RedisBusConnections {
   publisher: Redis;
   /**
    * Dedicated to this bus node: PUBLISH counts subscribed *connections*, so one subscriber
-   * connection per node is what turns that count into a count of nodes.
+   * connection per node is what turns that count into a count of nodes. Open it with
+   * `createRedis(url, { subscriber: true })`: other connections can lose their subscriptions
+   * when one is made while they (re)connect.
    */
   subscriber: Redis;
 }
@@ -104,8 +106,12 @@ export function createRedisBus(options: RedisBusOptions): Bus {
   if (!('publisher' in options)) {
     const base = { nodeId: nodeId ?? randomNodeId(), onError };
     const report = onError ?? ((err: Error) => process.emitWarning(err));
-    const open = (role: string) =>
-      createRedis(options.url, { name: `bus-${role}:${base.nodeId}`, onError: report });
+    const open = (role: 'pub' | 'sub') =>
+      createRedis(options.url, {
+        name: `bus-${role}:${base.nodeId}`,
+        onError: report,
+        subscriber: role === 'sub',
+      });
     const connections = { publisher: open('pub'), subscriber: open('sub') };
     return new RedisBus(connections, keys, true, base);
   }

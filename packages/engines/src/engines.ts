@@ -96,6 +96,7 @@ export async function createEngines(
         name: `${name}:sub`,
         onError,
         maxRetriesPerRequest: null,
+        subscriber: true,
       });
       closers.push(() => closeRedis(subscriber));
       const prefix = config.REDIS_KEY_PREFIX;

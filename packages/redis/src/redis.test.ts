@@ -1,5 +1,5 @@
 import { randomId, testRedisUrl, uniquePrefix } from '@agent-backend/testing';
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { closeRedis, createRedis } from './connection.js';
 import { DEFAULT_REDIS_PREFIX, redisKeys } from './keys.js';
 import { defineScript } from './script.js';
@@ -52,6 +52,64 @@ describe('createRedis', () => {
     const pending = redis.get('x').catch((err: unknown) => err);
     await closeRedis(redis);
     expect(await pending).toBeInstanceOf(Error);
+  });
+});
+
+describe('createRedis for a subscriber', () => {
+  /** Subscribes to a fresh channel each time the connection reaches `connect`, mid-handshake. */
+  async function subscribeWhileConnecting(options: { subscriber: boolean }) {
+    const prefix = uniquePrefix('redis-sub');
+    const errors: Error[] = [];
+    const sub = createRedis(testRedisUrl(), {
+      name: `test-sub-${randomId()}`,
+      onError: (err) => errors.push(err),
+      ...options,
+    });
+    const pub = createRedis(testRedisUrl(), { name: 'test-sub-pub' });
+    const channels: string[] = [];
+    sub.on('connect', () => {
+      const channel = `${prefix}${channels.length}`;
+      channels.push(channel);
+      void sub.subscribe(channel).catch((err: Error) => errors.push(err));
+    });
+    const receivers = async () => Promise.all(channels.map((channel) => pub.publish(channel, 'x')));
+    return { sub, pub, errors, channels, receivers };
+  }
+
+  it('keeps a subscription made while the connection shakes hands, also after a reconnect', async () => {
+    const { sub, pub, errors, channels, receivers } = await subscribeWhileConnecting({
+      subscriber: true,
+    });
+    try {
+      await vi.waitFor(async () => expect(await receivers()).toEqual([1]), { timeout: 10_000 });
+      const id = String(await pub.call('CLIENT', 'LIST'))
+        .split('\n')
+        .find((line) => line.includes(` name=${sub.options.connectionName} `))
+        ?.match(/^id=(\d+)/)?.[1];
+      await pub.client('KILL', 'ID', id!);
+      await vi.waitFor(async () => expect(await receivers()).toEqual([1, 1]), { timeout: 10_000 });
+      expect(channels).toHaveLength(2);
+      expect(errors.filter((err) => /subscriber mode/.test(err.message))).toEqual([]);
+    } finally {
+      await Promise.all([closeRedis(sub), closeRedis(pub)]);
+    }
+  });
+
+  it('shows why: an ordinary connection loses that subscription (ioredis #2037)', async () => {
+    const { sub, pub, errors, receivers } = await subscribeWhileConnecting({ subscriber: false });
+    try {
+      await vi.waitFor(
+        () =>
+          expect(errors.map((err) => err.message)).toContain(
+            'Connection in subscriber mode, only subscriber commands may be used',
+          ),
+        { timeout: 10_000 },
+      );
+      await new Promise((resolve) => setTimeout(resolve, 500));
+      expect((await receivers())[0]).toBe(0);
+    } finally {
+      await Promise.all([closeRedis(sub), closeRedis(pub)]);
+    }
   });
 });
 
