@@ -1,7 +1,8 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createTestSchema, testDatabaseUrl, type TestSchema } from '@agent-backend/testing';
 import { describeDatabaseContract } from './database.contract.js';
-import { createPostgresDatabase, migrate, MIGRATIONS } from './index.js';
+import pg from 'pg';
+import { createPostgresDatabase, migrate, MIGRATIONS, prepareVectorSearch } from './index.js';
 
 let schema: TestSchema;
 beforeAll(async () => {
@@ -38,5 +39,34 @@ describe('PostgreSQL migrations across replicas', () => {
     await expect(
       createPostgresDatabase({ url: testDatabaseUrl(), schema: 'x"; DROP' }),
     ).rejects.toThrow(/invalid schema/);
+  });
+});
+
+describe('PostgreSQL vector search preparation', () => {
+  it('does not wait for searches already running when a replica starts again', async () => {
+    const fresh = await createTestSchema('vector');
+    const db = await createPostgresDatabase({ url: testDatabaseUrl(), schema: fresh.schema });
+    const reader = new pg.Client({ connectionString: testDatabaseUrl() });
+    await reader.connect();
+    try {
+      await migrate(db);
+      const first = await prepareVectorSearch(db);
+      // A search in progress on another connection holds its lock on the table until it ends.
+      await reader.query('BEGIN');
+      await reader.query(`SELECT count(*) FROM ${fresh.schema}.knowledge_chunks`);
+      const again = prepareVectorSearch(db);
+      const blocked = new Promise((resolve) => setTimeout(() => resolve('blocked'), 10_000));
+      expect(await Promise.race([again, blocked])).toEqual(first);
+      const { rows } = await db.query<{ storage: string }>(
+        `SELECT attstorage AS storage FROM pg_attribute
+         WHERE attrelid = to_regclass('knowledge_chunks') AND attname = 'embedding'`,
+      );
+      expect(rows[0]?.storage).toBe('m');
+    } finally {
+      await reader.query('ROLLBACK').catch(() => undefined);
+      await reader.end();
+      await db.close();
+      await fresh.drop();
+    }
   });
 });

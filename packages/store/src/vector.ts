@@ -38,9 +38,17 @@ async function embeddingColumnType(db: Queryable): Promise<ColumnType | undefine
 /**
  * Keeps embeddings in the row (`STORAGE MAIN`: compressed in place, moved out only when the row
  * would not fit a page) instead of out of line: a vector search reads every embedding of the
- * searched bases, and reading them out of line cost 3–5× (docs/BENCHMARKS.md). Catalog only.
+ * searched bases, and reading them out of line cost 3–5× (docs/BENCHMARKS.md). Catalog only;
+ * a type change resets it to the type's default, so it is checked after every conversion.
  */
 async function keepEmbeddingsInRow(db: Queryable): Promise<void> {
+  // Only when needed: the ALTER waits for an exclusive lock behind running searches, and every
+  // query after it waits behind the ALTER, so a replica starting under load would stall search.
+  const { rows } = await db.query<{ storage: string }>(
+    `SELECT attstorage AS storage FROM pg_attribute
+     WHERE attrelid = to_regclass('knowledge_chunks') AND attname = 'embedding'`,
+  );
+  if (rows[0]?.storage === 'm') return;
   await db.query('ALTER TABLE knowledge_chunks ALTER COLUMN embedding SET STORAGE MAIN');
 }
 
