@@ -104,6 +104,17 @@ describe('knowledge bases across API and worker replicas on PostgreSQL', () => {
       'Bearer sk-embed-api-2',
     );
 
+    // Over HTTP on the other replica: the same passage first, the query embedded there.
+    const searched = await api(0, 'alice', 'POST', '/api/knowledge-bases/search', {
+      query: 'automobile upkeep',
+      knowledge_base_ids: [base.id],
+    });
+    expect(searched.status).toBe(200);
+    expect((searched.body as { results: unknown[] }).results[0]).toEqual(hits[0]);
+    expect(model.requests(EMBEDDING_MODEL).at(-1)!.headers.authorization).toBe(
+      'Bearer sk-embed-api-1',
+    );
+
     // Bob names Alice's base: nothing, and nothing that says it exists.
     expect(await search(0, 'bob', [base.id], 'automobile upkeep')).toBe(
       'No matching passages found.',

@@ -111,6 +111,17 @@ describe('knowledge bases on the all-in-one embedded engine', () => {
       ],
     });
 
+    // Clients search the same way over HTTP, and get what the tool gave the model.
+    const searched = await api('alice', 'POST', '/api/knowledge-bases/search', {
+      query: 'reimbursement timing',
+      knowledge_base_ids: [base.id, 'kb_unknown'],
+      limit: 2,
+    });
+    expect(searched).toEqual({
+      status: 200,
+      body: { results: (found as Exclude<typeof found, string>).results.slice(0, 2) },
+    });
+
     // Bob neither sees nor searches nor changes Alice's base: 404 like an unknown id.
     const notFound = { error: { code: 'not_found', message: 'unknown knowledge base' } };
     for (const [method, path, body] of [
@@ -127,6 +138,12 @@ describe('knowledge bases on the all-in-one embedded engine', () => {
     expect(await searchAs('bob', 'kb-bob', [base.id], 'refunds paid')).toBe(
       'No matching passages found.',
     );
+    expect(
+      await api('bob', 'POST', '/api/knowledge-bases/search', {
+        query: 'refunds paid',
+        knowledge_base_ids: [base.id],
+      }),
+    ).toEqual({ status: 200, body: { results: [] } });
 
     expect(
       (await api('alice', 'DELETE', `/api/knowledge-bases/${base.id}/documents/${doc.id}`)).status,
@@ -134,6 +151,11 @@ describe('knowledge bases on the all-in-one embedded engine', () => {
     expect(await searchAs('alice', 'kb-alice-after', [base.id], 'refunds paid')).toBe(
       'No matching passages found.',
     );
+    const afterDeletion = await api('alice', 'POST', '/api/knowledge-bases/search', {
+      query: 'refunds paid',
+      knowledge_base_ids: [base.id],
+    });
+    expect(afterDeletion.body).toEqual({ results: [] });
     expect((await api('alice', 'DELETE', `/api/knowledge-bases/${base.id}`)).status).toBe(204);
     expect((await api('alice', 'GET', '/api/knowledge-bases')).body).toEqual({
       knowledge_bases: [],
@@ -162,6 +184,24 @@ describe('knowledge bases on the all-in-one embedded engine', () => {
       error: { code: 'invalid_request', details: [expect.objectContaining({ path: 'type' })] },
     });
     expect((await api('alice', 'POST', '/api/knowledge-bases', { name: ' ' })).status).toBe(400);
+    const badSearch = await api('alice', 'POST', '/api/knowledge-bases/search', {
+      query: ' ',
+      knowledge_base_ids: [],
+    });
+    expect(badSearch.status).toBe(400);
+    expect(
+      (badSearch.body as { error: { details: Array<{ path: string }> } }).error.details
+        .map((d) => d.path)
+        .sort(),
+    ).toEqual(['knowledge_base_ids', 'query']);
+    expect(
+      (
+        await api(undefined, 'POST', '/api/knowledge-bases/search', {
+          query: 'x',
+          knowledge_base_ids: [base.id],
+        })
+      ).status,
+    ).toBe(401);
     expect((await api(undefined, 'GET', '/api/knowledge-bases')).status).toBe(401);
     expect(
       (

@@ -8,7 +8,7 @@ import {
 } from '@agent-backend/agent-runtime';
 import { AppError, parseInput } from '@agent-backend/http-server';
 import { createApprovalHook } from '@agent-backend/hitl';
-import { embedderFromSettings, knowledgeToolSource } from '@agent-backend/knowledge';
+import { knowledgeToolSource, type KnowledgeSearcher } from '@agent-backend/knowledge';
 import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import {
@@ -28,7 +28,9 @@ import { streamLocalRun } from './agent/stream-run.js';
 export interface AgentRouteOptions {
   /** Tool calls to the user's nodes through the gateway; absent: runs get no node tools. */
   readonly nodeTools?: NodeToolCaller;
-  /** More tools per run (MCP, OAuth, knowledge base, ...), see `ToolSource`. */
+  /** Searches knowledge bases for `search_knowledge_base`; absent: runs never get the tool. */
+  readonly searchKnowledge?: KnowledgeSearcher;
+  /** More tools per run (MCP, OAuth, ...), see `ToolSource`. */
   readonly toolSources?: AgentRunnerOptions['toolSources'];
   /** The hook before each tool call (human-in-the-loop approval). */
   readonly beforeToolCall?: AgentRunnerOptions['beforeToolCall'];
@@ -69,14 +71,7 @@ export function registerAgentRoutes(
     ...(options.nodeTools ? { nodeTools: options.nodeTools } : {}),
     toolSources: [
       mcpTools.source,
-      knowledgeToolSource(engines.db, {
-        embedder: embedderFromSettings(context.config),
-        onEmbeddingError: (error) =>
-          logger.warn(
-            { err: error },
-            'query embedding failed; knowledge search used full text only',
-          ),
-      }),
+      ...(options.searchKnowledge ? [knowledgeToolSource(options.searchKnowledge)] : []),
       ...(options.toolSources ?? []),
     ],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for requests without `hitl_config`.

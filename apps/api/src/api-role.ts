@@ -1,3 +1,4 @@
+import { embedderFromSettings, knowledgeSearcher } from '@agent-backend/knowledge';
 import { createNodeToolCaller } from '@agent-backend/node-rpc';
 import { createUrlGuard } from '@agent-backend/url-guard';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
@@ -11,7 +12,7 @@ import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 
 /** Mounts the HTTP API (spec section 4 endpoints served by `apps/api`) on the context's server. */
 export async function mountApi(context: ServiceContext): Promise<MountedRole> {
-  const { engines, config } = context;
+  const { engines, config, logger } = context;
   /** Tool calls to users' nodes through whichever gateway replica holds them (spec 4.3 rule 3). */
   const nodeTools = createNodeToolCaller({
     bus: engines.bus,
@@ -20,7 +21,13 @@ export async function mountApi(context: ServiceContext): Promise<MountedRole> {
   });
   registerAuthRoutes(context);
   registerMcpRoutes(context);
-  registerKnowledgeRoutes(context);
+  /** One searcher (and embeddings client) for the HTTP search and the agent's tool. */
+  const searchKnowledge = knowledgeSearcher(engines.db, {
+    embedder: embedderFromSettings(config),
+    onEmbeddingError: (error) =>
+      logger.warn({ err: error }, 'query embedding failed; knowledge search used full text only'),
+  });
+  registerKnowledgeRoutes(context, searchKnowledge);
   registerNodeRoutes(context, nodeTools);
   // User-supplied model base URLs pass the same SSRF guard as MCP servers (DESIGN.md).
   const urlGuard = createUrlGuard({ allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS });
@@ -28,7 +35,7 @@ export async function mountApi(context: ServiceContext): Promise<MountedRole> {
     urlGuard.check(url);
     await urlGuard.resolve(url.hostname.replace(/^\[|\]$/g, ''));
   };
-  registerAgentRoutes(context, { nodeTools, checkBaseUrl });
+  registerAgentRoutes(context, { nodeTools, checkBaseUrl, searchKnowledge });
   registerScheduledTaskRoutes(context);
   registerChatPlatformRoutes(context, async (job) => {
     await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });

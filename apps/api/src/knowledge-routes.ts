@@ -1,14 +1,21 @@
 import { ChunkLimitError, splitText } from '@agent-backend/chunking';
 import { AppError, parseInput } from '@agent-backend/http-server';
-import { KB_INGEST_ATTEMPTS, KB_INGEST_QUEUE, KnowledgeRepository } from '@agent-backend/knowledge';
+import {
+  KB_INGEST_ATTEMPTS,
+  KB_INGEST_QUEUE,
+  KnowledgeRepository,
+  type KnowledgeSearcher,
+} from '@agent-backend/knowledge';
 import {
   AddDocumentRequest,
   CreateKnowledgeBaseRequest,
   PreviewChunksRequest,
+  SearchKnowledgeBasesRequest,
   type KbIngestJob,
   type KnowledgeBaseList,
   type KnowledgeDocumentList,
   type PreviewChunksResponse,
+  type SearchKnowledgeBasesResponse,
 } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 
@@ -38,9 +45,10 @@ export const MAX_PREVIEW_CHARACTERS = 2 * PREVIEW_BODY_LIMIT;
  */
 export function registerKnowledgeRoutes(
   context: Pick<ServiceContext, 'app' | 'requireUser' | 'engines'>,
+  searchKnowledge: KnowledgeSearcher,
 ): void {
   const { app, requireUser } = context;
-  registerKnowledgeBaseRoutes(context);
+  registerKnowledgeBaseRoutes(context, searchKnowledge);
   app.post(
     '/api/knowledge-base/preview-chunks',
     { onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
@@ -78,13 +86,25 @@ const baseNotFound = () => new AppError('not_found', 'unknown knowledge base');
  * a base or document of another user answers 404 exactly like one that does not exist. Adding a
  * document stores it `pending` and queues `kb-ingest`; the worker chunks it (docs/knowledge-base.md).
  */
-function registerKnowledgeBaseRoutes({
-  app,
-  requireUser,
-  engines,
-}: Pick<ServiceContext, 'app' | 'requireUser' | 'engines'>): void {
+function registerKnowledgeBaseRoutes(
+  { app, requireUser, engines }: Pick<ServiceContext, 'app' | 'requireUser' | 'engines'>,
+  searchKnowledge: KnowledgeSearcher,
+): void {
   const repo = new KnowledgeRepository(engines.db);
   const userOf = (request: { userId?: string }) => request.userId!;
+
+  // The tool's search for clients: bases of other users are searched as empty ones, so nothing
+  // tells them from unknown ids. A slow embeddings endpoint is bounded by EMBEDDINGS_TIMEOUT_MS.
+  app.post('/api/knowledge-bases/search', { preHandler: requireUser }, async (request) => {
+    const body = parseInput(SearchKnowledgeBasesRequest, request.body);
+    const results = await searchKnowledge({
+      userId: userOf(request),
+      knowledgeBaseIds: [...new Set(body.knowledge_base_ids)],
+      query: body.query,
+      limit: body.limit,
+    });
+    return { results } satisfies SearchKnowledgeBasesResponse;
+  });
 
   app.post('/api/knowledge-bases', { preHandler: requireUser }, async (request, reply) => {
     const body = parseInput(CreateKnowledgeBaseRequest, request.body);

@@ -36,6 +36,7 @@ export {
   knowledgeToolSource,
   SEARCH_KNOWLEDGE_BASE_TOOL,
   searchKnowledgeBaseTool,
+  type KnowledgeSearcher,
   type KnowledgeSearcherOptions,
 } from './search-tool.js';
 

@@ -14,6 +14,12 @@ export interface KnowledgeSearcherOptions {
   readonly onEmbeddingError?: (error: unknown) => void;
 }
 
+/** One search of a user's bases: the query is embedded here when embeddings are configured. */
+export type KnowledgeSearcher = (
+  search: Omit<SearchOptions, 'embedding'>,
+  signal?: AbortSignal,
+) => Promise<KnowledgeSearchHit[]>;
+
 /**
  * Searches as {@link searchChunks}, embedding the query first when an embedder is configured.
  * An embeddings endpoint that fails does not fail the search: it runs on full text alone
@@ -22,10 +28,7 @@ export interface KnowledgeSearcherOptions {
 export function knowledgeSearcher(
   db: Queryable,
   options: KnowledgeSearcherOptions = {},
-): (
-  search: Omit<SearchOptions, 'embedding'>,
-  signal?: AbortSignal,
-) => Promise<KnowledgeSearchHit[]> {
+): KnowledgeSearcher {
   const { embedder } = options;
   return async (search, signal) => {
     let embedding: QueryEmbedding | undefined;
@@ -47,7 +50,7 @@ export function knowledgeSearcher(
  * it exists. Read-only, so it is offered in every mode. The hits go to the model as JSON.
  */
 export function searchKnowledgeBaseTool(
-  search: ReturnType<typeof knowledgeSearcher>,
+  search: KnowledgeSearcher,
   userId: string,
   knowledgeBaseIds: readonly string[],
 ): AgentTool {
@@ -74,11 +77,7 @@ export function searchKnowledgeBaseTool(
  * Adds `search_knowledge_base` to runs whose request has a non-empty `knowledge_base_ids`; the
  * user id comes from the run (the verified token), never from the request.
  */
-export function knowledgeToolSource(
-  db: Queryable,
-  options: KnowledgeSearcherOptions = {},
-): ToolSource {
-  const search = knowledgeSearcher(db, options);
+export function knowledgeToolSource(search: KnowledgeSearcher): ToolSource {
   return (run) => {
     const ids = run.request.knowledge_base_ids;
     return Promise.resolve(

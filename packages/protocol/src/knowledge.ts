@@ -133,3 +133,23 @@ export const KnowledgeSearchHit = z.object({
   score: z.number(),
 });
 export type KnowledgeSearchHit = z.infer<typeof KnowledgeSearchHit>;
+
+/** Most knowledge bases one `POST /api/knowledge-bases/search` searches. */
+export const MAX_SEARCH_KNOWLEDGE_BASES = 50;
+
+/**
+ * `POST /api/knowledge-bases/search` (beyond the spec): the search the agent's
+ * `search_knowledge_base` tool runs, for a client. Ids of bases that are not the token's user's
+ * are searched as empty bases, exactly as by the tool (docs/knowledge-base.md).
+ */
+export const SearchKnowledgeBasesRequest = z.object({
+  query: z.string().trim().min(1).max(4000),
+  knowledge_base_ids: z.array(z.string().min(1).max(200)).min(1).max(MAX_SEARCH_KNOWLEDGE_BASES),
+  /** Most hits to answer with. */
+  limit: z.number().int().min(1).max(50).default(5),
+});
+export type SearchKnowledgeBasesRequest = z.infer<typeof SearchKnowledgeBasesRequest>;
+
+/** The answer of `POST /api/knowledge-bases/search`: the hits, best first. */
+export const SearchKnowledgeBasesResponse = z.object({ results: z.array(KnowledgeSearchHit) });
+export type SearchKnowledgeBasesResponse = z.infer<typeof SearchKnowledgeBasesResponse>;
