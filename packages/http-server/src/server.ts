@@ -4,6 +4,8 @@ import Fastify, {
   type FastifyBaseLogger,
   type FastifyInstance,
   type FastifyError,
+  type FastifyReply,
+  type FastifyRequest,
 } from 'fastify';
 import { redactUrl, type Logger } from '@agent-backend/logger';
 import { AppError } from './errors.js';
@@ -87,6 +89,7 @@ export function createHttpServer(options: CreateHttpServerOptions): FastifyInsta
       return reply.code(error.status).send({ error: body });
     }
     const fastifyError = error as FastifyError;
+    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') drainRejectedBody(request, reply);
     const mapped = mapFastifyError(fastifyError);
     if (mapped) return reply.code(mapped.status).send({ error: mapped.body });
     request.log.error({ err: error, reqId: request.id }, 'unhandled error');
@@ -97,6 +100,33 @@ export function createHttpServer(options: CreateHttpServerOptions): FastifyInsta
 
   registerHealthRoutes(app, options.readiness ?? {});
   return app;
+}
+
+/** How long, and how much, a rejected oversized body is still read so the client sees the 413. */
+export const REJECTED_BODY_DRAIN = { ms: 10_000, bytes: 64 * 1024 * 1024 } as const;
+
+/**
+ * A body over the limit is answered 413 as soon as its Content-Length (or its first bytes past
+ * the limit) show it. Fastify then closes the connection, and a client still writing the body
+ * (fetch and most HTTP libraries write all of it before they read) gets a reset, reported as
+ * EPIPE or ECONNRESET instead of the 413. So, as nginx's lingering close does, the rest of the
+ * body is read and discarded, and the connection stays usable; a body that goes on past
+ * {@link REJECTED_BODY_DRAIN} (bytes or time) has its connection destroyed.
+ */
+function drainRejectedBody(request: FastifyRequest, reply: FastifyReply): void {
+  const raw = request.raw;
+  if (raw.complete) return;
+  void reply.removeHeader('connection');
+  let drained = 0;
+  const cut = () => raw.socket?.destroy();
+  const timer = setTimeout(cut, REJECTED_BODY_DRAIN.ms);
+  timer.unref();
+  raw.on('data', (chunk: Buffer) => {
+    drained += chunk.length;
+    if (drained > REJECTED_BODY_DRAIN.bytes) cut();
+  });
+  raw.once('close', () => clearTimeout(timer));
+  raw.resume();
 }
 
 /** Fastify's own client errors (bad JSON, too large, wrong media type) in our error shape. */
