@@ -27,9 +27,9 @@
  * Env: CHUNKS (default 100000), DIMS (default 384), QUERIES (default 200), WARMUP (default 5),
  * ROUNDS (default 4), OTHER (default 20000 chunks of another user), CONCURRENCY (default 2
  * documents stored at once), SEED (default 11), EXPLAIN (default 1: also print where the time
- * goes and EXPLAIN (ANALYZE, BUFFERS) of the library's own statements for one query), MAIN
- * (default 0; 1 adds a what-if schema whose `embedding` column is `SET STORAGE MAIN`, i.e. kept
- * in the row instead of TOAST, and measures hybrid search on it too), KEEP (default 0; 1 leaves
+ * goes and EXPLAIN (ANALYZE, BUFFERS) of the library's own statements for one query), TSV_MAIN
+ * (default 0; 1 adds a what-if schema whose `tsv` column is `SET STORAGE MAIN`, i.e. kept in the
+ * row instead of TOAST like the embedding, and measures lexical and hybrid search on it too), KEEP (default 0; 1 leaves
  * the schemas in place for inspection), DATABASE_URL (default
  * postgres://postgres@127.0.0.1:5432/test; pgvector must be installed or installable).
  *
@@ -71,7 +71,7 @@ const CONCURRENCY = Math.max(1, env('CONCURRENCY', 2));
 const SEED = env('SEED', 11);
 const EXPLAIN = env('EXPLAIN', 1) === 1;
 const KEEP = env('KEEP', 0) === 1;
-const MAIN = env('MAIN', 0) === 1;
+const TSV_MAIN = env('TSV_MAIN', 0) === 1;
 const URL = process.env.DATABASE_URL ?? 'postgres://postgres@127.0.0.1:5432/test';
 const SMALL = 1_000;
 const MID = ARRAY_EXACT_MAX_CHUNKS;
@@ -460,15 +460,15 @@ async function median(db: Queryable, sql: string, params: unknown[], n = 5): Pro
 try {
   const dbVector = await open(schemas.vector, CONCURRENCY + 2);
   const dbArray = await open(schemas.array, 2);
-  const dbMain = MAIN ? await open(schemas.main, 2) : undefined;
+  const dbMain = TSV_MAIN ? await open(schemas.main, 2) : undefined;
   const support = await prepareVectorSearch(dbVector, 'auto');
   if (support.kind !== 'pgvector') throw new Error(`pgvector is not usable: ${support.reason}`);
   await prepareVectorSearch(dbArray, 'off');
   const vectorType = `${quoteIdentifier(support.schema)}.vector`;
   if (dbMain) {
     await prepareVectorSearch(dbMain, 'auto');
-    // The what-if: the same column kept in the row instead of TOAST (not the library's setting).
-    await dbMain.query('ALTER TABLE knowledge_chunks ALTER COLUMN embedding SET STORAGE MAIN');
+    // The what-if: the tsvector kept in the row too, instead of TOAST.
+    await dbMain.query('ALTER TABLE knowledge_chunks ALTER COLUMN tsv SET STORAGE MAIN');
   }
 
   const server = (
@@ -490,7 +490,7 @@ try {
     `data: ${thousands(BIG)} + ${thousands(MID)} + ${thousands(SMALL)} chunks (user ${USER}), ` +
       `${thousands(OTHER)} chunks (user ${OTHER_USER}); ${DIMS} dimensions; ${PER_DOC} chunks ` +
       `per document; ${QUERIES} queries (+${WARMUP} warm-up) per variant in ${ROUNDS} rounds; ` +
-      `seed ${SEED}${MAIN ? '; MAIN=1' : ''}`,
+      `seed ${SEED}${TSV_MAIN ? '; TSV_MAIN=1' : ''}`,
   );
   console.log(`load average before: ${loadBefore.map((x) => x.toFixed(2)).join(' ')}`);
 
@@ -535,7 +535,7 @@ try {
   const layouts = [
     ['pgvector', dbVector],
     ['real[]', dbArray],
-    ...(dbMain ? [['pgvector, STORAGE MAIN', dbMain] as const] : []),
+    ...(dbMain ? [['pgvector, tsv STORAGE MAIN', dbMain] as const] : []),
   ] as const;
   for (const [label, db] of layouts) {
     const { rows } = await db.query<{
@@ -624,12 +624,19 @@ try {
   );
   const hybridMain = dbMain
     ? bases.map(([base, n]) =>
-        variant('hybrid, pgvector, embedding STORAGE MAIN (what-if)', n, (q) =>
+        variant('hybrid, pgvector, tsv STORAGE MAIN (what-if)', n, (q) =>
           search(dbMain, base, q.sentence, q.vector),
         ),
       )
     : [];
-  const groups = [lexical, selective, hybridVector, hybridArray, hybridMain];
+  const lexicalMain = dbMain
+    ? bases.map(([base, n]) =>
+        variant('lexical, sentence query, tsv STORAGE MAIN (what-if)', n, (q) =>
+          search(dbMain, base, q.sentence),
+        ),
+      )
+    : [];
+  const groups = [lexical, selective, hybridVector, hybridArray, hybridMain, lexicalMain];
   const variants = [floorSelect, floorLookup, ...groups.flat()];
 
   const measureStart = performance.now();
@@ -711,7 +718,7 @@ try {
   compare('real[] fallback', hybridArray, (n) =>
     n > ARRAY_EXACT_MAX_CHUNKS ? 'vector side over lexical candidates only' : 'exact',
   );
-  if (hybridMain.length > 0) compare('STORAGE MAIN', hybridMain, () => 'what-if');
+  if (hybridMain.length > 0) compare('tsv STORAGE MAIN', hybridMain, () => 'what-if');
 
   const after = loadavg();
   console.log(
@@ -743,8 +750,8 @@ try {
     ];
     if (dbMain) {
       parts.push([
-        'read every pgvector embedding once, STORAGE MAIN',
-        await median(dbMain, `SELECT sum(${dims}(c.embedding)) ${owned}`, p),
+        'read every tsvector once, tsv STORAGE MAIN',
+        await median(dbMain, `SELECT sum(length(c.tsv)) ${owned}`, p),
       ]);
     }
     console.log(`\n| over the ${thousands(BIG)} chunks of the big base | ms (median of 5) |`);
@@ -779,7 +786,7 @@ try {
     await show(`hybrid real[], ${thousands(BIG)} chunks`, dbArray, big, q.sentence, q.vector);
     if (dbMain) {
       await show(
-        `hybrid pgvector STORAGE MAIN, ${thousands(BIG)} chunks`,
+        `hybrid pgvector tsv STORAGE MAIN, ${thousands(BIG)} chunks`,
         dbMain,
         big,
         q.sentence,
