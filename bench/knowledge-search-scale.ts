@@ -44,6 +44,7 @@ import pg from 'pg';
 import type { KnowledgeSearchHit } from '@agent-backend/protocol';
 import {
   ARRAY_EXACT_MAX_CHUNKS,
+  COMMON_WORD_SHARE,
   KnowledgeRepository,
   searchChunks,
 } from '../packages/knowledge/src/index.js';
@@ -531,6 +532,21 @@ try {
     `loading: storeChunks ${storeSeconds.toFixed(0)} s (${((storeSeconds * 1e6) / total).toFixed(0)} µs/chunk), ` +
       `copies ${copySeconds.toFixed(0)} s, VACUUM ANALYZE ${vacuumSeconds.toFixed(0)} s`,
   );
+  const common = await dbVector.query<{ word: string; share: number }>(
+    `SELECT e.word, f.share::float8 AS share FROM pg_stats s
+     CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(word, i)
+     JOIN LATERAL unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(share, j) ON f.j = e.i
+     WHERE s.schemaname = current_schema() AND s.tablename = 'knowledge_chunks'
+       AND s.attname = 'tsv' AND f.share >= $1 ORDER BY share DESC`,
+    [COMMON_WORD_SHARE],
+  );
+  console.log(
+    `common words (in ≥ ${COMMON_WORD_SHARE * 100} % of chunks, from ANALYZE): ${common.rows.length}` +
+      (common.rows.length > 0
+        ? `, from "${common.rows[0]!.word}" (${(common.rows[0]!.share * 100).toFixed(0)} %) to ` +
+          `"${common.rows.at(-1)!.word}" (${(common.rows.at(-1)!.share * 100).toFixed(0)} %)`
+        : ''),
+  );
 
   const layouts = [
     ['pgvector', dbVector],
@@ -591,12 +607,14 @@ try {
     base: Base,
     query: string,
     vector?: number[],
+    commonWordShare?: number,
   ): Promise<KnowledgeSearchHit[]> =>
     searchChunks(db, {
       userId: USER,
       knowledgeBaseIds: [base.id],
       query,
       embedding: vector ? { model: MODEL, vector } : undefined,
+      commonWordShare,
     });
   const floorSelect = variant('round trip: `SELECT 1`', undefined, async () => {
     await dbVector.query('SELECT 1');
@@ -636,7 +654,27 @@ try {
         ),
       )
     : [];
-  const groups = [lexical, selective, hybridVector, hybridArray, hybridMain, lexicalMain];
+  // The library before the common-word rule: every chunk with any query word is ranked.
+  const lexicalAll = bases.map(([base, n]) =>
+    variant('lexical, sentence query, every word selects (before)', n, (q) =>
+      search(dbVector, base, q.sentence, undefined, 2),
+    ),
+  );
+  const hybridAll = bases.map(([base, n]) =>
+    variant('hybrid, pgvector, every word selects (before)', n, (q) =>
+      search(dbVector, base, q.sentence, q.vector, 2),
+    ),
+  );
+  const groups = [
+    lexical,
+    selective,
+    hybridVector,
+    hybridArray,
+    hybridMain,
+    lexicalMain,
+    lexicalAll,
+    hybridAll,
+  ];
   const variants = [floorSelect, floorLookup, ...groups.flat()];
 
   const measureStart = performance.now();
@@ -719,6 +757,7 @@ try {
     n > ARRAY_EXACT_MAX_CHUNKS ? 'vector side over lexical candidates only' : 'exact',
   );
   if (hybridMain.length > 0) compare('tsv STORAGE MAIN', hybridMain, () => 'what-if');
+  compare('every word selects (before)', hybridAll, () => 'before the common-word rule');
 
   const after = loadavg();
   console.log(

@@ -23,6 +23,7 @@ export {
 export { ingestDocument, type IngestOptions, type IngestOutcome } from './ingest.js';
 export {
   ARRAY_EXACT_MAX_CHUNKS,
+  COMMON_WORD_SHARE,
   fuseByRank,
   MAX_QUERY_TERMS,
   RRF_K,

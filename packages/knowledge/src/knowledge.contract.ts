@@ -352,6 +352,40 @@ export function describeKnowledgeContract(
       expect(hits.map((h) => h.document_id)).toEqual([doc.id]);
     });
 
+    it('ranks the chunks with an informative word first once statistics name the common words', async () => {
+      const base = await repo.createBase('quinn', 'Stop words');
+      // "the" must be in at least COMMON_WORD_SHARE of all chunks of the table.
+      const { rows } = await db.query<{ n: number }>(
+        'SELECT count(*)::int AS n FROM knowledge_chunks',
+      );
+      const fillers = Math.max(40, rows[0]!.n);
+      const filler = Array.from({ length: fillers }, (_, i) => `${'the '.repeat(200)}cat${i}.`);
+      const fillerDoc = await readyDocument('quinn', base.id, filler.join('\n\n'));
+      const refundDoc = await readyDocument(
+        'quinn',
+        base.id,
+        'Refund requests are answered by our billing team.',
+      );
+      await db.query('ANALYZE knowledge_chunks');
+      // A new handle: the common words are read from the statistics once per handle and 5 min.
+      const handle = { query: db.query.bind(db) } as typeof db;
+      const search = (query: string, limit: number) =>
+        searchChunks(handle, { userId: 'quinn', knowledgeBaseIds: [base.id], query, limit });
+
+      // By ts_rank alone, 200 × "the" outranks one "refund"; "the" is common, so it only ranks.
+      const hits = await search('the refund', 3);
+      expect(hits.map((h) => h.document_id)).toEqual([refundDoc.id, fillerDoc.id, fillerDoc.id]);
+      expect(hits[0]!.content).toContain('Refund requests');
+      // Enough chunks with an informative word: only those are ranked; else the others follow.
+      const name = (h: { content: string }) => h.content.match(/cat\d+/)![0];
+      expect((await search('the cat7 cat8', 2)).map(name).sort()).toEqual(['cat7', 'cat8']);
+      const five = await search('the cat7 cat8', 5);
+      expect(five.slice(0, 2).map(name).sort()).toEqual(['cat7', 'cat8']);
+      expect(five.slice(2).map(name)).not.toContain('cat7');
+      // Only common words: every chunk with them is ranked, as before any statistics.
+      expect(await search('the', 4)).toHaveLength(4);
+    });
+
     it('searches by words alone when the query cannot be embedded', async () => {
       const base = await repo.createBase('noah', 'Fallback');
       await embeddedDocument('noah', base.id, `${SHOP}\n\n${CARS}`);

@@ -36,6 +36,8 @@ export interface SearchOptions {
   readonly limit?: number;
   /** With it, the search is hybrid: full-text and vector similarity, fused by rank. */
   readonly embedding?: QueryEmbedding;
+  /** {@link COMMON_WORD_SHARE} for this search; above 1, no word is common. */
+  readonly commonWordShare?: number;
   /** Without pgvector: {@link ARRAY_EXACT_MAX_CHUNKS} for this search. */
   readonly arrayExactMaxChunks?: number;
 }
@@ -47,12 +49,56 @@ export interface SearchOptions {
  * @returns undefined when the query has no word at all.
  */
 export function toTsQuery(query: string): string | undefined {
-  const words = [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])];
-  if (words.length === 0) return undefined;
-  return words
-    .slice(0, MAX_QUERY_TERMS)
-    .map((w) => `'${w}'`)
-    .join(' | ');
+  return orQuery(queryWords(query));
+}
+
+/** The query's distinct lower-cased letter/digit runs, at most {@link MAX_QUERY_TERMS}. */
+function queryWords(query: string): string[] {
+  return [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, MAX_QUERY_TERMS);
+}
+
+function orQuery(words: readonly string[]): string | undefined {
+  return words.length === 0 ? undefined : words.map((w) => `'${w}'`).join(' | ');
+}
+
+/**
+ * A word in at least this share of all chunks (by PostgreSQL's statistics of the `tsv` column)
+ * is common: it does not choose which chunks are ranked, it only adds to their rank. The
+ * `simple` configuration keeps stop words, and without this one "the" in a question makes the
+ * query match, and `ts_rank` read, every chunk (docs/knowledge-base.md).
+ */
+export const COMMON_WORD_SHARE = 0.1;
+
+/** How long the common words read from the statistics are used before they are read again. */
+const COMMON_WORDS_TTL_MS = 5 * 60_000;
+
+const commonWordsCache = new WeakMap<
+  Queryable,
+  { at: number; words: Promise<Map<string, number>> }
+>();
+
+/**
+ * The words of the `tsv` column's most-common-elements statistics (gathered by ANALYZE, which
+ * autovacuum runs as the table grows), each with the share of chunks it is in. Empty before the
+ * first ANALYZE (and on PGlite, which has no autovacuum), so search then ranks every matching
+ * chunk, as it always did.
+ */
+function commonWords(db: Queryable): Promise<Map<string, number>> {
+  const cached = commonWordsCache.get(db);
+  if (cached && Date.now() - cached.at < COMMON_WORDS_TTL_MS) return cached.words;
+  const words = db
+    .query<{ word: string; share: number }>(
+      `SELECT e.word, f.share::float8 AS share
+       FROM pg_stats s
+       CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(word, i)
+       JOIN LATERAL unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(share, j) ON f.j = e.i
+       WHERE s.schemaname = current_schema() AND s.tablename = 'knowledge_chunks'
+         AND s.attname = 'tsv'`,
+    )
+    .then(({ rows }) => new Map(rows.map((r) => [r.word, r.share])));
+  commonWordsCache.set(db, { at: Date.now(), words });
+  words.catch(() => commonWordsCache.delete(db));
+  return words;
 }
 
 interface HitRow extends Record<string, unknown> {
@@ -78,25 +124,43 @@ const toHit = (r: HitRow): KnowledgeSearchHit => ({
   score: r.score,
 });
 
-/** Best full-text matches, by `ts_rank` (the `simple` configuration: no stemming, any language). */
+/**
+ * Best full-text matches, by `ts_rank` of all the query's words (the `simple` configuration:
+ * no stemming, any language). When the query mixes common words ({@link commonWords}) with
+ * others, the chunks with one of the others are ranked first, and only those: the index then
+ * finds a few chunks instead of all of them. If fewer than `limit` have one, the chunks with only
+ * common words follow, ranked among themselves.
+ */
 async function lexicalHits(
   db: Queryable,
   options: SearchOptions,
   limit: number,
 ): Promise<KnowledgeSearchHit[]> {
-  const tsQuery = toTsQuery(options.query);
-  if (!tsQuery) return [];
-  const { rows } = await db.query<HitRow>(
-    `SELECT ${HIT_COLUMNS}, ts_rank(c.tsv, q)::float8 AS score
-     FROM knowledge_chunks c
-     JOIN knowledge_documents d ON d.document_id = c.document_id
-     CROSS JOIN to_tsquery('simple', $3) AS q
-     WHERE ${OWNED_READY} AND c.tsv @@ q
-     ORDER BY score DESC, c.document_id, c.chunk_index
-     LIMIT $4`,
-    [options.userId, [...options.knowledgeBaseIds], tsQuery, limit],
-  );
-  return rows.map(toHit);
+  const words = queryWords(options.query);
+  const all = orQuery(words);
+  if (!all) return [];
+  const shares = await commonWords(db);
+  const cutoff = options.commonWordShare ?? COMMON_WORD_SHARE;
+  const informative = orQuery(words.filter((w) => (shares.get(w) ?? 0) < cutoff));
+  /** Chunks matching `match` (and not `exclude`), ranked by all the words. */
+  const ranked = async (match: string, n: number, exclude?: string) => {
+    const { rows } = await db.query<HitRow>(
+      `SELECT ${HIT_COLUMNS}, ts_rank(c.tsv, to_tsquery('simple', $4))::float8 AS score
+       FROM knowledge_chunks c
+       JOIN knowledge_documents d ON d.document_id = c.document_id
+       WHERE ${OWNED_READY} AND c.tsv @@ to_tsquery('simple', $3)
+         ${exclude ? `AND NOT c.tsv @@ to_tsquery('simple', $6)` : ''}
+       ORDER BY score DESC, c.document_id, c.chunk_index
+       LIMIT $5`,
+      [options.userId, [...options.knowledgeBaseIds], match, all, n, ...(exclude ? [exclude] : [])],
+    );
+    return rows.map(toHit);
+  };
+  if (!informative || informative === all) return ranked(all, limit);
+  const first = await ranked(informative, limit);
+  // Fewer than `limit`: these are all the chunks with an informative word.
+  if (first.length === limit) return first;
+  return [...first, ...(await ranked(all, limit - first.length, informative))];
 }
 
 /**
