@@ -46,6 +46,7 @@ import {
   ARRAY_EXACT_MAX_CHUNKS,
   COMMON_WORD_SHARE,
   KnowledgeRepository,
+  readWordShares,
   searchChunks,
 } from '../packages/knowledge/src/index.js';
 import {
@@ -532,19 +533,15 @@ try {
     `loading: storeChunks ${storeSeconds.toFixed(0)} s (${((storeSeconds * 1e6) / total).toFixed(0)} µs/chunk), ` +
       `copies ${copySeconds.toFixed(0)} s, VACUUM ANALYZE ${vacuumSeconds.toFixed(0)} s`,
   );
-  const common = await dbVector.query<{ word: string; share: number }>(
-    `SELECT e.word, f.share::float8 AS share FROM pg_stats s
-     CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(word, i)
-     JOIN LATERAL unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(share, j) ON f.j = e.i
-     WHERE s.schemaname = current_schema() AND s.tablename = 'knowledge_chunks'
-       AND s.attname = 'tsv' AND f.share >= $1 ORDER BY share DESC`,
-    [COMMON_WORD_SHARE],
-  );
+  const common = [...(await readWordShares(dbVector))]
+    .filter(([, share]) => share >= COMMON_WORD_SHARE)
+    .sort((a, b) => b[1] - a[1])
+    .map(([word, share]) => ({ word, share }));
   console.log(
-    `common words (in ≥ ${COMMON_WORD_SHARE * 100} % of chunks, from ANALYZE): ${common.rows.length}` +
-      (common.rows.length > 0
-        ? `, from "${common.rows[0]!.word}" (${(common.rows[0]!.share * 100).toFixed(0)} %) to ` +
-          `"${common.rows.at(-1)!.word}" (${(common.rows.at(-1)!.share * 100).toFixed(0)} %)`
+    `common words (in ≥ ${COMMON_WORD_SHARE * 100} % of chunks, from ANALYZE): ${common.length}` +
+      (common.length > 0
+        ? `, from "${common[0]!.word}" (${(common[0]!.share * 100).toFixed(0)} %) to ` +
+          `"${common.at(-1)!.word}" (${(common.at(-1)!.share * 100).toFixed(0)} %)`
         : ''),
   );
 

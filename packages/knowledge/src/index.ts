@@ -26,6 +26,7 @@ export {
   COMMON_WORD_SHARE,
   fuseByRank,
   MAX_QUERY_TERMS,
+  readWordShares,
   RRF_K,
   searchChunks,
   toTsQuery,

@@ -83,19 +83,23 @@ const commonWordsCache = new WeakMap<
  * first ANALYZE (and on PGlite, which has no autovacuum), so search then ranks every matching
  * chunk, as it always did.
  */
-function commonWords(db: Queryable): Promise<Map<string, number>> {
+export async function readWordShares(db: Queryable): Promise<Map<string, number>> {
+  const { rows } = await db.query<{ word: string; share: number }>(
+    `SELECT e.word, f.share::float8 AS share
+     FROM pg_stats s
+     CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(word, i)
+     JOIN LATERAL unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(share, j) ON f.j = e.i
+     WHERE s.schemaname = current_schema() AND s.tablename = 'knowledge_chunks'
+       AND s.attname = 'tsv'`,
+  );
+  return new Map(rows.map((r) => [r.word, r.share]));
+}
+
+/** {@link readWordShares}, read again after {@link COMMON_WORDS_TTL_MS}. */
+function cachedWordShares(db: Queryable): Promise<Map<string, number>> {
   const cached = commonWordsCache.get(db);
   if (cached && Date.now() - cached.at < COMMON_WORDS_TTL_MS) return cached.words;
-  const words = db
-    .query<{ word: string; share: number }>(
-      `SELECT e.word, f.share::float8 AS share
-       FROM pg_stats s
-       CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(word, i)
-       JOIN LATERAL unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(share, j) ON f.j = e.i
-       WHERE s.schemaname = current_schema() AND s.tablename = 'knowledge_chunks'
-         AND s.attname = 'tsv'`,
-    )
-    .then(({ rows }) => new Map(rows.map((r) => [r.word, r.share])));
+  const words = readWordShares(db);
   commonWordsCache.set(db, { at: Date.now(), words });
   words.catch(() => commonWordsCache.delete(db));
   return words;
@@ -126,7 +130,7 @@ const toHit = (r: HitRow): KnowledgeSearchHit => ({
 
 /**
  * Best full-text matches, by `ts_rank` of all the query's words (the `simple` configuration:
- * no stemming, any language). When the query mixes common words ({@link commonWords}) with
+ * no stemming, any language). When the query mixes common words ({@link readWordShares}) with
  * others, the chunks with one of the others are ranked first, and only those: the index then
  * finds a few chunks instead of all of them. If fewer than `limit` have one, the chunks with only
  * common words follow, ranked among themselves.
@@ -139,7 +143,7 @@ async function lexicalHits(
   const words = queryWords(options.query);
   const all = orQuery(words);
   if (!all) return [];
-  const shares = await commonWords(db);
+  const shares = await cachedWordShares(db);
   const cutoff = options.commonWordShare ?? COMMON_WORD_SHARE;
   const informative = orQuery(words.filter((w) => (shares.get(w) ?? 0) < cutoff));
   /** Chunks matching `match` (and not `exclude`), ranked by all the words. */
