@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   conceptEmbedding,
   runEntry,
@@ -160,6 +160,53 @@ describe('knowledge bases on the all-in-one embedded engine', () => {
     expect((await api('alice', 'GET', '/api/knowledge-bases')).body).toEqual({
       knowledge_bases: [],
     });
+  });
+
+  it('embeds the stored documents again after EMBEDDINGS_MODEL changed', async () => {
+    const before = { ...env, DATA_DIR: tempDir('knowledge-reembed'), EMBEDDINGS_MODEL: 'c-before' };
+    let instance = await startServiceProcess({ entry: MAIN, env: before });
+    try {
+      const issued = await runEntry(TOKEN_ISSUE, ['carol'], before);
+      const token = (JSON.parse(issued.stdout) as { accessToken: string }).accessToken;
+      const as = (method: string, path: string, body?: unknown) =>
+        callApi(instance.url, token, method, path, body);
+      const base = (await as('POST', '/api/knowledge-bases', { name: 'R' })).body as KnowledgeBase;
+      const doc = (
+        await as('POST', `/api/knowledge-bases/${base.id}/documents`, { name: 'faq', content: FAQ })
+      ).body as KnowledgeDocument;
+      await waitForIngestion(instance.url, token, base.id, doc.id);
+      const embeddedBefore = model.requests('c-before').length;
+      expect(embeddedBefore).toBeGreaterThan(0);
+
+      await instance.stop('SIGTERM');
+      instance = await startServiceProcess({
+        entry: MAIN,
+        env: { ...before, EMBEDDINGS_MODEL: 'c-after' },
+      });
+      // Only vectors of the new model can find it ("reimbursement" is not in the text).
+      await vi.waitFor(
+        async () => {
+          const found = await as('POST', '/api/knowledge-bases/search', {
+            query: 'reimbursement timing',
+            knowledge_base_ids: [base.id],
+            limit: 1,
+          });
+          expect(found.body).toMatchObject({
+            results: [
+              { document_id: doc.id, content: expect.stringContaining('Refunds are paid') },
+            ],
+          });
+        },
+        { timeout: 30_000, interval: 250 },
+      );
+      expect(instance.stdout.join('\n')).toContain('queueing knowledge re-embedding');
+      expect(model.requests('c-before')).toHaveLength(embeddedBefore);
+      expect((await as('GET', `/api/knowledge-bases/${base.id}/documents`)).body).toMatchObject({
+        documents: [{ id: doc.id, status: 'ready', error: null }],
+      });
+    } finally {
+      await instance.stop('SIGKILL');
+    }
   });
 
   it('offers no search tool without knowledge_base_ids', async () => {

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   embedderFromSettings,
   ingestDocument,
@@ -30,14 +31,54 @@ export async function processKnowledgeIngestion(
         logger.error({ jobId: job.jobId }, 'invalid kb-ingest job dropped');
         return;
       }
-      const { document_id: documentId, user_id: userId } = parsed.data;
+      const { document_id: documentId, user_id: userId, reembed } = parsed.data;
       const outcome = await ingestDocument(repo, userId, documentId, {
         embedder,
         lastAttempt: job.attempt >= KB_INGEST_ATTEMPTS,
+        reembed,
         signal: job.signal,
       });
       logger.info({ documentId, attempt: job.attempt, ...outcome }, 'knowledge document ingested');
     },
     { concurrency: 2 },
   );
+  if (embedder && config.KNOWLEDGE_REEMBED === 'auto') {
+    // In the background: a large corpus must not hold up the worker's start.
+    void queueReembedding(repo, context, embedder.model).catch((error: unknown) =>
+      logger.error({ err: error }, 'could not queue knowledge re-embedding'),
+    );
+  }
+}
+
+/**
+ * Queues a `kb-ingest` of every ready document that has no vectors of the configured model
+ * and size, so that search by meaning covers it again after `EMBEDDINGS_MODEL` changed (or
+ * embeddings were configured after it was added). Ingestion replaces a document's chunks in
+ * one transaction, so it stays searchable meanwhile. The job id names the model and size:
+ * workers starting together queue each document once, and a later change queues it again.
+ */
+async function queueReembedding(
+  repo: KnowledgeRepository,
+  { engines, logger, config }: Pick<ServiceContext, 'engines' | 'logger' | 'config'>,
+  model: string,
+): Promise<void> {
+  const dimensions = config.EMBEDDINGS_DIMENSIONS;
+  const documents = await repo.documentsToReembed(model, dimensions);
+  if (documents.length === 0) return;
+  logger.info({ documents: documents.length, model }, 'queueing knowledge re-embedding');
+  const version = createHash('sha256')
+    .update(`${model}\u0000${dimensions ?? ''}`)
+    .digest('hex')
+    .slice(0, 16);
+  for (const doc of documents) {
+    const job: KbIngestJob = {
+      document_id: doc.document_id,
+      user_id: doc.user_id,
+      reembed: true,
+    };
+    await engines.jobs.add(KB_INGEST_QUEUE, job, {
+      jobId: `${doc.document_id}-reembed-${version}`,
+      attempts: KB_INGEST_ATTEMPTS,
+    });
+  }
 }

@@ -106,6 +106,7 @@ describe('loadConfig', () => {
       EMBEDDINGS_DIMENSIONS: 256,
       EMBEDDINGS_BATCH_SIZE: 64,
       KNOWLEDGE_PGVECTOR: 'auto',
+      KNOWLEDGE_REEMBED: 'auto',
     });
     expect(loadConfig('all-in-one', { EMBEDDINGS_DIMENSIONS: '' }).EMBEDDINGS_DIMENSIONS).toBe(
       undefined,
@@ -115,6 +116,7 @@ describe('loadConfig', () => {
         EMBEDDINGS_BASE_URL: 'http://embed.internal/v1',
         EMBEDDINGS_DIMENSIONS: '0',
         KNOWLEDGE_PGVECTOR: 'maybe',
+        KNOWLEDGE_REEMBED: 'always',
       }),
     );
     expect(problems).toEqual(
@@ -122,6 +124,7 @@ describe('loadConfig', () => {
         expect.stringMatching(/^EMBEDDINGS_MODEL: required with EMBEDDINGS_BASE_URL/),
         expect.stringMatching(/^EMBEDDINGS_DIMENSIONS:/),
         expect.stringMatching(/^KNOWLEDGE_PGVECTOR:/),
+        expect.stringMatching(/^KNOWLEDGE_REEMBED:/),
       ]),
     );
     expect(problemsOf(() => loadConfig('all-in-one', { EMBEDDINGS_MODEL: 'm' }))).toEqual([

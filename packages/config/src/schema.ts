@@ -150,6 +150,12 @@ export const EnvSchema = z.object({
    * compared with plain SQL). docs/knowledge-base.md.
    */
   KNOWLEDGE_PGVECTOR: z.enum(['auto', 'off']).default('auto'),
+  /**
+   * `auto`: at start, a worker queues the re-ingestion of every ready document that has no
+   * vectors of the configured model and size (the model changed, or embeddings were configured
+   * later); `off`: such documents stay searchable by their words only. docs/knowledge-base.md.
+   */
+  KNOWLEDGE_REEMBED: z.enum(['auto', 'off']).default('auto'),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

@@ -17,6 +17,11 @@ export interface IngestOptions {
    * is marked `failed` instead of the error being thrown for the queue to retry. @default true
    */
   readonly lastAttempt?: boolean;
+  /**
+   * The document is ready and is only embedded again: a failure leaves it as it is (its chunks
+   * and vectors, `ready`) instead of marking it `failed`. @default false
+   */
+  readonly reembed?: boolean;
   readonly signal?: AbortSignal;
 }
 
@@ -36,8 +41,12 @@ export async function ingestDocument(
 ): Promise<IngestOutcome> {
   const doc = await repository.getDocument(userId, documentId);
   if (!doc) return { status: 'missing' };
+  // Storing chunks without vectors would only drop the ones it has.
+  if (options.reembed && !options.embedder) {
+    return { status: 'failed', error: 'no embeddings endpoint is configured' };
+  }
   const fail = async (error: string): Promise<IngestOutcome> => {
-    await repository.markFailed(documentId, error);
+    if (!options.reembed) await repository.markFailed(documentId, error);
     return { status: 'failed', error };
   };
   let chunks: string[];

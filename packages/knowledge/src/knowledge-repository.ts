@@ -216,6 +216,28 @@ export class KnowledgeRepository {
     });
   }
 
+  /**
+   * Ready documents, of every user, none of whose chunks has a vector of `model` (and of
+   * `dimensions`, when given): embedded by another model or size, or not embedded at all.
+   * Documents without chunks are left out: there is nothing to embed.
+   */
+  async documentsToReembed(
+    model: string,
+    dimensions?: number,
+  ): Promise<Array<{ document_id: string; user_id: string }>> {
+    const { rows } = await this.db.query<{ document_id: string; user_id: string }>(
+      `SELECT d.document_id, d.user_id FROM knowledge_documents d
+       WHERE d.status = 'ready' AND d.chunk_count > 0
+         AND NOT EXISTS (
+           SELECT 1 FROM knowledge_chunks c
+           WHERE c.document_id = d.document_id AND c.embedding_model = $1
+             AND ($2::int IS NULL OR c.embedding_dims = $2::int))
+       ORDER BY d.created_at, d.document_id`,
+      [model, dimensions ?? null],
+    );
+    return rows;
+  }
+
   /** Marks a document `failed` with a reason its owner may read. */
   async markFailed(documentId: string, error: string): Promise<void> {
     await this.db.query(

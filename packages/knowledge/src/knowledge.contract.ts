@@ -331,6 +331,61 @@ export function describeKnowledgeContract(
       ).toEqual({ status: 'failed', error: expect.stringContaining('input too long') });
     });
 
+    it('finds the documents to embed again, and embeds them again without losing them', async () => {
+      const base = await repo.createBase('pia', 'Models');
+      const embedded = await embeddedDocument('pia', base.id, CARS);
+      const wordsOnly = await readyDocument('pia', base.id, SHOP);
+      const pending = (await repo.addDocument('pia', base.id, {
+        name: 'p',
+        type: 'text',
+        content: CARS,
+      }))!;
+      const ids = async (model: string, dimensions?: number) =>
+        (await repo.documentsToReembed(model, dimensions)).map((d) => d.document_id);
+      const sameModel = await ids('concepts-1');
+      expect(sameModel).toContain(wordsOnly.id);
+      expect(sameModel).not.toContain(embedded.id);
+      expect(sameModel).not.toContain(pending.id);
+      expect(await ids('concepts-1', 128)).not.toContain(embedded.id);
+      expect(await ids('concepts-1', 64)).toContain(embedded.id);
+      expect(await repo.documentsToReembed('concepts-2')).toEqual(
+        expect.arrayContaining([
+          { document_id: embedded.id, user_id: 'pia' },
+          { document_id: wordsOnly.id, user_id: 'pia' },
+        ]),
+      );
+
+      // A refused re-embedding leaves the document ready, with its chunks and vectors.
+      const [vector] = await embedder.embed(['automobile upkeep']);
+      const byMeaning = () =>
+        searchChunks(db, {
+          userId: 'pia',
+          knowledgeBaseIds: [base.id],
+          query: 'automobile upkeep',
+          embedding: { model: 'concepts-1', vector: vector! },
+        });
+      expect((await byMeaning()).map((h) => h.document_id)).toEqual([embedded.id]);
+      const refusing = createOpenAiEmbedder({ baseUrl: endpoint.baseUrl, model: 'refuse-2' });
+      endpoint.scriptEmbeddings('refuse-2', [{ kind: 'error', status: 400, message: 'no' }]);
+      const refused = await ingestDocument(repo, 'pia', embedded.id, {
+        embedder: refusing,
+        reembed: true,
+      });
+      expect(refused).toMatchObject({ status: 'failed' });
+      expect(await ingestDocument(repo, 'pia', embedded.id, { reembed: true })).toMatchObject({
+        status: 'failed',
+        error: 'no embeddings endpoint is configured',
+      });
+      expect(await repo.getDocument('pia', embedded.id)).toMatchObject({ status: 'ready' });
+      expect((await byMeaning()).map((h) => h.document_id)).toEqual([embedded.id]);
+      // Embedded by the new model: no longer to do for it.
+      const other = createOpenAiEmbedder({ baseUrl: endpoint.baseUrl, model: 'concepts-2' });
+      expect(
+        await ingestDocument(repo, 'pia', wordsOnly.id, { embedder: other, reembed: true }),
+      ).toMatchObject({ status: 'ready', embedded: true });
+      expect(await ids('concepts-2')).not.toContain(wordsOnly.id);
+    });
+
     it('without pgvector, compares with lexical candidates only past the exact-scan limit', async () => {
       const base = await repo.createBase('olga', 'Big');
       const doc = await embeddedDocument('olga', base.id, `${SHOP}\n\n${CARS}`);

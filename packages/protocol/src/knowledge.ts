@@ -108,6 +108,11 @@ export type KnowledgeDocumentList = z.infer<typeof KnowledgeDocumentList>;
 export const KbIngestJob = z.object({
   document_id: z.string().min(1),
   user_id: z.string().min(1),
+  /**
+   * Queued by a worker to embed an already ready document again (KNOWLEDGE_REEMBED): if that
+   * fails, the document keeps its chunks and stays `ready`.
+   */
+  reembed: z.boolean().optional(),
 });
 export type KbIngestJob = z.infer<typeof KbIngestJob>;
 
