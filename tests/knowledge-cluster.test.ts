@@ -1,4 +1,5 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import pg from 'pg';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   conceptEmbedding,
   startScriptedModel,
@@ -162,5 +163,63 @@ describe('knowledge bases across API and worker replicas on PostgreSQL', () => {
     );
     const found = await search(0, 'alice', [base.id], 'automobile upkeep');
     expect(found).toMatchObject({ results: [{ document_id: doc.id, chunk_index: 0 }] });
+  });
+
+  it('re-embeds every ready document once when two workers start with another model', async () => {
+    // This document and the one of the test above, embedded by the first model.
+    const base = (await api(0, 'alice', 'POST', '/api/knowledge-bases', { name: 'Models' }))
+      .body as KnowledgeBase;
+    const doc = (
+      await api(1, 'alice', 'POST', `/api/knowledge-bases/${base.id}/documents`, {
+        name: 'faq.md',
+        content: FAQ,
+      })
+    ).body as KnowledgeDocument;
+    await waitForIngestion(cluster.apis[0]!.url, tokens.alice!, base.id, doc.id);
+    const db = new pg.Client({ connectionString: cluster.env.DATABASE_URL });
+    await db.connect();
+    try {
+      await db.query(`SET search_path TO "${cluster.env.DATABASE_SCHEMA!}"`);
+      const progress = async (model: string) =>
+        (
+          await db.query<{ done: number; total: number }>(
+            `SELECT count(*) FILTER (WHERE c.embedding_model = $1)::int AS done,
+                    count(*)::int AS total
+             FROM knowledge_chunks c
+             JOIN knowledge_documents d ON d.document_id = c.document_id
+             WHERE d.status = 'ready'`,
+            [model],
+          )
+        ).rows[0]!;
+      const { total } = await progress(EMBEDDING_MODEL);
+      expect(total).toBeGreaterThan(1);
+
+      for (const worker of Object.values(workers)) await worker.stop('SIGTERM');
+      const next = `${EMBEDDING_MODEL}-v2`;
+      await Promise.all(
+        ['worker-3', 'worker-4'].map((id) =>
+          cluster.startReplica('worker', id, {
+            EMBEDDINGS_MODEL: next,
+            EMBEDDINGS_API_KEY: `sk-embed-${id}`,
+          }),
+        ),
+      );
+      await vi.waitFor(async () => expect(await progress(next)).toEqual({ done: total, total }), {
+        timeout: 60_000,
+        interval: 250,
+      });
+      // Both workers queued the same jobs; each chunk was embedded once.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      const embedded = model
+        .requests(next)
+        .reduce((n, r) => n + (r.body.input as string[]).length, 0);
+      expect(embedded).toBe(total);
+      const queued = cluster.workers
+        .slice(-2)
+        .filter((w) => w.stdout.some((line) => line.includes('queueing knowledge re-embedding')));
+      expect(queued.length).toBeGreaterThan(0);
+    } finally {
+      await db.end();
+    }
   });
 });
