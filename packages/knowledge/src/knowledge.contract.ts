@@ -390,14 +390,17 @@ export function describeKnowledgeContract(
       const base = await repo.createBase('olga', 'Big');
       const doc = await embeddedDocument('olga', base.id, `${SHOP}\n\n${CARS}`);
       const [vector] = await embedder.embed(['automobile upkeep']);
-      const search = (query: string) =>
+      const search = (query: string, arrayExactMaxChunks = 0) =>
         searchChunks(db, {
           userId: 'olga',
           knowledgeBaseIds: [base.id],
           query,
           embedding: { model: 'concepts-1', vector: vector! },
-          arrayExactMaxChunks: 0,
+          arrayExactMaxChunks,
         });
+      // The base has one chunk: at a limit of one the comparison is still exact.
+      expect(await repo.getDocument('olga', doc.id)).toMatchObject({ chunk_count: 1 });
+      expect(await search('automobile upkeep', 1)).toHaveLength(1);
       // pgvector compares with every chunk whatever the size; plain SQL past the limit only
       // with chunks that share a word with the query.
       expect(await search('automobile upkeep')).toHaveLength(

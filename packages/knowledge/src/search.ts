@@ -205,14 +205,18 @@ async function vectorHits(
     );
     return rows.map(toHit);
   }
+  const exactMax = options.arrayExactMaxChunks ?? ARRAY_EXACT_MAX_CHUNKS;
+  // Counts no further than the limit: whether the bases are larger is all that matters.
   const { rows: counted } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM knowledge_chunks c
-     WHERE c.user_id = $1 AND c.knowledge_base_id = ANY($2::text[]) AND c.embedding_model = $3
-       AND c.embedding_dims = $4`,
-    [options.userId, [...options.knowledgeBaseIds], model, vector.length],
+    `SELECT count(*)::int AS n FROM (
+       SELECT 1 FROM knowledge_chunks c
+       WHERE c.user_id = $1 AND c.knowledge_base_id = ANY($2::text[]) AND c.embedding_model = $3
+         AND c.embedding_dims = $4
+       LIMIT $5) AS upto`,
+    [options.userId, [...options.knowledgeBaseIds], model, vector.length, exactMax + 1],
   );
   let restrict = '';
-  if ((counted[0]?.n ?? 0) > (options.arrayExactMaxChunks ?? ARRAY_EXACT_MAX_CHUNKS)) {
+  if ((counted[0]?.n ?? 0) > exactMax) {
     if (candidates.length === 0) return [];
     restrict = `AND (c.document_id, c.chunk_index) IN (SELECT * FROM unnest($7::text[], $8::int[]))`;
     params.push(
