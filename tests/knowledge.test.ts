@@ -221,6 +221,25 @@ describe('knowledge bases on the all-in-one embedded engine', () => {
   it('validates bodies with field errors and requires a token', async () => {
     const created = await api('alice', 'POST', '/api/knowledge-bases', { name: 'V' });
     const base = created.body as KnowledgeBase;
+    const page = await api('alice', 'POST', `/api/knowledge-bases/${base.id}/documents`, {
+      name: 'page.html',
+      type: 'html',
+      content: '<p>Opening <b>hours</b>: nine to five.</p><script>trackVisitor()</script>',
+    });
+    expect(page.status).toBe(202);
+    const pageDoc = page.body as KnowledgeDocument;
+    expect(await waitForReady('alice', base.id, pageDoc.id)).toMatchObject({
+      type: 'html',
+      status: 'ready',
+      chunk_count: 1,
+    });
+    const found = await api('alice', 'POST', '/api/knowledge-bases/search', {
+      query: 'opening hours trackvisitor',
+      knowledge_base_ids: [base.id],
+    });
+    expect(found.body).toMatchObject({
+      results: [{ document_id: pageDoc.id, content: 'Opening hours: nine to five.' }],
+    });
     const bad = await api('alice', 'POST', `/api/knowledge-bases/${base.id}/documents`, {
       name: 'a.pdf',
       content: 'x',

@@ -51,3 +51,4 @@ export const KB_INGEST_QUEUE = 'kb-ingest';
  * two retries per request) before the document is marked `failed`.
  */
 export const KB_INGEST_ATTEMPTS = 6;
+export { htmlToText } from './html-text.js';

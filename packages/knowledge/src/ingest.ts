@@ -1,6 +1,7 @@
 import { splitText } from '@agent-backend/chunking';
 import { EmbeddingError, type Embedder } from './embeddings.js';
 import type { KnowledgeRepository } from './knowledge-repository.js';
+import { htmlToText } from './html-text.js';
 
 /** What one ingestion did. */
 export type IngestOutcome =
@@ -51,7 +52,8 @@ export async function ingestDocument(
   };
   let chunks: string[];
   try {
-    chunks = splitText(doc.content).map((c) => c.content);
+    const text = doc.type === 'html' ? htmlToText(doc.content) : doc.content;
+    chunks = splitText(text).map((c) => c.content);
   } catch (error) {
     return fail(error instanceof Error ? error.message : 'the document could not be split');
   }

@@ -106,6 +106,22 @@ export function describeKnowledgeContract(
       }
     });
 
+    it('ingests HTML as the text a reader sees', async () => {
+      const base = await repo.createBase('hugo', 'Pages');
+      const html = `<html><head><title>Fleet</title><script>const zebra = 1;</script></head>
+        <body><h1>Servicing</h1><p>Our cars are serviced every <em>spring</em>.</p>
+        <style>.quokka { display: none }</style><p>Tyres &amp; brakes too.</p></body></html>`;
+      const doc = await readyDocument('hugo', base.id, html, 'html');
+      const search = (query: string) =>
+        searchChunks(db, { userId: 'hugo', knowledgeBaseIds: [base.id], query });
+      const [hit] = await search('spring tyres');
+      expect(hit).toMatchObject({ document_id: doc.id, chunk_index: 0 });
+      expect(hit!.content).toBe(
+        'Fleet\n\nServicing\n\nOur cars are serviced every spring.\n\nTyres & brakes too.',
+      );
+      expect(await search('zebra quokka html body')).toEqual([]);
+    });
+
     it('stores the same chunks once when ingestion runs twice', async () => {
       const base = await repo.createBase('dave', 'Twice');
       const doc = await readyDocument('dave', base.id, REFUNDS);

@@ -66,16 +66,20 @@ export type KnowledgeBase = z.infer<typeof KnowledgeBase>;
 export const KnowledgeBaseList = z.object({ knowledge_bases: z.array(KnowledgeBase) });
 export type KnowledgeBaseList = z.infer<typeof KnowledgeBaseList>;
 
+/** The document formats ingestion reads. */
+export const KnowledgeDocumentType = z.enum(['text', 'markdown', 'html']);
+export type KnowledgeDocumentType = z.infer<typeof KnowledgeDocumentType>;
+
 /**
  * Body of `POST /api/knowledge-bases/:id/documents`. Text and markdown are split by the same
  * splitter as the preview, with its defaults; markdown is indexed as written (its markup is
- * searchable text too).
+ * searchable text too); HTML is reduced to the text a reader sees first (paragraphs by block).
  */
 export const AddDocumentRequest = z.object({
   name: z.string().trim().min(1).max(500),
   content: z.string().min(1),
   /** @default 'text' */
-  type: z.enum(['text', 'markdown']).default('text'),
+  type: KnowledgeDocumentType.default('text'),
 });
 export type AddDocumentRequest = z.infer<typeof AddDocumentRequest>;
 export type AddDocumentRequestInput = z.input<typeof AddDocumentRequest>;
@@ -88,7 +92,7 @@ export const KnowledgeDocument = z.object({
   id: z.string().min(1),
   knowledge_base_id: z.string().min(1),
   name: z.string(),
-  type: z.enum(['text', 'markdown']),
+  type: KnowledgeDocumentType,
   status: z.enum(['pending', 'ready', 'failed']),
   error: z.string().nullable(),
   chunk_count: z.number().int().nonnegative(),
