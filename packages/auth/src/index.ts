@@ -13,6 +13,7 @@ export {
   ACCESS_TOKEN_TTL_SECONDS,
   type VerifiedToken,
 } from './access-tokens.js';
+export { createTokenVerifier, type TokenVerifierOptions } from './token-verifier.js';
 export {
   RefreshTokenService,
   InvalidRefreshTokenError,

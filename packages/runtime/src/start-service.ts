@@ -3,7 +3,7 @@ import { loadConfigOrExit, type Config, type Role } from '@agent-backend/config'
 import { createLogger, type Logger } from '@agent-backend/logger';
 import { createEngines, type Engines } from '@agent-backend/engines';
 import { bearerAuth, createHttpServer, handleShutdown } from '@agent-backend/http-server';
-import { resolveKeys, throwawayKeys, verifyAccessToken, type KeyPair } from '@agent-backend/auth';
+import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@agent-backend/auth';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -70,7 +70,8 @@ export async function startService(
           dataDir: role === 'all-in-one' ? config.DATA_DIR : undefined,
         });
   const app = createHttpServer({ logger, readiness: engines.checks });
-  const requireUser = bearerAuth((token) => verifyAccessToken(keys, token));
+  // Verified tokens are remembered until they expire: one signature check per token, not per request.
+  const requireUser = bearerAuth(createTokenVerifier(keys));
   const context: ServiceContext = { config, logger, engines, keys, app, requireUser };
   const roles = await options.mount(context);
 
