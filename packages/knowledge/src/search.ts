@@ -72,10 +72,21 @@ export const COMMON_WORD_SHARE = 0.1;
 /** How long the common words read from the statistics are used before they are read again. */
 const COMMON_WORDS_TTL_MS = 5 * 60_000;
 
-const commonWordsCache = new WeakMap<
-  Queryable,
-  { at: number; words: Promise<Map<string, number>> }
->();
+/**
+ * `read(db)` remembered per database handle (a failed read is forgotten), read again after
+ * `ttlMs`, or when the caller asks for a fresh value.
+ */
+function perHandle<T>(read: (db: Queryable) => Promise<T>, ttlMs = Infinity) {
+  const cache = new WeakMap<Queryable, { at: number; value: Promise<T> }>();
+  return (db: Queryable, fresh = false): Promise<T> => {
+    const cached = cache.get(db);
+    if (cached && !fresh && Date.now() - cached.at < ttlMs) return cached.value;
+    const value = read(db);
+    cache.set(db, { at: Date.now(), value });
+    value.catch(() => cache.delete(db));
+    return value;
+  };
+}
 
 /**
  * The words of the `tsv` column's most-common-elements statistics (gathered by ANALYZE, which
@@ -96,14 +107,7 @@ export async function readWordShares(db: Queryable): Promise<Map<string, number>
 }
 
 /** {@link readWordShares}, read again after {@link COMMON_WORDS_TTL_MS}. */
-function cachedWordShares(db: Queryable): Promise<Map<string, number>> {
-  const cached = commonWordsCache.get(db);
-  if (cached && Date.now() - cached.at < COMMON_WORDS_TTL_MS) return cached.words;
-  const words = readWordShares(db);
-  commonWordsCache.set(db, { at: Date.now(), words });
-  words.catch(() => commonWordsCache.delete(db));
-  return words;
-}
+const cachedWordShares = perHandle(readWordShares, COMMON_WORDS_TTL_MS);
 
 interface HitRow extends Record<string, unknown> {
   knowledge_base_id: string;
@@ -182,58 +186,46 @@ async function vectorHits(
   support: VectorSupport,
 ): Promise<KnowledgeSearchHit[]> {
   const { model, vector } = options.embedding;
-  const literal = toArrayLiteral(vector);
   const params: unknown[] = [
     options.userId,
     [...options.knowledgeBaseIds],
-    literal,
+    toArrayLiteral(vector),
     model,
     vector.length,
+    limit,
   ];
+  let score: string;
+  let restrict = '';
   if (support.kind === 'pgvector') {
     const s = quoteIdentifier(support.schema);
-    const distance = `c.embedding OPERATOR(${s}.<=>) $3::real[]::${s}.vector`;
-    const { rows } = await db.query<HitRow>(
-      // Ordered by the output column, so the distance is computed once per chunk.
-      `SELECT ${HIT_COLUMNS}, (1 - (${distance}))::float8 AS score
-       FROM knowledge_chunks c
-       JOIN knowledge_documents d ON d.document_id = c.document_id
-       WHERE ${OWNED_READY} AND c.embedding_model = $4 AND c.embedding_dims = $5
-       ORDER BY score DESC, c.document_id, c.chunk_index
-       LIMIT $6`,
-      [...params, limit],
-    );
-    return rows.map(toHit);
-  }
-  const exactMax = options.arrayExactMaxChunks ?? ARRAY_EXACT_MAX_CHUNKS;
-  // Counts no further than the limit: whether the bases are larger is all that matters.
-  const { rows: counted } = await db.query<{ n: number }>(
-    `SELECT count(*)::int AS n FROM (
-       SELECT 1 FROM knowledge_chunks c
-       WHERE c.user_id = $1 AND c.knowledge_base_id = ANY($2::text[]) AND c.embedding_model = $3
-         AND c.embedding_dims = $4
-       LIMIT $5) AS upto`,
-    [options.userId, [...options.knowledgeBaseIds], model, vector.length, exactMax + 1],
-  );
-  let restrict = '';
-  if ((counted[0]?.n ?? 0) > exactMax) {
-    if (candidates.length === 0) return [];
-    restrict = `AND (c.document_id, c.chunk_index) IN (SELECT * FROM unnest($7::text[], $8::int[]))`;
-    params.push(
-      limit,
-      candidates.map((h) => h.document_id),
-      candidates.map((h) => h.chunk_index),
-    );
+    score = `1 - (c.embedding OPERATOR(${s}.<=>) $3::real[]::${s}.vector)`;
   } else {
-    params.push(limit);
+    score = '(SELECT sum(a * b) FROM unnest(c.embedding, $3::real[]) AS v(a, b))';
+    const exactMax = options.arrayExactMaxChunks ?? ARRAY_EXACT_MAX_CHUNKS;
+    // Counts no further than the limit: whether the bases are larger is all that matters.
+    const { rows: counted } = await db.query<{ n: number }>(
+      `SELECT count(*)::int AS n FROM (
+         SELECT 1 FROM knowledge_chunks c
+         WHERE c.user_id = $1 AND c.knowledge_base_id = ANY($2::text[])
+           AND c.embedding_model = $3 AND c.embedding_dims = $4
+         LIMIT $5) AS upto`,
+      [options.userId, [...options.knowledgeBaseIds], model, vector.length, exactMax + 1],
+    );
+    if ((counted[0]?.n ?? 0) > exactMax) {
+      if (candidates.length === 0) return [];
+      restrict = `AND (c.document_id, c.chunk_index) IN (SELECT * FROM unnest($7::text[], $8::int[]))`;
+      params.push(
+        candidates.map((h) => h.document_id),
+        candidates.map((h) => h.chunk_index),
+      );
+    }
   }
   const { rows } = await db.query<HitRow>(
-    `SELECT ${HIT_COLUMNS},
-       (SELECT sum(a * b) FROM unnest(c.embedding, $3::real[]) AS v(a, b))::float8 AS score
+    // Ordered by the output column, so the score is computed once per chunk.
+    `SELECT ${HIT_COLUMNS}, (${score})::float8 AS score
      FROM knowledge_chunks c
      JOIN knowledge_documents d ON d.document_id = c.document_id
-     WHERE ${OWNED_READY} AND c.embedding_model = $4 AND c.embedding_dims = $5
-       ${restrict}
+     WHERE ${OWNED_READY} AND c.embedding_model = $4 AND c.embedding_dims = $5 ${restrict}
      ORDER BY score DESC, c.document_id, c.chunk_index
      LIMIT $6`,
     params,
@@ -241,21 +233,11 @@ async function vectorHits(
   return rows.map(toHit);
 }
 
-const supportCache = new WeakMap<Queryable, Promise<VectorSupport>>();
-
 /**
  * How this database stores embeddings, read once per database handle: it is settled at start.
  * `fresh` reads it again (a replica restarted with pgvector may have converted the column).
  */
-function cachedVectorSupport(db: Queryable, fresh = false): Promise<VectorSupport> {
-  let support = fresh ? undefined : supportCache.get(db);
-  if (!support) {
-    support = vectorSupport(db);
-    supportCache.set(db, support);
-    support.catch(() => supportCache.delete(db));
-  }
-  return support;
-}
+const cachedVectorSupport = perHandle(vectorSupport);
 
 /**
  * Reciprocal rank fusion: each list adds 1 / ({@link RRF_K} + rank) to a chunk's score (rank 1

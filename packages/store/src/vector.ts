@@ -98,44 +98,49 @@ export async function prepareVectorSearch(
     );
     const column = await embeddingColumnType(tx);
     if (!column) throw new Error('knowledge_chunks.embedding is missing: run the migrations first');
-    if (mode === 'off') {
-      if (column.type_name === 'vector') {
-        await tx.query(
-          'ALTER TABLE knowledge_chunks ALTER COLUMN embedding TYPE real[] USING embedding::real[]',
-        );
-      }
-      await keepEmbeddingsInRow(tx);
-      return { kind: 'array', reason: 'KNOWLEDGE_PGVECTOR=off' } as const;
-    }
-    let ext = await installedVector(tx);
-    if (!ext) {
-      const { rows } = await tx.query(
-        `SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`,
-      );
-      if (rows.length === 0) {
-        await keepEmbeddingsInRow(tx);
-        return { kind: 'array', reason: 'the pgvector extension is not available on this server' };
-      }
-      await tx.query('SAVEPOINT create_vector');
-      try {
-        await tx.query('CREATE EXTENSION IF NOT EXISTS vector');
-        await tx.query('RELEASE SAVEPOINT create_vector');
-      } catch (error) {
-        await tx.query('ROLLBACK TO SAVEPOINT create_vector');
-        const message = error instanceof Error ? error.message : String(error);
-        await keepEmbeddingsInRow(tx);
-        return { kind: 'array', reason: `CREATE EXTENSION vector failed: ${message}` };
-      }
-      ext = await installedVector(tx);
-      if (!ext) return { kind: 'array', reason: 'CREATE EXTENSION vector had no effect' };
-    }
-    if (column.type_name !== 'vector') {
-      const type = `${quoteIdentifier(ext.schema)}.vector`;
-      await tx.query(
-        `ALTER TABLE knowledge_chunks ALTER COLUMN embedding TYPE ${type} USING embedding::${type}`,
-      );
-    }
+    const support = await settleColumnType(tx, column, mode);
     await keepEmbeddingsInRow(tx);
-    return { kind: 'pgvector', schema: ext.schema, version: ext.version } as const;
+    return support;
   });
+}
+
+/** Converts the column to what `mode` and the server allow; returns how it is stored then. */
+async function settleColumnType(
+  tx: Queryable,
+  column: ColumnType,
+  mode: VectorMode,
+): Promise<VectorSupport> {
+  if (mode === 'off') {
+    if (column.type_name === 'vector') {
+      await tx.query(
+        'ALTER TABLE knowledge_chunks ALTER COLUMN embedding TYPE real[] USING embedding::real[]',
+      );
+    }
+    return { kind: 'array', reason: 'KNOWLEDGE_PGVECTOR=off' };
+  }
+  let ext = await installedVector(tx);
+  if (!ext) {
+    const { rows } = await tx.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`);
+    if (rows.length === 0) {
+      return { kind: 'array', reason: 'the pgvector extension is not available on this server' };
+    }
+    await tx.query('SAVEPOINT create_vector');
+    try {
+      await tx.query('CREATE EXTENSION IF NOT EXISTS vector');
+      await tx.query('RELEASE SAVEPOINT create_vector');
+    } catch (error) {
+      await tx.query('ROLLBACK TO SAVEPOINT create_vector');
+      const message = error instanceof Error ? error.message : String(error);
+      return { kind: 'array', reason: `CREATE EXTENSION vector failed: ${message}` };
+    }
+    ext = await installedVector(tx);
+    if (!ext) return { kind: 'array', reason: 'CREATE EXTENSION vector had no effect' };
+  }
+  if (column.type_name !== 'vector') {
+    const type = `${quoteIdentifier(ext.schema)}.vector`;
+    await tx.query(
+      `ALTER TABLE knowledge_chunks ALTER COLUMN embedding TYPE ${type} USING embedding::${type}`,
+    );
+  }
+  return { kind: 'pgvector', schema: ext.schema, version: ext.version };
 }
