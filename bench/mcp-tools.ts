@@ -14,7 +14,8 @@ import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { createLogger } from '../packages/logger/src/index.js';
 import { connectMcp } from '../packages/mcp/src/index.js';
-import { InvokeRequest } from '../packages/protocol/src/index.js';
+import { runRequest } from '../packages/agent-runtime/src/index.js';
+import { McpToolEntry } from '../packages/protocol/src/index.js';
 import { createMcpTools, mcpPolicy } from '../packages/mcp-tools/src/index.js';
 import { startToolServer } from '../packages/mcp-tools/src/testing/tool-server.js';
 
@@ -27,10 +28,19 @@ const policy = mcpPolicy({ MCP_ALLOW_PRIVATE_NETWORKS: true, MCP_STDIO_ALLOWLIST
 const logger = createLogger({ destination: new Writable({ write: (_c, _e, done) => done() }) });
 const mcp = createMcpTools({ policy, logger });
 const signal = new AbortController().signal;
-const request = InvokeRequest.parse({
+const request = runRequest({
+  userId: 'bench-user',
   message: 'hi',
-  llm_config: { baseUrl: 'https://llm.example/v1', apiKey: 'k', modelName: 'm' },
-  tools: [{ type: 'mcp', name: 'bench', base_url: server.url }],
+  model: {
+    baseUrl: 'https://llm.example/v1',
+    apiKey: 'k',
+    name: 'm',
+    temperature: 0.7,
+    chosenBy: 'request',
+  },
+  capabilities: {
+    mcpServers: [McpToolEntry.parse({ type: 'mcp', name: 'bench', base_url: server.url })],
+  },
 });
 const config = { name: 'bench', base_url: server.url, transport_type: 'streamable_http' as const };
 

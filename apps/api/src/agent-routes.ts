@@ -1,16 +1,11 @@
+import type { Agent } from '@agent-backend/agent';
 import {
   AgentRunError,
-  AgentRunner,
-  type AgentRunnerOptions,
   SessionBusyError,
   SessionNotFoundError,
   sessionLeaseHolder,
 } from '@agent-backend/agent-runtime';
 import { AppError, parseInput } from '@agent-backend/http-server';
-import { createApprovalHook } from '@agent-backend/hitl';
-import { knowledgeToolSource, type KnowledgeSearcher } from '@agent-backend/knowledge';
-import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
-import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import {
   InvokeRequest,
   parseAgentStreamEventId,
@@ -21,24 +16,9 @@ import { registerApprovalRoutes } from './agent/approval-routes.js';
 import { LocalRun } from './agent/local-run.js';
 import { remoteAttachKey, streamRemoteRun } from './agent/resume-remote.js';
 import { RunLogWriter } from './agent/run-log-writer.js';
-import { loadAgentSettings, type AgentRouteSettings } from './agent/settings.js';
+import { toRunRequest } from './agent/run-request.js';
 import { SseStream } from './agent/sse-stream.js';
 import { streamLocalRun } from './agent/stream-run.js';
-
-export interface AgentRouteOptions {
-  /** Tool calls to the user's nodes through the gateway; absent: runs get no node tools. */
-  readonly nodeTools?: NodeToolCaller;
-  /** Searches knowledge bases for `search_knowledge_base`; absent: runs never get the tool. */
-  readonly searchKnowledge?: KnowledgeSearcher;
-  /** More tools per run (MCP, OAuth, ...), see `ToolSource`. */
-  readonly toolSources?: AgentRunnerOptions['toolSources'];
-  /** The hook before each tool call (human-in-the-loop approval). */
-  readonly beforeToolCall?: AgentRunnerOptions['beforeToolCall'];
-  /** The SSRF guard for `llm_config.baseUrl`. */
-  readonly checkBaseUrl?: AgentRunnerOptions['checkBaseUrl'];
-  /** Overrides the `AGENT_*` environment (tests). */
-  readonly settings?: AgentRouteSettings;
-}
 
 /**
  * Largest invoke body. Above the server-wide 1 MiB because context files travel in the body;
@@ -55,31 +35,9 @@ export const INVOKE_BODY_LIMIT = 4 * 1024 * 1024;
  * 401, 404 unknown or foreign session, 409 `session_busy`); after that, failures are the
  * stream's `error` event. On shutdown (`preClose`), running runs end with `server_shutdown`.
  */
-export function registerAgentRoutes(
-  context: ServiceContext,
-  options: AgentRouteOptions = {},
-): void {
+export function registerAgentRoutes(context: ServiceContext, agent: Agent): void {
   const { app, engines, logger, requireUser } = context;
-  const settings = options.settings ?? loadAgentSettings(process.env);
-  const mcpTools = createMcpTools({ policy: mcpPolicy(context.config), logger });
-  app.addHook('onClose', () => mcpTools.close());
-  const runner = new AgentRunner({
-    db: engines.db,
-    ephemeral: engines.ephemeral,
-    logger,
-    settings: settings.agent,
-    ...(options.nodeTools ? { nodeTools: options.nodeTools } : {}),
-    toolSources: [
-      mcpTools.source,
-      ...(options.searchKnowledge ? [knowledgeToolSource(options.searchKnowledge)] : []),
-      ...(options.toolSources ?? []),
-    ],
-    // Human-in-the-loop approval (docs/hitl.md); a no-op for requests without `hitl_config`.
-    beforeToolCall:
-      options.beforeToolCall ??
-      createApprovalHook({ ephemeral: engines.ephemeral, bus: engines.bus, logger }),
-    ...(options.checkBaseUrl ? { checkBaseUrl: options.checkBaseUrl } : {}),
-  });
+  const { runner, settings } = agent;
   registerApprovalRoutes(context);
   const runs = new Map<string, LocalRun>();
   /** Runs not yet finished or not yet fully in the run log. */
@@ -91,7 +49,7 @@ export function registerAgentRoutes(
     const userId = request.userId!;
     let prepared;
     try {
-      prepared = await runner.prepare(userId, body);
+      prepared = await runner.prepare(toRunRequest(userId, body));
     } catch (error) {
       if (error instanceof SessionNotFoundError) throw new AppError('not_found', error.message);
       if (error instanceof SessionBusyError) {

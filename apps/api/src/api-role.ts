@@ -1,44 +1,36 @@
-import { embedderFromSettings, knowledgeSearcher } from '@agent-backend/knowledge';
-import { createNodeToolCaller } from '@agent-backend/node-rpc';
-import { createUrlGuard } from '@agent-backend/url-guard';
+import { createAgent, type AgentOptions } from '@agent-backend/agent';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
-import { CHAT_MESSAGE_QUEUE, registerChatPlatformRoutes } from './chat-platform-routes.js';
+import { CHAT_MESSAGE_QUEUE } from '@agent-backend/chat-platform';
+import { registerChatPlatformRoutes } from './chat-platform-routes.js';
 import { registerKnowledgeRoutes } from './knowledge-routes.js';
 import { registerMcpRoutes } from './mcp-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 
+export interface ApiOptions {
+  /** Passed to the agent factory (extra tool sources, for an embedder's own capability). */
+  readonly agentOptions?: AgentOptions;
+}
+
 /** Mounts the HTTP API (spec section 4 endpoints served by `apps/api`) on the context's server. */
-export async function mountApi(context: ServiceContext): Promise<MountedRole> {
-  const { engines, config, logger } = context;
-  /** Tool calls to users' nodes through whichever gateway replica holds them (spec 4.3 rule 3). */
-  const nodeTools = createNodeToolCaller({
-    bus: engines.bus,
-    presence: engines.presence,
-    defaultTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
-  });
+export async function mountApi(
+  context: ServiceContext,
+  options: ApiOptions = {},
+): Promise<MountedRole> {
+  const { engines } = context;
+  // The agent of invoke runs; its node tool caller (through whichever gateway replica holds the
+  // node, spec 4.3 rule 3) and knowledge searcher (one embeddings client) serve the HTTP routes too.
+  const agent = createAgent(context, options.agentOptions);
   registerAuthRoutes(context);
   registerMcpRoutes(context);
-  /** One searcher (and embeddings client) for the HTTP search and the agent's tool. */
-  const searchKnowledge = knowledgeSearcher(engines.db, {
-    embedder: embedderFromSettings(config),
-    onEmbeddingError: (error) =>
-      logger.warn({ err: error }, 'query embedding failed; knowledge search used full text only'),
-  });
-  registerKnowledgeRoutes(context, searchKnowledge);
-  registerNodeRoutes(context, nodeTools);
-  // User-supplied model base URLs pass the same SSRF guard as MCP servers (DESIGN.md).
-  const urlGuard = createUrlGuard({ allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS });
-  const checkBaseUrl = async (url: URL) => {
-    urlGuard.check(url);
-    await urlGuard.resolve(url.hostname.replace(/^\[|\]$/g, ''));
-  };
-  registerAgentRoutes(context, { nodeTools, checkBaseUrl, searchKnowledge });
+  registerKnowledgeRoutes(context, agent.searchKnowledge);
+  registerNodeRoutes(context, agent.nodeTools);
+  registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
   registerChatPlatformRoutes(context, async (job) => {
     await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });
   });
-  return { name: 'api', close: async () => {} };
+  return { name: 'api', close: () => agent.close() };
 }

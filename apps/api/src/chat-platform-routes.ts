@@ -4,9 +4,6 @@ import { ChatPlatform, type ChatMessageJob } from '@agent-backend/protocol';
 import { AppError } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 
-/** The queue the worker reads chat messages from. */
-export const CHAT_MESSAGE_QUEUE = 'chat-messages';
-
 /**
  * `POST /channels/:platform/webhook` (spec 4.5) for `feishu` and `lark`. No authentication
  * header (the platform's servers call it); the event itself is verified (signature over the raw

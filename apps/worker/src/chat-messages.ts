@@ -1,10 +1,11 @@
 import type { AgentRunner } from '@agent-backend/agent-runtime';
-import { larkClients, processChatMessage } from '@agent-backend/chat-platform';
+import {
+  CHAT_MESSAGE_QUEUE,
+  larkClients,
+  processChatMessage,
+} from '@agent-backend/chat-platform';
 import { ChatMessageJob } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
-
-/** The queue the API's webhook fills (see apps/api chat-platform routes). */
-export const CHAT_MESSAGE_QUEUE = 'chat-messages';
 
 /**
  * Processes queued chat-platform messages: the agent answers with the default model, the answer
@@ -22,8 +23,9 @@ export async function processChatMessages(
       ? {
           baseUrl: config.DEFAULT_LLM_BASE_URL,
           apiKey: config.DEFAULT_LLM_API_KEY ?? '',
-          modelName: config.DEFAULT_LLM_MODEL,
+          name: config.DEFAULT_LLM_MODEL,
           temperature: 0.7,
+          chosenBy: 'operator' as const,
         }
       : undefined;
   await engines.jobs.process(

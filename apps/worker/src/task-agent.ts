@@ -1,9 +1,4 @@
-import { AgentRunner } from '@agent-backend/agent-runtime';
-import type { Logger } from '@agent-backend/logger';
-import type { NodeToolCaller } from '@agent-backend/node-rpc';
-import type { Database } from '@agent-backend/store';
-import type { EphemeralStore } from '@agent-backend/ephemeral';
-import { InvokeRequest } from '@agent-backend/protocol';
+import { runRequest, type AgentRunner } from '@agent-backend/agent-runtime';
 
 /**
  * Runs a scheduled task's prompt to completion and returns the answer. The seam between the
@@ -39,28 +34,21 @@ export class TaskAgentError extends Error {
  * `connector` `my-browser` the run gets the user's node tools (the browser extension's, through
  * the gateway); with `none`, no node tools.
  */
-export function createRunnerTaskAgent(options: {
-  db: Database;
-  ephemeral: EphemeralStore;
-  logger: Logger;
-  llm: DefaultLlm;
-  nodeTools: NodeToolCaller;
-}): TaskAgent {
-  const base = { db: options.db, ephemeral: options.ephemeral, logger: options.logger };
-  const withNodes = new AgentRunner({ ...base, nodeTools: options.nodeTools });
-  const withoutNodes = new AgentRunner(base);
+export function createRunnerTaskAgent(options: { runner: AgentRunner; llm: DefaultLlm }): TaskAgent {
+  const { runner } = options;
   return {
     async run({ userId, prompt, sessionId, connector, signal }) {
       const { baseUrl, apiKey, model } = options.llm;
       if (!baseUrl || !apiKey || !model) throw new TaskAgentError('default_model_not_configured');
-      const request = InvokeRequest.parse({
-        message: prompt,
-        session_id: sessionId,
-        llm_config: { baseUrl, apiKey, modelName: model },
-        sandbox_mode: 'none',
-      });
-      const runner = connector === 'my-browser' ? withNodes : withoutNodes;
-      const prepared = await runner.prepare(userId, request);
+      const prepared = await runner.prepare(
+        runRequest({
+          userId,
+          sessionId,
+          message: prompt,
+          model: { baseUrl, apiKey, name: model, temperature: 0.7, chosenBy: 'operator' },
+          capabilities: { nodeTools: connector === 'my-browser' },
+        }),
+      );
       let text = '';
       let failure: string | undefined;
       const result = await prepared.execute((event) => {

@@ -58,14 +58,14 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
   };
 
   const execute = async (record: TaskRecord, scheduledAt: number, signal: AbortSignal) => {
-    const claim = await runs.claim(
-      record.taskId,
+    const claim = await runs.claim({
+      taskId: record.taskId,
       scheduledAt,
-      record.userId,
-      options.workerId,
-      options.leaseMs,
-      record.task.run_mode === 'require-confirmation',
-    );
+      userId: record.userId,
+      worker: options.workerId,
+      leaseMs: options.leaseMs,
+      requireConfirmed: record.task.run_mode === 'require-confirmation',
+    });
     const ctx = { taskId: record.taskId, scheduledAt: new Date(scheduledAt).toISOString() };
     if (claim.kind === 'skip') {
       log.info({ ...ctx, status: claim.status }, 'scheduled run skipped: already handled');

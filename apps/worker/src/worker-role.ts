@@ -1,10 +1,10 @@
-import { createNodeToolCaller, userWebChannel } from '@agent-backend/node-rpc';
+import { createAgent, type AgentOptions } from '@agent-backend/agent';
+import { userWebChannel } from '@agent-backend/node-rpc';
 import {
   createNotifier,
   createSmtpEmailSender,
   type ChatPlatformNotifier,
 } from '@agent-backend/notify';
-import { AgentRunner } from '@agent-backend/agent-runtime';
 import { larkClients, larkNotifier } from '@agent-backend/chat-platform';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { SCHEDULED_TASKS_QUEUE, reconcileSchedules } from '@agent-backend/scheduler';
@@ -18,6 +18,8 @@ export interface WorkerOptions {
   agent?: TaskAgent;
   /** The chat-platform client; absent: chat notifications are logged and skipped. */
   chat?: ChatPlatformNotifier;
+  /** Passed to the agent factory (extra tool sources, for an embedder's own capability). */
+  agentOptions?: AgentOptions;
 }
 
 /**
@@ -39,22 +41,17 @@ export async function mountWorker(
     chat: options.chat ?? larkNotifier(larkClients(config)),
     onSkip: (info) => logger.warn(info, 'notification channel skipped'),
   });
+  // One agent for scheduled runs and chat replies, assembled like the api's invoke runs.
+  const runAgent = createAgent(context, options.agentOptions);
   const agent =
     options.agent ??
     createRunnerTaskAgent({
-      db: engines.db,
-      ephemeral: engines.ephemeral,
-      logger,
+      runner: runAgent.runner,
       llm: {
         baseUrl: config.DEFAULT_LLM_BASE_URL,
         apiKey: config.DEFAULT_LLM_API_KEY,
         model: config.DEFAULT_LLM_MODEL,
       },
-      nodeTools: createNodeToolCaller({
-        bus: engines.bus,
-        presence: engines.presence,
-        defaultTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
-      }),
     });
   const reconciled = await reconcileSchedules({ db: engines.db, jobs: engines.jobs });
   logger.info(reconciled, 'scheduled tasks reconciled');
@@ -73,10 +70,12 @@ export async function mountWorker(
     { concurrency: 4 },
   );
   // Chat-platform messages: their conversations belong to the chat, so no node tools.
-  await processChatMessages(
-    context,
-    new AgentRunner({ db: engines.db, ephemeral: engines.ephemeral, logger }),
-  );
+  await processChatMessages(context, runAgent.runner);
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
-  return { name: 'worker', close: async () => email?.close() };
+  return {
+    name: 'worker',
+    close: async () => {
+      await Promise.all([email?.close(), runAgent.close()]);
+    },
+  };
 }

@@ -2,7 +2,7 @@ import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createMemoryEphemeralStore, type EphemeralStore } from '@agent-backend/ephemeral';
 import { createLogger } from '@agent-backend/logger';
-import { InvokeRequest, type AgentEvent, type InvokeRequestInput } from '@agent-backend/protocol';
+import type { AgentEvent, ChatHistoryItem, ConversationMode } from '@agent-backend/protocol';
 import { createPostgresDatabase, migrate, type Database } from '@agent-backend/store';
 import {
   createTestSchema,
@@ -14,6 +14,7 @@ import {
   type TestSchema,
 } from '@agent-backend/testing';
 import { AgentRunner } from './agent-runner.js';
+import { runRequest, type RunRequest } from './run-request.js';
 import { SessionBusyError, SessionNotFoundError } from './errors.js';
 
 let schema: TestSchema;
@@ -47,19 +48,33 @@ function replica(): AgentRunner {
   return new AgentRunner({ db, ephemeral, logger: createLogger({ destination, level: 'debug' }) });
 }
 
-const request = (input: Partial<InvokeRequestInput> & { modelName: string }): InvokeRequest =>
-  InvokeRequest.parse({
-    message: 'hello',
-    ...input,
-    llm_config: {
+/** A run of the test model; the user is added where it is prepared. */
+const request = (input: {
+  modelName: string;
+  message?: string;
+  session_id?: string;
+  mode?: ConversationMode;
+  chat_history?: ChatHistoryItem[];
+}): Omit<RunRequest, 'userId'> => {
+  const { userId: _, ...rest } = runRequest({
+    userId: '',
+    message: input.message ?? 'hello',
+    model: {
       baseUrl: model.baseUrl,
       apiKey: 'sk-runner-secret-99',
-      modelName: input.modelName,
+      name: input.modelName,
+      temperature: 0.7,
+      chosenBy: 'request',
     },
+    ...(input.session_id !== undefined ? { sessionId: input.session_id } : {}),
+    ...(input.mode ? { mode: input.mode } : {}),
+    ...(input.chat_history ? { history: input.chat_history } : {}),
   });
+  return rest;
+};
 
-async function invoke(runner: AgentRunner, userId: string, req: InvokeRequest) {
-  const prepared = await runner.prepare(userId, req);
+async function invoke(runner: AgentRunner, userId: string, req: Omit<RunRequest, 'userId'>) {
+  const prepared = await runner.prepare({ ...req, userId });
   const events: AgentEvent[] = [];
   const result = await prepared.execute((e) => events.push(e), new AbortController().signal);
   return { prepared, events, result };
@@ -107,16 +122,22 @@ describe('AgentRunner', () => {
       textReply('after'),
     ]);
     const runner = replica();
-    const prepared = await runner.prepare(
-      'alice',
-      request({ modelName: 'r-busy', session_id: 'shared-id' }),
-    );
+    const prepared = await runner.prepare({
+      ...request({ modelName: 'r-busy', session_id: 'shared-id' }),
+      userId: 'alice',
+    });
     const running = prepared.execute(() => {}, new AbortController().signal);
     await expect(
-      replica().prepare('bob', request({ modelName: 'r-busy', session_id: 'shared-id' })),
+      replica().prepare({
+        ...request({ modelName: 'r-busy', session_id: 'shared-id' }),
+        userId: 'bob',
+      }),
     ).rejects.toBeInstanceOf(SessionNotFoundError);
     await expect(
-      replica().prepare('alice', request({ modelName: 'r-busy', session_id: 'shared-id' })),
+      replica().prepare({
+        ...request({ modelName: 'r-busy', session_id: 'shared-id' }),
+        userId: 'alice',
+      }),
     ).rejects.toBeInstanceOf(SessionBusyError);
     release();
     expect(await running).toEqual({ status: 'done' });

@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { Logger } from '@agent-backend/logger';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
-import type { AgentEvent, InvokeRequest } from '@agent-backend/protocol';
+import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { SessionBusyError, SessionNotFoundError } from './errors.js';
 import type { BaseUrlCheck } from './llm-client.js';
@@ -10,23 +10,9 @@ import { executeRun, type RunResult } from './execute-run.js';
 import { acquireSessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
-import type { AgentTool } from './tool.js';
+import type { RunRequest } from './run-request.js';
+import type { RunInfo, ToolSource } from './tool.js';
 import type { BeforeToolCall } from './tool-execution.js';
-
-/** What a tool source knows about the run it adds tools to. */
-export interface RunInfo {
-  readonly userId: string;
-  readonly sessionId: string;
-  readonly runId: string;
-  readonly request: InvokeRequest;
-  readonly signal: AbortSignal;
-}
-
-/**
- * Adds tools to a run (MCP servers, OAuth accounts, knowledge bases, ... in later issues). A
- * source that fails is logged and skipped; the run goes on with the other tools.
- */
-export type ToolSource = (run: RunInfo) => Promise<AgentTool[]>;
 
 /** The engines and hooks a runner uses; one runner serves every run of a process. */
 export interface AgentRunnerOptions {
@@ -59,8 +45,8 @@ export interface PreparedRun {
 }
 
 /**
- * Runs agent conversations for any entry point (the SSE endpoint now; scheduled tasks and chat
- * messages later): session ownership, one run per session, the conversation in the durable
+ * Runs agent conversations for every entry point (the SSE endpoint, scheduled tasks, chat
+ * messages): session ownership, one run per session, the conversation in the durable
  * store, the tools, the loop.
  */
 export class AgentRunner {
@@ -73,12 +59,13 @@ export class AgentRunner {
   }
 
   /**
-   * Claims the session for `userId` (creating it; generating its id when the request has none)
+   * Claims the session for `request.userId` (creating it; generating its id when the request has none)
    * and takes its lease. Throws before anything is streamed: {@link SessionNotFoundError} when
    * it is another user's, {@link SessionBusyError} when a run of it is in progress.
    */
-  async prepare(userId: string, request: InvokeRequest): Promise<PreparedRun> {
-    const sessionId = request.session_id ?? `sess_${randomUUID()}`;
+  async prepare(request: RunRequest): Promise<PreparedRun> {
+    const { userId } = request;
+    const sessionId = request.sessionId ?? `sess_${randomUUID()}`;
     const runId = `run_${randomUUID().replace(/-/g, '')}`;
     const session = await this.sessions.claim(sessionId, userId);
     if (!session) throw new SessionNotFoundError(sessionId);

@@ -2,7 +2,6 @@ import type { Logger } from '@agent-backend/logger';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import type { AgentEvent } from '@agent-backend/protocol';
 import { runAgentLoop } from './agent-loop.js';
-import type { RunInfo, ToolSource } from './agent-runner.js';
 import type { ChatMessage } from './chat-message.js';
 import { contextSection, fitHistory, userMessage } from './context.js';
 import { AgentRunError } from './errors.js';
@@ -14,7 +13,13 @@ import type { SessionRepository } from './session-repository.js';
 import type { SessionState } from './session-state.js';
 import type { AgentSettings } from './settings.js';
 import { systemPrompt } from './system-prompt.js';
-import { availability, ToolRegistry, type ToolContext } from './tool.js';
+import {
+  availability,
+  ToolRegistry,
+  type RunInfo,
+  type ToolContext,
+  type ToolSource,
+} from './tool.js';
 import type { BeforeToolCall } from './tool-execution.js';
 
 /** How a run ended. */
@@ -44,7 +49,7 @@ export async function executeRun(options: ExecuteRunOptions): Promise<RunResult>
   const { request, signal } = run;
   const log = { runId: run.runId, sessionId: run.sessionId, userId: run.userId };
   emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
-  logger.info({ ...log, mode: request.mode, model: request.llm_config.modelName }, 'run started');
+  logger.info({ ...log, mode: request.mode, model: request.model.name }, 'run started');
   let result: RunResult;
   let final: AgentEvent;
   try {
@@ -89,9 +94,9 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
   ]);
   const state: SessionState = session?.state ?? { todos: [] };
   let history = stored;
-  if (history.length === 0 && request.chat_history.length > 0) {
+  if (history.length === 0 && request.history.length > 0) {
     // A session the service has not seen: the client's history starts the stored conversation.
-    history = request.chat_history.map(
+    history = request.history.map(
       (m) => ({ role: m.role, content: m.content }) as ChatMessage,
     );
     await sessions.append(run.sessionId, run.runId, history);
@@ -107,7 +112,7 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
     await sessions.saveState(run.sessionId, state);
   }
 
-  const user = userMessage(request.message, request.chat_attachments, limits);
+  const user = userMessage(request.message, request.attachments, limits);
   // Stored while the model starts answering; every later write of the run waits for it.
   const userStored = sessions.append(run.sessionId, run.runId, [user]);
   userStored.catch(() => undefined);
@@ -140,7 +145,7 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
       request.mode === 'plan'
         ? registry.all().filter((tool) => availability(tool, 'plan') === 'writes')
         : [],
-    context: contextSection(request.resource_files, request.sandbox_files, limits),
+    context: contextSection(request.resourceFiles, request.capabilities.sandbox.files, limits),
     ...(acceptedPlan ? { acceptedPlan } : {}),
   });
   const context: ToolContext = {
@@ -152,18 +157,21 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
     state,
     emit,
   };
-  const client = await createLlmClient(request.llm_config, {
+  const client = await createLlmClient(request.model, {
     timeoutMs: settings.llmTimeoutMs,
     maxRetries: settings.llmMaxRetries,
-    ...(options.checkBaseUrl ? { checkBaseUrl: options.checkBaseUrl } : {}),
+    // The operator's own model (`DEFAULT_LLM_*`) is configuration, not user input.
+    ...(options.checkBaseUrl && request.model.chosenBy === 'request'
+      ? { checkBaseUrl: options.checkBaseUrl }
+      : {}),
     ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const beforeToolCall = options.beforeToolCall?.(run);
   await runAgentLoop({
     client,
-    model: request.llm_config.modelName,
-    temperature: request.llm_config.temperature,
-    apiKey: request.llm_config.apiKey,
+    model: request.model.name,
+    temperature: request.model.temperature,
+    apiKey: request.model.apiKey,
     messages: [
       { role: 'system', content: system },
       ...fitHistory(history, limits.historyChars),
@@ -191,7 +199,7 @@ async function buildRegistry(options: ExecuteRunOptions): Promise<ToolRegistry> 
   registry.add(writeTodosTool());
   registry.add(proposePlanTool());
   const log = { runId: run.runId, sessionId: run.sessionId };
-  if (options.nodeTools) {
+  if (options.nodeTools && run.request.capabilities.nodeTools) {
     try {
       const nodes = await options.nodeTools.listTools(run.userId);
       const taken = new Set(registry.all().map((tool) => tool.name));

@@ -6,9 +6,14 @@ export {
   AgentRunner,
   type AgentRunnerOptions,
   type PreparedRun,
-  type RunInfo,
-  type ToolSource,
 } from './agent-runner.js';
+export {
+  runRequest,
+  type RunCapabilities,
+  type RunModel,
+  type RunRequest,
+  type RunRequestInput,
+} from './run-request.js';
 export type { RunResult } from './execute-run.js';
 export { runAgentLoop, type AgentLoopOptions } from './agent-loop.js';
 export { ChatMessage } from './chat-message.js';
@@ -53,8 +58,10 @@ export {
   ToolRegistryError,
   TOOL_NAME,
   type AgentTool,
+  type RunInfo,
   type ToolContext,
   type ToolOutput,
+  type ToolSource,
 } from './tool.js';
 export { defineTool } from './builtin-tool.js';
 export {

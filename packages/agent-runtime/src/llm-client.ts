@@ -1,5 +1,4 @@
 import OpenAI from 'openai';
-import type { LlmConfig } from '@agent-backend/protocol';
 import { AgentRunError } from './errors.js';
 
 /**
@@ -25,11 +24,13 @@ export const DEFAULT_LLM_TIMEOUT_MS = 60_000;
 export const DEFAULT_LLM_MAX_RETRIES = 1;
 
 /**
- * An OpenAI client for one run's `llm_config`. The SDK's logging is off (it could print request
+ * An OpenAI client for one run's model. The SDK's logging is off (it could print request
  * details); the API key lives only in this client and in the Authorization header it sends.
  */
-export async function createLlmClient(
-  config: LlmConfig,
+export async function createLlmClient<
+  Model extends { readonly baseUrl: string; readonly apiKey: string },
+>(
+  config: Model,
   options: LlmClientOptions = {},
 ): Promise<OpenAI> {
   const baseURL = config.baseUrl.replace(/\/+$/, '');

@@ -1,4 +1,5 @@
 import type { AgentEvent, ConversationMode } from '@agent-backend/protocol';
+import type { RunRequest } from './run-request.js';
 import type { SessionState } from './session-state.js';
 
 /** What a tool gets besides its arguments. */
@@ -30,9 +31,8 @@ export interface ToolOutput {
 }
 
 /**
- * A tool the model can call. Every source of tools (built-ins, the user's nodes, and later MCP
- * servers, OAuth accounts, knowledge bases, memory, skills, the sandbox, web search) adapts to
- * this one shape and is added to the run's {@link ToolRegistry}.
+ * A tool the model can call. Every source of tools (built-ins, the user's nodes, MCP servers,
+ * knowledge bases, and each capability that offers tools) adapts to this one shape and is added to the run's {@link ToolRegistry}.
  */
 export interface AgentTool {
   /** OpenAI function name: `^[A-Za-z0-9_-]{1,64}$`, unique in the run. */
@@ -50,6 +50,21 @@ export interface AgentTool {
   readonly modes?: readonly ConversationMode[];
   execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
 }
+
+/** What a tool source knows about the run it adds tools to. */
+export interface RunInfo {
+  readonly userId: string;
+  readonly sessionId: string;
+  readonly runId: string;
+  readonly request: RunRequest;
+  readonly signal: AbortSignal;
+}
+
+/**
+ * Adds tools to a run (MCP servers, knowledge bases, and each capability that offers tools). A
+ * source that fails is logged and skipped; the run goes on with the other tools.
+ */
+export type ToolSource = (run: RunInfo) => Promise<AgentTool[]>;
 
 /** Valid OpenAI function names. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;

@@ -5,5 +5,10 @@ export {
   type WebhookDeps,
   type WebhookAnswer,
 } from './webhook.js';
-export { processChatMessage, chatSessionOwner, type ChatReplyDeps } from './process-message.js';
+export {
+  CHAT_MESSAGE_QUEUE,
+  chatSessionOwner,
+  processChatMessage,
+  type ChatReplyDeps,
+} from './process-message.js';
 export { larkClients, larkNotifier, type LarkAppConfig } from './lark-clients.js';

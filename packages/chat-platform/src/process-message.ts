@@ -1,23 +1,29 @@
 import {
   DEFAULT_LEASE_TTL_MS,
+  runRequest,
   SessionBusyError,
   type AgentRunner,
   type PreparedRun,
+  type RunModel,
+  type RunRequest,
 } from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { LarkClient } from '@agent-backend/lark';
 import type { Logger } from '@agent-backend/logger';
-import { InvokeRequest, type AgentEvent, type ChatMessageJob } from '@agent-backend/protocol';
+import type { AgentEvent, ChatMessageJob } from '@agent-backend/protocol';
 
 export interface ChatReplyDeps {
   runner: AgentRunner;
   ephemeral: EphemeralStore;
   logger: Logger;
   /** The model for chat messages (`DEFAULT_LLM_*`); absent: nothing can answer. */
-  llm?: InvokeRequest['llm_config'];
+  llm?: RunModel;
   /** Per platform; absent (no `LARK_APP_ID`/`LARK_APP_SECRET`): replies are logged, not sent. */
   clients: Partial<Record<ChatMessageJob['platform'], LarkClient>>;
 }
+
+/** The queue of chat messages: the api's webhook adds to it, the worker answers from it. */
+export const CHAT_MESSAGE_QUEUE = 'chat-messages';
 
 /** How long a sent reply is remembered, so a retried job does not answer twice. */
 const REPLIED_TTL_MS = 24 * 60 * 60 * 1000;
@@ -73,19 +79,20 @@ export function chatSessionOwner(job: Pick<ChatMessageJob, 'platform' | 'chat_id
 async function runAgent(
   job: ChatMessageJob,
   deps: ChatReplyDeps,
-  llm: InvokeRequest['llm_config'],
+  llm: RunModel,
   signal: AbortSignal,
 ): Promise<string> {
   const owner = chatSessionOwner(job);
-  // `ask`: a chat's members are not the service's users and get no write tools.
-  const request = InvokeRequest.parse({
+  // `ask`: a chat's members are not the service's users and get no write tools; no node tools
+  // either, since the conversation belongs to the chat.
+  const request = runRequest({
+    userId: owner,
+    sessionId: owner,
     message: job.text,
-    llm_config: llm,
-    session_id: owner,
+    model: llm,
     mode: 'ask',
-    sandbox_mode: 'none',
   });
-  const run = await prepareWhenFree(deps.runner, owner, request, signal);
+  const run = await prepareWhenFree(deps.runner, request, signal);
   const chunks: string[] = [];
   let failure: string | undefined;
   await run.execute((event: AgentEvent) => {
@@ -105,14 +112,13 @@ async function runAgent(
  */
 async function prepareWhenFree(
   runner: AgentRunner,
-  owner: string,
-  request: InvokeRequest,
+  request: RunRequest,
   signal: AbortSignal,
 ): Promise<PreparedRun> {
   const deadline = Date.now() + 3 * DEFAULT_LEASE_TTL_MS;
   for (;;) {
     try {
-      return await runner.prepare(owner, request);
+      return await runner.prepare(request);
     } catch (error) {
       if (!(error instanceof SessionBusyError) || Date.now() > deadline || signal.aborted)
         throw error;

@@ -156,6 +156,20 @@ export const EnvSchema = z.object({
    * later); `off`: such documents stay searchable by their words only. docs/knowledge-base.md.
    */
   KNOWLEDGE_REEMBED: z.enum(['auto', 'off']).default('auto'),
+  /** Model requests per agent run before it ends with `max_steps_exceeded` (docs/agent.md). */
+  AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
+  /** Time to the response headers of one model request, per attempt. */
+  AGENT_LLM_TIMEOUT_MS: z.coerce.number().int().min(1).default(60_000),
+  /** Retries of a model request on 408/409/429/5xx and connection errors. */
+  AGENT_LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(5).default(1),
+  /** Longest silence inside a streamed model answer before `llm_timeout`. */
+  AGENT_LLM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).default(60_000),
+  /** An SSE `: keepalive` comment after this long without a write. */
+  AGENT_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
+  /** How long a run outlives its last client before it is aborted (0: at once). */
+  AGENT_DISCONNECT_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
+  /** Session lease lifetime (renewed every third of it while the run lives). */
+  AGENT_SESSION_LEASE_MS: z.coerce.number().int().min(300).default(30_000),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

@@ -30,7 +30,7 @@ export function createApprovalHook(
 ): (run: RunInfo) => BeforeToolCall | undefined {
   const store = new ApprovalStore(options.ephemeral);
   return (run) => {
-    const config = run.request.hitl_config;
+    const config = run.request.hitl;
     if (!config) return undefined;
     return async (call) => {
       const policy = approvalPolicy(config, call.name);

@@ -74,12 +74,12 @@ export function searchKnowledgeBaseTool(
 }
 
 /**
- * Adds `search_knowledge_base` to runs whose request has a non-empty `knowledge_base_ids`; the
+ * Adds `search_knowledge_base` to runs whose request names knowledge bases; the
  * user id comes from the run (the verified token), never from the request.
  */
 export function knowledgeToolSource(search: KnowledgeSearcher): ToolSource {
   return (run) => {
-    const ids = run.request.knowledge_base_ids;
+    const ids = run.request.capabilities.knowledgeBaseIds;
     return Promise.resolve(
       ids.length > 0 ? [searchKnowledgeBaseTool(search, run.userId, ids)] : [],
     );

@@ -1,9 +1,14 @@
 import { PIXEL_PNG } from './testing/tool-server.js';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { AgentTool, RunInfo, ToolContext } from '@agent-backend/agent-runtime';
+import {
+  runRequest,
+  type AgentTool,
+  type RunInfo,
+  type ToolContext,
+} from '@agent-backend/agent-runtime';
 import { createLogger } from '@agent-backend/logger';
-import { InvokeRequest, type McpToolEntry } from '@agent-backend/protocol';
+import { McpToolEntry } from '@agent-backend/protocol';
 import { createMcpTools, type McpTools } from './mcp-tool-source.js';
 import { mcpPolicy } from './policy.js';
 import { startToolServer, type ToolServer } from './testing/tool-server.js';
@@ -57,10 +62,17 @@ describe('createMcpTools', () => {
     userId,
     sessionId: 'sess_1',
     runId: 'run_1',
-    request: InvokeRequest.parse({
+    request: runRequest({
+      userId,
       message: 'hi',
-      llm_config: { baseUrl: 'https://llm.example/v1', apiKey: 'k', modelName: 'm' },
-      tools,
+      model: {
+        baseUrl: 'https://llm.example/v1',
+        apiKey: 'k',
+        name: 'm',
+        temperature: 0.7,
+        chosenBy: 'request',
+      },
+      capabilities: { mcpServers: tools.map((entry) => McpToolEntry.parse(entry)) },
     }),
     signal: new AbortController().signal,
   });

@@ -58,9 +58,7 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
   );
 
   const source: ToolSource = async (run) => {
-    const entries = dedupe(
-      (run.request.tools ?? []).filter((entry): entry is McpToolEntry => entry.type === 'mcp'),
-    );
+    const entries = dedupe(run.request.capabilities.mcpServers);
     if (entries.length === 0) return [];
     const listed = await Promise.all(entries.map((entry) => listServer(run, entry)));
     const names = new ToolNameAllocator();
@@ -176,7 +174,7 @@ function serverConfig(entry: McpToolEntry): McpServerConfig {
 }
 
 /** The same server listed twice (same name, URL and transport) is offered once. */
-function dedupe(entries: McpToolEntry[]): McpToolEntry[] {
+function dedupe(entries: readonly McpToolEntry[]): McpToolEntry[] {
   const seen = new Set<string>();
   return entries.filter((entry) => {
     const key = JSON.stringify([entry.name, entry.transport_type, entry.base_url]);

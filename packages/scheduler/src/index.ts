@@ -18,7 +18,13 @@ export {
   type SchedulePlan,
 } from './schedule-rules.js';
 export { TaskRepository, type TaskRecord, type TaskStatus } from './task-repository.js';
-export { RunRepository, type Claim, type RunRecord, type RunStatus } from './run-repository.js';
+export {
+  RunRepository,
+  type Claim,
+  type ClaimRequest,
+  type RunRecord,
+  type RunStatus,
+} from './run-repository.js';
 export { ConfirmRunRequest, SCHEDULED_TASKS_QUEUE, TaskJob, occurrenceId } from './task-jobs.js';
 export { InvalidScheduleError, applyTask, syncTask, type TaskSyncResult } from './task-sync.js';
 export { reconcileSchedules, type ReconcileResult } from './reconcile.js';

@@ -63,6 +63,20 @@ export type Claim =
   /** Another worker holds a live lease, or the occurrence already ended: do nothing. */
   | { kind: 'skip'; status: RunStatus };
 
+/** Which occurrence to claim, for whom, and on what terms. */
+export interface ClaimRequest {
+  readonly taskId: string;
+  /** The occurrence's due time, epoch ms. */
+  readonly scheduledAt: number;
+  readonly userId: string;
+  /** The claiming worker's id (recorded on the run). */
+  readonly worker: string;
+  /** How long the claim holds without renewal. */
+  readonly leaseMs: number;
+  /** Only a `confirmed` occurrence may start (the task's run mode is `require-confirmation`). */
+  readonly requireConfirmed: boolean;
+}
+
 /**
  * Occurrences in the durable store. Every transition is one conditional UPDATE (or an INSERT
  * that conflicts), so two workers that got the same occurrence (BullMQ redelivery, a confirmed
@@ -138,14 +152,8 @@ export class RunRepository {
    * taken; a `running` one only when its lease expired (its worker died mid-run), which counts
    * another attempt. Anything else is skipped.
    */
-  async claim(
-    taskId: string,
-    scheduledAt: number,
-    userId: string,
-    worker: string,
-    leaseMs: number,
-    requireConfirmed: boolean,
-  ): Promise<Claim> {
+  async claim(occurrence: ClaimRequest): Promise<Claim> {
+    const { taskId, scheduledAt, userId, worker, leaseMs, requireConfirmed } = occurrence;
     const at = new Date(scheduledAt);
     if (!requireConfirmed) {
       const inserted = await this.db.query<{ attempts: number }>(

@@ -1,0 +1,93 @@
+import { AgentRunner, type ToolSource } from '@agent-backend/agent-runtime';
+import type { Config } from '@agent-backend/config';
+import type { Engines } from '@agent-backend/engines';
+import { createApprovalHook } from '@agent-backend/hitl';
+import {
+  embedderFromSettings,
+  knowledgeSearcher,
+  knowledgeToolSource,
+  type KnowledgeSearcher,
+} from '@agent-backend/knowledge';
+import type { Logger } from '@agent-backend/logger';
+import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
+import { createNodeToolCaller, type NodeToolCaller } from '@agent-backend/node-rpc';
+import { createUrlGuard } from '@agent-backend/url-guard';
+import { agentSettings, type AgentServiceSettings } from './settings.js';
+
+/** What the factory builds from: one process's configuration, engines and logger. */
+export interface AgentDeps {
+  readonly config: Config;
+  readonly engines: Engines;
+  readonly logger: Logger;
+}
+
+/** Optional parts; each one absent is built from the configuration. */
+export interface AgentOptions {
+  /** Tool calls to users' nodes through the gateway (shared with the node HTTP routes). */
+  readonly nodeTools?: NodeToolCaller;
+  /** Knowledge search (shared with the HTTP search endpoint: one embeddings client). */
+  readonly searchKnowledge?: KnowledgeSearcher;
+  /** More tool sources, after the built-in capabilities (an embedder's own capability, tests). */
+  readonly toolSources?: readonly ToolSource[];
+}
+
+/** The assembled agent of one role. */
+export interface Agent {
+  readonly runner: AgentRunner;
+  readonly settings: AgentServiceSettings;
+  readonly nodeTools: NodeToolCaller;
+  readonly searchKnowledge: KnowledgeSearcher;
+  /** Closes what the tool sources hold open (MCP connections). */
+  close(): Promise<void>;
+}
+
+/**
+ * The one place an agent run's machinery is assembled, for every kind of run: invoke (api),
+ * scheduled tasks and chat-platform replies (worker). Each capability is a tool source added
+ * here once; what a given run gets is decided by its `RunRequest` (its capabilities and mode),
+ * not by which entry point started it.
+ */
+export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent {
+  const { config, engines, logger } = deps;
+  const settings = agentSettings(config);
+  const nodeTools =
+    options.nodeTools ??
+    createNodeToolCaller({
+      bus: engines.bus,
+      presence: engines.presence,
+      defaultTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
+    });
+  const searchKnowledge =
+    options.searchKnowledge ??
+    knowledgeSearcher(engines.db, {
+      embedder: embedderFromSettings(config),
+      onEmbeddingError: (error) =>
+        logger.warn({ err: error }, 'query embedding failed; knowledge search used full text only'),
+    });
+  const mcpTools = createMcpTools({ policy: mcpPolicy(config), logger });
+  // User-supplied model base URLs pass the same SSRF guard as MCP servers (docs/architecture.md).
+  const urlGuard = createUrlGuard({ allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS });
+  const runner = new AgentRunner({
+    db: engines.db,
+    ephemeral: engines.ephemeral,
+    logger,
+    settings: settings.runner,
+    nodeTools,
+    toolSources: [
+      mcpTools.source,
+      knowledgeToolSource(searchKnowledge),
+      ...(options.toolSources ?? []),
+    ],
+    // Human-in-the-loop approval (docs/hitl.md); a no-op for runs without approval rules.
+    beforeToolCall: createApprovalHook({
+      ephemeral: engines.ephemeral,
+      bus: engines.bus,
+      logger,
+    }),
+    checkBaseUrl: async (url) => {
+      urlGuard.check(url);
+      await urlGuard.resolve(url.hostname.replace(/^\[|\]$/g, ''));
+    },
+  });
+  return { runner, settings, nodeTools, searchKnowledge, close: () => mcpTools.close() };
+}

@@ -1,0 +1,24 @@
+import type { AgentSettings } from '@agent-backend/agent-runtime';
+import type { Config } from '@agent-backend/config';
+
+/** The `AGENT_*` settings: the runner's, and the SSE stream's own (api role). */
+export interface AgentServiceSettings {
+  readonly runner: Partial<AgentSettings>;
+  readonly keepaliveMs: number;
+  readonly disconnectGraceMs: number;
+}
+
+/** Maps the validated `AGENT_*` configuration (packages/config) to the runtime's settings. */
+export function agentSettings(config: Config): AgentServiceSettings {
+  return {
+    runner: {
+      maxSteps: config.AGENT_MAX_STEPS,
+      llmTimeoutMs: config.AGENT_LLM_TIMEOUT_MS,
+      llmMaxRetries: config.AGENT_LLM_MAX_RETRIES,
+      llmIdleTimeoutMs: config.AGENT_LLM_IDLE_TIMEOUT_MS,
+      leaseTtlMs: config.AGENT_SESSION_LEASE_MS,
+    },
+    keepaliveMs: config.AGENT_KEEPALIVE_MS,
+    disconnectGraceMs: config.AGENT_DISCONNECT_GRACE_MS,
+  };
+}
