@@ -1,6 +1,6 @@
 import { closeRedis, createRedis } from '@agent-backend/redis';
 import { createRedisPresence } from '@agent-backend/presence';
-import { toolsOf } from '@agent-backend/node-rpc';
+import { listNodeRecords, toolsOf } from '@agent-backend/node-rpc';
 import type { NodeInfo } from '@agent-backend/protocol';
 import { testRedisUrl } from '@agent-backend/testing';
 import {
@@ -75,10 +75,10 @@ describeClientContract('the real gateway', async (): Promise<GatewayHarness> => 
       return (res.body as { nodes: NodeInfo[] }).nodes;
     },
     async listTools(userId) {
-      return (await presence.listNodes(userId)).map((entry) => ({
-        nodeId: entry.nodeId,
-        nodeType: entry.nodeType as 'extension' | 'desktop',
-        tools: toolsOf(entry),
+      return (await listNodeRecords(presence, userId)).map(({ record }) => ({
+        nodeId: record.node_id,
+        nodeType: record.node_type,
+        tools: toolsOf(record),
       }));
     },
     async callTool(call): Promise<HarnessToolOutcome> {

@@ -1,11 +1,11 @@
 import {
   ListNodesQuery,
-  NodeInfo,
   NodeToolCallRequest,
+  type NodeInfo,
   type ListNodesResponse,
   type NodeToolCallResponse,
 } from '@agent-backend/protocol';
-import { NodeCallError, type NodeToolCaller } from '@agent-backend/node-rpc';
+import { listNodeRecords, NodeCallError, type NodeToolCaller } from '@agent-backend/node-rpc';
 import { AppError, parseInput, type ErrorCode } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 
@@ -24,17 +24,11 @@ export function registerNodeRoutes(
       throw new AppError('forbidden', 'the access token does not belong to this user_id');
     }
     const nodes: NodeInfo[] = [];
-    for (const entry of await engines.presence.listNodes(query.user_id)) {
-      const node = NodeInfo.safeParse({
-        ...entry.data,
-        node_id: entry.nodeId,
-        node_type: entry.nodeType,
-        is_connected: true,
-      });
-      if (!node.success) continue;
-      if (query.node_type && node.data.node_type !== query.node_type) continue;
-      if (query.online_only && node.data.status !== 'online') continue;
-      nodes.push(node.data);
+    for (const { record } of await listNodeRecords(engines.presence, query.user_id)) {
+      if (query.node_type && record.node_type !== query.node_type) continue;
+      if (query.online_only && record.status !== 'online') continue;
+      const { tools: _tools, ...node } = record;
+      nodes.push(node);
     }
     return { nodes, total: nodes.length } satisfies ListNodesResponse;
   });

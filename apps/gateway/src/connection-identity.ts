@@ -1,5 +1,5 @@
 import type { IncomingMessage } from 'node:http';
-import { WS_CLOSE, WS_PATHS, type WsClientKind } from '@agent-backend/protocol';
+import { WS_CLOSE, WS_PATHS, type NodeType, type WsClientKind } from '@agent-backend/protocol';
 import { verifyAccessToken, type KeyPair } from '@agent-backend/auth';
 
 /** Who a WebSocket connection is, once the URL and the token have been checked. */
@@ -30,11 +30,11 @@ const KIND_BY_PATH = new Map<string, WsClientKind>(
   (Object.entries(WS_PATHS) as Array<[WsClientKind, string]>).map(([kind, path]) => [path, kind]),
 );
 
-const CLIENT_ID_PREFIX: Record<'extension' | 'desktop', string> = {
+const CLIENT_ID_PREFIX: Record<NodeType, string> = {
   extension: 'user_',
   desktop: 'desktop_',
 };
-const DEFAULT_NODE_PREFIX: Record<'extension' | 'desktop', string> = {
+const DEFAULT_NODE_PREFIX: Record<NodeType, string> = {
   extension: 'ext_',
   desktop: 'desktop_',
 };

@@ -5,6 +5,8 @@ import {
   NodeClientMessage,
   NodeStatus,
   WS_CLOSE,
+  type NodeRecord,
+  type NodeType,
   type HeartbeatMessage,
   type McpResponseMessage,
   type RegisterMessage,
@@ -34,7 +36,8 @@ const NODE_TYPES = new Set(NodeClientMessage.options.map((o) => o.shape.type.val
  */
 export class NodeConnection extends Connection {
   nodeId: string;
-  private record: Record<string, unknown>;
+  readonly nodeType: NodeType;
+  private readonly record: NodeRecord;
   private readonly pending = new Map<string, PendingCall>();
 
   constructor(
@@ -43,12 +46,13 @@ export class NodeConnection extends Connection {
     private readonly services: GatewayServices,
   ) {
     super(ws, identity, services.logger, services.limits);
+    if (identity.kind === 'web') throw new Error('a web client is not a node');
     this.nodeId = identity.nodeId!;
-    const nodeType = identity.kind as 'extension' | 'desktop';
+    this.nodeType = identity.kind;
     // Spec 2.1 with the register defaults, until the node registers.
     this.record = {
       node_id: this.nodeId,
-      node_type: nodeType,
+      node_type: this.nodeType,
       node_name: 'Unknown Node',
       status: 'online',
       os: '',
@@ -61,10 +65,6 @@ export class NodeConnection extends Connection {
       is_connected: true,
     };
     ws.on('close', () => void this.onClosed());
-  }
-
-  get nodeType(): 'extension' | 'desktop' {
-    return this.identity.kind as 'extension' | 'desktop';
   }
 
   /** Puts the node in presence and takes over from an older connection of the same node. */
@@ -266,7 +266,7 @@ export class NodeConnection extends Connection {
     }
   }
 
-  private async touch(patch?: Record<string, unknown>): Promise<void> {
+  private async touch(patch?: Partial<NodeRecord>): Promise<void> {
     if (!this.isOpen) return;
     const found = await this.services.presence
       .touchNode(this.userId, this.nodeId, patch)

@@ -4,7 +4,7 @@ import type { Presence, PresenceEntry } from '@agent-backend/presence';
 import {
   JSONRPC_VERSION,
   JsonRpcResponse,
-  NodeToolDescriptor,
+  NodeRecord,
   parseToolCallResult,
   type ParsedToolResult,
   type ToolCallRequest,
@@ -45,20 +45,19 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
 
   return {
     async listTools(userId: string): Promise<NodeTools[]> {
-      const entries = await presence.listNodes(userId);
-      return entries
-        .filter((entry) => entry.data.status !== 'offline')
-        .map((entry) => ({
-          nodeId: entry.nodeId,
-          nodeType: entry.nodeType as NodeTools['nodeType'],
-          tools: toolsOf(entry),
+      return (await listNodeRecords(presence, userId))
+        .filter(({ record }) => record.status !== 'offline')
+        .map(({ record }) => ({
+          nodeId: record.node_id,
+          nodeType: record.node_type,
+          tools: toolsOf(record),
         }));
     },
 
     async callTool(call: NodeToolCall): Promise<ParsedToolResult> {
       const timeoutMs = call.timeoutMs ?? defaultTimeoutMs;
       if (call.signal?.aborted) throw new NodeCallError('aborted', 'the tool call was cancelled');
-      const node = pickNode(await presence.listNodes(call.userId), call);
+      const node = pickNode(await listNodeRecords(presence, call.userId), call);
       const request: ToolCallRequest = {
         jsonrpc: JSONRPC_VERSION,
         id: randomUUID(),
@@ -115,27 +114,58 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
   };
 }
 
+/** A live node of presence with its record, typed. */
+export interface PresentNode {
+  readonly record: NodeRecord;
+  /** The gateway replica holding the node's connection. */
+  readonly replicaId: string;
+}
+
+/**
+ * The user's live nodes from presence, one read, each record parsed with {@link NodeRecord}
+ * (an entry whose data does not parse, e.g. written by a future version, is left out).
+ */
+export async function listNodeRecords(presence: Presence, userId: string): Promise<PresentNode[]> {
+  const nodes: PresentNode[] = [];
+  for (const entry of await presence.listNodes(userId)) {
+    const record = nodeRecordOf(entry);
+    if (record) nodes.push({ record, replicaId: entry.replicaId });
+  }
+  return nodes;
+}
+
+/** The typed record of a presence entry; the entry's own id and type win over its data. */
+export function nodeRecordOf(entry: PresenceEntry): NodeRecord | undefined {
+  const parsed = NodeRecord.safeParse({
+    ...entry.data,
+    node_id: entry.nodeId,
+    node_type: entry.nodeType,
+    is_connected: true,
+  });
+  return parsed.success ? parsed.data : undefined;
+}
+
 /** Spec 4.3 rule 1: the given node, else the first available one of the type (online before busy). */
-function pickNode(entries: PresenceEntry[], call: NodeToolCall): PresenceEntry {
-  const ofType = entries.filter((e) => e.nodeType === call.nodeType && e.data.status !== 'offline');
+function pickNode(nodes: PresentNode[], call: NodeToolCall): PresentNode & { nodeId: string } {
+  const ofType = nodes.filter(
+    ({ record }) => record.node_type === call.nodeType && record.status !== 'offline',
+  );
   const node = call.nodeId
-    ? ofType.find((e) => e.nodeId === call.nodeId)
-    : (ofType.find((e) => e.data.status !== 'busy') ?? ofType[0]);
+    ? ofType.find(({ record }) => record.node_id === call.nodeId)
+    : (ofType.find(({ record }) => record.status !== 'busy') ?? ofType[0]);
   if (!node) {
     const which = call.nodeId ? `${call.nodeType} node "${call.nodeId}"` : `${call.nodeType} node`;
     throw new NodeCallError('node_not_found', `no online ${which} is connected for this user`);
   }
-  return node;
+  return { ...node, nodeId: node.record.node_id };
 }
 
-/** The tool list of a presence entry: `tools` descriptors plus bare `available_tools` names. */
-export function toolsOf(entry: PresenceEntry): NodeTools['tools'] {
-  const described = NodeToolDescriptor.array().safeParse(entry.data.tools ?? []);
-  const tools: NodeTools['tools'] = described.success ? described.data : [];
+/** The tool list of a node: its `tools` descriptors plus bare `available_tools` names. */
+export function toolsOf(record: NodeRecord): NodeTools['tools'] {
+  const tools: NodeTools['tools'] = (record.tools ?? []).map((tool) => ({ ...tool }));
   const names = new Set(tools.map((t) => t.name));
-  const available = Array.isArray(entry.data.available_tools) ? entry.data.available_tools : [];
-  for (const name of available) {
-    if (typeof name === 'string' && !names.has(name)) {
+  for (const name of record.available_tools) {
+    if (!names.has(name)) {
       names.add(name);
       tools.push({ name });
     }
@@ -156,7 +186,7 @@ function toResult(raw: unknown, toolName: string): ParsedToolResult {
 
 function toNodeCallError(
   error: unknown,
-  node: PresenceEntry,
+  node: { nodeId: string },
   timeoutMs: number,
   watch: AbortSignal,
 ): NodeCallError {

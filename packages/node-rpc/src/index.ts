@@ -7,8 +7,11 @@ export {
 } from './node-tool-caller.js';
 export {
   createNodeToolCaller,
+  listNodeRecords,
+  nodeRecordOf,
   toolsOf,
   type BusNodeToolCallerOptions,
+  type PresentNode,
 } from './bus-node-tool-caller.js';
 export {
   gatewayChannel,

@@ -1,4 +1,4 @@
-import type { ParsedToolResult } from '@agent-backend/protocol';
+import type { NodeType, ParsedToolResult } from '@agent-backend/protocol';
 
 /**
  * Calls tools on a user's connected nodes (browser extensions, desktop apps) through the
@@ -19,7 +19,7 @@ export interface NodeToolCaller {
 
 export interface NodeTools {
   nodeId: string;
-  nodeType: 'extension' | 'desktop';
+  nodeType: NodeType;
   /**
    * Tool names, or richer descriptors where the node sent them (name, description, JSON schema,
    * and `writes: false` for tools that change nothing; absent means it writes).
@@ -34,7 +34,7 @@ export interface NodeTools {
 
 export interface NodeToolCall {
   userId: string;
-  nodeType: 'extension' | 'desktop';
+  nodeType: NodeType;
   /** A specific node; omitted: the first available node of that type (spec 4.3 rule 1). */
   nodeId?: string;
   toolName: string;

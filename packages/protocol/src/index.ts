@@ -12,6 +12,7 @@ export * from './json-rpc.js';
 export * from './knowledge.js';
 export * from './mcp.js';
 export * from './nodes.js';
+export * from './node-record.js';
 export * from './scheduled-task.js';
 export * from './ws-endpoints.js';
 export * from './ws-messages.js';
