@@ -1,9 +1,5 @@
 import type { AgentRunner } from '@agent-backend/agent-runtime';
-import {
-  CHAT_MESSAGE_QUEUE,
-  larkClients,
-  processChatMessage,
-} from '@agent-backend/chat-platform';
+import { CHAT_MESSAGE_QUEUE, larkClients, processChatMessage } from '@agent-backend/chat-platform';
 import { ChatMessageJob } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 

@@ -34,7 +34,10 @@ export class TaskAgentError extends Error {
  * `connector` `my-browser` the run gets the user's node tools (the browser extension's, through
  * the gateway); with `none`, no node tools.
  */
-export function createRunnerTaskAgent(options: { runner: AgentRunner; llm: DefaultLlm }): TaskAgent {
+export function createRunnerTaskAgent(options: {
+  runner: AgentRunner;
+  llm: DefaultLlm;
+}): TaskAgent {
   const { runner } = options;
   return {
     async run({ userId, prompt, sessionId, connector, signal }) {

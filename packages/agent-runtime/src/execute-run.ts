@@ -96,9 +96,7 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
   let history = stored;
   if (history.length === 0 && request.history.length > 0) {
     // A session the service has not seen: the client's history starts the stored conversation.
-    history = request.history.map(
-      (m) => ({ role: m.role, content: m.content }) as ChatMessage,
-    );
+    history = request.history.map((m) => ({ role: m.role, content: m.content }) as ChatMessage);
     await sessions.append(run.sessionId, run.runId, history);
   }
 

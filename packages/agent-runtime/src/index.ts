@@ -2,11 +2,7 @@
  * The agent runtime: runs a conversation on an OpenAI-compatible model with streamed answers
  * and tool calls, keeps sessions in the durable store, one run per session at a time.
  */
-export {
-  AgentRunner,
-  type AgentRunnerOptions,
-  type PreparedRun,
-} from './agent-runner.js';
+export { AgentRunner, type AgentRunnerOptions, type PreparedRun } from './agent-runner.js';
 export {
   runRequest,
   type RunCapabilities,

@@ -29,10 +29,7 @@ export const DEFAULT_LLM_MAX_RETRIES = 1;
  */
 export async function createLlmClient<
   Model extends { readonly baseUrl: string; readonly apiKey: string },
->(
-  config: Model,
-  options: LlmClientOptions = {},
-): Promise<OpenAI> {
+>(config: Model, options: LlmClientOptions = {}): Promise<OpenAI> {
   const baseURL = config.baseUrl.replace(/\/+$/, '');
   // ─── SSRF GUARD ──────────────────────────────────────────────────────────────────────────
   // The single place a user-supplied model base URL is checked before the service connects to

@@ -1,6 +1,6 @@
 /** Request/reply part of the bus contract; see `describeBusContract`. */
 import { expect, it } from 'vitest';
-import type { ContractContext } from './bus.contract.js';
+import type { Bus } from './bus.js';
 import {
   BusClosedError,
   BusError,
@@ -8,6 +8,22 @@ import {
   BusRemoteError,
   BusTimeoutError,
 } from './errors.js';
+
+export interface BusTestCluster {
+  /** Nodes that hear each other. */
+  readonly nodes: readonly Bus[];
+  /** Puts a raw string on the wire where subscribers of `channel` read, bypassing the encoder. */
+  injectRaw(channel: string, payload: string): Promise<void>;
+  /** Closes the nodes and whatever else the factory opened. */
+  dispose(): Promise<void>;
+}
+
+/** Nodes of a fresh cluster plus the errors they reported; disposed after each test. */
+export interface ContractContext {
+  setup(count?: number): Promise<Bus[]>;
+  readonly errors: Error[];
+  readonly cluster: () => BusTestCluster;
+}
 
 const never = () => new Promise<never>(() => undefined);
 

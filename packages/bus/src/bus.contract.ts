@@ -3,18 +3,13 @@
  * with several nodes. Adapter-only checks live in `bus.<adapter>.test.ts`.
  */
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import type { Bus, BusHandler, BusMessageMeta } from './bus.js';
-import { describeRequestContract } from './bus-request.contract.js';
+import type { BusHandler, BusMessageMeta } from './bus.js';
+import {
+  describeRequestContract,
+  type BusTestCluster,
+  type ContractContext,
+} from './bus-request.contract.js';
 import { BusClosedError, BusHandlerError, BusMalformedMessageError } from './errors.js';
-
-export interface BusTestCluster {
-  /** Nodes that hear each other. */
-  readonly nodes: readonly Bus[];
-  /** Puts a raw string on the wire where subscribers of `channel` read, bypassing the encoder. */
-  injectRaw(channel: string, payload: string): Promise<void>;
-  /** Closes the nodes and whatever else the factory opened. */
-  dispose(): Promise<void>;
-}
 
 export type MakeBusNodes = (
   count: number,
@@ -31,13 +26,6 @@ export function collector(): { handler: BusHandler; messages: unknown[]; metas: 
 /** Waits until `values` ends with the marker, so anything delivered twice would already be seen. */
 export async function untilMarker(values: unknown[], marker = 'end'): Promise<void> {
   await vi.waitFor(() => expect(values.at(-1)).toBe(marker), { timeout: 5_000, interval: 5 });
-}
-
-/** Nodes of a fresh cluster plus the errors they reported; disposed after each test. */
-export interface ContractContext {
-  setup(count?: number): Promise<Bus[]>;
-  readonly errors: Error[];
-  readonly cluster: () => BusTestCluster;
 }
 
 export function describeBusContract(name: string, makeNodes: MakeBusNodes): void {

@@ -1,13 +1,6 @@
 import { AgentRunError, type PreparedRun } from '@agent-backend/agent-runtime';
 import type { AgentEvent } from '@agent-backend/protocol';
-import type { RunLogWriter } from './run-log-writer.js';
-
-/** An event of a run with its position, as sent and as logged. */
-export interface SequencedEvent {
-  readonly seq: number;
-  readonly data: string;
-  readonly final: boolean;
-}
+import type { RunLogWriter, SequencedEvent } from './run-log-writer.js';
 
 /** Ends a stream: `done` and `error` are the last event of a run. */
 export const isFinal = (event: AgentEvent): boolean =>

@@ -1,5 +1,11 @@
 import type { RunLog } from '@agent-backend/run-log';
-import type { SequencedEvent } from './local-run.js';
+
+/** An event of a run with its position, as sent and as logged. */
+export interface SequencedEvent {
+  readonly seq: number;
+  readonly data: string;
+  readonly final: boolean;
+}
 
 /**
  * Copies a run's events into the run log in order, batching whatever accumulated while the
