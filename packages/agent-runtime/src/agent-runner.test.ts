@@ -15,6 +15,7 @@ import {
 } from '@agent-backend/testing';
 import { AgentRunner } from './agent-runner.js';
 import { runRequest, type RunRequest } from './run-request.js';
+import type { ToolSource } from './tool.js';
 import { SessionBusyError, SessionNotFoundError } from './errors.js';
 
 let schema: TestSchema;
@@ -38,14 +39,19 @@ afterAll(async () => {
 });
 
 /** A runner as one API replica would hold it; several share the database and the lease store. */
-function replica(): AgentRunner {
+function replica(toolSources: ToolSource[] = []): AgentRunner {
   const destination = new Writable({
     write(chunk, _enc, done) {
       logLines.push(String(chunk));
       done();
     },
   });
-  return new AgentRunner({ db, ephemeral, logger: createLogger({ destination, level: 'debug' }) });
+  return new AgentRunner({
+    db,
+    ephemeral,
+    logger: createLogger({ destination, level: 'debug' }),
+    toolSources,
+  });
 }
 
 /** A run of the test model; the user is added where it is prepared. */
@@ -222,6 +228,54 @@ describe('AgentRunner', () => {
     expect(system).toContain('The user accepted your plan "Tidy up"');
     const session = await replica().sessions.find(planned.prepared.sessionId, 'dave');
     expect(session?.state.pendingPlan).toBeUndefined();
+  });
+
+  it('adds what a source contributes: tools, system-prompt sections and opening events', async () => {
+    model.script('r-contrib', [textReply('Noted.')]);
+    const contributing: ToolSource = async (run) => ({
+      tools: [
+        {
+          name: 'recall',
+          description: 'Recalls a fact.',
+          parameters: { type: 'object', properties: {} },
+          writes: false,
+          execute: async () => ({ content: 'nothing' }),
+        },
+      ],
+      promptSections: [`Facts about ${run.userId}: likes tea.`],
+      events: [{ type: 'todos', todos: [] }],
+    });
+    const failing: ToolSource = async () => {
+      throw new Error('source down');
+    };
+    const plain: ToolSource = async () => [
+      {
+        name: 'lookup',
+        description: 'Looks up.',
+        parameters: { type: 'object', properties: {} },
+        writes: false,
+        execute: async () => ({ content: 'found' }),
+      },
+    ];
+    const run = await invoke(
+      replica([contributing, failing, plain]),
+      'fran',
+      request({ modelName: 'r-contrib' }),
+    );
+    expect(run.events.map((e) => e.type)).toEqual([
+      'session',
+      'todos',
+      'message_chunk',
+      'message_chunk',
+      'message_chunk',
+      'done',
+    ]);
+    const [sent] = model.requests('r-contrib');
+    expect(String(sent!.body.messages![0]!.content)).toContain('Facts about fran: likes tea.');
+    expect(sent!.body.tools!.map((t) => t.function.name)).toEqual(
+      expect.arrayContaining(['recall', 'lookup']),
+    );
+    expect(logLines.join('')).toContain('a tool source failed');
   });
 
   it('ends with an error event on provider failure, keeps the session usable, and logs no key', async () => {

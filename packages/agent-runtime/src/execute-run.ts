@@ -16,6 +16,8 @@ import { systemPrompt } from './system-prompt.js';
 import {
   availability,
   ToolRegistry,
+  type AgentTool,
+  type RunContribution,
   type RunInfo,
   type ToolContext,
   type ToolSource,
@@ -87,11 +89,12 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
   const { request } = run;
   const limits = settings.limits;
   // Re-read under the lease (the claim read the state before it), in parallel with the tools.
-  const [session, stored, registry] = await Promise.all([
+  const [session, stored, { registry, promptSections, events }] = await Promise.all([
     sessions.find(run.sessionId, run.userId),
     sessions.messages(run.sessionId),
     buildRegistry(options),
   ]);
+  for (const event of events) emit(event);
   const state: SessionState = session?.state ?? { todos: [] };
   let history = stored;
   if (history.length === 0 && request.history.length > 0) {
@@ -115,7 +118,15 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
   const userStored = sessions.append(run.sessionId, run.runId, [user]);
   userStored.catch(() => undefined);
   try {
-    await answer(options, { registry, state, history, user, acceptedPlan, userStored });
+    await answer(options, {
+      registry,
+      promptSections,
+      state,
+      history,
+      user,
+      acceptedPlan,
+      userStored,
+    });
   } finally {
     await userStored;
   }
@@ -123,6 +134,7 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
 
 interface Prepared {
   readonly registry: ToolRegistry;
+  readonly promptSections: readonly string[];
   readonly state: SessionState;
   readonly history: readonly ChatMessage[];
   readonly user: ChatMessage;
@@ -134,7 +146,7 @@ interface Prepared {
 async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<void> {
   const { run, sessions, settings, emit } = options;
   const { request } = run;
-  const { registry, state, history, user, acceptedPlan, userStored } = prepared;
+  const { registry, promptSections, state, history, user, acceptedPlan, userStored } = prepared;
   const limits = settings.limits;
   const system = systemPrompt({
     mode: request.mode,
@@ -144,6 +156,7 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
         ? registry.all().filter((tool) => availability(tool, 'plan') === 'writes')
         : [],
     context: contextSection(request.resourceFiles, request.capabilities.sandbox.files, limits),
+    sections: promptSections,
     ...(acceptedPlan ? { acceptedPlan } : {}),
   });
   const context: ToolContext = {
@@ -191,9 +204,11 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
 }
 
 /** Built-in tools, then the user's node tools, then the other sources, unique by name. */
-async function buildRegistry(options: ExecuteRunOptions): Promise<ToolRegistry> {
+async function buildRegistry(options: ExecuteRunOptions): Promise<Assembled> {
   const { run, logger } = options;
   const registry = new ToolRegistry();
+  const promptSections: string[] = [];
+  const events: AgentEvent[] = [];
   registry.add(writeTodosTool());
   registry.add(proposePlanTool());
   const log = { runId: run.runId, sessionId: run.sessionId };
@@ -208,16 +223,36 @@ async function buildRegistry(options: ExecuteRunOptions): Promise<ToolRegistry> 
       logger.warn({ ...log, err }, 'node tools unavailable for this run');
     }
   }
-  for (const source of options.toolSources ?? []) {
-    try {
-      for (const tool of await source(run)) {
-        if (registry.has(tool.name))
-          logger.warn({ ...log, tool: tool.name }, 'duplicate tool skipped');
-        else registry.add(tool);
-      }
-    } catch (err) {
-      logger.warn({ ...log, err }, 'a tool source failed; its tools are missing from this run');
+  // Sources are asked together; their tools are added in the sources' order.
+  const added = await Promise.allSettled((options.toolSources ?? []).map((source) => source(run)));
+  for (const result of added) {
+    if (result.status === 'rejected') {
+      logger.warn(
+        { ...log, err: result.reason },
+        'a tool source failed; its tools are missing from this run',
+      );
+      continue;
     }
+    const contribution: RunContribution = isToolList(result.value)
+      ? { tools: result.value }
+      : result.value;
+    for (const tool of contribution.tools ?? []) {
+      if (registry.has(tool.name))
+        logger.warn({ ...log, tool: tool.name }, 'duplicate tool skipped');
+      else registry.add(tool);
+    }
+    promptSections.push(...(contribution.promptSections ?? []));
+    events.push(...(contribution.events ?? []));
   }
-  return registry;
+  return { registry, promptSections, events };
 }
+
+/** A run's tools, with the prompt sections and opening events its sources contributed. */
+interface Assembled {
+  readonly registry: ToolRegistry;
+  readonly promptSections: readonly string[];
+  readonly events: readonly AgentEvent[];
+}
+
+const isToolList = (value: readonly AgentTool[] | RunContribution): value is readonly AgentTool[] =>
+  Array.isArray(value);

@@ -54,6 +54,7 @@ export {
   ToolRegistryError,
   TOOL_NAME,
   type AgentTool,
+  type RunContribution,
   type RunInfo,
   type ToolContext,
   type ToolOutput,

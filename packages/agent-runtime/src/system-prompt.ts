@@ -29,6 +29,8 @@ export interface SystemPromptInput {
   readonly laterTools: readonly AgentTool[];
   /** Resource files and sandbox listing (see `contextSection`). */
   readonly context: string;
+  /** Sections the run's capabilities contributed (memories, skills, ...), in order. */
+  readonly sections?: readonly string[];
   /** The plan the user just accepted by invoking in agent mode. */
   readonly acceptedPlan?: { summary: string; steps: readonly string[] };
 }
@@ -59,5 +61,6 @@ export function systemPrompt(input: SystemPromptInput): string {
     );
   }
   if (input.context) parts.push(input.context);
+  for (const section of input.sections ?? []) if (section) parts.push(section);
   return parts.join('\n\n');
 }

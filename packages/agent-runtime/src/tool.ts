@@ -60,11 +60,21 @@ export interface RunInfo {
   readonly signal: AbortSignal;
 }
 
+/** What a capability adds to one run besides tools. */
+export interface RunContribution {
+  readonly tools?: readonly AgentTool[];
+  /** Sections of the system prompt (remembered facts, activated skills, ...), in order. */
+  readonly promptSections?: readonly string[];
+  /** Events streamed right after `session`, before the answer (e.g. which skills are active). */
+  readonly events?: readonly AgentEvent[];
+}
+
 /**
- * Adds tools to a run (MCP servers, knowledge bases, and each capability that offers tools). A
- * source that fails is logged and skipped; the run goes on with the other tools.
+ * Adds tools to a run (MCP servers, knowledge bases, and each capability), and optionally
+ * system-prompt sections and opening events. A source that fails is logged and skipped; the run
+ * goes on with the other sources.
  */
-export type ToolSource = (run: RunInfo) => Promise<AgentTool[]>;
+export type ToolSource = (run: RunInfo) => Promise<readonly AgentTool[] | RunContribution>;
 
 /** Valid OpenAI function names. */
 export const TOOL_NAME = /^[A-Za-z0-9_-]{1,64}$/;
