@@ -158,7 +158,12 @@ describe('node tools', () => {
     const [busy, other] = nodeToolsToAgentTools(
       'u1',
       [
-        { nodeId: 'ext-1', nodeType: 'extension', maxConcurrentTasks: 2, tools: [{ name: 'read' }] },
+        {
+          nodeId: 'ext-1',
+          nodeType: 'extension',
+          maxConcurrentTasks: 2,
+          tools: [{ name: 'read' }],
+        },
         { nodeId: 'desk-1', nodeType: 'desktop', maxConcurrentTasks: 3, tools: [{ name: 'ls' }] },
       ],
       caller,

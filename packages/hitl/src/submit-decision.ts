@@ -95,17 +95,19 @@ export class DecisionService {
     decisions: readonly ApprovalDecisionItem[],
   ): Promise<ApprovalDecisionsResponse> {
     const found = await Promise.all(decisions.map((d) => this.store.get(d.request_id)));
-    const records = decisions.map((decision, index) =>
-      inBatch(index, decision.request_id, () => {
-        const record = found[index] ?? null;
-        return checked(userId, decision.request_id, record?.runId === runId ? record : null, {
-          ...decision,
-          argsPath: `decisions.${index}.tool_args`,
-        });
-      }),
-    );
+    const records: ApprovalRecord[] = [];
+    for (const [index, decision] of decisions.entries()) {
+      const record = found[index] ?? null;
+      const ofRun = record?.runId === runId ? record : null;
+      const argsPath = `decisions.${index}.tool_args`;
+      records.push(
+        await inBatch(index, decision.request_id, () =>
+          checked(userId, decision.request_id, ofRun, { ...decision, argsPath }),
+        ),
+      );
+    }
     for (const [index, record] of records.entries()) {
-      await inBatchAsync(index, record.requestId, () => this.ensureOpen(record));
+      await inBatch(index, record.requestId, () => this.ensureOpen(record));
     }
     const accepted: string[] = [];
     let lost: { index: number; record: ApprovalRecord } | undefined;
@@ -202,28 +204,23 @@ function resolutionOf(body: ApprovalDecisionRequest): ApprovalResolution {
   }
 }
 
-/** Names the batch entry a refusal is about: `index` and `request_id` in object details. */
-function named(error: unknown, index: number, requestId: string): unknown {
-  if (!(error instanceof DecisionError)) return error;
-  const details = Array.isArray(error.details)
-    ? error.details
-    : { index, request_id: requestId, ...(error.details as object | undefined) };
-  return new DecisionError(error.code, `decisions[${index}]: ${error.message}`, details);
-}
-
-function inBatch<T>(index: number, requestId: string, check: () => T): T {
-  try {
-    return check();
-  } catch (error) {
-    throw named(error, index, requestId);
-  }
-}
-
-async function inBatchAsync<T>(index: number, requestId: string, check: () => Promise<T>) {
+/**
+ * Runs one entry's check; a refusal names the entry: `index` and `request_id` join object
+ * details (field errors already carry the entry in their paths).
+ */
+async function inBatch<T>(
+  index: number,
+  requestId: string,
+  check: () => T | Promise<T>,
+): Promise<T> {
   try {
     return await check();
   } catch (error) {
-    throw named(error, index, requestId);
+    if (!(error instanceof DecisionError)) throw error;
+    const details = Array.isArray(error.details)
+      ? error.details
+      : { index, request_id: requestId, ...(error.details as object | undefined) };
+    throw new DecisionError(error.code, `decisions[${index}]: ${error.message}`, details);
   }
 }
 

@@ -41,20 +41,16 @@ export function registerApprovalRoutes(context: ServiceContext): void {
       }
     },
   );
-  app.post(
-    '/api/agent/runs/:run_id/decisions',
-    { preHandler: requireUser },
-    async (request) => {
-      const { run_id: runId } = parseInput(ApprovalDecisionsParams, request.params, 'path');
-      const body = parseInput(ApprovalDecisionsRequest, request.body);
-      try {
-        return await decisions.submitMany(request.userId!, runId, body.decisions);
-      } catch (error) {
-        if (error instanceof DecisionError) {
-          throw new AppError(error.code, error.message, error.details);
-        }
-        throw error;
+  app.post('/api/agent/runs/:run_id/decisions', { preHandler: requireUser }, async (request) => {
+    const { run_id: runId } = parseInput(ApprovalDecisionsParams, request.params, 'path');
+    const body = parseInput(ApprovalDecisionsRequest, request.body);
+    try {
+      return await decisions.submitMany(request.userId!, runId, body.decisions);
+    } catch (error) {
+      if (error instanceof DecisionError) {
+        throw new AppError(error.code, error.message, error.details);
       }
-    },
-  );
+      throw error;
+    }
+  });
 }
