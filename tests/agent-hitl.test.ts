@@ -32,6 +32,21 @@ async function decide(
   return { status: response.status, body: (await response.json()) as Answer['body'] };
 }
 
+/** `POST /api/agent/runs/:run_id/decisions`. */
+async function decideMany(
+  baseUrl: string,
+  token: string,
+  runId: string,
+  decisions: unknown[],
+): Promise<Answer> {
+  const response = await fetch(`${baseUrl}/api/agent/runs/${encodeURIComponent(runId)}/decisions`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', authorization: `Bearer ${token}` },
+    body: JSON.stringify({ decisions }),
+  });
+  return { status: response.status, body: (await response.json()) as Answer['body'] };
+}
+
 const todos = (content: string) => ({ todos: [{ content }] });
 const isType = (type: string) => (e: SseEvent) => e.data.type === type;
 /** The `n`-th (from 0) approval request of a stream. */
@@ -281,7 +296,7 @@ describe('agent HITL: approval of tool calls across replicas', () => {
     expect((await stream.ended).at(-1)!.data.type).toBe('done');
   });
 
-  it('decides parallel calls one by one and sends a tool message for every id', async () => {
+  it('announces every held call of a turn at once and takes their decisions in any order, on either replica', async () => {
     cluster.model.script('m-parallel', [
       toolCallsReply([
         { id: 'call_1', name: 'write_todos', args: todos('one') },
@@ -295,41 +310,169 @@ describe('agent HITL: approval of tool calls across replicas', () => {
       llm_config: llm('m-parallel'),
       hitl_config: {},
     });
-    const first = await nthApproval(stream, 0);
-    expect(first.tool_call_id).toBe('call_1');
-    expect((await decide(url(1), alice, first.request_id, { decision: 'reject' })).status).toBe(
+    // All three are held together, before any decision.
+    await nthApproval(stream, 2);
+    const requests = stream.events
+      .filter(isType('approval_request'))
+      .map((e) => e.data as unknown as ApprovalRequestEvent);
+    expect(requests.map((r) => r.tool_call_id).sort()).toEqual(['call_1', 'call_2', 'call_3']);
+    expect(new Set(requests.map((r) => r.request_id)).size).toBe(3);
+    const requestOf = (id: string) => requests.find((r) => r.tool_call_id === id)!.request_id;
+    const runId = stream.events.find(isType('session'))!.data.run_id as string;
+
+    // The last call first, on the other replica, alone; then the other two.
+    expect((await decide(url(1), alice, requestOf('call_3'), { decision: 'approve' })).status).toBe(
       200,
     );
-    const second = await nthApproval(stream, 1);
-    expect(second.tool_call_id).toBe('call_2');
-    expect(second.request_id).not.toBe(first.request_id);
-    const edit = { decision: 'edit', tool_args: todos('two, edited') };
-    expect((await decide(url(0), alice, second.request_id, edit)).status).toBe(200);
-    const third = await nthApproval(stream, 2);
-    expect((await decide(url(1), alice, third.request_id, { decision: 'approve' })).status).toBe(
-      200,
-    );
+    await stream.waitFor((e) => e.data.type === 'tool_result' && e.data.tool_call_id === 'call_3');
+    expect(
+      stream.events.some(
+        (e) => e.data.type === 'approval_result' && e.data.tool_call_id !== 'call_3',
+      ),
+    ).toBe(false);
+    const batch = await decideMany(url(0), alice, runId, [
+      { request_id: requestOf('call_2'), decision: 'edit', tool_args: todos('two, edited') },
+      { request_id: requestOf('call_1'), decision: 'reject', message: 'not one' },
+    ]);
+    expect(batch).toEqual({
+      status: 200,
+      body: {
+        run_id: runId,
+        decisions: [
+          { request_id: requestOf('call_2'), decision: 'edit', status: 'accepted' },
+          { request_id: requestOf('call_1'), decision: 'reject', status: 'accepted' },
+        ],
+      },
+    });
     const events = await stream.ended;
     expect(
-      events.filter(isType('approval_result')).map((e) => [e.data.tool_call_id, e.data.outcome]),
-    ).toEqual([
-      ['call_1', 'rejected'],
-      ['call_2', 'edited'],
-      ['call_3', 'approved'],
-    ]);
-    expect(events.filter(isType('todos')).map((e) => e.data.todos)).toEqual([
-      [{ content: 'two, edited', status: 'pending' }],
-      [{ content: 'three', status: 'pending' }],
-    ]);
-    const requests = cluster.model.requests('m-parallel');
-    expect(requests).toHaveLength(2);
-    const messages = requests[1]!.body.messages!;
+      Object.fromEntries(
+        events.filter(isType('approval_result')).map((e) => [e.data.tool_call_id, e.data.outcome]),
+      ),
+    ).toEqual({ call_1: 'rejected', call_2: 'edited', call_3: 'approved' });
+    expect(
+      events
+        .filter(isType('todos'))
+        .map((e) => (e.data.todos as Array<{ content: string }>)[0]!.content)
+        .sort(),
+    ).toEqual(['three', 'two, edited']);
+    const modelRequests = cluster.model.requests('m-parallel');
+    expect(modelRequests).toHaveLength(2);
+    const messages = modelRequests[1]!.body.messages!;
     const assistant = messages.findIndex((m) => Array.isArray(m.tool_calls));
     const calls = (messages[assistant]!.tool_calls as Array<{ id: string }>).map((c) => c.id);
     expect(calls).toEqual(['call_1', 'call_2', 'call_3']);
-    const toolMessages = messages.slice(assistant + 1).filter((m) => m.role === 'tool');
-    expect(toolMessages.map((m) => m.tool_call_id)).toEqual(['call_1', 'call_2', 'call_3']);
-    expect(messages.slice(assistant + 1, assistant + 4).every((m) => m.role === 'tool')).toBe(true);
+    // The model's order, not the order of the decisions.
+    const toolMessages = messages.slice(assistant + 1, assistant + 4);
+    expect(toolMessages.map((m) => [m.role, m.tool_call_id])).toEqual([
+      ['tool', 'call_1'],
+      ['tool', 'call_2'],
+      ['tool', 'call_3'],
+    ]);
+    expect(toolMessages[0]!.content).toContain('not one');
+    expect(events.at(-1)!.data.type).toBe('done');
+
+    // Decided already: the whole batch is refused, naming the first closed one.
+    const late = await decideMany(url(1), alice, runId, [
+      { request_id: requestOf('call_3'), decision: 'approve' },
+    ]);
+    expect(late.status).toBe(409);
+    expect(late.body.error).toMatchObject({
+      code: 'approval_closed',
+      details: { index: 0, request_id: requestOf('call_3'), outcome: 'approved' },
+    });
+  });
+
+  it('validates a batch of decisions whole: one refused decision takes none of them', async () => {
+    cluster.model.script('m-batch', [
+      toolCallsReply([
+        { id: 'call_a', name: 'write_todos', args: todos('a') },
+        { id: 'call_b', name: 'write_todos', args: todos('b') },
+      ]),
+      textReply('Ok.'),
+    ]);
+    const stream = await invoke(url(0), alice, {
+      message: 'x',
+      llm_config: llm('m-batch'),
+      hitl_config: { tools: { write_todos: { allowed_decisions: ['approve', 'edit'] } } },
+    });
+    await nthApproval(stream, 1);
+    const [a, b] = ['call_a', 'call_b'].map(
+      (id) =>
+        stream.events.find((e) => e.data.type === 'approval_request' && e.data.tool_call_id === id)!
+          .data.request_id as string,
+    );
+    const runId = stream.events.find(isType('session'))!.data.run_id as string;
+    const refusals: Array<[Answer, number, string, unknown]> = [
+      [
+        await decideMany(url(1), alice, runId, [
+          { request_id: a, decision: 'approve' },
+          { request_id: b, decision: 'edit', tool_args: { todos: [{ content: 7 }] } },
+        ]),
+        400,
+        'invalid_request',
+        [expect.objectContaining({ path: 'decisions.1.tool_args.todos.0.content' })],
+      ],
+      [
+        await decideMany(url(1), alice, runId, [
+          { request_id: a, decision: 'approve' },
+          { request_id: b, decision: 'reject' },
+        ]),
+        400,
+        'decision_not_allowed',
+        { index: 1, request_id: b, allowed_decisions: ['approve', 'edit'] },
+      ],
+      [
+        await decideMany(url(0), alice, runId, [
+          { request_id: a, decision: 'approve' },
+          { request_id: 'apr_does_not_exist', decision: 'approve' },
+        ]),
+        404,
+        'not_found',
+        { index: 1, request_id: 'apr_does_not_exist' },
+      ],
+      [
+        await decideMany(url(0), alice, 'run_of_someone_else', [
+          { request_id: a, decision: 'approve' },
+        ]),
+        404,
+        'not_found',
+        { index: 0, request_id: a },
+      ],
+      [
+        await decideMany(url(0), bob, runId, [{ request_id: a, decision: 'approve' }]),
+        404,
+        'not_found',
+        { index: 0, request_id: a },
+      ],
+      [
+        await decideMany(url(0), alice, runId, [
+          { request_id: a, decision: 'approve' },
+          { request_id: a, decision: 'approve' },
+        ]),
+        400,
+        'invalid_request',
+        [expect.objectContaining({ path: 'decisions.1.request_id' })],
+      ],
+    ];
+    for (const [answer, status, code, details] of refusals) {
+      expect(answer.status).toBe(status);
+      expect(answer.body.error).toMatchObject({ code, details });
+    }
+    // Nothing was taken: both are still open and take the next valid batch.
+    expect(stream.events.some(isType('approval_result'))).toBe(false);
+    const ok = await decideMany(url(1), alice, runId, [
+      { request_id: b, decision: 'edit', tool_args: todos('b, edited') },
+      { request_id: a, decision: 'approve' },
+    ]);
+    expect(ok.status).toBe(200);
+    const events = await stream.ended;
+    expect(
+      events
+        .filter(isType('approval_result'))
+        .map((e) => e.data.outcome)
+        .sort(),
+    ).toEqual(['approved', 'edited']);
     expect(events.at(-1)!.data.type).toBe('done');
   });
 

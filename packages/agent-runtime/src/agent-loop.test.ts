@@ -16,7 +16,7 @@ import { createLlmClient } from './llm-client.js';
 import { TurnAbortedError } from './model-turn.js';
 import { proposePlanTool, writeTodosTool } from './planning-tools.js';
 import { ToolRegistry, type AgentTool } from './tool.js';
-import type { BeforeToolCall } from './tool-execution.js';
+import type { BeforeToolCall, ToolCallDecision } from './tool-execution.js';
 
 let model: ScriptedModel;
 beforeAll(async () => {
@@ -63,6 +63,7 @@ async function run(
     maxSteps?: number;
     beforeToolCall?: BeforeToolCall;
     signal?: AbortSignal;
+    maxParallelTools?: number;
   } = {},
 ) {
   const name = `loop-${++counter}`;
@@ -101,6 +102,7 @@ async function run(
     maxSteps: options.maxSteps ?? 5,
     idleTimeoutMs: 5_000,
     maxToolResultChars: 1_000,
+    ...(options.maxParallelTools ? { maxParallelTools: options.maxParallelTools } : {}),
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     emit: (e) => events.push(e),
     commit: async (messages) => {
@@ -148,14 +150,17 @@ describe('the agent loop', () => {
       expect.stringMatching(/^Invalid arguments for echo: text: /),
       'The tool failed: disk on fire',
     ]);
-    const results = events.filter((e) => e.type === 'tool_result');
-    expect(results.map((e) => (e as { is_error?: boolean }).is_error)).toEqual([
-      undefined,
-      true,
-      true,
-      true,
-      true,
-    ]);
+    // Results stream as the calls finish; the stored order above is the model's.
+    const isError = Object.fromEntries(
+      events.flatMap((e) => (e.type === 'tool_result' ? [[e.tool_call_id, e.is_error]] : [])),
+    );
+    expect(isError).toEqual({
+      c_ok: undefined,
+      c_unknown: true,
+      c_json: true,
+      c_args: true,
+      c_throw: true,
+    });
     expect(events.find((e) => e.type === 'tool_call' && e.tool_call_id === 'c_json')).toMatchObject(
       {
         tool_args: {},
@@ -280,6 +285,269 @@ describe('the agent loop', () => {
     expect(committed[0]!.filter((m) => m.role === 'tool')).toEqual([
       { role: 'tool', tool_call_id: 's1', content: 'Cancelled: the run was stopped.' },
       { role: 'tool', tool_call_id: 's2', content: 'Cancelled: the run was stopped.' },
+    ]);
+  });
+});
+
+/** A promise and its resolver. */
+function deferred<T = void>() {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** Resolves once `condition` holds (checked every few ms); fails the test after 5 s. */
+async function until(condition: () => boolean): Promise<void> {
+  const deadline = Date.now() + 5_000;
+  while (!condition()) {
+    if (Date.now() > deadline) throw new Error('condition never held');
+    await new Promise((resolve) => setTimeout(resolve, 2));
+  }
+}
+
+const resultOrder = (events: AgentEvent[]) =>
+  events.flatMap((e) => (e.type === 'tool_result' ? [e.tool_call_id] : []));
+
+describe('the tool calls of one turn', () => {
+  it('run at once, stream each result as it completes, and are stored in the model’s order', async () => {
+    const started: string[] = [];
+    const gates = new Map<string, ReturnType<typeof deferred<string>>>();
+    const gated: AgentTool = {
+      name: 'gated',
+      description: 'Finishes when the test says',
+      parameters: { type: 'object' },
+      writes: false,
+      execute: async (args) => {
+        const key = String(args.key);
+        started.push(key);
+        const gate = deferred<string>();
+        gates.set(key, gate);
+        // Only possible when all three run at once: then they are finished backwards.
+        if (started.length === 3) {
+          void (async () => {
+            for (const k of ['c', 'b', 'a']) {
+              gates.get(k)!.resolve(`done ${k}`);
+              await new Promise((resolve) => setTimeout(resolve, 5));
+            }
+          })();
+        }
+        return { content: await gate.promise };
+      },
+    };
+    const pending = run(
+      [
+        toolCallsReply([
+          { id: 'a', name: 'gated', args: { key: 'a' } },
+          { id: 'b', name: 'gated', args: { key: 'b' } },
+          { id: 'c', name: 'gated', args: { key: 'c' } },
+        ]),
+        textReply('ok'),
+      ],
+      { tools: [gated], maxParallelTools: 3 },
+    );
+    const { outcome, events, committed, requests } = await pending;
+    expect(outcome).toBe('finished');
+    expect(started).toEqual(['a', 'b', 'c']);
+    expect(events.filter((e) => e.type === 'tool_call').map((e) => e.tool_call_id)).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+    expect(resultOrder(events)).toEqual(['c', 'b', 'a']);
+    expect(committed[0]!.slice(1)).toEqual([
+      { role: 'tool', tool_call_id: 'a', content: 'done a' },
+      { role: 'tool', tool_call_id: 'b', content: 'done b' },
+      { role: 'tool', tool_call_id: 'c', content: 'done c' },
+    ]);
+    expect(toolMessages(requests[1]!.body.messages).map((m) => m.tool_call_id)).toEqual([
+      'a',
+      'b',
+      'c',
+    ]);
+  });
+
+  it('never run more than maxParallelTools at a time, and a tool that is not parallel-safe alone', async () => {
+    let inFlight = 0;
+    let peak = 0;
+    const log: string[] = [];
+    const tool = (name: string, parallelSafe: boolean): AgentTool => ({
+      name,
+      description: name,
+      parameters: { type: 'object' },
+      writes: false,
+      parallelSafe,
+      execute: async (args) => {
+        inFlight++;
+        peak = Math.max(peak, inFlight);
+        log.push(`start ${String(args.n)}`);
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        log.push(`end ${String(args.n)}`);
+        inFlight--;
+        return { content: `ok ${String(args.n)}` };
+      },
+    });
+    const calls = [1, 2, 3, 4, 5].map((n) => ({
+      id: `c${n}`,
+      name: n === 3 ? 'alone' : 'shared',
+      args: { n },
+    }));
+    const { outcome, committed } = await run([toolCallsReply(calls), textReply('ok')], {
+      tools: [tool('shared', true), tool('alone', false)],
+      maxParallelTools: 2,
+    });
+    expect(outcome).toBe('finished');
+    expect(peak).toBe(2);
+    // `alone` starts once 1 and 2 ended, and 4 and 5 start only after it ended.
+    const at = log.indexOf('start 3');
+    expect(log[at + 1]).toBe('end 3');
+    expect(log.slice(0, at).sort()).toEqual(['end 1', 'end 2', 'start 1', 'start 2']);
+    expect(committed[0]!.slice(1).map((m) => m.content)).toEqual([
+      'ok 1',
+      'ok 2',
+      'ok 3',
+      'ok 4',
+      'ok 5',
+    ]);
+  });
+
+  it('ask the hook about every call together, and each runs as soon as its own answer came', async () => {
+    received.length = 0;
+    const asked: string[] = [];
+    const answers = new Map<string, ReturnType<typeof deferred<ToolCallDecision>>>();
+    const hook: BeforeToolCall = async (call) => {
+      asked.push(call.id);
+      if (call.id === 'free') return { action: 'run', args: call.args };
+      const answer = deferred<ToolCallDecision>();
+      answers.set(call.id, answer);
+      return answer.promise;
+    };
+    const decide = (async () => {
+      // Both held calls were asked about before any answer, and the free one did not wait.
+      await until(() => answers.size === 2 && received.length === 1);
+      expect(asked).toEqual(['held1', 'free', 'held2']);
+      answers.get('held2')!.resolve({ action: 'run', args: { text: 'second held' } });
+      await until(() => received.length === 2);
+      answers.get('held1')!.resolve({ action: 'skip', message: 'Rejected.' });
+    })();
+    const { outcome, events, committed } = await run(
+      [
+        toolCallsReply([
+          { id: 'held1', name: 'echo', args: { text: 'first held' } },
+          { id: 'free', name: 'echo', args: { text: 'free' } },
+          { id: 'held2', name: 'echo', args: { text: 'held' } },
+        ]),
+        textReply('ok'),
+      ],
+      { beforeToolCall: hook },
+    );
+    await decide;
+    expect(outcome).toBe('finished');
+    expect(received).toEqual([{ text: 'free' }, { text: 'second held' }]);
+    expect(resultOrder(events)).toEqual(['free', 'held2', 'held1']);
+    expect(committed[0]!.slice(1).map((m) => m.content)).toEqual([
+      'Rejected.',
+      'echo: free',
+      'echo: second held',
+    ]);
+  });
+
+  it('give every call one tool message when the run is aborted mid-turn, whatever each was doing', async () => {
+    received.length = 0;
+    const controller = new AbortController();
+    let hanging = 0;
+    const hang: AgentTool = {
+      name: 'hang',
+      description: 'Never answers',
+      parameters: { type: 'object' },
+      writes: false,
+      execute: () => {
+        hanging++;
+        return new Promise(() => {});
+      },
+    };
+    const held: AgentTool = { ...hang, name: 'held' };
+    const neverDecided: BeforeToolCall = (call) =>
+      call.name !== 'held'
+        ? Promise.resolve({ action: 'run', args: call.args })
+        : new Promise((resolve) =>
+            controller.signal.addEventListener('abort', () =>
+              resolve({ action: 'skip', message: 'Cancelled while waiting.' }),
+            ),
+          );
+    // Two slots: `quick` ends, `running` and `running2` hang in the slots, `queued` waits for
+    // one, `waiting` waits for its approval.
+    const abortMidTurn = (async () => {
+      await until(() => received.length === 1 && hanging === 2);
+      controller.abort();
+    })();
+    const { outcome, committed } = await run(
+      [
+        toolCallsReply([
+          { id: 'quick', name: 'echo', args: { text: 'quick' } },
+          { id: 'running', name: 'hang', args: {} },
+          { id: 'running2', name: 'hang', args: {} },
+          { id: 'queued', name: 'hang', args: {} },
+          { id: 'waiting', name: 'held', args: {} },
+        ]),
+      ],
+      {
+        tools: [echo, hang, held],
+        beforeToolCall: neverDecided,
+        signal: controller.signal,
+        maxParallelTools: 2,
+      },
+    );
+    await abortMidTurn;
+    expect(outcome).toBeInstanceOf(TurnAbortedError);
+    expect(hanging).toBe(2);
+    expect(committed).toHaveLength(1);
+    const cancelled = 'Cancelled: the run was stopped.';
+    expect(committed[0]!.slice(1)).toEqual([
+      { role: 'tool', tool_call_id: 'quick', content: 'echo: quick' },
+      { role: 'tool', tool_call_id: 'running', content: cancelled },
+      { role: 'tool', tool_call_id: 'running2', content: cancelled },
+      { role: 'tool', tool_call_id: 'queued', content: cancelled },
+      { role: 'tool', tool_call_id: 'waiting', content: 'Cancelled while waiting.' },
+    ]);
+  });
+
+  it('run one after the other, each asked about after the previous finished, with maxParallelTools 1', async () => {
+    const log: string[] = [];
+    const logged: AgentTool = {
+      name: 'logged',
+      description: 'Logs',
+      parameters: { type: 'object' },
+      writes: false,
+      execute: async (args) => {
+        log.push(`run ${String(args.n)}`);
+        await new Promise((resolve) => setTimeout(resolve, 5));
+        return { content: 'ok' };
+      },
+    };
+    const { outcome, events } = await run(
+      [
+        toolCallsReply([
+          { id: 'x1', name: 'logged', args: { n: 1 } },
+          { id: 'x2', name: 'logged', args: { n: 2 } },
+        ]),
+        textReply('ok'),
+      ],
+      {
+        tools: [logged],
+        maxParallelTools: 1,
+        beforeToolCall: async (call) => {
+          log.push(`ask ${String(call.args.n)}`);
+          return { action: 'run', args: call.args };
+        },
+      },
+    );
+    expect(outcome).toBe('finished');
+    expect(log).toEqual(['ask 1', 'run 1', 'ask 2', 'run 2']);
+    expect(events.filter((e) => e.type.startsWith('tool_')).map((e) => e.type)).toEqual([
+      'tool_call',
+      'tool_result',
+      'tool_call',
+      'tool_result',
     ]);
   });
 });

@@ -1,10 +1,10 @@
 import type OpenAI from 'openai';
 import type { AgentEvent } from '@agent-backend/protocol';
-import type { AssistantMessage, ChatMessage, ToolMessage } from './chat-message.js';
-import { truncate } from './context-limits.js';
+import type { AssistantMessage, ChatMessage } from './chat-message.js';
 import { AgentRunError, RUN_ERROR_CODES } from './errors.js';
 import { streamModelTurn, TurnAbortedError } from './model-turn.js';
-import { executeToolCall, type BeforeToolCall } from './tool-execution.js';
+import { DEFAULT_MAX_PARALLEL_TOOLS, runToolCalls } from './tool-calls.js';
+import type { BeforeToolCall } from './tool-execution.js';
 import type { ToolContext, ToolRegistry } from './tool.js';
 
 /** What one run of the loop needs; `runAgentLoop` owns nothing else. */
@@ -21,8 +21,13 @@ export interface AgentLoopOptions {
   /** Model requests allowed in this run. */
   readonly maxSteps: number;
   readonly idleTimeoutMs: number;
-  /** Longest tool result sent to the model and the stream; longer ones are truncated. */
+  /** Longest tool result sent to the model; longer ones are truncated. */
   readonly maxToolResultChars: number;
+  /**
+   * Tool calls of one turn executing at once (see `runToolCalls`); `1` runs them one after
+   * the other. @default 8
+   */
+  readonly maxParallelTools?: number;
   readonly beforeToolCall?: BeforeToolCall;
   emit(event: AgentEvent): void;
   /**
@@ -34,9 +39,10 @@ export interface AgentLoopOptions {
 }
 
 /**
- * The agent loop: ask the model (streaming its text), run the tools it called one after the
- * other in the order it called them, give it the results, and repeat until it answers without
- * calling a tool, a tool ends the run (`propose_plan`), or `maxSteps` model requests were made.
+ * The agent loop: ask the model (streaming its text), run the tools it called (concurrently, up
+ * to `maxParallelTools` at a time, see `runToolCalls`), give it the results in the order it
+ * called them, and repeat until it answers without calling a tool, a tool ends the run
+ * (`propose_plan`), or `maxSteps` model requests were made.
  *
  * Every tool call gets exactly one tool message before the next model request (refused,
  * skipped by the `beforeToolCall` hook, failed, or cancelled by an abort included). Resolves
@@ -85,27 +91,14 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       type: 'function' as const,
       function: { name: call.name, arguments: call.arguments },
     }));
-    const results: ToolMessage[] = [];
-    let endRun = false;
-    for (const call of turn.toolCalls) {
-      if (context.signal.aborted) {
-        results.push({
-          role: 'tool',
-          tool_call_id: call.id,
-          content: 'Cancelled: the run was stopped.',
-        });
-        continue;
-      }
-      const output = await executeToolCall(call, {
-        registry: options.registry,
-        context,
-        emit: options.emit,
-        ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
-      });
-      const content = truncate(output.content, options.maxToolResultChars);
-      results.push({ role: 'tool', tool_call_id: call.id, content });
-      if (output.endRun) endRun = true;
-    }
+    const { messages: results, endRun } = await runToolCalls(turn.toolCalls, {
+      registry: options.registry,
+      context,
+      emit: options.emit,
+      ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
+      maxParallel: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
+      maxResultChars: options.maxToolResultChars,
+    });
     await options.commit([assistant, ...results]);
     if (context.signal.aborted) throw new TurnAbortedError();
     if (endRun) return;

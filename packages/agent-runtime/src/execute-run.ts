@@ -193,6 +193,7 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
     maxSteps: settings.maxSteps,
     idleTimeoutMs: settings.llmIdleTimeoutMs,
     maxToolResultChars: limits.toolResultChars,
+    maxParallelTools: settings.maxParallelTools,
     ...(beforeToolCall ? { beforeToolCall } : {}),
     emit,
     commit: async (messages) => {

@@ -62,9 +62,17 @@ export {
 } from './tool.js';
 export { defineTool } from './builtin-tool.js';
 export {
+  CANCELLED_CONTENT,
   executeToolCall,
   type BeforeToolCall,
   type PendingToolCall,
   type ToolCallDecision,
 } from './tool-execution.js';
 export { ToolCallAccumulator, type AssembledToolCall } from './tool-call-accumulator.js';
+export {
+  DEFAULT_MAX_PARALLEL_TOOLS,
+  runToolCalls,
+  type ToolCallsOptions,
+  type ToolCallsOutcome,
+} from './tool-calls.js';
+export { Semaphore, type Release } from './semaphore.js';

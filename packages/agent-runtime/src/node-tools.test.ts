@@ -138,4 +138,56 @@ describe('node tools', () => {
       isError: true,
     });
   });
+
+  it('runs at most max_concurrent_tasks calls of a run on one node, without holding up other nodes', async () => {
+    const inFlight = new Map<string, number>();
+    const peak = new Map<string, number>();
+    let reached = 0;
+    const caller: NodeToolCaller = {
+      listTools: async () => [],
+      callTool: async (call) => {
+        reached++;
+        const node = call.nodeId!;
+        inFlight.set(node, (inFlight.get(node) ?? 0) + 1);
+        peak.set(node, Math.max(peak.get(node) ?? 0, inFlight.get(node)!));
+        await new Promise((resolve) => setTimeout(resolve, 10));
+        inFlight.set(node, inFlight.get(node)! - 1);
+        return { success: true, text: `${node} ok`, images: [] };
+      },
+    };
+    const [busy, other] = nodeToolsToAgentTools(
+      'u1',
+      [
+        {
+          nodeId: 'ext-1',
+          nodeType: 'extension',
+          maxConcurrentTasks: 2,
+          tools: [{ name: 'read' }],
+        },
+        { nodeId: 'desk-1', nodeType: 'desktop', maxConcurrentTasks: 3, tools: [{ name: 'ls' }] },
+      ],
+      caller,
+      new Set(),
+    );
+    const results = await Promise.all([
+      ...[1, 2, 3, 4, 5].map(() => busy!.execute({}, context())),
+      ...[1, 2, 3].map(() => other!.execute({}, context())),
+    ]);
+    expect(results.map((r) => r.content)).toEqual([
+      ...Array(5).fill('ext-1 ok'),
+      ...Array(3).fill('desk-1 ok'),
+    ]);
+    expect(Object.fromEntries(peak)).toEqual({ 'ext-1': 2, 'desk-1': 3 });
+
+    // A call waiting for the node is cancelled by the run's abort, without reaching the node.
+    const controller = new AbortController();
+    const first = busy!.execute({}, context());
+    const second = busy!.execute({}, context());
+    const third = busy!.execute({}, context(controller.signal));
+    controller.abort();
+    expect(await third).toEqual({ content: 'Cancelled: the run was stopped.', isError: true });
+    await Promise.all([first, second]);
+    expect(peak.get('ext-1')).toBe(2);
+    expect(reached).toBe(10);
+  });
 });

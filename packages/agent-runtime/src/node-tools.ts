@@ -1,7 +1,9 @@
 import { createHash } from 'node:crypto';
 import { NodeCallError, type NodeToolCaller, type NodeTools } from '@agent-backend/node-rpc';
+import { Semaphore } from './semaphore.js';
 import type { AgentTool, ToolOutput } from './tool.js';
 import { TOOL_NAME } from './tool.js';
+import { CANCELLED_CONTENT } from './tool-execution.js';
 
 /** Arguments schema for node tools that announce only a name. */
 const ANY_OBJECT = { type: 'object', additionalProperties: true } as const;
@@ -31,6 +33,11 @@ function suffixed(base: string, nodeId: string, toolName: string): string {
  * Node tools act on the user's device, so they count as write tools (not offered in `ask`,
  * not run in `plan`) unless their descriptor says `writes: false`. Descriptors may be bare names or carry a description and an input JSON
  * Schema; a schema that is not an object schema is replaced by "any object".
+ *
+ * Called once per run: the tools of one node share a semaphore of the node's
+ * `maxConcurrentTasks`, so the run's calls to a node never exceed what the node accepts (the
+ * node refuses more with a busy error). Calls of other runs are not counted here; the node
+ * counts those itself.
  */
 export function nodeToolsToAgentTools(
   userId: string,
@@ -41,6 +48,7 @@ export function nodeToolsToAgentTools(
   const used = new Set(taken);
   const tools: AgentTool[] = [];
   for (const node of nodes) {
+    const slots = node.maxConcurrentTasks ? new Semaphore(node.maxConcurrentTasks) : undefined;
     for (const descriptor of node.tools) {
       const original = descriptor.name;
       let name = sanitizeToolName(original);
@@ -57,6 +65,8 @@ export function nodeToolsToAgentTools(
         parameters: schema && schema.type === 'object' ? schema : { ...ANY_OBJECT },
         writes: descriptor.writes !== false,
         async execute(args, context): Promise<ToolOutput> {
+          const release = slots ? await slots.acquire(context.signal) : undefined;
+          if (release === null) return { content: CANCELLED_CONTENT, isError: true };
           try {
             const result = await caller.callTool({
               userId,
@@ -86,6 +96,8 @@ export function nodeToolsToAgentTools(
               };
             }
             throw error;
+          } finally {
+            release?.();
           }
         },
       });

@@ -1,6 +1,7 @@
 import { DEFAULT_CONTEXT_LIMITS, type ContextLimits } from './context-limits.js';
 import { DEFAULT_LLM_MAX_RETRIES, DEFAULT_LLM_TIMEOUT_MS } from './llm-client.js';
 import { DEFAULT_LEASE_TTL_MS } from './session-lease.js';
+import { DEFAULT_MAX_PARALLEL_TOOLS } from './tool-calls.js';
 
 /** Knobs of agent runs; every one has a default. */
 export interface AgentSettings {
@@ -14,6 +15,11 @@ export interface AgentSettings {
   readonly llmIdleTimeoutMs: number;
   /** Session lease lifetime (renewed every third of it while the run lives). @default 30_000 */
   readonly leaseTtlMs: number;
+  /**
+   * Tool calls of one model turn executing at the same time (each node's own
+   * `max_concurrent_tasks` applies too); `1` runs them one after the other. @default 8
+   */
+  readonly maxParallelTools: number;
   readonly limits: ContextLimits;
 }
 
@@ -24,5 +30,6 @@ export const DEFAULT_AGENT_SETTINGS: AgentSettings = Object.freeze({
   llmMaxRetries: DEFAULT_LLM_MAX_RETRIES,
   llmIdleTimeoutMs: 60_000,
   leaseTtlMs: DEFAULT_LEASE_TTL_MS,
+  maxParallelTools: DEFAULT_MAX_PARALLEL_TOOLS,
   limits: DEFAULT_CONTEXT_LIMITS,
 });

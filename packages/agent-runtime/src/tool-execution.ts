@@ -1,4 +1,5 @@
 import type { AgentEvent } from '@agent-backend/protocol';
+import type { Release } from './semaphore.js';
 import type { AssembledToolCall } from './tool-call-accumulator.js';
 import {
   availability,
@@ -24,14 +25,23 @@ export type ToolCallDecision =
 /**
  * The one point before any tool executes (human-in-the-loop approval plugs in here). Called
  * only for calls that passed the mode check and argument parsing; a skip becomes the call's
- * tool message (marked as an error) and the loop goes on.
+ * tool message (marked as an error) and the loop goes on. The calls of one turn may be asked
+ * about concurrently (see `runToolCalls`); a hook that throws refuses the call (it does not run).
  */
 export type BeforeToolCall = (call: PendingToolCall) => Promise<ToolCallDecision>;
 
-interface ExecuteOptions {
+/**
+ * Waits for the call's turn to execute, after the hook let it run: `null` when the run was
+ * aborted meanwhile (the call is then cancelled without running).
+ */
+export type ToolSlot = (tool: AgentTool) => Promise<Release | null>;
+
+export interface ExecuteOptions {
   readonly registry: ToolRegistry;
   readonly context: ToolContext;
   readonly beforeToolCall?: BeforeToolCall;
+  /** Absent: the tool executes as soon as the hook lets it. */
+  readonly slot?: ToolSlot;
   emit(event: AgentEvent): void;
 }
 
@@ -46,6 +56,10 @@ function parseArgs(raw: string): Record<string, unknown> | null {
     return null;
   }
 }
+
+/** The tool message of a call the run's abort stopped (or kept from starting). */
+export const CANCELLED_CONTENT = 'Cancelled: the run was stopped.';
+const CANCELLED: ToolOutput = { content: CANCELLED_CONTENT, isError: true };
 
 /** Resolves with `undefined` when the signal aborts, so a tool that ignores it cannot hang the run. */
 function whenAborted(signal: AbortSignal): Promise<undefined> {
@@ -81,7 +95,7 @@ export async function executeToolCall(
   async function outcome(
     call: AssembledToolCall,
     args: Record<string, unknown> | null,
-    { registry, beforeToolCall }: ExecuteOptions,
+    { registry, beforeToolCall, slot }: ExecuteOptions,
   ): Promise<ToolOutput> {
     const tool = registry.get(call.name);
     if (!tool) return { content: `Unknown tool "${call.name}".`, isError: true };
@@ -98,19 +112,32 @@ export async function executeToolCall(
     if (!args) return { content: 'The arguments are not a JSON object.', isError: true };
     let runArgs = args;
     if (beforeToolCall) {
-      const decision = await beforeToolCall({ id: call.id, name: call.name, args, tool, context });
+      let decision: ToolCallDecision;
+      try {
+        decision = await beforeToolCall({ id: call.id, name: call.name, args, tool, context });
+      } catch (error) {
+        const message = error instanceof Error ? error.message : 'unknown error';
+        return { content: `The call could not be cleared to run: ${message}`, isError: true };
+      }
       if (decision.action === 'skip') return { content: decision.message, isError: true };
       runArgs = decision.args;
+    }
+    const release = slot ? await slot(tool) : undefined;
+    if (release === null || context.signal.aborted) {
+      release?.();
+      return CANCELLED;
     }
     try {
       const result = await Promise.race([
         tool.execute(runArgs, context),
         whenAborted(context.signal),
       ]);
-      return result ?? { content: 'Cancelled: the run was stopped.', isError: true };
+      return result ?? CANCELLED;
     } catch (error) {
       const message = error instanceof Error ? error.message : 'unknown error';
       return { content: `The tool failed: ${message}`, isError: true };
+    } finally {
+      release?.();
     }
   }
 }

@@ -48,6 +48,13 @@ export interface AgentTool {
   readonly writes: boolean;
   /** Modes that offer the tool, when narrower than "every mode its `writes` allows". */
   readonly modes?: readonly ConversationMode[];
+  /**
+   * Whether calls may run while other calls of the same turn run. `false` (e.g. commands in one
+   * session's sandbox, which share a working directory) makes each call of the tool run alone:
+   * it waits until no other call of the turn executes, and the others wait for it.
+   * @default true
+   */
+  readonly parallelSafe?: boolean;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
 }
 

@@ -17,6 +17,7 @@ export function agentSettings(config: Config): AgentServiceSettings {
       llmMaxRetries: config.AGENT_LLM_MAX_RETRIES,
       llmIdleTimeoutMs: config.AGENT_LLM_IDLE_TIMEOUT_MS,
       leaseTtlMs: config.AGENT_SESSION_LEASE_MS,
+      maxParallelTools: config.AGENT_MAX_PARALLEL_TOOLS,
     },
     keepaliveMs: config.AGENT_KEEPALIVE_MS,
     disconnectGraceMs: config.AGENT_DISCONNECT_GRACE_MS,

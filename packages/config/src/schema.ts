@@ -170,6 +170,11 @@ export const EnvSchema = z.object({
   AGENT_DISCONNECT_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Session lease lifetime (renewed every third of it while the run lives). */
   AGENT_SESSION_LEASE_MS: z.coerce.number().int().min(300).default(30_000),
+  /**
+   * Tool calls of one model turn executing at the same time (1-64); 1 runs them one after the
+   * other, in the model's order (docs/agent.md, "The loop").
+   */
+  AGENT_MAX_PARALLEL_TOOLS: z.coerce.number().int().min(1).max(64).default(8),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

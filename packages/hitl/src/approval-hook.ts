@@ -20,8 +20,10 @@ export interface ApprovalHookOptions {
  * The agent runner's `beforeToolCall` for HITL (spec 2.5): per run, nothing when the request
  * has no `hitl_config`; otherwise each call the policy interrupts is stored as an approval,
  * announced with `approval_request`, and held until a decision, the timeout or the run's end,
- * announced with `approval_result`. Calls of one turn are held one after the other (the loop
- * runs them in order); every one ends with its own tool message, so no id is left dangling.
+ * announced with `approval_result`. The loop asks about every call of a turn at once, so a
+ * turn's held calls are announced together and each waits for its own decision only (in any
+ * order, on any replica); with `AGENT_MAX_PARALLEL_TOOLS=1` they are held one after the other.
+ * Every call ends with its own tool message, so no id is left dangling.
  *
  * Fails closed: if the approval cannot be stored, the call does not run.
  */

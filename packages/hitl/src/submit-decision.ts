@@ -4,8 +4,10 @@ import type { Bus } from '@agent-backend/bus';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import {
   fieldErrors,
+  type ApprovalDecisionItem,
   type ApprovalDecisionRequest,
   type ApprovalDecisionResponse,
+  type ApprovalDecisionsResponse,
   type FieldError,
 } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
@@ -69,26 +71,73 @@ export class DecisionService {
     requestId: string,
     body: ApprovalDecisionRequest,
   ): Promise<ApprovalDecisionResponse> {
-    const record = await this.store.get(requestId);
-    if (!record || record.userId !== userId) {
-      throw new DecisionError('not_found', `approval ${requestId} not found`);
-    }
-    if (!record.allowedDecisions.includes(body.decision)) {
-      throw new DecisionError('decision_not_allowed', `"${body.decision}" is not allowed here`, {
-        allowed_decisions: record.allowedDecisions,
-      });
-    }
-    if (body.decision === 'edit') checkArgs(record, body.tool_args);
+    const record = checked(userId, requestId, await this.store.get(requestId), body);
     await this.ensureOpen(record);
-    const resolution: ApprovalResolution =
-      body.decision === 'approve'
-        ? { outcome: 'approved' }
-        : body.decision === 'edit'
-          ? { outcome: 'edited', args: body.tool_args }
-          : { outcome: 'rejected', ...(body.message ? { message: body.message } : {}) };
-    if (!(await this.store.resolve(record, resolution))) await this.ensureOpen(record);
+    if (!(await this.store.resolve(record, resolutionOf(body)))) await this.ensureOpen(record);
     await this.options.bus.publish(resolvedChannel(requestId), 1).catch(() => undefined);
     return { request_id: requestId, decision: body.decision, status: 'accepted' };
+  }
+
+  /**
+   * Decisions on several approvals of one run (`POST /api/agent/runs/:run_id/decisions`), with
+   * the checks of {@link submit} for each, all of them before any decision is written: the
+   * first refused decision (in the order sent) is the error, its `details` naming it (`index`,
+   * `request_id`; field errors under `decisions.<index>.tool_args`), and nothing is taken. An
+   * approval of another run counts as unknown (404).
+   *
+   * Each outcome is still its own `ifAbsent` write, so a timeout landing between the checks and
+   * the writes can close one approval while the others are taken: that answers 409
+   * `approval_closed` with `details.accepted` listing the request ids that were taken.
+   */
+  async submitMany(
+    userId: string,
+    runId: string,
+    decisions: readonly ApprovalDecisionItem[],
+  ): Promise<ApprovalDecisionsResponse> {
+    const found = await Promise.all(decisions.map((d) => this.store.get(d.request_id)));
+    const records: ApprovalRecord[] = [];
+    for (const [index, decision] of decisions.entries()) {
+      const record = found[index] ?? null;
+      const ofRun = record?.runId === runId ? record : null;
+      const argsPath = `decisions.${index}.tool_args`;
+      records.push(
+        await inBatch(index, decision.request_id, () =>
+          checked(userId, decision.request_id, ofRun, { ...decision, argsPath }),
+        ),
+      );
+    }
+    for (const [index, record] of records.entries()) {
+      await inBatch(index, record.requestId, () => this.ensureOpen(record));
+    }
+    const accepted: string[] = [];
+    let lost: { index: number; record: ApprovalRecord } | undefined;
+    for (const [index, record] of records.entries()) {
+      if (await this.store.resolve(record, resolutionOf(decisions[index]!))) {
+        accepted.push(record.requestId);
+      } else {
+        lost ??= { index, record };
+      }
+    }
+    await Promise.all(
+      accepted.map((id) => this.options.bus.publish(resolvedChannel(id), 1).catch(() => undefined)),
+    );
+    if (lost) {
+      const outcome = (await this.store.resolution(lost.record.requestId))?.outcome ?? 'cancelled';
+      throw new DecisionError(
+        outcome === 'orphaned' ? 'approval_orphaned' : 'approval_closed',
+        `approval ${lost.record.requestId} closed (${outcome}) while the decisions were taken; ` +
+          `${accepted.length} of ${decisions.length} were taken`,
+        { index: lost.index, request_id: lost.record.requestId, outcome, accepted },
+      );
+    }
+    return {
+      run_id: runId,
+      decisions: decisions.map((d) => ({
+        request_id: d.request_id,
+        decision: d.decision,
+        status: 'accepted' as const,
+      })),
+    };
   }
 
   private async ensureOpen(record: ApprovalRecord): Promise<void> {
@@ -122,8 +171,61 @@ function closed(outcome: string): DecisionError {
   });
 }
 
+/**
+ * The checks that need no store write, in the documented order: unknown or another user's
+ * approval (404), decision not allowed (400), edited arguments not matching the schema (400).
+ */
+function checked(
+  userId: string,
+  requestId: string,
+  record: ApprovalRecord | null,
+  body: ApprovalDecisionRequest & { argsPath?: string },
+): ApprovalRecord {
+  if (!record || record.userId !== userId) {
+    throw new DecisionError('not_found', `approval ${requestId} not found`);
+  }
+  if (!record.allowedDecisions.includes(body.decision)) {
+    throw new DecisionError('decision_not_allowed', `"${body.decision}" is not allowed here`, {
+      allowed_decisions: record.allowedDecisions,
+    });
+  }
+  if (body.decision === 'edit') checkArgs(record, body.tool_args, body.argsPath ?? 'tool_args');
+  return record;
+}
+
+function resolutionOf(body: ApprovalDecisionRequest): ApprovalResolution {
+  switch (body.decision) {
+    case 'approve':
+      return { outcome: 'approved' };
+    case 'edit':
+      return { outcome: 'edited', args: body.tool_args };
+    default:
+      return { outcome: 'rejected', ...(body.message ? { message: body.message } : {}) };
+  }
+}
+
+/**
+ * Runs one entry's check; a refusal names the entry: `index` and `request_id` join object
+ * details (field errors already carry the entry in their paths).
+ */
+async function inBatch<T>(
+  index: number,
+  requestId: string,
+  check: () => T | Promise<T>,
+): Promise<T> {
+  try {
+    return await check();
+  } catch (error) {
+    if (!(error instanceof DecisionError)) throw error;
+    const details = Array.isArray(error.details)
+      ? error.details
+      : { index, request_id: requestId, ...(error.details as object | undefined) };
+    throw new DecisionError(error.code, `decisions[${index}]: ${error.message}`, details);
+  }
+}
+
 /** Checks edited arguments against the tool's JSON Schema, as the model's would be. */
-function checkArgs(record: ApprovalRecord, args: Record<string, unknown>): void {
+function checkArgs(record: ApprovalRecord, args: Record<string, unknown>, at: string): void {
   let schema: z.ZodType;
   try {
     schema = z.fromJSONSchema(record.parameters as Parameters<typeof z.fromJSONSchema>[0]);
@@ -134,7 +236,7 @@ function checkArgs(record: ApprovalRecord, args: Record<string, unknown>): void 
   if (parsed.success) return;
   const errors: FieldError[] = fieldErrors(parsed.error).map((e) => ({
     ...e,
-    path: e.path ? `tool_args.${e.path}` : 'tool_args',
+    path: e.path ? `${at}.${e.path}` : at,
   }));
   throw new DecisionError('invalid_request', `tool_args do not match ${record.toolName}`, errors);
 }

@@ -50,6 +50,7 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
         .map(({ record }) => ({
           nodeId: record.node_id,
           nodeType: record.node_type,
+          maxConcurrentTasks: record.max_concurrent_tasks,
           tools: toolsOf(record),
         }));
     },

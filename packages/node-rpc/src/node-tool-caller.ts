@@ -21,6 +21,11 @@ export interface NodeTools {
   nodeId: string;
   nodeType: NodeType;
   /**
+   * Tasks the node runs at once (its `max_concurrent_tasks`, spec 2.1); it refuses more with
+   * a busy error. Absent: unknown, no limit is applied by the caller.
+   */
+  maxConcurrentTasks?: number;
+  /**
    * Tool names, or richer descriptors where the node sent them (name, description, JSON schema,
    * and `writes: false` for tools that change nothing; absent means it writes).
    */

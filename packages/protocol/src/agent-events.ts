@@ -218,3 +218,63 @@ export const ApprovalDecisionResponse = z.object({
   status: z.literal('accepted'),
 });
 export type ApprovalDecisionResponse = z.infer<typeof ApprovalDecisionResponse>;
+
+/** Path parameters of `POST /api/agent/runs/:run_id/decisions`. */
+export const ApprovalDecisionsParams = z.object({
+  run_id: z.string().min(1).max(200),
+});
+export type ApprovalDecisionsParams = z.infer<typeof ApprovalDecisionsParams>;
+
+const DecisionRequestId = z.string().min(1).max(200);
+
+/** One decision of a batch: an {@link ApprovalDecisionRequest} naming its approval. */
+export const ApprovalDecisionItem = z.discriminatedUnion('decision', [
+  z.object({ request_id: DecisionRequestId, decision: z.literal('approve') }),
+  z.object({
+    request_id: DecisionRequestId,
+    decision: z.literal('edit'),
+    tool_args: z.record(z.string(), z.unknown()),
+  }),
+  z.object({
+    request_id: DecisionRequestId,
+    decision: z.literal('reject'),
+    message: z.string().max(2_000).optional(),
+  }),
+]);
+export type ApprovalDecisionItem = z.infer<typeof ApprovalDecisionItem>;
+
+/** Most decisions one batch may carry (a turn's calls; models rarely make more than a dozen). */
+export const MAX_BATCH_DECISIONS = 100;
+
+/**
+ * Body of `POST /api/agent/runs/:run_id/decisions` (beyond the spec): decisions on several
+ * held calls of one run at once, each request id at most once. Validated whole: when one
+ * decision is refused, none is taken.
+ */
+export const ApprovalDecisionsRequest = z.object({
+  decisions: z
+    .array(ApprovalDecisionItem)
+    .min(1)
+    .max(MAX_BATCH_DECISIONS)
+    .superRefine((decisions, ctx) => {
+      const seen = new Set<string>();
+      decisions.forEach((item, index) => {
+        if (seen.has(item.request_id)) {
+          ctx.addIssue({
+            code: 'custom',
+            message: `request ${item.request_id} appears more than once`,
+            path: [index, 'request_id'],
+          });
+        }
+        seen.add(item.request_id);
+      });
+    }),
+});
+export type ApprovalDecisionsRequest = z.infer<typeof ApprovalDecisionsRequest>;
+
+/** Answer of an accepted batch: one entry per decision, in the order they were sent. */
+export const ApprovalDecisionsResponse = z.object({
+  run_id: z.string(),
+  decisions: z.array(ApprovalDecisionResponse),
+});
+export type ApprovalDecisionsResponse = z.infer<typeof ApprovalDecisionsResponse>;

@@ -1,6 +1,11 @@
 import { AppError, parseInput } from '@agent-backend/http-server';
 import { DecisionError, DecisionService } from '@agent-backend/hitl';
-import { ApprovalDecisionParams, ApprovalDecisionRequest } from '@agent-backend/protocol';
+import {
+  ApprovalDecisionParams,
+  ApprovalDecisionRequest,
+  ApprovalDecisionsParams,
+  ApprovalDecisionsRequest,
+} from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 
 /**
@@ -8,6 +13,10 @@ import type { ServiceContext } from '@agent-backend/runtime';
  * open, see docs/hitl.md): the user of the access token approves, edits or rejects a held tool
  * call. Any API replica accepts it; the replica holding the stream picks it up from the shared
  * store (woken through the bus). 200 with `ApprovalDecisionResponse` once it is recorded.
+ *
+ * `POST /api/agent/runs/:run_id/decisions` (beyond the spec): several decisions on held calls
+ * of one run in one request, with the same checks for each, all made before any is taken
+ * (docs/hitl.md). 200 with `ApprovalDecisionsResponse`.
  */
 export function registerApprovalRoutes(context: ServiceContext): void {
   const { app, engines, requireUser } = context;
@@ -32,4 +41,16 @@ export function registerApprovalRoutes(context: ServiceContext): void {
       }
     },
   );
+  app.post('/api/agent/runs/:run_id/decisions', { preHandler: requireUser }, async (request) => {
+    const { run_id: runId } = parseInput(ApprovalDecisionsParams, request.params, 'path');
+    const body = parseInput(ApprovalDecisionsRequest, request.body);
+    try {
+      return await decisions.submitMany(request.userId!, runId, body.decisions);
+    } catch (error) {
+      if (error instanceof DecisionError) {
+        throw new AppError(error.code, error.message, error.details);
+      }
+      throw error;
+    }
+  });
 }
