@@ -1,4 +1,4 @@
-import type { AgentTool, RunInfo, ToolOutput, ToolSource } from '@agent-backend/agent-runtime';
+import type { AgentTool, RunInfo, ToolOutput } from '@agent-backend/agent-runtime';
 import type { Logger } from '@agent-backend/logger';
 import {
   connectMcp,
@@ -29,7 +29,8 @@ export interface McpToolsOptions extends ConnectionPoolOptions {
 /** The tool source of a process plus the pool it owns. */
 export interface McpTools {
   /** Adds the tools of the run's `mcp` tool entries. */
-  readonly source: ToolSource;
+  /** The tool source (see `ToolSource`), answering with tools only. */
+  readonly source: (run: RunInfo) => Promise<AgentTool[]>;
   readonly pool: ConnectionPool;
   /** Closes every pooled connection (on shutdown). */
   close(): Promise<void>;
@@ -57,7 +58,7 @@ export function createMcpTools(options: McpToolsOptions): McpTools {
     options,
   );
 
-  const source: ToolSource = async (run) => {
+  const source = async (run: RunInfo): Promise<AgentTool[]> => {
     const entries = dedupe(run.request.capabilities.mcpServers);
     if (entries.length === 0) return [];
     const listed = await Promise.all(entries.map((entry) => listServer(run, entry)));
