@@ -34,8 +34,8 @@ export interface AgentRouteOptions {
   readonly toolSources?: AgentRunnerOptions['toolSources'];
   /** The hook before each tool call (human-in-the-loop approval). */
   readonly beforeToolCall?: AgentRunnerOptions['beforeToolCall'];
-  /** The SSRF guard for `llm_config.baseUrl`. */
-  readonly checkBaseUrl?: AgentRunnerOptions['checkBaseUrl'];
+  /** The SSRF guard for `llm_config.baseUrl`; absent: base URLs are reached unchecked (tests). */
+  readonly modelUrlGuard?: AgentRunnerOptions['modelUrlGuard'];
   /** Overrides the `AGENT_*` environment (tests). */
   readonly settings?: AgentRouteSettings;
 }
@@ -78,7 +78,7 @@ export function registerAgentRoutes(
     beforeToolCall:
       options.beforeToolCall ??
       createApprovalHook({ ephemeral: engines.ephemeral, bus: engines.bus, logger }),
-    ...(options.checkBaseUrl ? { checkBaseUrl: options.checkBaseUrl } : {}),
+    ...(options.modelUrlGuard ? { modelUrlGuard: options.modelUrlGuard } : {}),
   });
   registerApprovalRoutes(context);
   const runs = new Map<string, LocalRun>();

@@ -1,3 +1,4 @@
+import { ModelUrlGuard } from '@agent-backend/agent-runtime';
 import { embedderFromSettings, knowledgeSearcher } from '@agent-backend/knowledge';
 import { createNodeToolCaller } from '@agent-backend/node-rpc';
 import { createUrlGuard } from '@agent-backend/url-guard';
@@ -29,16 +30,20 @@ export async function mountApi(context: ServiceContext): Promise<MountedRole> {
   });
   registerKnowledgeRoutes(context, searchKnowledge);
   registerNodeRoutes(context, nodeTools);
-  // User-supplied model base URLs pass the same SSRF guard as MCP servers (DESIGN.md).
-  const urlGuard = createUrlGuard({ allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS });
-  const checkBaseUrl = async (url: URL) => {
-    urlGuard.check(url);
-    await urlGuard.resolve(url.hostname.replace(/^\[|\]$/g, ''));
-  };
-  registerAgentRoutes(context, { nodeTools, checkBaseUrl, searchKnowledge });
+  // User-supplied model base URLs pass the same SSRF guard as MCP servers (DESIGN.md), plus the
+  // model servers the operator named in LLM_ALLOWED_ORIGINS (which open nothing for MCP).
+  const modelUrlGuard = new ModelUrlGuard(
+    createUrlGuard({
+      allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS,
+      allowedOrigins: config.LLM_ALLOWED_ORIGINS,
+    }),
+  );
+  registerAgentRoutes(context, { nodeTools, modelUrlGuard, searchKnowledge });
   registerScheduledTaskRoutes(context);
   registerChatPlatformRoutes(context, async (job) => {
     await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });
   });
+  // After the server closed (runs ended with `server_shutdown`), not alongside it.
+  context.app.addHook('onClose', async () => modelUrlGuard.close());
   return { name: 'api', close: async () => {} };
 }

@@ -6,8 +6,9 @@ import type { RunInfo, ToolSource } from './agent-runner.js';
 import type { ChatMessage } from './chat-message.js';
 import { contextSection, fitHistory, userMessage } from './context.js';
 import { AgentRunError } from './errors.js';
-import { createLlmClient, type BaseUrlCheck } from './llm-client.js';
+import { createLlmClient } from './llm-client.js';
 import { TurnAbortedError } from './model-turn.js';
+import type { ModelUrlGuard } from './model-url-guard.js';
 import { nodeToolsToAgentTools } from './node-tools.js';
 import { proposePlanTool, writeTodosTool } from './planning-tools.js';
 import type { SessionRepository } from './session-repository.js';
@@ -31,8 +32,7 @@ interface ExecuteRunOptions {
   readonly nodeTools?: NodeToolCaller;
   readonly toolSources?: readonly ToolSource[];
   readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
-  readonly checkBaseUrl?: BaseUrlCheck;
-  readonly fetch?: typeof fetch;
+  readonly modelUrlGuard?: ModelUrlGuard;
   emit(event: AgentEvent): void;
   /** Frees the session; called after everything is stored and before the last event. */
   release(): Promise<void>;
@@ -155,8 +155,7 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
   const client = await createLlmClient(request.llm_config, {
     timeoutMs: settings.llmTimeoutMs,
     maxRetries: settings.llmMaxRetries,
-    ...(options.checkBaseUrl ? { checkBaseUrl: options.checkBaseUrl } : {}),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
+    ...(options.modelUrlGuard ? { guard: options.modelUrlGuard } : {}),
   });
   const beforeToolCall = options.beforeToolCall?.(run);
   await runAgentLoop({
