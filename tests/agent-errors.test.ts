@@ -121,7 +121,8 @@ describe('agent invoke: provider failures', () => {
 
   it('reports a base URL that refuses connections, and one that never answers', async () => {
     const refused = await failWith([], `http://127.0.0.1:${closedPort}/v1`);
-    expect(refused.error.code).toBe('llm_unavailable');
+    expect(refused.error.code).toBe('llm_connect_failed');
+    expect(refused.error.message).toContain('the connection was refused');
     const hanging = await failWith([], `http://127.0.0.1:${silentPort}/v1`);
     expect(hanging.error.code).toBe('llm_timeout');
   });

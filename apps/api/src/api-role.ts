@@ -32,5 +32,7 @@ export async function mountApi(
   registerChatPlatformRoutes(context, async (job) => {
     await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });
   });
-  return { name: 'api', close: () => agent.close() };
+  // Closed after the server closed (runs ended with `server_shutdown`), not alongside it.
+  context.app.addHook('onClose', () => agent.close());
+  return { name: 'api', close: async () => {} };
 }

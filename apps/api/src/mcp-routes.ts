@@ -29,6 +29,7 @@ export const MCP_FAILURE_STATUS: Record<McpFailureKind, number> = {
   timeout: 408,
   aborted: 408,
   auth_rejected: 424,
+  dns_failed: 502,
   unreachable: 502,
   tls: 502,
   redirect: 502,

@@ -5,8 +5,8 @@ import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { SessionBusyError, SessionNotFoundError } from './errors.js';
-import type { BaseUrlCheck } from './llm-client.js';
 import { executeRun, type RunResult } from './execute-run.js';
+import type { ModelUrlGuard } from './model-url-guard.js';
 import { acquireSessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
@@ -24,9 +24,11 @@ export interface AgentRunnerOptions {
   readonly toolSources?: readonly ToolSource[];
   /** Per run: the hook before each tool executes (HITL); absent: tools run at once. */
   readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
-  /** The SSRF guard for `llm_config.baseUrl` (see `createLlmClient`). */
-  readonly checkBaseUrl?: BaseUrlCheck;
-  readonly fetch?: typeof fetch;
+  /**
+   * The SSRF guard for `llm_config.baseUrl` (see `createLlmClient`); absent: base URLs are
+   * reached with the platform `fetch` (operator-configured models, tests).
+   */
+  readonly modelUrlGuard?: ModelUrlGuard;
   readonly settings?: Partial<AgentSettings>;
 }
 

@@ -7,7 +7,7 @@ export const RUN_ERROR_CODES = {
   llm_auth_failed: 'the model provider rejected the API key',
   /** The provider answered 429 after the retries. */
   llm_rate_limited: 'the model provider is rate limiting this key',
-  /** 5xx after the retries, connection refused or reset, DNS failure, connection lost mid-answer. */
+  /** 5xx after the retries, or the connection lost mid-answer. */
   llm_unavailable: 'the model provider is unavailable',
   /** No response headers within the request timeout, or the stream went silent too long. */
   llm_timeout: 'the model provider did not answer in time',
@@ -15,8 +15,16 @@ export const RUN_ERROR_CODES = {
   llm_request_rejected: 'the model provider rejected the request',
   /** The answer is not an OpenAI-compatible stream: bad JSON, broken tool calls, nothing. */
   llm_bad_response: 'the model provider sent a malformed answer',
-  /** The base URL may not be reached from this service (SSRF guard). */
-  llm_base_url_refused: 'the model base URL is not allowed',
+  /** The SSRF guard's policy refused the base URL or an address it resolves to. */
+  llm_base_url_refused: 'the model base URL is not allowed on this server',
+  /** The base URL answered with a redirect; redirects are never followed for model requests. */
+  llm_redirect_refused: 'the model base URL answered with a redirect, which is not followed',
+  /** The base URL's host name does not resolve (or the resolver failed). */
+  llm_dns_failed: 'the host name of the model base URL does not resolve',
+  /** No connection: refused, reset or closed before an answer, no route, connect timed out. */
+  llm_connect_failed: 'could not connect to the model base URL',
+  /** The TLS handshake with the base URL failed (certificate, protocol). */
+  llm_tls_failed: 'the TLS connection to the model base URL failed',
   /** The run used its step budget (model requests) without finishing. */
   max_steps_exceeded: 'the run reached its maximum number of steps',
   /** No client stayed attached to the run (disconnect plus grace period), or it was cancelled. */

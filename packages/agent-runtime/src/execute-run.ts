@@ -5,8 +5,9 @@ import { runAgentLoop } from './agent-loop.js';
 import type { ChatMessage } from './chat-message.js';
 import { contextSection, fitHistory, userMessage } from './context.js';
 import { AgentRunError } from './errors.js';
-import { createLlmClient, type BaseUrlCheck } from './llm-client.js';
+import { createLlmClient } from './llm-client.js';
 import { TurnAbortedError } from './model-turn.js';
+import type { ModelUrlGuard } from './model-url-guard.js';
 import { nodeToolsToAgentTools } from './node-tools.js';
 import { proposePlanTool, writeTodosTool } from './planning-tools.js';
 import type { SessionRepository } from './session-repository.js';
@@ -38,8 +39,7 @@ interface ExecuteRunOptions {
   readonly nodeTools?: NodeToolCaller;
   readonly toolSources?: readonly ToolSource[];
   readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
-  readonly checkBaseUrl?: BaseUrlCheck;
-  readonly fetch?: typeof fetch;
+  readonly modelUrlGuard?: ModelUrlGuard;
   emit(event: AgentEvent): void;
   /** Frees the session; called after everything is stored and before the last event. */
   release(): Promise<void>;
@@ -172,10 +172,9 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
     timeoutMs: settings.llmTimeoutMs,
     maxRetries: settings.llmMaxRetries,
     // The operator's own model (`DEFAULT_LLM_*`) is configuration, not user input.
-    ...(options.checkBaseUrl && request.model.chosenBy === 'request'
-      ? { checkBaseUrl: options.checkBaseUrl }
+    ...(options.modelUrlGuard && request.model.chosenBy === 'request'
+      ? { guard: options.modelUrlGuard }
       : {}),
-    ...(options.fetch ? { fetch: options.fetch } : {}),
   });
   const beforeToolCall = options.beforeToolCall?.(run);
   await runAgentLoop({

@@ -26,9 +26,9 @@ export {
   createLlmClient,
   DEFAULT_LLM_MAX_RETRIES,
   DEFAULT_LLM_TIMEOUT_MS,
-  type BaseUrlCheck,
   type LlmClientOptions,
 } from './llm-client.js';
+export { ModelConnectError, ModelUrlGuard, modelUrlFailure } from './model-url-guard.js';
 export { streamModelTurn, TurnAbortedError, type ModelTurn } from './model-turn.js';
 export { nodeToolsToAgentTools, sanitizeToolName } from './node-tools.js';
 export {

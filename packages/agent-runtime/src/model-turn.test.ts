@@ -7,16 +7,26 @@ import {
   type ScriptedModel,
   type ScriptStep,
 } from '@agent-backend/testing';
+import { createUrlGuard } from '@agent-backend/url-guard';
 import { AgentRunError } from './errors.js';
 import { createLlmClient } from './llm-client.js';
 import { streamModelTurn, TurnAbortedError, type ModelTurn } from './model-turn.js';
+import { ModelUrlGuard } from './model-url-guard.js';
 
 const API_KEY = 'sk-unit-secret-0a1b2c3d4e';
 let model: ScriptedModel;
+/**
+ * The same behaviour is asserted through the platform `fetch` and through the guarded one the
+ * api role gives user-supplied base URLs (private networks allowed here: every server of this
+ * file is on loopback; the policy itself is tested in `model-url-guard.test.ts`).
+ */
+const guarded = new ModelUrlGuard(createUrlGuard({ allowPrivateNetworks: true }));
+let guard: ModelUrlGuard | undefined;
 beforeAll(async () => {
   model = await startScriptedModel();
 });
 afterAll(async () => {
+  guarded.close();
   await model.close();
 });
 
@@ -39,7 +49,7 @@ async function turn(
       modelName: name,
       temperature: 0.2,
     },
-    { maxRetries: 1, timeoutMs: options.timeoutMs ?? 5_000 },
+    { maxRetries: 1, timeoutMs: options.timeoutMs ?? 5_000, ...(guard ? { guard } : {}) },
   );
   const text: string[] = [];
   const result = await streamModelTurn({
@@ -69,7 +79,14 @@ async function failure(promise: Promise<unknown>): Promise<AgentRunError> {
   return run;
 }
 
-describe('streamModelTurn with the real openai client', () => {
+describe.each([
+  ['the platform fetch', undefined],
+  ['the guarded fetch', guarded],
+])('streamModelTurn with the real openai client over %s', (_name, transport) => {
+  beforeAll(() => {
+    guard = transport;
+  });
+
   it('forwards text chunks as they arrive and reports the finish reason', async () => {
     const { turn: result, text } = await turn([textReply('The weather is fine.', 4)]);
     expect(text.length).toBe(4);
@@ -177,10 +194,11 @@ describe('streamModelTurn with the real openai client', () => {
     expect(error.code).toBe('llm_unavailable');
   });
 
-  it('maps a base URL that refuses connections to llm_unavailable', async () => {
+  it('maps a base URL that refuses connections to llm_connect_failed', async () => {
     const closed = await freePort();
     const error = await failure(turn([], { baseUrl: `http://127.0.0.1:${closed}/v1` }));
-    expect(error.code).toBe('llm_unavailable');
+    expect(error.code).toBe('llm_connect_failed');
+    expect(error.message).toContain('the connection was refused');
   });
 
   it('maps a base URL that accepts but never answers to llm_timeout', async () => {

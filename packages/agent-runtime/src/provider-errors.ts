@@ -1,5 +1,7 @@
 import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import { classifyOutboundFailure, errorChain } from '@agent-backend/url-guard';
 import { AgentRunError, RUN_ERROR_CODES, type RunErrorCode } from './errors.js';
+import { ModelConnectError, modelUrlFailure } from './model-url-guard.js';
 
 /** Longest provider message quoted in an error event. */
 const MAX_PROVIDER_MESSAGE = 300;
@@ -36,10 +38,14 @@ function fail(code: RunErrorCode, detail: string): AgentRunError {
  */
 export function toRunError(error: unknown, apiKey: string): AgentRunError {
   if (error instanceof AgentRunError) return error;
+  // A failure the guarded fetch classified (policy, redirect, DNS, connect, TLS), wrapped by the SDK.
+  const connect = errorChain(error).find((e) => e instanceof ModelConnectError);
+  if (connect) return connect.runError;
   if (error instanceof APIUserAbortError) return new AgentRunError('run_aborted');
   if (error instanceof APIConnectionTimeoutError) return fail('llm_timeout', '');
   if (error instanceof APIConnectionError) {
-    return fail('llm_unavailable', ' (could not connect to the base URL)');
+    // The platform fetch (operator-configured base URLs): the same classes from the cause.
+    return modelUrlFailure(error.cause) ?? fail('llm_connect_failed', '');
   }
   if (error instanceof APIError) {
     const status = error.status;
@@ -59,7 +65,9 @@ export function toRunError(error: unknown, apiKey: string): AgentRunError {
   }
   if (error instanceof SyntaxError)
     return fail('llm_bad_response', ' (invalid JSON in the stream)');
-  // undici reports a connection lost mid-body as TypeError('terminated').
-  if (error instanceof TypeError) return fail('llm_unavailable', ' (connection lost mid-answer)');
+  // undici reports a connection lost mid-body as TypeError('terminated'); node:http (the
+  // guarded fetch) as an `aborted` error with code ECONNRESET.
+  if (error instanceof TypeError || classifyOutboundFailure(error)?.kind === 'connect')
+    return fail('llm_unavailable', ' (connection lost mid-answer)');
   return new AgentRunError('internal_error');
 }

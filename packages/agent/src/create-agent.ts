@@ -1,4 +1,4 @@
-import { AgentRunner, type ToolSource } from '@agent-backend/agent-runtime';
+import { AgentRunner, ModelUrlGuard, type ToolSource } from '@agent-backend/agent-runtime';
 import type { Config } from '@agent-backend/config';
 import type { Engines } from '@agent-backend/engines';
 import { createApprovalHook } from '@agent-backend/hitl';
@@ -37,7 +37,7 @@ export interface Agent {
   readonly settings: AgentServiceSettings;
   readonly nodeTools: NodeToolCaller;
   readonly searchKnowledge: KnowledgeSearcher;
-  /** Closes what the tool sources hold open (MCP connections). */
+  /** Closes what the agent holds open (MCP connections, pooled model connections). */
   close(): Promise<void>;
 }
 
@@ -65,8 +65,15 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
         logger.warn({ err: error }, 'query embedding failed; knowledge search used full text only'),
     });
   const mcpTools = createMcpTools({ policy: mcpPolicy(config), logger });
-  // User-supplied model base URLs pass the same SSRF guard as MCP servers (docs/architecture.md).
-  const urlGuard = createUrlGuard({ allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS });
+  // User-supplied model base URLs pass the same SSRF guard as MCP servers, plus the model
+  // servers the operator named in LLM_ALLOWED_ORIGINS (which open nothing for MCP); every
+  // request of a run's model client goes through its guarded fetch (docs/architecture.md).
+  const modelUrlGuard = new ModelUrlGuard(
+    createUrlGuard({
+      allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS,
+      allowedOrigins: config.LLM_ALLOWED_ORIGINS,
+    }),
+  );
   const runner = new AgentRunner({
     db: engines.db,
     ephemeral: engines.ephemeral,
@@ -84,10 +91,16 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       bus: engines.bus,
       logger,
     }),
-    checkBaseUrl: async (url) => {
-      urlGuard.check(url);
-      await urlGuard.resolve(url.hostname.replace(/^\[|\]$/g, ''));
-    },
+    modelUrlGuard,
   });
-  return { runner, settings, nodeTools, searchKnowledge, close: () => mcpTools.close() };
+  return {
+    runner,
+    settings,
+    nodeTools,
+    searchKnowledge,
+    close: async () => {
+      modelUrlGuard.close();
+      await mcpTools.close();
+    },
+  };
 }

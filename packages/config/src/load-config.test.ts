@@ -131,4 +131,31 @@ describe('loadConfig', () => {
       expect.stringMatching(/^EMBEDDINGS_BASE_URL: required/),
     ]);
   });
+
+  it('reads LLM_ALLOWED_ORIGINS as origins and names every entry that is not one', () => {
+    const config = loadConfig('all-in-one', {
+      LLM_ALLOWED_ORIGINS: ' http://127.0.0.1:11434, HTTP://LocalHost:1234/ ,,https://[::1]:8000',
+    });
+    expect(config.LLM_ALLOWED_ORIGINS).toEqual([
+      'http://127.0.0.1:11434',
+      'http://localhost:1234',
+      'https://[::1]:8000',
+    ]);
+    expect(Object.isFrozen(config.LLM_ALLOWED_ORIGINS)).toBe(true);
+    expect(loadConfig('all-in-one', {}).LLM_ALLOWED_ORIGINS).toEqual([]);
+    expect(
+      problemsOf(() =>
+        loadConfig('all-in-one', {
+          LLM_ALLOWED_ORIGINS:
+            'http://127.0.0.1:11434/v1,127.0.0.1:1234,http://169.254.169.254,http://ok:1',
+          PORT: 'x',
+        }),
+      ),
+    ).toEqual([
+      expect.stringMatching(/^PORT:/),
+      'LLM_ALLOWED_ORIGINS: "http://127.0.0.1:11434/v1" must be an origin without a path (http://127.0.0.1:11434)',
+      'LLM_ALLOWED_ORIGINS: "127.0.0.1:1234" is not an origin such as http://127.0.0.1:11434',
+      'LLM_ALLOWED_ORIGINS: "http://169.254.169.254" is a cloud metadata address, which is never allowed',
+    ]);
+  });
 });

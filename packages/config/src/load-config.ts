@@ -93,6 +93,7 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
     ...values,
     MCP_STDIO_ALLOWLIST: Object.freeze([...values.MCP_STDIO_ALLOWLIST]) as string[],
     GATEWAY_WEB_ORIGINS: Object.freeze([...values.GATEWAY_WEB_ORIGINS]) as string[],
+    LLM_ALLOWED_ORIGINS: Object.freeze([...values.LLM_ALLOWED_ORIGINS]) as string[],
     role,
     instanceId: values.INSTANCE_ID ?? `${role}-${randomBytes(4).toString('hex')}`,
     jwtPublicKeyPem,

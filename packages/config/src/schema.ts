@@ -1,3 +1,4 @@
+import { parseOrigin } from '@agent-backend/url-guard';
 import { z } from 'zod';
 
 /** The processes this service can run as. `all-in-one` runs the other three in one process. */
@@ -30,6 +31,28 @@ const url = (protocols: string[]) =>
     {
       message: `must be a URL with scheme ${protocols.map((p) => p.replace(':', '')).join(' or ')}`,
     },
+  );
+
+/** Comma-separated origins (`http://127.0.0.1:11434`), each reported by name when it is not one. */
+const originList = optionalString
+  .transform((v) =>
+    (v ?? '')
+      .split(',')
+      .map((s) => s.trim())
+      .filter(Boolean),
+  )
+  .superRefine((entries, ctx) => {
+    for (const entry of entries) {
+      const parsed = parseOrigin(entry);
+      if ('problem' in parsed)
+        ctx.addIssue({ code: 'custom', message: `"${entry}" ${parsed.problem}` });
+    }
+  })
+  .transform((entries) =>
+    entries.map((entry) => {
+      const parsed = parseOrigin(entry);
+      return 'origin' in parsed ? parsed.origin : entry;
+    }),
   );
 
 /**
@@ -72,6 +95,13 @@ export const EnvSchema = z.object({
   DEFAULT_LLM_MODEL: optionalString,
   /** Lets MCP and other user-supplied URLs reach loopback and private addresses. */
   MCP_ALLOW_PRIVATE_NETWORKS: booleanString,
+  /**
+   * Model servers a user's `llm_config.baseUrl` may reach although they are on loopback or a
+   * private network (Ollama, LM Studio, vLLM on the host): comma-separated origins such as
+   * `http://127.0.0.1:11434`. Opens exactly those origins for model requests and nothing for
+   * MCP URLs; cloud metadata addresses are rejected here.
+   */
+  LLM_ALLOWED_ORIGINS: originList,
   /** Commands the `stdio` MCP transport may start, comma-separated; empty refuses stdio. */
   MCP_STDIO_ALLOWLIST: optionalString.transform((v) =>
     (v ?? '')

@@ -37,7 +37,12 @@ export interface McpTools {
 }
 
 /** Listing failures a fresh connection can cure; refusals and timeouts would only repeat. */
-const RETRYABLE: ReadonlySet<McpFailureKind> = new Set(['unreachable', 'not_mcp', 'handshake']);
+const RETRYABLE: ReadonlySet<McpFailureKind> = new Set([
+  'dns_failed',
+  'unreachable',
+  'not_mcp',
+  'handshake',
+]);
 
 /** Longest tool description offered to the model. */
 const MAX_DESCRIPTION = 1_024;

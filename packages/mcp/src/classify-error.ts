@@ -2,7 +2,8 @@ import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
-  isUrlRefusedError,
+  classifyOutboundFailure,
+  errorChain,
   PRIVATE_CATEGORIES,
   type UrlRefusedError,
 } from '@agent-backend/url-guard';
@@ -26,50 +27,22 @@ export interface FailureContext {
   readonly secrets: readonly string[];
 }
 
-const NETWORK: Record<string, string> = {
-  ENOTFOUND: 'the host name does not resolve',
-  EAI_AGAIN: 'the host name could not be resolved (DNS failure)',
-  ECONNREFUSED: 'the connection was refused (nothing listens on that port?)',
-  ECONNRESET: 'the connection was reset',
-  EPIPE: 'the connection was closed while sending',
-  EHOSTUNREACH: 'there is no route to the host',
-  ENETUNREACH: 'the network is unreachable',
-  ETIMEDOUT: 'the connection attempt timed out',
-  UND_ERR_SOCKET: 'the connection was closed unexpectedly',
-};
-
-const TLS: Record<string, string> = {
-  DEPTH_ZERO_SELF_SIGNED_CERT: 'the certificate is self-signed',
-  SELF_SIGNED_CERT_IN_CHAIN: 'the certificate chain ends in a self-signed certificate',
-  CERT_HAS_EXPIRED: 'the certificate has expired',
-  CERT_NOT_YET_VALID: 'the certificate is not valid yet',
-  ERR_TLS_CERT_ALTNAME_INVALID: 'the certificate does not cover this host name',
-  UNABLE_TO_VERIFY_LEAF_SIGNATURE: 'the certificate is not signed by a trusted authority',
-  UNABLE_TO_GET_ISSUER_CERT_LOCALLY: 'the certificate is not signed by a trusted authority',
-  EPROTO: 'the server does not speak TLS on this port (is it http://?)',
-  ERR_SSL_WRONG_VERSION_NUMBER: 'the server does not speak TLS on this port (is it http://?)',
-};
-
-/** The error and its `cause` chain, outermost first (bounded: causes can be cyclic). */
-function chain(error: unknown): unknown[] {
-  const out: unknown[] = [];
-  for (let e = error; e !== undefined && e !== null && out.length < 8;) {
-    out.push(e);
-    e = (e as { cause?: unknown }).cause;
-  }
-  return out;
-}
-
 const codeOf = (e: unknown): string | undefined => {
   const code = (e as { code?: unknown } | null)?.code;
   return typeof code === 'string' ? code : undefined;
 };
 
+/**
+ * The refusal, and the setting that would allow it: MCP_ALLOW_PRIVATE_NETWORKS for the private
+ * categories (and nothing narrower: LLM_ALLOWED_ORIGINS is for model servers only), nothing for
+ * cloud metadata, multicast and reserved addresses, which no setting opens.
+ */
 function refusedDetail(target: string, error: UrlRefusedError): string {
-  const policy = PRIVATE_CATEGORIES.has(error.reason as never) || error.reason === 'metadata';
-  return policy
-    ? `Refused to connect to ${target}: ${error.message}. This server does not connect to loopback, private, link-local or cloud metadata addresses.`
-    : `Refused to connect to ${target}: ${error.message}.`;
+  if (PRIVATE_CATEGORIES.has(error.reason as never))
+    return `Refused to connect to ${target}: ${error.message}. This server does not connect to loopback, private, link-local or cloud metadata addresses; the operator can allow loopback and private networks for MCP servers with MCP_ALLOW_PRIVATE_NETWORKS=true.`;
+  if (error.reason === 'metadata')
+    return `Refused to connect to ${target}: ${error.message}. This server never connects to cloud metadata addresses.`;
+  return `Refused to connect to ${target}: ${error.message}.`;
 }
 
 /**
@@ -88,9 +61,10 @@ export function classifyFailure(error: unknown, ctx: FailureContext): McpConnect
     return fail('timeout', `Timed out after ${ctx.timeoutMs} ms waiting for ${server}.`);
   if (ctx.callerAborted) return fail('aborted', `The request to ${target} was cancelled.`);
 
-  const errors = [...chain(error), ...(ctx.fetchError ? chain(ctx.fetchError) : [])];
-  const refused = errors.find(isUrlRefusedError);
-  if (refused) return fail('url_refused', refusedDetail(target, refused));
+  const errors = [...errorChain(error), ...(ctx.fetchError ? errorChain(ctx.fetchError) : [])];
+  const outbound = classifyOutboundFailure(error, ctx.fetchError);
+  if (outbound?.kind === 'refused')
+    return fail('url_refused', refusedDetail(target, outbound.refusal));
 
   if (error instanceof McpError && error.code === ErrorCode.RequestTimeout)
     return fail('timeout', `Timed out after ${ctx.timeoutMs} ms waiting for ${server}.`);
@@ -139,27 +113,12 @@ export function classifyFailure(error: unknown, ctx: FailureContext): McpConnect
     return fail('not_mcp', `${target} did not answer as an MCP server (HTTP ${status}).${hint}`);
   }
 
-  for (const e of errors) {
-    const code = codeOf(e);
-    if (
-      code &&
-      (TLS[code] ||
-        code.startsWith('ERR_TLS_') ||
-        code.startsWith('ERR_SSL_') ||
-        code.startsWith('CERT_'))
-    )
-      return fail(
-        'tls',
-        `The TLS connection to ${target} failed: ${TLS[code] ?? `TLS error ${code}`}.`,
-      );
-    if (code && NETWORK[code])
-      return fail('unreachable', `Could not reach ${server}: ${NETWORK[code]}.`);
-    if (e instanceof Error && /socket hang up|other side closed|terminated/i.test(e.message))
-      return fail(
-        'unreachable',
-        `Could not reach ${server}: the connection was closed unexpectedly.`,
-      );
-  }
+  if (outbound?.kind === 'tls')
+    return fail('tls', `The TLS connection to ${target} failed: ${outbound.description}.`);
+  if (outbound?.kind === 'dns')
+    return fail('dns_failed', `Could not reach ${server}: ${outbound.description}.`);
+  if (outbound?.kind === 'connect')
+    return fail('unreachable', `Could not reach ${server}: ${outbound.description}.`);
 
   const contentType = ctx.trace?.contentType;
   if (

@@ -7,7 +7,8 @@
  * - `command_refused`: the stdio command is not on the server's allowlist.
  * - `timeout`: no complete answer within the deadline.
  * - `aborted`: the caller gave up (its signal fired).
- * - `unreachable`: DNS, TCP or connection-level failure.
+ * - `dns_failed`: the host name does not resolve (or the resolver failed).
+ * - `unreachable`: TCP or connection-level failure (refused, reset, no route, timed out).
  * - `tls`: the TLS handshake failed (certificate, protocol).
  * - `auth_rejected`: the server answered 401 or 403.
  * - `redirect`: the server redirected to another origin, which is not followed.
@@ -21,6 +22,7 @@ export type McpFailureKind =
   | 'command_refused'
   | 'timeout'
   | 'aborted'
+  | 'dns_failed'
   | 'unreachable'
   | 'tls'
   | 'auth_rejected'

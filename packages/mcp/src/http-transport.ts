@@ -77,7 +77,9 @@ export function tracingFetch(fetch: FetchLike, trace: HttpTrace): FetchLike {
     trace.contentType = response.headers.get('content-type') ?? undefined;
     const location = response.headers.get('location');
     try {
-      trace.location = location ? new URL(location, url) : undefined;
+      trace.location = location
+        ? new URL(location, url instanceof Request ? url.url : url)
+        : undefined;
     } catch {
       trace.location = undefined;
     }

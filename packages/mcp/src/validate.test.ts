@@ -6,7 +6,7 @@ import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
-import { createUrlGuard } from '@agent-backend/url-guard';
+import { createUrlGuard, type Resolve } from '@agent-backend/url-guard';
 import type { McpPolicy, McpServerConfig } from './connect.js';
 import { McpConnectError } from './errors.js';
 import { StdioPolicy } from './stdio-policy.js';
@@ -200,6 +200,24 @@ describe('validateMcpServer against real MCP servers', () => {
     }
   });
 
+  // The guard's `resolve` stands in for DNS: a real lookup of an `.invalid` name would query the
+  // machine's DNS server, i.e. send traffic off the host.
+  it('reports a host name that does not resolve as dns_failed', async () => {
+    const notFound: Resolve = async (hostname) => {
+      throw Object.assign(new Error(`getaddrinfo ENOTFOUND ${hostname}`), { code: 'ENOTFOUND' });
+    };
+    const policy = { ...dev(), urlGuard: createUrlGuard({ resolve: notFound }) };
+    for (const transport of ['streamable_http', 'sse'] as const) {
+      const error = await failure(
+        validateMcpServer(http('http://mcp.invalid/mcp', { transport_type: transport }), policy),
+      );
+      expect(error.kind, transport).toBe('dns_failed');
+      expect(error.detail).toBe(
+        'Could not reach the MCP server at http://mcp.invalid/mcp: the host name does not resolve.',
+      );
+    }
+  });
+
   it('reports a TLS failure (self-signed certificate)', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'mcp-tls-'));
     execFileSync(
@@ -259,6 +277,7 @@ describe('validateMcpServer against real MCP servers', () => {
       const error = await failure(validateMcpServer(http(url), strict));
       expect(error.kind).toBe('url_refused');
       expect(error.detail).toContain('loopback');
+      expect(error.detail).toContain('MCP_ALLOW_PRIVATE_NETWORKS=true');
     }
     expect(server.connections).toBe(0);
   });

@@ -4,3 +4,4 @@ export * from './scripted-model.js';
 export * from './fake-lark.js';
 export * from './redis-test-keys.js';
 export * from './concept-embedding.js';
+export * from './loopback-servers.js';

@@ -48,3 +48,21 @@ export function isUrlRefusedError(error: unknown): error is UrlRefusedError {
     (error instanceof Error && (error as { code?: unknown }).code === 'url_refused')
   );
 }
+
+/**
+ * A redirect that a request made with `redirect: 'error'` received. A `TypeError`, as `fetch`
+ * throws for that mode, with what the caller needs to tell the user: the status and where the
+ * redirect pointed (its origin only; the path may carry tokens). The target was never contacted.
+ */
+export class RedirectRefusedError extends TypeError {
+  readonly code = 'redirect_refused';
+
+  constructor(
+    readonly status: number,
+    /** The origin the `Location` header pointed to, or `an invalid URL`. */
+    readonly location: string,
+  ) {
+    super(`redirect (HTTP ${status}) to ${location} refused`);
+    this.name = 'RedirectRefusedError';
+  }
+}

@@ -2,7 +2,7 @@ import { createServer, type IncomingMessage, type Server, type ServerResponse } 
 import type { AddressInfo } from 'node:net';
 import { gzipSync } from 'node:zlib';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { UrlRefusedError } from './errors.js';
+import { RedirectRefusedError, UrlRefusedError } from './errors.js';
 import { GuardedFetch } from './guarded-fetch.js';
 import { createUrlGuard, type Resolve } from './url-guard.js';
 
@@ -189,9 +189,36 @@ describe('GuardedFetch', () => {
     const manual = await guarded.fetch(`${base()}/redirect?to=/x`, { redirect: 'manual' });
     expect(manual.status).toBe(302);
     expect(manual.headers.get('location')).toBe('/x');
-    await expect(
-      guarded.fetch(`${base()}/redirect?to=/x`, { redirect: 'error' }),
-    ).rejects.toBeInstanceOf(TypeError);
+    const to = encodeURIComponent(`http://127.0.0.2:${app.port}/secret?token=x`);
+    const refused = guarded.fetch(`${base()}/redirect?status=307&to=${to}`, { redirect: 'error' });
+    await expect(refused).rejects.toBeInstanceOf(TypeError);
+    await expect(refused).rejects.toBeInstanceOf(RedirectRefusedError);
+    await expect(refused).rejects.toMatchObject({
+      status: 307,
+      location: `http://127.0.0.2:${app.port}`,
+    });
+    expect(hidden.connections).toBe(0);
+  });
+
+  it('applies an allowed origin to its own connections only', async () => {
+    const guarded = client(createUrlGuard({ allowedOrigins: [base()] }));
+    expect(await (await guarded.fetch(`${base()}/hello`)).text()).toBe('GET /hello');
+    // A redirect from the allowed origin to another port of the same host is a new origin.
+    const to = encodeURIComponent(`http://127.0.0.2:${app.port}/`);
+    await expect(guarded.fetch(`${base()}/redirect?to=${to}`)).rejects.toMatchObject({
+      reason: 'loopback',
+      host: '127.0.0.2',
+    });
+    expect(hidden.connections).toBe(0);
+  });
+
+  it('accepts a Request as input, as the OpenAI SDK type allows', async () => {
+    const guarded = client(createUrlGuard({ allowPrivateNetworks: true }));
+    const res = await guarded.fetch(
+      new Request(`${base()}/req`, { method: 'POST', body: 'payload', headers: { 'x-a': '1' } }),
+    );
+    expect(await res.text()).toBe('POST /req');
+    expect(app.requests[0]).toMatchObject({ body: 'payload', headers: { 'x-a': '1' } });
   });
 
   it('vets each new connection, so a name that rebinds to a refused address is caught', async () => {

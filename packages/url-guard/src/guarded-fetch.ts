@@ -2,11 +2,12 @@ import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
+import { RedirectRefusedError } from './errors.js';
 import { toWebResponse } from './web-response.js';
 import type { UrlGuard } from './url-guard.js';
 
 /** The fetch signature libraries accept as a custom `fetch` (MCP SDK, OpenAI SDK, ...). */
-export type FetchLike = (url: string | URL, init?: RequestInit) => Promise<Response>;
+export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
 
 export interface GuardedFetchOptions {
   /** Reuse connections between requests (each connection was vetted when it was opened). @default true */
@@ -37,10 +38,12 @@ const FORBIDDEN_HEADERS = new Set([
 
 /**
  * A `fetch` that only talks to addresses the guard allows: built on `node:http`/`node:https` with
- * the guard's `lookup`, so the address vetted is the address connected to, plus a check of the
- * socket's remote address before the request is written. Redirects are followed hop by hop
- * (each target checked again, credentials dropped across origins), returned as they are for
- * `redirect: 'manual'`, refused for `redirect: 'error'`. No proxy environment variables are read.
+ * the guard's `lookup` for the request's URL (`UrlGuard.forUrl`), so the address vetted is the
+ * address connected to, plus a check of the socket's remote address before the request is
+ * written. Redirects are followed hop by hop (each target checked again, credentials dropped
+ * across origins), returned as they are for `redirect: 'manual'`, refused for `redirect: 'error'`
+ * with a {@link RedirectRefusedError} before the target is contacted. No proxy environment
+ * variables are read. Response bodies are web streams read as they arrive (SSE, model streams).
  *
  * `lastError` keeps the root cause of the last failed request, because libraries that take a
  * custom fetch (the MCP SDK's SSE transport, for one) often replace it with a message of their own.
@@ -56,10 +59,13 @@ export class GuardedFetch {
     private readonly options: GuardedFetchOptions = {},
   ) {
     const keepAlive = options.keepAlive ?? true;
-    this.#http = new HttpAgent({ keepAlive, lookup: guard.lookup });
-    this.#https = new HttpsAgent({ keepAlive, lookup: guard.lookup });
-    this.fetch = (url, init) =>
-      this.#fetch(url, init).catch((error: unknown) => {
+    // No `lookup` on the agents: agent options override request options, and the lookup is the
+    // request's own (an allowed origin's checks are not the guard's defaults). A pooled socket
+    // is only reused for the same host, port and scheme, i.e. the origin it was vetted for.
+    this.#http = new HttpAgent({ keepAlive });
+    this.#https = new HttpsAgent({ keepAlive });
+    this.fetch = (input, init) =>
+      this.#fetch(...fromRequest(input, init)).catch((error: unknown) => {
         if (error instanceof Error) this.#lastError = error;
         throw error;
       });
@@ -92,7 +98,8 @@ export class GuardedFetch {
       if (!REDIRECTS.has(res.statusCode ?? 0) || !location || mode === 'manual')
         return toWebResponse(res, url, method, hop > 0, this.options.maxResponseBytes);
       res.resume();
-      if (mode === 'error') throw new TypeError(`redirect to ${originOf(location, url)} refused`);
+      if (mode === 'error')
+        throw new RedirectRefusedError(res.statusCode!, originOf(location, url));
       if (hop >= maxRedirects) throw new TypeError(`more than ${maxRedirects} redirects`);
       const next = this.guard.check(new URL(location, url));
       const status = res.statusCode ?? 0;
@@ -117,6 +124,7 @@ export class GuardedFetch {
     signal: AbortSignal | undefined,
   ): Promise<IncomingMessage> {
     const https = url.protocol === 'https:';
+    const checks = this.guard.forUrl(url);
     const outgoing: Record<string, string> = { 'user-agent': 'agent-backend' };
     for (const [name, value] of headers) if (!FORBIDDEN_HEADERS.has(name)) outgoing[name] = value;
     if (Buffer.isBuffer(body)) outgoing['content-length'] = String(body.length);
@@ -130,7 +138,7 @@ export class GuardedFetch {
           method,
           headers: outgoing,
           agent: https ? this.#https : this.#http,
-          lookup: this.guard.lookup,
+          lookup: checks.lookup,
           signal,
         },
         resolve,
@@ -139,7 +147,7 @@ export class GuardedFetch {
       req.once('socket', (socket: Socket) => {
         const verify = () => {
           try {
-            if (socket.remoteAddress) this.guard.checkAddress(socket.remoteAddress, url.hostname);
+            if (socket.remoteAddress) checks.checkAddress(socket.remoteAddress, url.hostname);
           } catch (error) {
             req.destroy(error as Error);
           }
@@ -151,6 +159,25 @@ export class GuardedFetch {
       else req.end(body);
     });
   }
+}
+
+/** The URL and init of a `Request` input (the OpenAI SDK's `Fetch` type allows one). */
+function fromRequest(
+  input: string | URL | Request,
+  init: RequestInit | undefined,
+): [string | URL, RequestInit | undefined] {
+  if (!(input instanceof Request)) return [input, init];
+  return [
+    input.url,
+    {
+      method: input.method,
+      headers: input.headers,
+      redirect: input.redirect,
+      signal: input.signal,
+      ...(input.body ? { body: input.body } : {}),
+      ...init,
+    },
+  ];
 }
 
 /** Request bodies as bytes (or a stream), with the content type `fetch` would have set. */

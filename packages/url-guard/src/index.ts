@@ -4,6 +4,19 @@ export {
   PRIVATE_CATEGORIES,
   type AddressCategory,
 } from './address-ranges.js';
-export { UrlRefusedError, isUrlRefusedError, type RefusalReason } from './errors.js';
-export { createUrlGuard, type UrlGuard, type UrlGuardOptions, type Resolve } from './url-guard.js';
+export {
+  UrlRefusedError,
+  isUrlRefusedError,
+  RedirectRefusedError,
+  type RefusalReason,
+} from './errors.js';
+export {
+  createUrlGuard,
+  parseOrigin,
+  type ConnectionChecks,
+  type UrlGuard,
+  type UrlGuardOptions,
+  type Resolve,
+} from './url-guard.js';
+export { classifyOutboundFailure, errorChain, type OutboundFailure } from './network-failure.js';
 export { GuardedFetch, type FetchLike, type GuardedFetchOptions } from './guarded-fetch.js';

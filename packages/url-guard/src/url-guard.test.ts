@@ -1,7 +1,7 @@
 import type { LookupAddress } from 'node:dns';
 import { describe, expect, it } from 'vitest';
 import { UrlRefusedError } from './errors.js';
-import { createUrlGuard, type Resolve } from './url-guard.js';
+import { createUrlGuard, parseOrigin, type Resolve } from './url-guard.js';
 
 /** A resolver from a fixed table, so DNS answers are whatever the test needs. */
 function fakeDns(table: Record<string, string[]>): Resolve {
@@ -162,5 +162,73 @@ describe('UrlGuard.resolve and lookup', () => {
     const dev = createUrlGuard({ allowPrivateNetworks: true });
     const addresses = await dev.resolve('localhost');
     expect(addresses.length).toBeGreaterThan(0);
+  });
+});
+
+describe('allowedOrigins', () => {
+  const dns = fakeDns({
+    'ollama.test': ['127.0.0.1'],
+    'meta.test': ['169.254.169.254'],
+  });
+  const guard = createUrlGuard({
+    resolve: dns,
+    allowedOrigins: ['http://127.0.0.1:11434', 'http://ollama.test:8080/', 'http://meta.test'],
+  });
+
+  it('opens exactly the listed scheme, host and port', async () => {
+    expect(guard.check('http://127.0.0.1:11434/v1').origin).toBe('http://127.0.0.1:11434');
+    for (const url of [
+      'http://127.0.0.1:11435/v1',
+      'https://127.0.0.1:11434/v1',
+      'http://127.0.0.2:11434/v1',
+      'http://localhost:11434/v1',
+    ]) {
+      expect(
+        refusal(() => guard.check(url)),
+        url,
+      ).toMatchObject({ reason: 'loopback' });
+    }
+    const named = guard.forUrl(new URL('http://ollama.test:8080/v1'));
+    expect(named.allowedOrigin).toBe(true);
+    expect(await named.resolve()).toEqual([{ address: '127.0.0.1', family: 4 }]);
+    const otherPort = guard.forUrl(new URL('http://ollama.test:8081/v1'));
+    expect(otherPort.allowedOrigin).toBe(false);
+    await expect(otherPort.resolve()).rejects.toMatchObject({ reason: 'loopback' });
+    // The guard's own checks (no URL, so no origin) stay strict.
+    await expect(guard.resolve('ollama.test')).rejects.toMatchObject({ reason: 'loopback' });
+  });
+
+  it('never opens a metadata address, whatever the origin resolves to', async () => {
+    await expect(guard.forUrl(new URL('http://meta.test/')).resolve()).rejects.toMatchObject({
+      reason: 'metadata',
+    });
+  });
+
+  it('takes only bare http(s) origins', () => {
+    expect(parseOrigin(' http://127.0.0.1:11434/ ')).toEqual({ origin: 'http://127.0.0.1:11434' });
+    expect(parseOrigin('HTTP://LocalHost:80')).toEqual({ origin: 'http://localhost' });
+    expect(parseOrigin('http://[::1]:8000')).toEqual({ origin: 'http://[::1]:8000' });
+    expect(parseOrigin('127.0.0.1:11434')).toEqual({
+      problem: 'is not an origin such as http://127.0.0.1:11434',
+    });
+    expect(parseOrigin('ftp://127.0.0.1')).toEqual({
+      problem: 'must start with http:// or https://',
+    });
+    expect(parseOrigin('http://127.0.0.1:11434/v1')).toEqual({
+      problem: 'must be an origin without a path (http://127.0.0.1:11434)',
+    });
+    expect(parseOrigin('http://u:p@127.0.0.1')).toEqual({
+      problem: 'must not contain credentials',
+    });
+    for (const metadata of [
+      'http://169.254.169.254',
+      'http://[::ffff:a9fe:a9fe]',
+      'http://metadata.google.internal',
+    ]) {
+      expect(parseOrigin(metadata), metadata).toEqual({
+        problem: 'is a cloud metadata address, which is never allowed',
+      });
+    }
+    expect(() => createUrlGuard({ allowedOrigins: ['http://x/v1'] })).toThrow(TypeError);
   });
 });
