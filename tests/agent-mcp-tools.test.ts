@@ -107,7 +107,12 @@ describe('agent invoke with MCP tool entries', () => {
     expect(gone?.description).toContain(
       'The MCP server "gone" is unavailable for this run (unreachable)',
     );
-    const results = events.filter((e) => e.data.type === 'tool_result').map((e) => e.data);
+    // The calls of a turn run concurrently: results stream as they complete, in any order, and
+    // are stored in the model's order (c1, c2, c3).
+    const results = events
+      .filter((e) => e.data.type === 'tool_result')
+      .map((e) => e.data)
+      .sort((a, b) => String(a.tool_call_id).localeCompare(String(b.tool_call_id)));
     expect(results.map((r) => [r.tool_call_id, r.is_error])).toEqual([
       ['c1', true],
       ['c2', true],
