@@ -1,25 +1,18 @@
-import type { IncomingMessage } from 'node:http';
-import type { Duplex } from 'node:stream';
-import { WebSocketServer, type WebSocket } from 'ws';
+import type { WebSocket } from 'ws';
+import { WebSocketServer } from 'ws';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
-import type { Subscription } from '@agent-backend/bus';
-import { ServerMessage, WS_CLOSE } from '@agent-backend/protocol';
-import {
-  GATEWAY_ERROR,
-  GatewayCommand,
-  GatewayCommandError,
-  gatewayChannel,
-  userWebChannel,
-} from '@agent-backend/node-rpc';
-import { identify, kindOfPath, type ConnectionIdentity } from './connection-identity.js';
+import { WS_CLOSE } from '@agent-backend/protocol';
+import { respondToCommands } from './command-responder.js';
+import type { ConnectionIdentity } from './connection-identity.js';
 import type { GatewayServices } from './gateway-services.js';
 import { LocalRegistry } from './local-registry.js';
 import { NodeConnection } from './node-connection.js';
+import { startPings } from './pings.js';
+import { startReplicaHeartbeat } from './replica-heartbeat.js';
+import { createUpgradeHandler } from './upgrades.js';
 import { WebConnection } from './web-connection.js';
+import { WebSubscriptions } from './web-subscriptions.js';
 import { WorkflowTracker } from './workflows.js';
-
-/** Connections pinged per event-loop turn. */
-const PING_BATCH = 500;
 
 /**
  * Mounts the WebSocket gateway (spec 4.3) on the context's HTTP server: `/ws/extension`,
@@ -48,165 +41,68 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
     logger,
     limits: { maxBufferedBytes: config.GATEWAY_MAX_BUFFERED_BYTES },
   };
-  const wss = new WebSocketServer({
-    noServer: true,
-    maxPayload: config.GATEWAY_MAX_FRAME_BYTES,
-    clientTracking: false,
+  const heartbeat = await startReplicaHeartbeat({
+    presence: engines.presence,
+    replicaId,
+    replicaTtlMs: config.GATEWAY_REPLICA_TTL_MS,
+    logger,
   });
-  const webSubscriptions = new Map<string, Promise<Subscription>>();
-
-  const beat = () =>
-    engines.presence
-      .heartbeatReplica(replicaId)
-      .catch((error: unknown) => logger.warn({ err: error }, 'replica heartbeat failed'));
-  await beat();
-  const heartbeat = setInterval(beat, Math.max(100, Math.floor(config.GATEWAY_REPLICA_TTL_MS / 3)));
-  heartbeat.unref();
-
-  const commands = await engines.bus.respond(gatewayChannel(replicaId), async (raw) => {
-    const parsed = GatewayCommand.safeParse(raw);
-    if (!parsed.success)
-      throw new GatewayCommandError(GATEWAY_ERROR.invalidCommand, 'invalid gateway command');
-    const command = parsed.data;
-    const node = registry.node(command.userId, command.nodeId);
-    if (command.kind === 'replace') {
-      node?.close(WS_CLOSE.replaced, 'replaced by a newer connection of this node');
-      return { closed: Boolean(node) };
-    }
-    if (!node?.isOpen) {
-      throw new GatewayCommandError(
-        GATEWAY_ERROR.nodeNotFound,
-        `node "${command.nodeId}" is not connected`,
-      );
-    }
-    if (command.kind === 'deliver') {
-      if (!node.send(command.message)) {
-        throw new GatewayCommandError(
-          GATEWAY_ERROR.nodeDisconnected,
-          `node "${command.nodeId}" disconnected`,
-        );
-      }
-      return { delivered: true };
-    }
-    return { response: await node.call(command.request, command.timeoutMs) };
-  });
-
-  /** Web messages of a user, from any replica, to this replica's web connections of that user. */
-  const subscribeWeb = (userId: string) => {
-    webSubscriptions.set(
-      userId,
-      engines.bus.subscribe(userWebChannel(userId), (message) => {
-        const parsed = ServerMessage.safeParse(message);
-        if (!parsed.success) return;
-        for (const conn of registry.webOf(userId)) conn.send(parsed.data);
-      }),
-    );
-  };
-  const unsubscribeWeb = (userId: string) => {
-    const subscription = webSubscriptions.get(userId);
-    webSubscriptions.delete(userId);
-    void subscription?.then((s) => s.unsubscribe()).catch(() => {});
-  };
+  const commands = await respondToCommands(engines.bus, replicaId, registry);
+  const webSubscriptions = new WebSubscriptions(engines.bus, registry);
 
   const accept = async (ws: WebSocket, identity: ConnectionIdentity) => {
     if (identity.kind === 'web') {
       const conn = new WebConnection(ws, identity, services);
-      if (registry.addWeb(conn)) subscribeWeb(identity.userId);
-      await webSubscriptions.get(identity.userId);
+      registry.addWeb(conn);
       ws.on('close', () => {
-        if (registry.removeWeb(conn)) unsubscribeWeb(identity.userId);
+        if (registry.removeWeb(conn)) webSubscriptions.unsubscribe(identity.userId);
       });
+      await webSubscriptions.subscribe(identity.userId);
       return;
     }
-    const conn = new NodeConnection(ws, identity, services);
-    await conn.start();
+    await new NodeConnection(ws, identity, services).start();
   };
-
-  let accepting = true;
-  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
-    const url = new URL(request.url ?? '/', 'http://gateway');
-    const kind = kindOfPath(url.pathname);
-    if (!kind || !accepting) {
-      const status = accepting ? '404 Not Found' : '503 Service Unavailable';
-      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
-      return;
-    }
-    socket.on('error', () => {});
-    void identify(request, kind, url, {
+  const upgrades = createUpgradeHandler({
+    wss: new WebSocketServer({
+      noServer: true,
+      maxPayload: config.GATEWAY_MAX_FRAME_BYTES,
+      clientTracking: false,
+    }),
+    identity: {
       keys,
       webOrigins: config.GATEWAY_WEB_ORIGINS,
       allowUnauthenticated: config.GATEWAY_ALLOW_UNAUTHENTICATED,
-    }).then((identity) => {
-      wss.handleUpgrade(request, socket, head, (ws) => {
-        if ('code' in identity) {
-          logger.info(
-            { path: url.pathname, code: identity.code, reason: identity.reason },
-            'websocket refused',
-          );
-          ws.close(identity.code, identity.reason);
-          return;
-        }
-        accept(ws, identity).catch((error: unknown) => {
-          logger.error({ err: error, user: identity.userId }, 'websocket setup failed');
-          ws.close(1011, 'internal error');
-        });
-      });
-    });
-  };
-  app.server.on('upgrade', onUpgrade);
-
-  // Server pings: a peer that did not answer the previous ping (nor sent anything) is dead.
-  // One pass visits every connection, in batches that yield to the event loop, so thousands of
-  // connections do not stall message handling (or this replica's own heartbeat).
-  let pinging = false;
-  const pinger = setInterval(() => {
-    if (pinging) return;
-    pinging = true;
-    void (async () => {
-      let batch = 0;
-      for (const conn of [...registry.all()]) {
-        if (!conn.alive) {
-          logger.info({ conn: conn.id, user: conn.userId }, 'terminating silent connection');
-          conn.ws.terminate();
-        } else if (conn.isOpen) {
-          conn.alive = false;
-          conn.ws.ping();
-        }
-        if (++batch % PING_BATCH === 0) await new Promise((resolve) => setImmediate(resolve));
-      }
-    })().finally(() => {
-      pinging = false;
-    });
-  }, config.GATEWAY_PING_INTERVAL_MS);
-  pinger.unref();
+    },
+    logger,
+    accept,
+  });
+  app.server.on('upgrade', upgrades.listener);
+  const pings = startPings(registry, config.GATEWAY_PING_INTERVAL_MS, logger);
 
   return {
     name: 'gateway',
     async close() {
-      accepting = false;
-      clearInterval(pinger);
-      clearInterval(heartbeat);
-      app.server.off('upgrade', onUpgrade);
+      upgrades.stopAccepting();
+      pings.stop();
+      heartbeat.stop();
+      app.server.off('upgrade', upgrades.listener);
       workflows.close();
-      const closed = [...registry.all()].map(
-        (conn) =>
-          new Promise<void>((resolve) => {
-            conn.ws.once('close', () => resolve());
-            conn.close(WS_CLOSE.goingAway, 'server shutting down');
-          }),
-      );
-      await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, 2_000))]);
+      await closeConnections(registry);
       // Node entries are removed by each connection's close handler; the replica goes last.
-      await Promise.allSettled([
-        commands.unsubscribe(),
-        ...[...webSubscriptions.keys()].map(unsubscribeWebAsync),
-      ]);
+      await Promise.allSettled([commands.unsubscribe(), webSubscriptions.close()]);
       await engines.presence.removeReplica(replicaId).catch(() => {});
     },
   };
+}
 
-  async function unsubscribeWebAsync(userId: string): Promise<void> {
-    const subscription = await webSubscriptions.get(userId);
-    await subscription?.unsubscribe();
-  }
+/** Closes every connection with 1001 and waits for them to close, at most 2 s. */
+async function closeConnections(registry: LocalRegistry): Promise<void> {
+  const closed = [...registry.all()].map(
+    (conn) =>
+      new Promise<void>((resolve) => {
+        conn.ws.once('close', () => resolve());
+        conn.close(WS_CLOSE.goingAway, 'server shutting down');
+      }),
+  );
+  await Promise.race([Promise.all(closed), new Promise((r) => setTimeout(r, 2_000))]);
 }

@@ -1,0 +1,48 @@
+import type { Bus, Subscription } from '@agent-backend/bus';
+import {
+  GATEWAY_ERROR,
+  GatewayCommand,
+  GatewayCommandError,
+  gatewayChannel,
+} from '@agent-backend/node-rpc';
+import { WS_CLOSE } from '@agent-backend/protocol';
+import type { LocalRegistry } from './local-registry.js';
+
+/**
+ * Answers the commands addressed to this replica on the bus, from any replica: a tool call to a
+ * node it holds, a message to deliver to a node, or the order to close an older connection of a
+ * node that reconnected elsewhere.
+ */
+export function respondToCommands(
+  bus: Bus,
+  replicaId: string,
+  registry: LocalRegistry,
+): Promise<Subscription> {
+  return bus.respond(gatewayChannel(replicaId), async (raw) => {
+    const parsed = GatewayCommand.safeParse(raw);
+    if (!parsed.success)
+      throw new GatewayCommandError(GATEWAY_ERROR.invalidCommand, 'invalid gateway command');
+    const command = parsed.data;
+    const node = registry.node(command.userId, command.nodeId);
+    if (command.kind === 'replace') {
+      node?.close(WS_CLOSE.replaced, 'replaced by a newer connection of this node');
+      return { closed: Boolean(node) };
+    }
+    if (!node?.isOpen) {
+      throw new GatewayCommandError(
+        GATEWAY_ERROR.nodeNotFound,
+        `node "${command.nodeId}" is not connected`,
+      );
+    }
+    if (command.kind === 'deliver') {
+      if (!node.send(command.message)) {
+        throw new GatewayCommandError(
+          GATEWAY_ERROR.nodeDisconnected,
+          `node "${command.nodeId}" disconnected`,
+        );
+      }
+      return { delivered: true };
+    }
+    return { response: await node.call(command.request, command.timeoutMs) };
+  });
+}

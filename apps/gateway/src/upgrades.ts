@@ -1,0 +1,64 @@
+import type { IncomingMessage } from 'node:http';
+import type { Duplex } from 'node:stream';
+import type { WebSocket, WebSocketServer } from 'ws';
+import type { Logger } from '@agent-backend/logger';
+import {
+  identify,
+  kindOfPath,
+  type ConnectionIdentity,
+  type IdentityOptions,
+} from './connection-identity.js';
+
+/** An HTTP server's `upgrade` listener for the gateway's paths, and the switch to refuse new ones. */
+export interface UpgradeHandler {
+  readonly listener: (request: IncomingMessage, socket: Duplex, head: Buffer) => void;
+  /** New upgrades answer 503 from now on (shutdown). */
+  stopAccepting(): void;
+}
+
+/**
+ * Upgrades requests to the three WebSocket paths (spec 4.3): an unknown path answers 404; the
+ * identity is checked (URL and token) and a refusal closes the socket with its documented code;
+ * an accepted connection is handed to `accept`.
+ */
+export function createUpgradeHandler(options: {
+  wss: WebSocketServer;
+  identity: IdentityOptions;
+  logger: Logger;
+  accept(ws: WebSocket, identity: ConnectionIdentity): Promise<void>;
+}): UpgradeHandler {
+  const { wss, logger } = options;
+  let accepting = true;
+  const listener = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(request.url ?? '/', 'http://gateway');
+    const kind = kindOfPath(url.pathname);
+    if (!kind || !accepting) {
+      const status = accepting ? '404 Not Found' : '503 Service Unavailable';
+      socket.end(`HTTP/1.1 ${status}\r\nConnection: close\r\nContent-Length: 0\r\n\r\n`);
+      return;
+    }
+    socket.on('error', () => {});
+    void identify(request, kind, url, options.identity).then((identity) => {
+      wss.handleUpgrade(request, socket, head, (ws) => {
+        if ('code' in identity) {
+          logger.info(
+            { path: url.pathname, code: identity.code, reason: identity.reason },
+            'websocket refused',
+          );
+          ws.close(identity.code, identity.reason);
+          return;
+        }
+        options.accept(ws, identity).catch((error: unknown) => {
+          logger.error({ err: error, user: identity.userId }, 'websocket setup failed');
+          ws.close(1011, 'internal error');
+        });
+      });
+    });
+  };
+  return {
+    listener,
+    stopAccepting: () => {
+      accepting = false;
+    },
+  };
+}
