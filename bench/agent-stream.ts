@@ -21,7 +21,7 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { cpus, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { importPKCS8, SignJWT } from 'jose';
+import jwt from 'jsonwebtoken';
 import OpenAI from 'openai';
 import {
   createTestSchema,
@@ -135,12 +135,10 @@ async function main(): Promise<void> {
       LOG_LEVEL: 'info',
     },
   });
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'RS256' })
-    .setSubject('bench')
-    .setIssuedAt()
-    .setExpirationTime('2h')
-    .sign(await importPKCS8(keys.privateKey, 'RS256'));
+  const token = jwt.sign({ sub: 'bench' }, keys.privateKey, {
+    algorithm: 'RS256',
+    expiresIn: '2h',
+  });
   const direct = new OpenAI({
     baseURL: model.baseUrl,
     apiKey: API_KEY,

@@ -6,7 +6,7 @@
  *
  * Variants (each a `tools/call` to a node that answers at once with `ok <i>`):
  * - `in-process`: the caller (`createNodeToolCaller`), the in-process bus and presence and the
- *   gateway (`mountGateway` on its own Fastify server) all live in this process, wired exactly as
+ *   gateway (`mountGateway` on its own HTTP server) all live in this process, wired exactly as
  *   the all-in-one wires them. This is the baseline of `distributed`.
  * - `distributed`: the same caller on Redis engines built by `createEngines` with an `api` config
  *   (what an API replica runs), talking to a real gateway process (`apps/gateway/dist/main.js`).

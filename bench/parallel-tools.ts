@@ -21,7 +21,7 @@ import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { importPKCS8, SignJWT } from 'jose';
+import jwt from 'jsonwebtoken';
 import { NodeClient } from '../packages/node-client/src/index.js';
 import {
   createTestSchema,
@@ -106,12 +106,10 @@ async function main(): Promise<void> {
     ),
   );
   processes.push(...apis);
-  const token = await new SignJWT({})
-    .setProtectedHeader({ alg: 'RS256' })
-    .setSubject('bench')
-    .setIssuedAt()
-    .setExpirationTime('2h')
-    .sign(await importPKCS8(keys.privateKey, 'RS256'));
+  const token = jwt.sign({ sub: 'bench' }, keys.privateKey, {
+    algorithm: 'RS256',
+    expiresIn: '2h',
+  });
   const node = new NodeClient({
     url: gateway.url,
     kind: 'desktop',

@@ -2,7 +2,7 @@
  * Helpers of the agent integration tests: access tokens signed with the test keys, and a real
  * SSE client over `fetch` that parses `id:` / `data:` lines and `:` comments as they arrive.
  */
-import { importPKCS8, SignJWT } from 'jose';
+import jwt from 'jsonwebtoken';
 import pg from 'pg';
 import {
   createTestSchema,
@@ -18,14 +18,10 @@ import {
 import { keyFiles, requireBuild } from './helpers.js';
 
 export async function accessToken(privateKeyPem: string, userId: string): Promise<string> {
-  const key = await importPKCS8(privateKeyPem, 'RS256');
   const now = Math.floor(Date.now() / 1000);
-  return new SignJWT({})
-    .setProtectedHeader({ alg: 'RS256', typ: 'JWT' })
-    .setSubject(userId)
-    .setIssuedAt(now)
-    .setExpirationTime(now + 3600)
-    .sign(key);
+  return Promise.resolve(
+    jwt.sign({ sub: userId, iat: now, exp: now + 3600 }, privateKeyPem, { algorithm: 'RS256' }),
+  );
 }
 
 export interface SseEvent {

@@ -2,7 +2,7 @@ import { createHmac, generateKeyPairSync } from 'node:crypto';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { importPKCS8, SignJWT } from 'jose';
+import jwt from 'jsonwebtoken';
 import { REPO_ROOT } from '@agent-backend/testing';
 
 /** Integration tests run the built entry points; `npm test` builds before running vitest. */
@@ -43,30 +43,22 @@ export function keyFiles(): {
 const b64 = (value: unknown) => Buffer.from(JSON.stringify(value)).toString('base64url');
 
 /** Tokens an attacker or a broken client might send, each of which must get 401. */
-export async function badTokens(keys: {
+export function badTokens(keys: {
   publicKey: string;
   privateKey: string;
 }): Promise<Record<string, string>> {
   const now = Math.floor(Date.now() / 1000);
-  const privateKey = await importPKCS8(keys.privateKey, 'RS256');
-  const expired = await new SignJWT({})
-    .setProtectedHeader({ alg: 'RS256' })
-    .setSubject('user-1')
-    .setIssuedAt(now - 7200)
-    .setExpirationTime(now - 3600)
-    .sign(privateKey);
-  const noExp = await new SignJWT({})
-    .setProtectedHeader({ alg: 'RS256' })
-    .setSubject('user-1')
-    .sign(privateKey);
+  const sign = (claims: object) => jwt.sign(claims, keys.privateKey, { algorithm: 'RS256' });
+  const expired = sign({ sub: 'user-1', iat: now - 7200, exp: now - 3600 });
+  const noExp = sign({ sub: 'user-1' });
   const hsInput = `${b64({ alg: 'HS256', typ: 'JWT' })}.${b64({ sub: 'user-1', exp: now + 600 })}`;
-  return {
+  return Promise.resolve({
     expired,
     'without exp': noExp,
     malformed: 'not-a-jwt',
     'unsigned (alg none)': `${b64({ alg: 'none', typ: 'JWT' })}.${b64({ sub: 'user-1', exp: now + 600 })}.`,
     'HS256 signed with the public key': `${hsInput}.${createHmac('sha256', keys.publicKey).update(hsInput).digest('base64url')}`,
-  };
+  });
 }
 
 export async function json(res: Response): Promise<{ status: number; body: unknown }> {

@@ -17,7 +17,7 @@ export function registerAuthRoutes({ app, engines, keys, requireUser }: ServiceC
       return { accessToken, expiresIn } satisfies RefreshResponse;
     } catch (error) {
       if (!(error instanceof InvalidRefreshTokenError)) throw error;
-      return reply.code(401).send({ error: error.message } satisfies AuthErrorBody);
+      return reply.status(401).send({ error: error.message } satisfies AuthErrorBody);
     }
   });
 

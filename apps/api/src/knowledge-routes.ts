@@ -109,7 +109,7 @@ function registerKnowledgeBaseRoutes(
   app.post('/api/knowledge-bases', { preHandler: requireUser }, async (request, reply) => {
     const body = parseInput(CreateKnowledgeBaseRequest, request.body);
     return reply
-      .code(201)
+      .status(201)
       .send(await repo.createBase(userOf(request), body.name, body.description));
   });
 
@@ -117,16 +117,12 @@ function registerKnowledgeBaseRoutes(
     return { knowledge_bases: await repo.listBases(userOf(request)) } satisfies KnowledgeBaseList;
   });
 
-  app.delete<{ Params: { id: string } }>(
-    '/api/knowledge-bases/:id',
-    { preHandler: requireUser },
-    async (request, reply) => {
-      if (!(await repo.deleteBase(userOf(request), request.params.id))) throw baseNotFound();
-      return reply.code(204).send();
-    },
-  );
+  app.delete('/api/knowledge-bases/:id', { preHandler: requireUser }, async (request, reply) => {
+    if (!(await repo.deleteBase(userOf(request), request.params.id))) throw baseNotFound();
+    return reply.status(204).send();
+  });
 
-  app.post<{ Params: { id: string } }>(
+  app.post(
     '/api/knowledge-bases/:id/documents',
     { onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
     async (request, reply) => {
@@ -145,28 +141,24 @@ function registerKnowledgeBaseRoutes(
         await repo.deleteDocument(userId, doc.knowledge_base_id, doc.id);
         throw error;
       }
-      return reply.code(202).send(doc);
+      return reply.status(202).send(doc);
     },
   );
 
-  app.get<{ Params: { id: string } }>(
-    '/api/knowledge-bases/:id/documents',
-    { preHandler: requireUser },
-    async (request) => {
-      const documents = await repo.listDocuments(userOf(request), request.params.id);
-      if (!documents) throw baseNotFound();
-      return { documents } satisfies KnowledgeDocumentList;
-    },
-  );
+  app.get('/api/knowledge-bases/:id/documents', { preHandler: requireUser }, async (request) => {
+    const documents = await repo.listDocuments(userOf(request), request.params.id);
+    if (!documents) throw baseNotFound();
+    return { documents } satisfies KnowledgeDocumentList;
+  });
 
-  app.delete<{ Params: { id: string; doc_id: string } }>(
+  app.delete(
     '/api/knowledge-bases/:id/documents/:doc_id',
     { preHandler: requireUser },
     async (request, reply) => {
       const { id, doc_id: documentId } = request.params;
       if (!(await repo.deleteDocument(userOf(request), id, documentId)))
         throw new AppError('not_found', 'unknown document');
-      return reply.code(204).send();
+      return reply.status(204).send();
     },
   );
 }

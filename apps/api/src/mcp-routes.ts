@@ -73,7 +73,7 @@ export function registerMcpRoutes({ app, config, requireUser }: ServiceContext):
         'mcp validation failed',
       );
       return reply
-        .code(MCP_FAILURE_STATUS[error.kind])
+        .status(MCP_FAILURE_STATUS[error.kind])
         .header('x-mcp-error', error.kind)
         .send({ detail: error.detail } satisfies DetailErrorBody);
     }

@@ -1,6 +1,6 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import { TaskSyncRequest, type TaskSyncResponse } from '@agent-backend/protocol';
-import { AppError, parseInput } from '@agent-backend/http-server';
+import { AppError, parseInput, type RouteHook } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 import {
   ConfirmRunRequest,
@@ -12,7 +12,6 @@ import {
   syncTask,
   type TaskJob,
 } from '@agent-backend/scheduler';
-import type { FastifyRequest } from 'fastify';
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -23,12 +22,13 @@ const digest = (value: string) => createHash('sha256').update(value).digest();
  */
 function requireInternalSecret(secret: string | undefined) {
   const expected = secret === undefined ? undefined : digest(secret);
-  return async (request: FastifyRequest) => {
+  const check: RouteHook = async (request) => {
     if (!expected) throw new AppError('not_configured', 'INTERNAL_API_SECRET is not configured');
     const given = request.headers['x-internal-secret'];
     if (typeof given !== 'string' || !timingSafeEqual(digest(given), expected))
       throw new AppError('unauthorized', 'missing or invalid X-Internal-Secret');
   };
+  return check;
 }
 
 /**
@@ -61,29 +61,25 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
     }
   });
 
-  app.get<{ Params: { taskId: string } }>(
-    '/scheduled-task/:taskId',
-    { preHandler: internal },
-    async (request) => {
-      const record = await new TaskRepository(engines.db).get(request.params.taskId);
-      if (!record) throw new AppError('not_found', 'unknown task');
-      const runs = await new RunRepository(engines.db).listForTask(record.taskId);
-      return {
-        task_id: record.taskId,
-        status: record.status,
-        next_run_at: record.nextRunAt?.toISOString() ?? null,
-        task: record.task,
-        runs: runs.map((run) => ({
-          scheduled_at: run.scheduledAt.toISOString(),
-          status: run.status,
-          attempts: run.attempts,
-          output: run.output,
-          error: run.error,
-          finished_at: run.finishedAt?.toISOString() ?? null,
-        })),
-      };
-    },
-  );
+  app.get('/scheduled-task/:taskId', { preHandler: internal }, async (request) => {
+    const record = await new TaskRepository(engines.db).get(request.params.taskId);
+    if (!record) throw new AppError('not_found', 'unknown task');
+    const runs = await new RunRepository(engines.db).listForTask(record.taskId);
+    return {
+      task_id: record.taskId,
+      status: record.status,
+      next_run_at: record.nextRunAt?.toISOString() ?? null,
+      task: record.task,
+      runs: runs.map((run) => ({
+        scheduled_at: run.scheduledAt.toISOString(),
+        status: run.status,
+        attempts: run.attempts,
+        output: run.output,
+        error: run.error,
+        finished_at: run.finishedAt?.toISOString() ?? null,
+      })),
+    };
+  });
 
   app.post('/scheduled-task/confirm', { preHandler: requireUser }, async (request) => {
     const body = parseInput(ConfirmRunRequest, request.body);

@@ -1,8 +1,11 @@
-import { errors, jwtVerify, SignJWT } from 'jose';
+import jwt from 'jsonwebtoken';
 import { ALGORITHM, type KeyPair } from './keys.js';
 
 /** Access-token lifetime (spec 4.1, 8): one hour. */
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
+
+/** Leeway for the clocks of the signer and this process. */
+const CLOCK_TOLERANCE_SECONDS = 5;
 
 /** Why a token was refused; the message is safe to return to the client. */
 export class InvalidTokenError extends Error {
@@ -29,13 +32,12 @@ export async function signAccessToken(
 ): Promise<{ accessToken: string; expiresIn: typeof ACCESS_TOKEN_TTL_SECONDS }> {
   if (!keys.privateKey) throw new Error('no private key: this process cannot sign tokens');
   const iat = Math.floor(now / 1000);
-  const accessToken = await new SignJWT({})
-    .setProtectedHeader({ alg: ALGORITHM, typ: 'JWT' })
-    .setSubject(userId)
-    .setIssuedAt(iat)
-    .setExpirationTime(iat + ACCESS_TOKEN_TTL_SECONDS)
-    .sign(keys.privateKey);
-  return { accessToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS };
+  const accessToken = jwt.sign(
+    { sub: userId, iat, exp: iat + ACCESS_TOKEN_TTL_SECONDS },
+    keys.privateKey,
+    { algorithm: ALGORITHM, header: { alg: ALGORITHM, typ: 'JWT' } },
+  );
+  return Promise.resolve({ accessToken, expiresIn: ACCESS_TOKEN_TTL_SECONDS });
 }
 
 /**
@@ -47,39 +49,43 @@ export async function verifyAccessToken(
   keys: Pick<KeyPair, 'publicKey'>,
   token: string,
 ): Promise<VerifiedToken> {
+  let payload: string | jwt.JwtPayload;
   try {
-    const { payload } = await jwtVerify(token, keys.publicKey, {
+    payload = jwt.verify(token, keys.publicKey, {
       algorithms: [ALGORITHM],
-      requiredClaims: ['exp', 'sub'],
-      clockTolerance: 5,
+      clockTolerance: CLOCK_TOLERANCE_SECONDS,
     });
-    if (typeof payload.sub !== 'string' || payload.sub === '') {
-      throw new InvalidTokenError('bad_claims', 'token has no subject');
-    }
-    return { userId: payload.sub, exp: payload.exp! };
   } catch (error) {
     throw toInvalidToken(error);
   }
+  if (typeof payload === 'string') throw new InvalidTokenError('malformed', 'token is malformed');
+  if (typeof payload.exp !== 'number') {
+    throw new InvalidTokenError('bad_claims', 'token claim "exp" is invalid or missing');
+  }
+  if (typeof payload.sub !== 'string' || payload.sub === '') {
+    throw new InvalidTokenError('bad_claims', 'token has no subject');
+  }
+  return Promise.resolve({ userId: payload.sub, exp: payload.exp });
 }
 
+/** jsonwebtoken's errors (by class and message, its documented surface) as our reasons. */
 function toInvalidToken(error: unknown): InvalidTokenError {
-  if (error instanceof InvalidTokenError) return error;
-  if (error instanceof errors.JWTExpired)
+  if (error instanceof jwt.TokenExpiredError)
     return new InvalidTokenError('expired', 'token has expired');
-  if (error instanceof errors.JOSEAlgNotAllowed) {
-    return new InvalidTokenError(
-      'bad_algorithm',
-      `token algorithm is not allowed (only ${ALGORITHM})`,
-    );
+  if (error instanceof jwt.NotBeforeError) {
+    return new InvalidTokenError('bad_claims', 'token claim "nbf" is invalid or missing');
   }
-  if (error instanceof errors.JWSSignatureVerificationFailed) {
-    return new InvalidTokenError('bad_signature', 'token signature is invalid');
-  }
-  if (error instanceof errors.JWTClaimValidationFailed) {
-    return new InvalidTokenError(
-      'bad_claims',
-      `token claim "${error.claim}" is invalid or missing`,
-    );
+  if (error instanceof jwt.JsonWebTokenError) {
+    switch (error.message) {
+      case 'invalid algorithm':
+      case 'jwt signature is required':
+        return new InvalidTokenError(
+          'bad_algorithm',
+          `token algorithm is not allowed (only ${ALGORITHM})`,
+        );
+      case 'invalid signature':
+        return new InvalidTokenError('bad_signature', 'token signature is invalid');
+    }
   }
   return new InvalidTokenError('malformed', 'token is malformed');
 }

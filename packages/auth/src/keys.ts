@@ -1,18 +1,16 @@
+import {
+  createPrivateKey,
+  createPublicKey,
+  generateKeyPairSync,
+  type KeyObject,
+} from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
-import {
-  exportPKCS8,
-  exportSPKI,
-  generateKeyPair,
-  importPKCS8,
-  importSPKI,
-  type CryptoKey,
-} from 'jose';
 
 /** The RS256 key pair (the private key only where tokens are signed). */
 export interface KeyPair {
-  publicKey: CryptoKey;
-  privateKey?: CryptoKey;
+  publicKey: KeyObject;
+  privateKey?: KeyObject;
 }
 
 export const ALGORITHM = 'RS256';
@@ -25,15 +23,35 @@ export async function importKeys(pem: {
   publicKey: string;
   privateKey?: string;
 }): Promise<KeyPair> {
-  const publicKey = await importSPKI(pem.publicKey, ALGORITHM).catch((error: Error) => {
-    throw new Error(`JWT public key is not an RSA SPKI PEM: ${error.message}`);
-  });
+  const publicKey = rsaKey('public', () => createPublicKey({ key: pem.publicKey, format: 'pem' }));
   const privateKey = pem.privateKey
-    ? await importPKCS8(pem.privateKey, ALGORITHM).catch((error: Error) => {
-        throw new Error(`JWT private key is not an RSA PKCS8 PEM: ${error.message}`);
-      })
+    ? rsaKey('private', () => createPrivateKey({ key: pem.privateKey!, format: 'pem' }))
     : undefined;
-  return { publicKey, privateKey };
+  return Promise.resolve({ publicKey, privateKey });
+}
+
+function rsaKey(kind: 'public' | 'private', load: () => KeyObject): KeyObject {
+  const format = kind === 'public' ? 'SPKI' : 'PKCS8';
+  let key: KeyObject;
+  try {
+    key = load();
+  } catch (error) {
+    throw new Error(`JWT ${kind} key is not an RSA ${format} PEM: ${(error as Error).message}`);
+  }
+  if (key.asymmetricKeyType !== 'rsa') {
+    throw new Error(
+      `JWT ${kind} key is not an RSA ${format} PEM: it is a ${key.asymmetricKeyType} key`,
+    );
+  }
+  return key;
+}
+
+function generatePems(): { publicKey: string; privateKey: string } {
+  return generateKeyPairSync('rsa', {
+    modulusLength: 2048,
+    publicKeyEncoding: { type: 'spki', format: 'pem' },
+    privateKeyEncoding: { type: 'pkcs8', format: 'pem' },
+  });
 }
 
 /**
@@ -53,13 +71,11 @@ export async function loadOrCreateDevKeys(
     };
   }
   mkdirSync(dataDir, { recursive: true });
-  const pair = await generateKeyPair(ALGORITHM, { modulusLength: 2048, extractable: true });
-  const privateKey = await exportPKCS8(pair.privateKey);
-  const publicKey = await exportSPKI(pair.publicKey);
+  const { privateKey, publicKey } = generatePems();
   writeFileSync(privatePath, privateKey, { mode: 0o600 });
   chmodSync(privatePath, 0o600);
   writeFileSync(publicPath, publicKey);
-  return { privateKey, publicKey };
+  return Promise.resolve({ privateKey, publicKey });
 }
 
 /**
@@ -81,6 +97,5 @@ export async function resolveKeys(options: {
 
 /** A key pair that lives only in this process (nothing it signs is accepted anywhere else). */
 export async function throwawayKeys(): Promise<KeyPair> {
-  const pair = await generateKeyPair(ALGORITHM, { modulusLength: 2048 });
-  return { publicKey: pair.publicKey, privateKey: pair.privateKey };
+  return importKeys(generatePems());
 }

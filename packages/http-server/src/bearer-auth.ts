@@ -1,16 +1,16 @@
-import type { FastifyReply, FastifyRequest } from 'fastify';
+import type { Request } from 'express';
 import { AppError } from './errors.js';
 
 /** Verifies an access token and returns its user; throws with a safe message when it is not valid. */
 export type VerifyAccessToken = (token: string) => Promise<{ userId: string }>;
 
 /**
- * A `preHandler` that requires `Authorization: Bearer <access token>` and sets `request.userId`
+ * A route hook (`preHandler` or `onRequest`) that requires `Authorization: Bearer <access token>` and sets `request.userId`
  * from the verified token. Every failure is 401 `unauthorized` with a `WWW-Authenticate` header
  * (RFC 6750) and a message that says what was wrong without echoing the token.
  */
 export function bearerAuth(verify: VerifyAccessToken) {
-  return async function requireUser(request: FastifyRequest, _reply: FastifyReply): Promise<void> {
+  return async function requireUser(request: Request): Promise<void> {
     const header = request.headers.authorization;
     if (!header) throw unauthorized('missing Authorization header', 'invalid_request');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);

@@ -6,6 +6,8 @@
 export const ERROR_STATUS = {
   invalid_request: 400,
   invalid_json: 400,
+  /** A path with a malformed percent-encoding (`%E0%A4%A`). */
+  invalid_url: 400,
   unauthorized: 401,
   forbidden: 403,
   not_found: 404,
@@ -19,8 +21,11 @@ export const ERROR_STATUS = {
   /** HITL: the replica holding the approval's stream is gone; the call will never run. */
   approval_orphaned: 409,
   session_busy: 409,
+  request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,
+  /** The request line and headers exceed the HTTP parser's limit (16 KiB). */
+  headers_too_large: 431,
   rate_limited: 429,
   internal_error: 500,
   node_disconnected: 502,

@@ -1,4 +1,4 @@
-import type { FastifyInstance } from 'fastify';
+import type { HttpServer } from './server.js';
 
 /** Resolves when the dependency answers; rejects (or times out) when it does not. */
 export type ReadinessCheck = () => Promise<unknown>;
@@ -12,7 +12,7 @@ const CHECK_TIMEOUT_MS = 2_000;
  * check's error otherwise, so a load balancer stops sending traffic.
  */
 export function registerHealthRoutes(
-  app: FastifyInstance,
+  app: Pick<HttpServer, 'get'>,
   checks: Record<string, ReadinessCheck>,
 ): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
@@ -39,8 +39,8 @@ export function registerHealthRoutes(
       }),
     );
     const ready = results.every(([, result]) => result.ok);
-    return reply
-      .code(ready ? 200 : 503)
-      .send({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
+    reply
+      .status(ready ? 200 : 503)
+      .json({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
   });
 }

@@ -1,4 +1,13 @@
-export { createHttpServer, REJECTED_BODY_DRAIN, type CreateHttpServerOptions } from './server.js';
+export {
+  createHttpServer,
+  REJECTED_BODY_DRAIN,
+  type CreateHttpServerOptions,
+  type HttpServer,
+  type RouteHandler,
+  type RouteHook,
+  type RouteOptions,
+  type RouteRequest,
+} from './server.js';
 export { registerHealthRoutes, type ReadinessCheck } from './health.js';
 export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 export { parseInput } from './validate.js';

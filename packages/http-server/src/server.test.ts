@@ -3,7 +3,6 @@ import { connect } from 'node:net';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import type { FastifyInstance } from 'fastify';
 import { createLogger } from '@agent-backend/logger';
 import {
   AppError,
@@ -12,9 +11,10 @@ import {
   parseInput,
   REJECTED_BODY_DRAIN,
   type CreateHttpServerOptions,
+  type HttpServer,
 } from './index.js';
 
-let app: FastifyInstance | undefined;
+let app: HttpServer | undefined;
 afterEach(async () => {
   await app?.close();
   app = undefined;
@@ -22,7 +22,7 @@ afterEach(async () => {
 
 async function serve(
   options: Partial<CreateHttpServerOptions> = {},
-  routes?: (app: FastifyInstance) => void,
+  routes?: (app: HttpServer) => void,
 ) {
   const lines: string[] = [];
   const destination = new Writable({

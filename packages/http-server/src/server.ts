@@ -1,20 +1,29 @@
 import { randomUUID } from 'node:crypto';
-import Fastify, {
-  LogController,
-  type FastifyBaseLogger,
-  type FastifyInstance,
-  type FastifyError,
-  type FastifyReply,
-  type FastifyRequest,
-} from 'fastify';
+import { createServer, type IncomingMessage, type Server } from 'node:http';
+import type { Duplex } from 'node:stream';
+import { performance } from 'node:perf_hooks';
+import express, {
+  type Express,
+  type NextFunction,
+  type Request,
+  type RequestHandler,
+  type Response,
+} from 'express';
+import type { RouteParameters } from 'express-serve-static-core';
+import { pinoHttp } from 'pino-http';
 import { redactUrl, type Logger } from '@agent-backend/logger';
-import { AppError } from './errors.js';
+import { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
 
-declare module 'fastify' {
-  interface FastifyRequest {
-    /** Set by the bearer-auth hook from the verified token's `sub`. */
-    userId?: string;
+declare global {
+  // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point.
+  namespace Express {
+    interface Request {
+      /** Set by the bearer-auth hook from the verified token's `sub`. */
+      userId?: string;
+      /** This request's logger (pino-http's child, bound to `reqId`). */
+      log: Logger;
+    }
   }
 }
 
@@ -26,80 +35,370 @@ export interface CreateHttpServerOptions {
   bodyLimit?: number;
 }
 
+/**
+ * A route's handler: answers with its return value as JSON (nothing when it wrote the response
+ * itself, e.g. `reply.status(204).send()` or a stream), or throws (an {@link AppError} becomes
+ * its status and body, anything else a 500).
+ */
+export type RouteHandler<Path extends string = string> = (
+  request: RouteRequest<Path>,
+  reply: Response,
+) => unknown;
+
+/** A route's request, its path parameters typed from the path (`:id` → `params.id: string`). */
+export type RouteRequest<Path extends string = string> = Request<RouteParameters<Path>>;
+
+/** A check before the handler (authentication); throws to answer instead of the handler. */
+export type RouteHook = (request: Request, reply: Response) => Promise<void> | void;
+
+export interface RouteOptions {
+  /** Runs before the body is read (an unauthenticated upload is refused without reading it). */
+  onRequest?: RouteHook;
+  /** Runs after the body is parsed, before the handler. */
+  preHandler?: RouteHook;
+  /** This route's body limit in bytes. @default the server's */
+  bodyLimit?: number;
+  /** The JSON body as the string received (to check a signature over it), not parsed. */
+  rawBody?: boolean;
+}
+
+type Register = {
+  <Path extends string>(path: Path, handler: RouteHandler<Path>): void;
+  <Path extends string>(path: Path, options: RouteOptions, handler: RouteHandler<Path>): void;
+};
+
+/**
+ * The service's HTTP server: Express 5 with the service's conventions. Routes are registered
+ * through {@link HttpServer.get} and friends (JSON answers from return values, the error shape of
+ * {@link AppError}); `express` is the Express application, for the middleware an operator
+ * already runs (add it with {@link HttpServer.use}: it runs before every route).
+ */
+export interface HttpServer {
+  readonly express: Express;
+  readonly server: Server;
+  /** Middleware run before every route (after the request id and the log line are set up). */
+  use(...handlers: RequestHandler[]): void;
+  get: Register;
+  post: Register;
+  put: Register;
+  patch: Register;
+  delete: Register;
+  /**
+   * `preClose`: when closing starts, before the server stops accepting (end long streams here);
+   * `onClose`: once every connection is done.
+   */
+  addHook(name: 'preClose' | 'onClose', hook: () => unknown): void;
+  /** Listens; resolves with `http://host:port`. */
+  listen(options: { port: number; host: string }): Promise<string>;
+  /** Stops accepting, answers 503 to requests on open connections, waits for the ones in flight. */
+  close(): Promise<void>;
+}
+
 /** Accept a caller's request id only if it is short and printable, so it cannot forge log lines. */
 const REQUEST_ID = /^[\w.:-]{1,128}$/;
 
+const DEFAULT_BODY_LIMIT = 1024 * 1024;
+
+/** The `{ error: { code, message, details? } }` body of every error answer. */
+function errorBody(code: string, message: string, details?: unknown) {
+  return { error: { code, message, ...(details !== undefined ? { details } : {}) } };
+}
+
 /**
- * A Fastify server with the service's conventions: a request id per request (taken from
- * `X-Request-Id` or generated, and echoed back), exactly one log line per request (with secret
- * query parameters removed from the URL), the error body shape of {@link AppError}, 404 in the
- * same shape, and `/healthz` + `/readyz`.
+ * An HTTP server with the service's conventions: a request id per request (taken from
+ * `X-Request-Id` or generated, and echoed back), exactly one log line per request through
+ * pino-http (with secret query parameters removed from the URL), the error body shape of
+ * {@link AppError} for every answer (404, bad JSON, wrong media type, oversized bodies, malformed
+ * URLs, and the HTTP parser's own refusals), `/healthz` + `/readyz`, and a graceful close.
  */
-export function createHttpServer(options: CreateHttpServerOptions): FastifyInstance {
+export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   const { logger } = options;
-  const app = Fastify({
-    // pino's Logger is a FastifyBaseLogger; the cast keeps the default instance type for callers.
-    loggerInstance: logger as FastifyBaseLogger,
-    // Our onResponse hook writes the one line per request; Fastify's own two lines are off.
-    logController: new LogController({ disableRequestLogging: true, requestIdLogLabel: 'reqId' }),
-    bodyLimit: options.bodyLimit ?? 1024 * 1024,
-    genReqId: (req) => {
-      const header = req.headers['x-request-id'];
-      return typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
-    },
-    forceCloseConnections: 'idle',
-    return503OnClosing: true,
+  const defaultLimit = options.bodyLimit ?? DEFAULT_BODY_LIMIT;
+  const app = express();
+  app.disable('x-powered-by');
+  // A JSON API: no ETags (and so no 304s) on answers that change with every call.
+  app.set('etag', false);
+  const server = createServer(app);
+  let closing = false;
+
+  app.use((req, res, next) => {
+    res.locals.startedAt = performance.now();
+    const header = req.headers['x-request-id'];
+    req.id = typeof header === 'string' && REQUEST_ID.test(header) ? header : randomUUID();
+    res.setHeader('x-request-id', req.id as string);
+    next();
+  });
+  app.use(
+    pinoHttp({
+      logger,
+      quietReqLogger: true,
+      quietResLogger: true,
+      customAttributeKeys: { reqId: 'reqId' },
+      customLogLevel: (_req, res, error) => (error || res.statusCode >= 500 ? 'error' : 'info'),
+      customSuccessMessage: () => 'request',
+      customErrorMessage: () => 'request',
+      customSuccessObject: (req, res) => requestLine(req as Request, res as Response),
+      customErrorObject: (req, res) => requestLine(req as Request, res as Response),
+    }),
+  );
+  app.use((_req, res, next) => {
+    if (!closing) return next();
+    res.setHeader('connection', 'close');
+    res.status(503).json(errorBody('unavailable', 'the server is shutting down'));
+  });
+  const before = express.Router();
+  app.use(before);
+  const routes = express.Router();
+  app.use(routes);
+  app.use((req, res) => {
+    res
+      .status(404)
+      .json(errorBody('not_found', `no route for ${req.method} ${req.originalUrl.split('?')[0]}`));
+  });
+  app.use((error: unknown, req: Request, res: Response, _next: NextFunction) => {
+    sendError(error, req, res);
   });
 
-  // A JSON API: anything but application/json is 415, not a string body that fails later.
-  app.removeContentTypeParser('text/plain');
-
-  app.addHook('onRequest', async (request, reply) => {
-    reply.header('x-request-id', request.id);
-  });
-
-  app.addHook('onResponse', async (request, reply) => {
-    const line = {
-      reqId: request.id,
-      method: request.method,
-      url: redactUrl(request.url),
-      status: reply.statusCode,
-      ms: Math.round(reply.elapsedTime * 10) / 10,
-      userId: request.userId,
-      remote: request.ip,
-    };
-    if (reply.statusCode >= 500) logger.error(line, 'request');
-    else logger.info(line, 'request');
-  });
-
-  app.setNotFoundHandler((request, reply) => {
-    void reply.code(404).send({
-      error: {
-        code: 'not_found',
-        message: `no route for ${request.method} ${request.url.split('?')[0]}`,
-      },
-    });
-  });
-
-  app.setErrorHandler((error: FastifyError | AppError, request, reply) => {
-    if (error instanceof AppError) {
-      if (error.headers) void reply.headers(error.headers);
-      const body: Record<string, unknown> = { code: error.code, message: error.message };
-      if (error.details !== undefined) body.details = error.details;
-      return reply.code(error.status).send({ error: body });
+  // The HTTP parser's refusals (headers too large, malformed requests, timeouts) never reach
+  // Express: answer them on the socket, in the same shape.
+  server.on('clientError', (error: NodeJS.ErrnoException, socket: Duplex) => {
+    if (error.code === 'ECONNRESET' || !socket.writable) {
+      socket.destroy();
+      return;
     }
-    const fastifyError = error as FastifyError;
-    if (fastifyError.code === 'FST_ERR_CTP_BODY_TOO_LARGE') drainRejectedBody(request, reply);
-    const mapped = mapFastifyError(fastifyError);
-    if (mapped) return reply.code(mapped.status).send({ error: mapped.body });
-    request.log.error({ err: error, reqId: request.id }, 'unhandled error');
-    return reply
-      .code(500)
-      .send({ error: { code: 'internal_error', message: 'internal server error' } });
+    const [status, reason, code, message] = clientErrorAnswer(error.code);
+    const body = JSON.stringify(errorBody(code, message));
+    socket.end(
+      `HTTP/1.1 ${status} ${reason}\r\nContent-Type: application/json; charset=utf-8\r\n` +
+        `Content-Length: ${Buffer.byteLength(body)}\r\nConnection: close\r\n\r\n${body}`,
+    );
+    logger.info({ status, code: error.code }, 'request refused by the HTTP parser');
   });
 
-  registerHealthRoutes(app, options.readiness ?? {});
-  return app;
+  const preClose: Array<() => unknown> = [];
+  const onClose: Array<() => unknown> = [];
+  let closed: Promise<void> | undefined;
+
+  const register = (method: 'get' | 'post' | 'put' | 'patch' | 'delete'): Register =>
+    ((path: string, second: RouteOptions | RouteHandler, third?: RouteHandler) => {
+      const routeOptions = typeof second === 'function' ? {} : second;
+      const handler = typeof second === 'function' ? second : third!;
+      const chain: RequestHandler[] = [];
+      if (routeOptions.onRequest) chain.push(hook(routeOptions.onRequest));
+      if (method !== 'get') {
+        chain.push(jsonBody(routeOptions.bodyLimit ?? defaultLimit, routeOptions.rawBody ?? false));
+      }
+      if (routeOptions.preHandler) chain.push(hook(routeOptions.preHandler));
+      chain.push(async (req, res, next) => {
+        try {
+          const value = await handler(req as never, res);
+          if (value === undefined || value === res || res.headersSent || res.writableEnded) return;
+          res.json(value);
+        } catch (error) {
+          next(error);
+        }
+      });
+      routes[method](path, ...chain);
+    }) as Register;
+
+  const http: HttpServer = {
+    express: app,
+    server,
+    use: (...handlers) => void before.use(...handlers),
+    get: register('get'),
+    post: register('post'),
+    put: register('put'),
+    patch: register('patch'),
+    delete: register('delete'),
+    addHook(name, hookFn) {
+      (name === 'preClose' ? preClose : onClose).push(hookFn);
+    },
+    listen({ port, host }) {
+      return new Promise((resolve, reject) => {
+        server.once('error', reject);
+        server.listen(port, host, () => {
+          server.off('error', reject);
+          const address = server.address();
+          const actual = typeof address === 'object' && address ? address.port : port;
+          resolve(`http://${host.includes(':') ? `[${host}]` : host}:${actual}`);
+        });
+      });
+    },
+    close() {
+      closed ??= (async () => {
+        closing = true;
+        for (const hookFn of preClose) await hookFn();
+        await new Promise<void>((resolve) => {
+          if (!server.listening) return resolve();
+          // Keep-alive connections that go idle after their last answer are closed as they do.
+          const idle = setInterval(() => server.closeIdleConnections(), 100);
+          server.close(() => {
+            clearInterval(idle);
+            resolve();
+          });
+          server.closeIdleConnections();
+        });
+        for (const hookFn of onClose) await hookFn();
+      })();
+      return closed;
+    },
+  };
+  registerHealthRoutes(http, options.readiness ?? {});
+  return http;
+
+  /** The one log line of a request. */
+  function requestLine(req: Request, res: Response) {
+    return {
+      method: req.method,
+      url: redactUrl(req.originalUrl),
+      status: res.statusCode,
+      ms: Math.round((performance.now() - (res.locals.startedAt as number)) * 10) / 10,
+      userId: req.userId,
+      remote: req.socket.remoteAddress,
+    };
+  }
+
+  function sendError(error: unknown, req: Request, res: Response): void {
+    if (res.headersSent) {
+      req.log.error({ err: error }, 'error after the answer started');
+      res.destroy();
+      return;
+    }
+    if (error instanceof AppError) {
+      if (error.code === 'payload_too_large') drainRejectedBody(req, res);
+      if (error.headers) res.set(error.headers);
+      res.status(error.status).json(errorBody(error.code, error.message, error.details));
+      return;
+    }
+    const mapped = mapFrameworkError(error as FrameworkError);
+    if (mapped) {
+      res.status(ERROR_STATUS[mapped.code]).json(errorBody(mapped.code, mapped.message));
+      return;
+    }
+    req.log.error({ err: error }, 'unhandled error');
+    res.status(500).json(errorBody('internal_error', 'internal server error'));
+  }
+}
+
+/** Runs a route hook as middleware; what it throws goes to the error handler. */
+function hook(fn: RouteHook): RequestHandler {
+  return async (req, res, next) => {
+    try {
+      await fn(req, res);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+}
+
+/**
+ * Reads a JSON body up to `limit` bytes: a body of another media type (or compressed, or not
+ * UTF-8) is 415, an empty or malformed one 400 `invalid_json`, a larger one 413 as soon as its
+ * Content-Length or its bytes show it (the rest is drained by the error handler); a request
+ * without a body goes on with `body` undefined (the route's schema says what is missing).
+ */
+function jsonBody(limit: number, raw: boolean): RequestHandler {
+  return (req, _res, next) => {
+    const length = req.headers['content-length'];
+    const hasBody = req.headers['transfer-encoding'] !== undefined || (length ?? '0') !== '0';
+    const isJson = req.is('application/json') === 'application/json';
+    if (!hasBody) {
+      if (isJson && length === '0') return next(jsonError());
+      return next();
+    }
+    const charset = /;\s*charset=([^;\s]+)/i.exec(req.headers['content-type'] ?? '')?.[1];
+    const encoding = req.headers['content-encoding'];
+    if (
+      !isJson ||
+      (charset !== undefined && !/^"?utf-?8"?$/i.test(charset)) ||
+      (encoding !== undefined && encoding !== 'identity')
+    ) {
+      return next(new AppError('unsupported_media_type', 'request body must be application/json'));
+    }
+    if (length !== undefined && Number(length) > limit) return next(tooLarge(limit));
+    const chunks: Buffer[] = [];
+    let received = 0;
+    let done = false;
+    const finish = (error?: unknown) => {
+      if (done) return;
+      done = true;
+      req.off('data', onData);
+      req.off('end', onEnd);
+      req.off('error', finish);
+      if (error) return next(error);
+      const text = Buffer.concat(chunks, received).toString('utf8');
+      if (raw) {
+        req.body = text;
+        return next();
+      }
+      try {
+        req.body = JSON.parse(text);
+      } catch {
+        return next(jsonError());
+      }
+      next();
+    };
+    const onData = (chunk: Buffer) => {
+      received += chunk.length;
+      if (received > limit) {
+        req.pause();
+        return finish(tooLarge(limit));
+      }
+      chunks.push(chunk);
+    };
+    const onEnd = () => finish();
+    req.on('data', onData);
+    req.on('end', onEnd);
+    req.on('error', finish);
+  };
+}
+
+function tooLarge(limit: number): AppError {
+  return new AppError('payload_too_large', `request body is larger than ${limit} bytes`);
+}
+
+function jsonError(): AppError {
+  return new AppError('invalid_json', 'request body is not valid JSON');
+}
+
+/** What Express throws (http-errors: `status`). */
+interface FrameworkError extends Error {
+  status?: number;
+  statusCode?: number;
+}
+
+/** Express's own client errors in our error shape. */
+function mapFrameworkError(
+  error: FrameworkError,
+): { code: ErrorCode; message: string } | undefined {
+  // The router decodes path parameters with decodeURIComponent.
+  if (error instanceof URIError) {
+    return { code: 'invalid_url', message: 'the request path has a malformed percent-encoding' };
+  }
+  const status = error.status ?? error.statusCode;
+  if (status !== undefined && status >= 400 && status < 500) {
+    return { code: 'invalid_request', message: error.message };
+  }
+  return undefined;
+}
+
+/** The answer to a request the HTTP parser refused: status line parts, code, message. */
+function clientErrorAnswer(code: string | undefined): [number, string, ErrorCode, string] {
+  switch (code) {
+    case 'HPE_HEADER_OVERFLOW':
+      return [
+        431,
+        'Request Header Fields Too Large',
+        'headers_too_large',
+        'the request line and headers are larger than the server accepts (16 KiB)',
+      ];
+    case 'ERR_HTTP_REQUEST_TIMEOUT':
+    case 'ERR_HTTP_HEADERS_TIMEOUT':
+      return [408, 'Request Timeout', 'request_timeout', 'the request was not received in time'];
+    default:
+      return [400, 'Bad Request', 'invalid_request', 'the request is not valid HTTP/1.1'];
+  }
 }
 
 /** How long, and how much, a rejected oversized body is still read so the client sees the 413. */
@@ -107,55 +406,23 @@ export const REJECTED_BODY_DRAIN = { ms: 10_000, bytes: 64 * 1024 * 1024 } as co
 
 /**
  * A body over the limit is answered 413 as soon as its Content-Length (or its first bytes past
- * the limit) show it. Fastify then closes the connection, and a client still writing the body
- * (fetch and most HTTP libraries write all of it before they read) gets a reset, reported as
- * EPIPE or ECONNRESET instead of the 413. So, as nginx's lingering close does, the rest of the
- * body is read and discarded, and the connection stays usable; a body that goes on past
+ * the limit) show it. A client still writing the body (fetch and most HTTP libraries write all of
+ * it before they read) would get a reset, reported as EPIPE or ECONNRESET instead of the 413, if
+ * the connection were closed. So, as nginx's lingering close does, the rest of the body is read
+ * and discarded and the connection stays usable; a body that goes on past
  * {@link REJECTED_BODY_DRAIN} (bytes or time) has its connection destroyed.
  */
-function drainRejectedBody(request: FastifyRequest, reply: FastifyReply): void {
-  const raw = request.raw;
-  if (raw.complete) return;
-  void reply.removeHeader('connection');
+function drainRejectedBody(req: IncomingMessage, res: Response): void {
+  if (req.complete) return;
+  res.removeHeader('connection');
   let drained = 0;
-  const cut = () => raw.socket?.destroy();
+  const cut = () => req.socket?.destroy();
   const timer = setTimeout(cut, REJECTED_BODY_DRAIN.ms);
   timer.unref();
-  raw.on('data', (chunk: Buffer) => {
+  req.on('data', (chunk: Buffer) => {
     drained += chunk.length;
     if (drained > REJECTED_BODY_DRAIN.bytes) cut();
   });
-  raw.once('close', () => clearTimeout(timer));
-  raw.resume();
-}
-
-/** Fastify's own client errors (bad JSON, too large, wrong media type) in our error shape. */
-function mapFastifyError(
-  error: FastifyError,
-): { status: number; body: { code: string; message: string } } | undefined {
-  switch (error.code) {
-    case 'FST_ERR_CTP_INVALID_JSON_BODY':
-    case 'FST_ERR_CTP_EMPTY_JSON_BODY':
-      return {
-        status: 400,
-        body: { code: 'invalid_json', message: 'request body is not valid JSON' },
-      };
-    case 'FST_ERR_CTP_BODY_TOO_LARGE':
-      return { status: 413, body: { code: 'payload_too_large', message: error.message } };
-    case 'FST_ERR_CTP_INVALID_MEDIA_TYPE':
-      return {
-        status: 415,
-        body: { code: 'unsupported_media_type', message: 'request body must be application/json' },
-      };
-  }
-  if (error.statusCode && error.statusCode >= 400 && error.statusCode < 500) {
-    if (error.code === undefined && error instanceof SyntaxError) {
-      return {
-        status: 400,
-        body: { code: 'invalid_json', message: 'request body is not valid JSON' },
-      };
-    }
-    return { status: error.statusCode, body: { code: 'invalid_request', message: error.message } };
-  }
-  return undefined;
+  req.once('close', () => clearTimeout(timer));
+  req.resume();
 }

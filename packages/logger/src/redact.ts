@@ -33,9 +33,12 @@ const SECRET_KEYS = new Set(
   ].map((k) => k.toLowerCase()),
 );
 
-/** Query parameters that carry credentials in URLs (WebSocket `token`, OAuth callbacks). */
-const SECRET_QUERY =
-  /([?&](?:token|access_token|refresh_token|api_key|apikey|key|code|secret)=)[^&#\s"]*/gi;
+/**
+ * Query parameters that carry credentials in URLs: any whose name contains `token`, `key`,
+ * `secret` or `password`, whatever else it says (`token`, `api_key`, `x-internal-secret`,
+ * `db_password`), and OAuth's `code`. Over-redacting a harmless `monkey=` is the cheap side.
+ */
+const SECRET_QUERY = /([?&](?:[^=&#\s"]*(?:token|key|secret|password)[^=&#\s"]*|code)=)[^&#\s"]*/gi;
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase());

@@ -1,8 +1,13 @@
-import type { FastifyInstance, preHandlerAsyncHookHandler } from 'fastify';
 import { loadConfigOrExit, type Config, type Role } from '@agent-backend/config';
 import { createLogger, type Logger } from '@agent-backend/logger';
 import { createEngines, type Engines } from '@agent-backend/engines';
-import { bearerAuth, createHttpServer, handleShutdown } from '@agent-backend/http-server';
+import {
+  bearerAuth,
+  createHttpServer,
+  handleShutdown,
+  type HttpServer,
+  type RouteHook,
+} from '@agent-backend/http-server';
 import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@agent-backend/auth';
 
 export interface ServiceContext {
@@ -11,9 +16,9 @@ export interface ServiceContext {
   readonly engines: Engines;
   /** The JWT keys (the private key only where the role signs tokens). */
   readonly keys: KeyPair;
-  readonly app: FastifyInstance;
+  readonly app: HttpServer;
   /** `preHandler` requiring a valid access token; sets `request.userId` from its `sub`. */
-  readonly requireUser: preHandlerAsyncHookHandler;
+  readonly requireUser: RouteHook;
 }
 
 /** What a role leaves running; `close` runs after the HTTP server stopped accepting. */

@@ -1,21 +1,19 @@
 import { once } from 'node:events';
-import type { FastifyReply } from 'fastify';
+import type { Response } from 'express';
 
 /**
- * One server-sent-events response, written through the raw Node response after
- * `reply.hijack()`: headers that stop proxy buffering, an `id:` per event, `: keepalive`
+ * One server-sent-events response, written on the Node response underneath Express: headers that stop proxy buffering, an `id:` per event, `: keepalive`
  * comments after `keepaliveMs` without a write (so proxies and clients do not time out during
  * a long tool call), and backpressure: `send` resolves only once the socket took the bytes, so
  * a slow client slows its own writer instead of growing a buffer in the process.
  */
 export class SseStream {
-  private readonly res: FastifyReply['raw'];
+  private readonly res: Response;
   private readonly keepalive: NodeJS.Timeout;
   private readonly closedController = new AbortController();
 
-  constructor(reply: FastifyReply, keepaliveMs: number) {
-    this.res = reply.raw;
-    reply.hijack();
+  constructor(reply: Response, keepaliveMs: number) {
+    this.res = reply;
     const headers: Record<string, string> = {
       'content-type': 'text/event-stream; charset=utf-8',
       'cache-control': 'no-cache, no-transform',
