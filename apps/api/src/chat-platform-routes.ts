@@ -1,7 +1,7 @@
 import { handleWebhook } from '@agent-backend/chat-platform';
 import type { SignatureHeaders } from '@agent-backend/lark';
 import { ChatPlatform, type ChatMessageJob } from '@agent-backend/protocol';
-import { AppError } from '@agent-backend/http-server';
+import { AppError, assertText } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 
 /**
@@ -20,6 +20,9 @@ export function registerChatPlatformRoutes(
     // The body as received: the signature is over these bytes.
     { rawBody: true },
     async (request, reply) => {
+      // The text rules of every other route, on the parsed event (the body stays raw for the
+      // signature check): a NUL or an unpaired surrogate would fail in the agent's store.
+      assertText(parseOrUndefined(String(request.body ?? '')), 'body');
       const platform = ChatPlatform.safeParse(request.params.platform);
       if (!platform.success)
         throw new AppError('not_found', `unknown chat platform "${request.params.platform}"`);
@@ -38,4 +41,13 @@ export function registerChatPlatformRoutes(
       return reply.status(answer.status).send(answer.body);
     },
   );
+}
+
+/** The JSON value of `text`, or undefined when it is not JSON (the webhook handler says so). */
+function parseOrUndefined(text: string): unknown {
+  try {
+    return JSON.parse(text) as unknown;
+  } catch {
+    return undefined;
+  }
 }

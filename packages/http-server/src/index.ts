@@ -11,5 +11,6 @@ export {
 export { registerHealthRoutes, type ReadinessCheck } from './health.js';
 export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 export { parseInput } from './validate.js';
+export { assertText, MAX_JSON_DEPTH, textProblem, textProblems } from './text-rules.js';
 export { bearerAuth, type VerifyAccessToken } from './bearer-auth.js';
 export { handleShutdown, type ShutdownOptions } from './lifecycle.js';
