@@ -1,4 +1,9 @@
-import type { HttpServer } from './server.js';
+import type { Request, Response } from 'express';
+
+/** Where the routes go: `HttpServer` (its `get`), without importing the server. */
+interface RouteRegistrar {
+  get(path: string, handler: (request: Request, reply: Response) => unknown): void;
+}
 
 /** Resolves when the dependency answers; rejects (or times out) when it does not. */
 export type ReadinessCheck = () => Promise<unknown>;
@@ -12,7 +17,7 @@ const CHECK_TIMEOUT_MS = 2_000;
  * check's error otherwise, so a load balancer stops sending traffic.
  */
 export function registerHealthRoutes(
-  app: Pick<HttpServer, 'get'>,
+  app: RouteRegistrar,
   checks: Record<string, ReadinessCheck>,
 ): void {
   app.get('/healthz', async () => ({ status: 'ok' }));
