@@ -302,8 +302,8 @@ export class MemoryRepository {
 
   /**
    * Searches the user's memories for `query` (its first {@link MAX_QUERY_CHARS} characters),
-   * best first: hybrid when an embedder is configured and the query could be embedded, else
-   * full text alone.
+   * best first, at most `limit` (1–100, default 5): hybrid when an embedder is configured and
+   * the query could be embedded, else full text alone.
    */
   async search(
     userId: string,
@@ -312,7 +312,8 @@ export class MemoryRepository {
   ): Promise<MemoryHit[]> {
     owner(userId);
     const text = query.slice(0, MAX_QUERY_CHARS);
+    const limit = Math.max(1, Math.min(options.limit ?? 5, 100));
     const embedding = text.trim() ? await this.embed(text, options.signal) : undefined;
-    return searchMemories(this.db, { userId, query: text, limit: options.limit, embedding });
+    return searchMemories(this.db, { userId, query: text, limit, embedding });
   }
 }
