@@ -53,11 +53,12 @@ export function toTsQuery(query: string): string | undefined {
 }
 
 /** The query's distinct lower-cased letter/digit runs, at most {@link MAX_QUERY_TERMS}. */
-function queryWords(query: string): string[] {
+export function queryWords(query: string): string[] {
   return [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, MAX_QUERY_TERMS);
 }
 
-function orQuery(words: readonly string[]): string | undefined {
+/** Quoted words joined with OR (`|`), as a `tsquery` source; undefined for no words. */
+export function orQuery(words: readonly string[]): string | undefined {
   return words.length === 0 ? undefined : words.map((w) => `'${w}'`).join(' | ');
 }
 
@@ -76,7 +77,7 @@ const COMMON_WORDS_TTL_MS = 5 * 60_000;
  * `read(db)` remembered per database handle (a failed read is forgotten), read again after
  * `ttlMs`, or when the caller asks for a fresh value.
  */
-function perHandle<T>(read: (db: Queryable) => Promise<T>, ttlMs = Infinity) {
+export function perHandle<T>(read: (db: Queryable) => Promise<T>, ttlMs = Infinity) {
   const cache = new WeakMap<Queryable, { at: number; value: Promise<T> }>();
   return (db: Queryable, fresh = false): Promise<T> => {
     const cached = cache.get(db);
@@ -90,24 +91,28 @@ function perHandle<T>(read: (db: Queryable) => Promise<T>, ttlMs = Infinity) {
 
 /**
  * The words of the `tsv` column's most-common-elements statistics (gathered by ANALYZE, which
- * autovacuum runs as the table grows), each with the share of chunks it is in. Empty before the
+ * autovacuum runs as the table grows), each with the share of rows it is in. Empty before the
  * first ANALYZE (and on PGlite, which has no autovacuum), so search then ranks every matching
- * chunk, as it always did.
+ * chunk, as it always did. `table` is another table with a `tsv` column (memories).
  */
-export async function readWordShares(db: Queryable): Promise<Map<string, number>> {
+export async function readWordShares(
+  db: Queryable,
+  table = 'knowledge_chunks',
+): Promise<Map<string, number>> {
   const { rows } = await db.query<{ word: string; share: number }>(
     `SELECT e.word, f.share::float8 AS share
      FROM pg_stats s
      CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(word, i)
      JOIN LATERAL unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(share, j) ON f.j = e.i
-     WHERE s.schemaname = current_schema() AND s.tablename = 'knowledge_chunks'
+     WHERE s.schemaname = current_schema() AND s.tablename = $1
        AND s.attname = 'tsv'`,
+    [table],
   );
   return new Map(rows.map((r) => [r.word, r.share]));
 }
 
 /** {@link readWordShares}, read again after {@link COMMON_WORDS_TTL_MS}. */
-const cachedWordShares = perHandle(readWordShares, COMMON_WORDS_TTL_MS);
+const cachedWordShares = perHandle((db) => readWordShares(db), COMMON_WORDS_TTL_MS);
 
 interface HitRow extends Record<string, unknown> {
   knowledge_base_id: string;
@@ -248,23 +253,34 @@ export function fuseByRank(
   lists: ReadonlyArray<readonly KnowledgeSearchHit[]>,
   limit: number,
 ): KnowledgeSearchHit[] {
-  const fused = new Map<string, KnowledgeSearchHit>();
+  return fuseRanked(
+    lists,
+    (hit) => `${hit.document_id}\u0000${hit.chunk_index}`,
+    (a, b) => a.document_id.localeCompare(b.document_id) || a.chunk_index - b.chunk_index,
+    limit,
+  );
+}
+
+/**
+ * {@link fuseByRank} for hits of any kind: `key` says which hits are the same, `tieBreak`
+ * orders equal scores.
+ */
+export function fuseRanked<H extends { readonly score: number }>(
+  lists: ReadonlyArray<readonly H[]>,
+  key: (hit: H) => string,
+  tieBreak: (a: H, b: H) => number,
+  limit: number,
+): H[] {
+  const fused = new Map<string, H>();
   for (const list of lists) {
     list.forEach((hit, i) => {
-      const key = `${hit.document_id}\u0000${hit.chunk_index}`;
+      const k = key(hit);
       const add = 1 / (RRF_K + i + 1);
-      const seen = fused.get(key);
-      fused.set(key, { ...hit, score: (seen?.score ?? 0) + add });
+      const seen = fused.get(k);
+      fused.set(k, { ...hit, score: (seen?.score ?? 0) + add });
     });
   }
-  return [...fused.values()]
-    .sort(
-      (a, b) =>
-        b.score - a.score ||
-        a.document_id.localeCompare(b.document_id) ||
-        a.chunk_index - b.chunk_index,
-    )
-    .slice(0, limit);
+  return [...fused.values()].sort((a, b) => b.score - a.score || tieBreak(a, b)).slice(0, limit);
 }
 
 /**

@@ -11,6 +11,7 @@ export * from './invoke.js';
 export * from './json-rpc.js';
 export * from './knowledge.js';
 export * from './mcp.js';
+export * from './memory.js';
 export * from './nodes.js';
 export * from './node-record.js';
 export * from './scheduled-task.js';

@@ -54,14 +54,19 @@ describe('PostgreSQL vector search preparation', () => {
       // A search in progress on another connection holds its lock on the table until it ends.
       await reader.query('BEGIN');
       await reader.query(`SELECT count(*) FROM ${fresh.schema}.knowledge_chunks`);
+      await reader.query(`SELECT count(*) FROM ${fresh.schema}.memories`);
       const again = prepareVectorSearch(db);
       const blocked = new Promise((resolve) => setTimeout(() => resolve('blocked'), 10_000));
       expect(await Promise.race([again, blocked])).toEqual(first);
-      const { rows } = await db.query<{ storage: string }>(
-        `SELECT attstorage AS storage FROM pg_attribute
-         WHERE attrelid = to_regclass('knowledge_chunks') AND attname = 'embedding'`,
+      const { rows } = await db.query<{ table: string; storage: string }>(
+        `SELECT attrelid::regclass::text AS table, attstorage AS storage FROM pg_attribute
+         WHERE attrelid IN (to_regclass('knowledge_chunks'), to_regclass('memories'))
+           AND attname = 'embedding' ORDER BY 1`,
       );
-      expect(rows[0]?.storage).toBe('m');
+      expect(rows).toEqual([
+        { table: 'knowledge_chunks', storage: 'm' },
+        { table: 'memories', storage: 'm' },
+      ]);
     } finally {
       await reader.query('ROLLBACK').catch(() => undefined);
       await reader.end();

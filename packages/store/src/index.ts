@@ -14,6 +14,8 @@ export {
   prepareVectorSearch,
   quoteIdentifier,
   vectorSupport,
+  VECTOR_TABLES,
   type VectorMode,
   type VectorSupport,
+  type VectorTable,
 } from './vector.js';

@@ -139,6 +139,33 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE knowledge_chunks ADD COLUMN embedding_dims integer; -- its length: filtered without reading it
     `,
   },
+  {
+    id: '0006_memories',
+    sql: `
+      -- Long-term memory (packages/memory, docs/memory.md): one row per memory, so concurrent
+      -- saves of one user on two replicas each write their own row, never a shared blob.
+      CREATE TABLE memories (
+        memory_id         text PRIMARY KEY,          -- mem_<uuid>
+        user_id           text NOT NULL,             -- owner (the token's sub): every statement filters by it
+        content           text NOT NULL,
+        content_key       text NOT NULL,             -- hex SHA-256 of the normalized text: one row per text and user
+        tags              jsonb NOT NULL DEFAULT '[]', -- array of strings
+        source_session_id text,                      -- the session and run of the save that wrote the text
+        source_run_id     text,
+        created_at        timestamptz NOT NULL DEFAULT now(),
+        updated_at        timestamptz NOT NULL DEFAULT now(),
+        tsv               tsvector GENERATED ALWAYS AS
+                            (to_tsvector('simple', content || ' ' || (tags)::text)) STORED,
+        -- As knowledge_chunks: real[], turned into a pgvector vector by prepareVectorSearch.
+        embedding         real[],
+        embedding_model   text,
+        embedding_dims    integer
+      );
+      CREATE UNIQUE INDEX memories_user_key_idx ON memories (user_id, content_key);
+      CREATE INDEX memories_user_created_idx ON memories (user_id, created_at, memory_id);
+      CREATE INDEX memories_tsv_idx ON memories USING gin (tsv);
+    `,
+  },
 ];
 
 /**

@@ -20,6 +20,8 @@ describe('prepareVectorSearch', () => {
         `SELECT embedding::text AS v FROM knowledge_chunks WHERE document_id = 'doc_1'`,
       )
     ).rows[0]?.v;
+  const storedMemory = async () =>
+    (await db.query<{ v: string }>(`SELECT embedding::text AS v FROM memories`)).rows[0]?.v;
 
   it('converts stored embeddings between real[] and vector without losing them', async () => {
     expect(await prepareVectorSearch(db, 'off')).toEqual({
@@ -34,16 +36,23 @@ describe('prepareVectorSearch', () => {
     await db.query(`INSERT INTO knowledge_chunks
       (document_id, chunk_index, knowledge_base_id, user_id, content, embedding, embedding_model)
       VALUES ('doc_1', 0, 'kb_1', 'u', 'x', '{0.6,0.8}', 'm')`);
+    await db.query(`INSERT INTO memories (memory_id, user_id, content, content_key, embedding)
+      VALUES ('mem_1', 'u', 'x', 'k', '{0.8,0.6}')`);
     expect(await stored()).toBe('{0.6,0.8}');
+    expect(await storedMemory()).toBe('{0.8,0.6}');
 
     const support = await prepareVectorSearch(db, 'auto');
     expect(support).toMatchObject({ kind: 'pgvector', schema: 'public' });
     expect(await vectorSupport(db)).toEqual(support);
+    expect(await vectorSupport(db, 'memories')).toEqual(support);
     expect(await stored()).toBe('[0.6,0.8]');
+    expect(await storedMemory()).toBe('[0.8,0.6]');
 
     await prepareVectorSearch(db, 'off');
     expect((await vectorSupport(db)).kind).toBe('array');
+    expect((await vectorSupport(db, 'memories')).kind).toBe('array');
     expect(await stored()).toBe('{0.6,0.8}');
+    expect(await storedMemory()).toBe('{0.8,0.6}');
   });
 
   it('keeps real[] where the extension is not available', async () => {

@@ -6,7 +6,14 @@ import type { Database, Queryable } from './database.js';
  */
 export type VectorMode = 'auto' | 'off';
 
-/** How `knowledge_chunks.embedding` is stored, which decides how vector search runs. */
+/**
+ * The tables with an `embedding` column (with `embedding_model` and `embedding_dims`) that
+ * {@link prepareVectorSearch} settles together: knowledge-base chunks and memories.
+ */
+export const VECTOR_TABLES = ['knowledge_chunks', 'memories'] as const;
+export type VectorTable = (typeof VECTOR_TABLES)[number];
+
+/** How a table's `embedding` column is stored, which decides how vector search runs. */
 export type VectorSupport =
   /** A pgvector `vector` column; `schema` is where the extension's type and operators live. */
   | { readonly kind: 'pgvector'; readonly schema: string; readonly version: string }
@@ -23,14 +30,18 @@ interface ColumnType extends Record<string, unknown> {
   type_schema: string;
 }
 
-async function embeddingColumnType(db: Queryable): Promise<ColumnType | undefined> {
+async function embeddingColumnType(
+  db: Queryable,
+  table: VectorTable,
+): Promise<ColumnType | undefined> {
   const { rows } = await db.query<ColumnType>(
     `SELECT t.typname AS type_name, n.nspname AS type_schema
      FROM pg_attribute a
      JOIN pg_type t ON t.oid = a.atttypid
      JOIN pg_namespace n ON n.oid = t.typnamespace
-     WHERE a.attrelid = to_regclass('knowledge_chunks') AND a.attname = 'embedding'
+     WHERE a.attrelid = to_regclass($1) AND a.attname = 'embedding'
        AND NOT a.attisdropped`,
+    [table],
   );
   return rows[0];
 }
@@ -41,15 +52,16 @@ async function embeddingColumnType(db: Queryable): Promise<ColumnType | undefine
  * searched bases, and reading them out of line cost 3–5× (docs/BENCHMARKS.md). Catalog only;
  * a type change resets it to the type's default, so it is checked after every conversion.
  */
-async function keepEmbeddingsInRow(db: Queryable): Promise<void> {
+async function keepEmbeddingsInRow(db: Queryable, table: VectorTable): Promise<void> {
   // Only when needed: the ALTER waits for an exclusive lock behind running searches, and every
   // query after it waits behind the ALTER, so a replica starting under load would stall search.
   const { rows } = await db.query<{ storage: string }>(
     `SELECT attstorage AS storage FROM pg_attribute
-     WHERE attrelid = to_regclass('knowledge_chunks') AND attname = 'embedding'`,
+     WHERE attrelid = to_regclass($1) AND attname = 'embedding'`,
+    [table],
   );
   if (rows[0]?.storage === 'm') return;
-  await db.query('ALTER TABLE knowledge_chunks ALTER COLUMN embedding SET STORAGE MAIN');
+  await db.query(`ALTER TABLE ${table} ALTER COLUMN embedding SET STORAGE MAIN`);
 }
 
 async function installedVector(
@@ -64,12 +76,15 @@ async function installedVector(
 }
 
 /**
- * How embeddings are stored in this database now (read from the catalog, so every replica
- * agrees with whatever {@link prepareVectorSearch} decided at start).
+ * How embeddings of `table` are stored in this database now (read from the catalog, so every
+ * replica agrees with whatever {@link prepareVectorSearch} decided at start).
  */
-export async function vectorSupport(db: Queryable): Promise<VectorSupport> {
-  const column = await embeddingColumnType(db);
-  if (!column) return { kind: 'array', reason: 'knowledge_chunks.embedding does not exist yet' };
+export async function vectorSupport(
+  db: Queryable,
+  table: VectorTable = 'knowledge_chunks',
+): Promise<VectorSupport> {
+  const column = await embeddingColumnType(db, table);
+  if (!column) return { kind: 'array', reason: `${table}.embedding does not exist yet` };
   if (column.type_name === 'vector') {
     const ext = await installedVector(db);
     return { kind: 'pgvector', schema: column.type_schema, version: ext?.version ?? 'unknown' };
@@ -78,14 +93,15 @@ export async function vectorSupport(db: Queryable): Promise<VectorSupport> {
 }
 
 /**
- * Settles how `knowledge_chunks.embedding` is stored; run at start after {@link migrate}, under
- * the same advisory lock, so replicas starting together agree.
+ * Settles how the `embedding` columns of {@link VECTOR_TABLES} are stored; run at start after
+ * {@link migrate}, under the same advisory lock, so replicas starting together agree. Every
+ * table gets the same storage; the answer is that of `knowledge_chunks`.
  *
  * With `auto`: where the `vector` extension is installed, or available and creatable by this
  * role (it is not a trusted extension: creating it takes a superuser or the database owner
- * with the right grants), the column becomes a pgvector `vector` (converted in place from
- * `real[]`, which pgvector casts directly). Where not, it stays `real[]` and the reason is
- * returned for the log. With `off`, a `vector` column is converted back to `real[]`.
+ * with the right grants), the columns become pgvector `vector`s (converted in place from
+ * `real[]`, which pgvector casts directly). Where not, they stay `real[]` and the reason is
+ * returned for the log. With `off`, `vector` columns are converted back to `real[]`.
  * A newly created extension goes to the current schema; an installed one is used where it is.
  */
 export async function prepareVectorSearch(
@@ -96,28 +112,26 @@ export async function prepareVectorSearch(
     await tx.query(
       `SELECT pg_advisory_xact_lock(hashtext('agent-backend:migrations:' || current_schema()))`,
     );
-    const column = await embeddingColumnType(tx);
-    if (!column) throw new Error('knowledge_chunks.embedding is missing: run the migrations first');
-    const support = await settleColumnType(tx, column, mode);
-    await keepEmbeddingsInRow(tx);
+    const columns: Array<[VectorTable, ColumnType]> = [];
+    for (const table of VECTOR_TABLES) {
+      const column = await embeddingColumnType(tx, table);
+      if (column) columns.push([table, column]);
+      else if (table === 'knowledge_chunks') {
+        throw new Error('knowledge_chunks.embedding is missing: run the migrations first');
+      }
+    }
+    const support = await settleExtension(tx, mode);
+    for (const [table, column] of columns) {
+      await convertColumn(tx, table, column, support);
+      await keepEmbeddingsInRow(tx, table);
+    }
     return support;
   });
 }
 
-/** Converts the column to what `mode` and the server allow; returns how it is stored then. */
-async function settleColumnType(
-  tx: Queryable,
-  column: ColumnType,
-  mode: VectorMode,
-): Promise<VectorSupport> {
-  if (mode === 'off') {
-    if (column.type_name === 'vector') {
-      await tx.query(
-        'ALTER TABLE knowledge_chunks ALTER COLUMN embedding TYPE real[] USING embedding::real[]',
-      );
-    }
-    return { kind: 'array', reason: 'KNOWLEDGE_PGVECTOR=off' };
-  }
+/** Whether the columns are to be pgvector `vector`s (creating the extension if allowed). */
+async function settleExtension(tx: Queryable, mode: VectorMode): Promise<VectorSupport> {
+  if (mode === 'off') return { kind: 'array', reason: 'KNOWLEDGE_PGVECTOR=off' };
   let ext = await installedVector(tx);
   if (!ext) {
     const { rows } = await tx.query(`SELECT 1 FROM pg_available_extensions WHERE name = 'vector'`);
@@ -136,11 +150,29 @@ async function settleColumnType(
     ext = await installedVector(tx);
     if (!ext) return { kind: 'array', reason: 'CREATE EXTENSION vector had no effect' };
   }
+  return { kind: 'pgvector', schema: ext.schema, version: ext.version };
+}
+
+/** Converts one column to the storage {@link settleExtension} decided. */
+async function convertColumn(
+  tx: Queryable,
+  table: VectorTable,
+  column: ColumnType,
+  support: VectorSupport,
+): Promise<void> {
+  if (support.kind === 'array') {
+    // Only a `vector` column is converted back: a `real[]` one where pgvector is missing stays.
+    if (column.type_name === 'vector') {
+      await tx.query(
+        `ALTER TABLE ${table} ALTER COLUMN embedding TYPE real[] USING embedding::real[]`,
+      );
+    }
+    return;
+  }
   if (column.type_name !== 'vector') {
-    const type = `${quoteIdentifier(ext.schema)}.vector`;
+    const type = `${quoteIdentifier(support.schema)}.vector`;
     await tx.query(
-      `ALTER TABLE knowledge_chunks ALTER COLUMN embedding TYPE ${type} USING embedding::${type}`,
+      `ALTER TABLE ${table} ALTER COLUMN embedding TYPE ${type} USING embedding::${type}`,
     );
   }
-  return { kind: 'pgvector', schema: ext.schema, version: ext.version };
 }
