@@ -6,6 +6,7 @@ import { CHAT_MESSAGE_QUEUE } from '@agent-backend/chat-platform';
 import { registerChatPlatformRoutes } from './chat-platform-routes.js';
 import { registerKnowledgeRoutes } from './knowledge-routes.js';
 import { registerMcpRoutes } from './mcp-routes.js';
+import { registerMemoryRoutes } from './memory-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 
@@ -27,6 +28,7 @@ export async function mountApi(
   registerMcpRoutes(context);
   registerKnowledgeRoutes(context, agent.searchKnowledge);
   registerNodeRoutes(context, agent.nodeTools);
+  registerMemoryRoutes(context, agent.memories);
   registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
   registerChatPlatformRoutes(context, async (job) => {

@@ -10,6 +10,7 @@ import {
 } from '@agent-backend/knowledge';
 import type { Logger } from '@agent-backend/logger';
 import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
+import { MemoryRepository, memoryPromptSection, memoryTools } from '@agent-backend/memory';
 import { createNodeToolCaller, type NodeToolCaller } from '@agent-backend/node-rpc';
 import { createUrlGuard } from '@agent-backend/url-guard';
 import { agentSettings, type AgentServiceSettings } from './settings.js';
@@ -37,6 +38,8 @@ export interface Agent {
   readonly settings: AgentServiceSettings;
   readonly nodeTools: NodeToolCaller;
   readonly searchKnowledge: KnowledgeSearcher;
+  /** Users' long-term memories (shared with the `/api/memories` endpoints). */
+  readonly memories: MemoryRepository;
   /** Closes what the agent holds open (MCP connections, pooled model connections). */
   close(): Promise<void>;
 }
@@ -57,13 +60,36 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       presence: engines.presence,
       defaultTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
     });
+  const embedder = embedderFromSettings(config);
   const searchKnowledge =
     options.searchKnowledge ??
     knowledgeSearcher(engines.db, {
-      embedder: embedderFromSettings(config),
+      embedder,
       onEmbeddingError: (error) =>
         logger.warn({ err: error }, 'query embedding failed; knowledge search used full text only'),
     });
+  const memories = new MemoryRepository(engines.db, {
+    embedder,
+    onEmbeddingError: (error) =>
+      logger.warn({ err: error }, 'memory embedding failed; memory search used full text only'),
+  });
+  // Long-term memory (docs/memory.md): the three tools, and the memories most relevant to the
+  // message in the system prompt, for runs with `enable_memory`.
+  const memorySource: ToolSource = async (run) => {
+    if (!run.request.capabilities.memory) return [];
+    const { userId, sessionId, runId } = run;
+    const section = await memoryPromptSection(
+      memories,
+      userId,
+      run.request.message,
+      undefined,
+      run.signal,
+    );
+    return {
+      tools: memoryTools(memories, { userId, sessionId, runId }),
+      promptSections: section ? [section] : [],
+    };
+  };
   const mcpTools = createMcpTools({ policy: mcpPolicy(config), logger });
   // User-supplied model base URLs pass the same SSRF guard as MCP servers, plus the model
   // servers the operator named in LLM_ALLOWED_ORIGINS (which open nothing for MCP); every
@@ -83,6 +109,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     toolSources: [
       mcpTools.source,
       knowledgeToolSource(searchKnowledge),
+      memorySource,
       ...(options.toolSources ?? []),
     ],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for runs without approval rules.
@@ -98,6 +125,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     settings,
     nodeTools,
     searchKnowledge,
+    memories,
     close: async () => {
       modelUrlGuard.close();
       await mcpTools.close();

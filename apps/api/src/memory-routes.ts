@@ -1,0 +1,51 @@
+import { InvalidCursorError, type MemoryRepository } from '@agent-backend/memory';
+import { AppError, parseInput } from '@agent-backend/http-server';
+import {
+  ListMemoriesQuery,
+  type DeleteMemoriesResponse,
+  type MemoryList,
+} from '@agent-backend/protocol';
+import type { ServiceContext } from '@agent-backend/runtime';
+
+/**
+ * The caller's long-term memories (issue 13, docs/memory.md): `GET /api/memories` (newest first,
+ * a page at a time, optional `q`), `DELETE /api/memories/:id` (204; another user's id answers
+ * 404 exactly like an unknown one) and `DELETE /api/memories` (all of the caller's). The user is
+ * the token's `sub`; the repository puts it in every statement.
+ */
+export function registerMemoryRoutes(
+  { app, requireUser }: ServiceContext,
+  memories: MemoryRepository,
+): void {
+  const userOf = (request: { userId?: string }) => request.userId!;
+
+  app.get('/api/memories', { preHandler: requireUser }, async (request) => {
+    const query = parseInput(ListMemoriesQuery, request.query, 'query');
+    try {
+      return (await memories.list(userOf(request), query)) satisfies MemoryList;
+    } catch (error) {
+      if (error instanceof InvalidCursorError) {
+        throw new AppError('invalid_request', 'invalid request query', [
+          { path: 'cursor', message: 'is not a cursor this endpoint returned' },
+        ]);
+      }
+      throw error;
+    }
+  });
+
+  app.delete('/api/memories/:id', { preHandler: requireUser }, async (request, reply) => {
+    if (!(await memories.delete(userOf(request), request.params.id))) {
+      throw new AppError('not_found', `memory ${request.params.id} not found`);
+    }
+    return reply.status(204).send();
+  });
+
+  app.delete(
+    '/api/memories',
+    { preHandler: requireUser },
+    async (request) =>
+      ({
+        deleted: await memories.deleteAll(userOf(request)),
+      }) satisfies DeleteMemoriesResponse,
+  );
+}
