@@ -131,4 +131,10 @@ describe('loadConfig', () => {
       expect.stringMatching(/^EMBEDDINGS_BASE_URL: required/),
     ]);
   });
+
+  it('reads SKILLS_DIR as a path, empty meaning unset', () => {
+    expect(loadConfig('all-in-one', {}).SKILLS_DIR).toBeUndefined();
+    expect(loadConfig('all-in-one', { SKILLS_DIR: ' ' }).SKILLS_DIR).toBeUndefined();
+    expect(loadConfig('all-in-one', { SKILLS_DIR: '/srv/skills' }).SKILLS_DIR).toBe('/srv/skills');
+  });
 });

@@ -156,6 +156,11 @@ export const EnvSchema = z.object({
    * later); `off`: such documents stay searchable by their words only. docs/knowledge-base.md.
    */
   KNOWLEDGE_REEMBED: z.enum(['auto', 'off']).default('auto'),
+  /**
+   * The operator's skills: a folder of skill folders (each with a SKILL.md), shared by every
+   * user; unset: only the shipped skills and users' own. docs/skills.md.
+   */
+  SKILLS_DIR: optionalString,
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */
