@@ -51,22 +51,23 @@ const byName = (a: { name: string }, b: { name: string }) =>
  * (the token's `sub`); nothing reads a user's skills without it.
  */
 export class SkillCatalog {
+  /** Kept from one run to the next, so matching finds their terms cached by object. */
+  private readonly sharedSummaries: readonly SkillSummary[];
+
   constructor(
     readonly shared: SharedSkills,
     readonly repository: SkillRepository,
-  ) {}
+  ) {
+    this.sharedSummaries = [...shared.skills.values()].map((skill) =>
+      Object.freeze({ name: skill.name, description: skill.description, source: skill.source }),
+    );
+  }
 
   /** Names, descriptions and sources of every skill the user may use, by name. */
   async list(userId: string): Promise<SkillSummary[]> {
     const own = await this.repository.list(userId);
     const merged = new Map<string, SkillSummary>();
-    for (const skill of this.shared.skills.values()) {
-      merged.set(skill.name, {
-        name: skill.name,
-        description: skill.description,
-        source: skill.source,
-      });
-    }
+    for (const skill of this.sharedSummaries) merged.set(skill.name, skill);
     for (const skill of own) {
       merged.set(skill.name, { name: skill.name, description: skill.description, source: 'user' });
     }

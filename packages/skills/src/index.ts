@@ -45,15 +45,16 @@ export {
   type SharedSkills,
   type SharedSkillsOptions,
 } from './catalog.js';
+export { tokenize } from './text-index.js';
 export {
   Bm25Index,
   BM25_B,
   BM25_K1,
   countTerms,
-  tokenize,
+  type DocumentScore,
   type QueryTerm,
   type TermCounts,
-} from './text-index.js';
+} from './bm25.js';
 export {
   isMatch,
   MATCH_MIN_SCORE,

@@ -147,6 +147,18 @@ describe('load_skill', () => {
     expect(events).toHaveLength(2);
   });
 
+  it('stays within max_skills when two loads run at the same time', async () => {
+    const run = await prepare('bob', 'hello', { max_skills: 1 });
+    const tool = loadSkill(run);
+    const ctx = context('bob', []);
+    const results = await Promise.all([
+      tool.execute({ name: 'writing-plans' }, ctx),
+      tool.execute({ name: 'reviewing-code' }, ctx),
+    ]);
+    expect(results.map((r) => r.isError ?? false)).toEqual([false, true]);
+    expect(run.activated()).toEqual([{ name: 'writing-plans', reason: 'loaded' }]);
+  });
+
   it("refuses unknown names, another user's skill among them", async () => {
     const run = await prepare('bob', 'hello');
     const result = await loadSkill(run).execute({ name: 'trip-budgets' }, context('bob', []));

@@ -71,15 +71,18 @@ export async function prepareRunSkills(
   // A skill deleted between the listing and the read is no longer active.
   const activated = selection.activated.filter((a) => active.has(a.name));
 
+  // Most relevant first; skills that share no word with the conversation after, by name.
   const rank = new Map(selection.ranking.map((s, i) => [s.name, i]));
+  const unranked = rank.size;
   const others = summaries
     .filter((s) => !active.has(s.name))
-    .sort((a, b) => (rank.get(a.name) ?? Infinity) - (rank.get(b.name) ?? Infinity));
+    .sort((a, b) => (rank.get(a.name) ?? unranked) - (rank.get(b.name) ?? unranked));
   const canLoad = Math.max(0, config.max_skills - active.size);
   const offerTool =
     (canLoad > 0 && others.length > 0) || loaded.some((s) => s.resources.length > 0);
   const prompt = skillsPromptSection({ active: loaded, others, canLoad: offerTool ? canLoad : 0 });
   const truncated = new Set(prompt.truncated);
+  const loading = new Set<string>();
 
   const event = (): SkillsEvent => ({
     type: 'skills',
@@ -120,13 +123,15 @@ export async function prepareRunSkills(
             (names.length > 0 ? ` Skills you can load: ${names.join(', ')}.` : ''),
         );
       }
-      if (active.size >= config.max_skills) {
+      if (active.size + loading.size >= config.max_skills || loading.has(args.name)) {
         return error(
           `${active.size} skills are active, the most this run allows (max_skills ` +
             `${config.max_skills}): ${[...active.keys()].join(', ')}. No more can be loaded.`,
         );
       }
-      const skill = await catalog.get(userId, args.name);
+      // Holds the place while the skill is read, should calls ever run concurrently.
+      loading.add(args.name);
+      const skill = await catalog.get(userId, args.name).finally(() => loading.delete(args.name));
       if (!skill) return error(`Skill "${args.name}" was just deleted.`);
       active.set(skill.name, skill);
       activated.push({ name: skill.name, reason: 'loaded' });

@@ -1,6 +1,7 @@
 import type { ActivatedSkill } from '@agent-backend/protocol';
 import type { SkillSummary } from './skill.js';
-import { Bm25Index, countTerms, tokenize, type QueryTerm, type TermCounts } from './text-index.js';
+import { Bm25Index, countTerms, isCurrent, type QueryTerm, type TermCounts } from './bm25.js';
+import { tokenize } from './text-index.js';
 
 /** Least BM25 score of a matched skill. docs/skills.md explains the choice. */
 export const MATCH_MIN_SCORE = 1.5;
@@ -70,25 +71,31 @@ export function queryTerms(message: string, recentTurns: readonly string[] = [])
 
 /**
  * Skills whose terms are remembered: tokenizing and stemming are most of the cost of matching,
- * and a catalog changes rarely. Past this many, the oldest entries are forgotten.
+ * and a catalog changes rarely. By object for summaries that are kept (the shared skills), by
+ * name and description for the others; past this many, the oldest are forgotten.
  */
 const TERMS_CACHE_SIZE = 20_000;
 const termsCache = new Map<string, TermCounts>();
+const termsByObject = new WeakMap<object, TermCounts>();
 
 /** The terms a skill is found by: its name ({@link NAME_WEIGHT} times) and its description. */
 export function skillTerms(skill: Pick<SkillSummary, 'name' | 'description'>): TermCounts {
+  const held = termsByObject.get(skill);
+  if (held && isCurrent(held)) return held;
   const key = `${skill.name}\u0000${skill.description}`;
-  const cached = termsCache.get(key);
-  if (cached) return cached;
-  const name = tokenize(skill.name);
-  const terms: string[] = [];
-  for (let i = 0; i < NAME_WEIGHT; i++) terms.push(...name);
-  terms.push(...tokenize(skill.description));
-  const counted = countTerms(terms);
-  if (termsCache.size >= TERMS_CACHE_SIZE) {
-    termsCache.delete(termsCache.keys().next().value!);
+  let counted = termsCache.get(key);
+  if (!counted || !isCurrent(counted)) {
+    const name = tokenize(skill.name);
+    const terms: string[] = [];
+    for (let i = 0; i < NAME_WEIGHT; i++) terms.push(...name);
+    terms.push(...tokenize(skill.description));
+    counted = countTerms(terms);
+    if (termsCache.size >= TERMS_CACHE_SIZE) {
+      termsCache.delete(termsCache.keys().next().value!);
+    }
+    termsCache.set(key, counted);
   }
-  termsCache.set(key, counted);
+  termsByObject.set(skill, counted);
   return counted;
 }
 
@@ -107,7 +114,10 @@ export function rankSkills(
 ): SkillScore[] {
   const query = queryTerms(message, recentTurns);
   if (query.length === 0 || catalog.length === 0) return [];
-  const scores = new Bm25Index(catalog.map(skillTerms)).score(query);
+  let documents = catalog.map(skillTerms);
+  // Counting a new skill may have restarted the term dictionary: count again, once.
+  if (!documents.every(isCurrent)) documents = catalog.map(skillTerms);
+  const scores = new Bm25Index(documents).score(query);
   return catalog
     .map((skill, i) => ({ name: skill.name, ...scores[i]! }))
     .filter((s) => s.score > 0)
