@@ -158,4 +158,10 @@ describe('loadConfig', () => {
       'LLM_ALLOWED_ORIGINS: "http://169.254.169.254" is a cloud metadata address, which is never allowed',
     ]);
   });
+
+  it('reads SKILLS_DIR as a path, empty meaning unset', () => {
+    expect(loadConfig('all-in-one', {}).SKILLS_DIR).toBeUndefined();
+    expect(loadConfig('all-in-one', { SKILLS_DIR: ' ' }).SKILLS_DIR).toBeUndefined();
+    expect(loadConfig('all-in-one', { SKILLS_DIR: '/srv/skills' }).SKILLS_DIR).toBe('/srv/skills');
+  });
 });

@@ -205,6 +205,11 @@ export const EnvSchema = z.object({
    * other, in the model's order (docs/agent.md, "The loop").
    */
   AGENT_MAX_PARALLEL_TOOLS: z.coerce.number().int().min(1).max(64).default(8),
+  /**
+   * The operator's skills: a folder of skill folders (each with a SKILL.md), shared by every
+   * user; unset: only the shipped skills and users' own. docs/skills.md.
+   */
+  SKILLS_DIR: optionalString,
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

@@ -132,6 +132,33 @@ export const ApprovalResultEvent = z.object({
 });
 export type ApprovalResultEvent = z.infer<typeof ApprovalResultEvent>;
 
+/** Why a skill is active in a run: asked for by name, matched to the message, or loaded by the model. */
+export const SkillActivationReason = z.enum(['explicit', 'matched', 'loaded']);
+export type SkillActivationReason = z.infer<typeof SkillActivationReason>;
+
+/** A skill active in a run; `score` is the match score (BM25) of a `matched` skill. */
+export const ActivatedSkill = z.object({
+  name: z.string().min(1),
+  reason: SkillActivationReason,
+  score: z.number().optional(),
+});
+export type ActivatedSkill = z.infer<typeof ActivatedSkill>;
+
+/**
+ * The skills of a run (spec 2.4; the event is not in the spec), sent right after `session` when
+ * the request has `skills`, and again, whole, each time the model loads one with `load_skill`.
+ * `missing`: names in `skill_names` that are not in the user's catalog (the run goes on);
+ * `over_limit` (beyond the issue's shape, only when non-empty): names in `skill_names` past
+ * `max_skills`, not activated.
+ */
+export const SkillsEvent = z.object({
+  type: z.literal('skills'),
+  activated: z.array(ActivatedSkill),
+  missing: z.array(z.string()),
+  over_limit: z.array(z.string()).optional(),
+});
+export type SkillsEvent = z.infer<typeof SkillsEvent>;
+
 /** The run finished; `session_id` continues the conversation (generated when none was sent). */
 export const DoneEvent = z.object({
   type: z.literal('done'),
@@ -160,6 +187,7 @@ export const AgentEvent = z.discriminatedUnion('type', [
   PlanEvent,
   ApprovalRequestEvent,
   ApprovalResultEvent,
+  SkillsEvent,
   DoneEvent,
   ErrorEvent,
 ]);

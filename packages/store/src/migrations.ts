@@ -166,6 +166,30 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX memories_tsv_idx ON memories USING gin (tsv);
     `,
   },
+  {
+    id: '0007_user_skills',
+    sql: `
+      CREATE TABLE user_skills (
+        user_id      text NOT NULL,                 -- owner, from the access token; every query filters by it
+        name         text NOT NULL,                 -- the skill's name (Agent Skills: a-z, 0-9, -)
+        description  text NOT NULL,
+        front_matter jsonb NOT NULL,                -- the validated front matter (license, metadata, ...)
+        body         text NOT NULL,                 -- the instructions: SKILL.md after the front matter
+        created_at   timestamptz NOT NULL DEFAULT now(),
+        updated_at   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (user_id, name)
+      );
+      CREATE TABLE user_skill_files (
+        user_id text NOT NULL,
+        name    text NOT NULL,
+        path    text NOT NULL,                      -- relative to the skill's folder; never has .. segments
+        size    integer NOT NULL,
+        content text NOT NULL,                      -- base64 (bytea is not in the store contract)
+        PRIMARY KEY (user_id, name, path),
+        FOREIGN KEY (user_id, name) REFERENCES user_skills (user_id, name) ON DELETE CASCADE
+      );
+    `,
+  },
 ];
 
 /**
