@@ -7,6 +7,7 @@ import { registerChatPlatformRoutes } from './chat-platform-routes.js';
 import { registerKnowledgeRoutes } from './knowledge-routes.js';
 import { registerMcpRoutes } from './mcp-routes.js';
 import { registerMemoryRoutes } from './memory-routes.js';
+import { registerSkillRoutes } from './skill-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 
@@ -29,6 +30,7 @@ export async function mountApi(
   registerKnowledgeRoutes(context, agent.searchKnowledge);
   registerNodeRoutes(context, agent.nodeTools);
   registerMemoryRoutes(context, agent.memories);
+  registerSkillRoutes(context, agent.skills);
   registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
   registerChatPlatformRoutes(context, async (job) => {

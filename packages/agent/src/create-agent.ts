@@ -11,6 +11,13 @@ import {
 import type { Logger } from '@agent-backend/logger';
 import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
 import { MemoryRepository, memoryPromptSection, memoryTools } from '@agent-backend/memory';
+import {
+  describeProblems,
+  loadSharedSkills,
+  prepareRunSkills,
+  SkillCatalog,
+  SkillRepository,
+} from '@agent-backend/skills';
 import { createNodeToolCaller, type NodeToolCaller } from '@agent-backend/node-rpc';
 import { createUrlGuard } from '@agent-backend/url-guard';
 import { agentSettings, type AgentServiceSettings } from './settings.js';
@@ -40,6 +47,8 @@ export interface Agent {
   readonly searchKnowledge: KnowledgeSearcher;
   /** Users' long-term memories (shared with the `/api/memories` endpoints). */
   readonly memories: MemoryRepository;
+  /** The skills catalog: shipped, `SKILLS_DIR`, users' own (shared with `/api/skills`). */
+  readonly skills: Promise<SkillCatalog>;
   /** Closes what the agent holds open (MCP connections, pooled model connections). */
   close(): Promise<void>;
 }
@@ -90,6 +99,34 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       promptSections: section ? [section] : [],
     };
   };
+  // Skills (docs/skills.md): the shared ones are read once, in the background; a run waits for
+  // them only when it asks for skills. Invalid skills are logged, not fatal.
+  const skills = loadSharedSkills({ operatorDir: config.SKILLS_DIR }).then((shared) => {
+    for (const invalid of shared.invalid) {
+      logger.warn(
+        { skill: invalid.folder, problems: describeProblems(invalid.problems) },
+        'invalid skill left out',
+      );
+    }
+    if (shared.replaced.length > 0) {
+      logger.info({ skills: shared.replaced }, 'SKILLS_DIR replaces shipped skills');
+    }
+    return new SkillCatalog(shared, new SkillRepository(engines.db));
+  });
+  skills.catch((err: unknown) => logger.error({ err }, 'skills could not be loaded'));
+  const skillsSource: ToolSource = async (run) => {
+    const prepared = await prepareRunSkills(await skills, {
+      userId: run.userId,
+      skills: run.request.capabilities.skills,
+      message: run.request.message,
+    });
+    if (!prepared) return [];
+    return {
+      tools: prepared.tools,
+      promptSections: prepared.promptSection ? [prepared.promptSection] : [],
+      events: [prepared.event],
+    };
+  };
   const mcpTools = createMcpTools({ policy: mcpPolicy(config), logger });
   // User-supplied model base URLs pass the same SSRF guard as MCP servers, plus the model
   // servers the operator named in LLM_ALLOWED_ORIGINS (which open nothing for MCP); every
@@ -110,6 +147,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       mcpTools.source,
       knowledgeToolSource(searchKnowledge),
       memorySource,
+      skillsSource,
       ...(options.toolSources ?? []),
     ],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for runs without approval rules.
@@ -126,6 +164,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     nodeTools,
     searchKnowledge,
     memories,
+    skills,
     close: async () => {
       modelUrlGuard.close();
       await mcpTools.close();

@@ -17,3 +17,4 @@ export * from './node-record.js';
 export * from './scheduled-task.js';
 export * from './ws-endpoints.js';
 export * from './ws-messages.js';
+export * from './skills.js';

@@ -1,0 +1,67 @@
+import { AppError, parseInput } from '@agent-backend/http-server';
+import {
+  UploadSkillRequest,
+  type SkillList,
+  type UploadSkillResponse,
+} from '@agent-backend/protocol';
+import type { ServiceContext } from '@agent-backend/runtime';
+import { parseSkillUpload, TooManySkillsError, type SkillCatalog } from '@agent-backend/skills';
+
+/** Largest upload body: a 2 MiB zip in base64, with room for the JSON around it. */
+export const SKILL_UPLOAD_BODY_LIMIT = 3 * 1024 * 1024;
+
+/**
+ * The caller's skills catalog (issue 13, docs/skills.md): `GET /api/skills` lists the shipped,
+ * operator and the caller's own skills (theirs shadow shared ones of the same name, for them
+ * only); `POST /api/skills` adds or replaces one of the caller's (a SKILL.md text or a zip of the
+ * folder, every problem reported as a 400 field error); `DELETE /api/skills/:name` removes one of
+ * the caller's (404 for a shared or another user's skill).
+ */
+export function registerSkillRoutes(
+  { app, requireUser }: ServiceContext,
+  skills: Promise<SkillCatalog>,
+): void {
+  const userOf = (request: { userId?: string }) => request.userId!;
+
+  app.get('/api/skills', { preHandler: requireUser }, async (request) => {
+    const list = await (await skills).list(userOf(request));
+    return {
+      skills: list.map(({ name, description, source }) => ({ name, description, source })),
+    } satisfies SkillList;
+  });
+
+  app.post(
+    '/api/skills',
+    { onRequest: requireUser, bodyLimit: SKILL_UPLOAD_BODY_LIMIT },
+    async (request, reply) => {
+      const body = parseInput(UploadSkillRequest, request.body);
+      const parsed = await parseSkillUpload(
+        'skill_md' in body
+          ? { kind: 'markdown', text: body.skill_md }
+          : { kind: 'zip', data: Buffer.from(body.zip_base64, 'base64') },
+      );
+      if (!parsed.ok) {
+        throw new AppError('invalid_request', 'invalid skill', parsed.problems);
+      }
+      try {
+        const { created } = await (await skills).repository.put(userOf(request), parsed.value);
+        const answer = {
+          name: parsed.value.frontMatter.name,
+          description: parsed.value.frontMatter.description,
+          created,
+        } satisfies UploadSkillResponse;
+        return reply.status(created ? 201 : 200).send(answer);
+      } catch (error) {
+        if (error instanceof TooManySkillsError) throw new AppError('conflict', error.message);
+        throw error;
+      }
+    },
+  );
+
+  app.delete('/api/skills/:name', { preHandler: requireUser }, async (request, reply) => {
+    if (!(await (await skills).repository.delete(userOf(request), request.params.name))) {
+      throw new AppError('not_found', `skill ${request.params.name} not found`);
+    }
+    return reply.status(204).send();
+  });
+}
