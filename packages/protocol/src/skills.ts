@@ -6,7 +6,12 @@ import { z } from 'zod';
  * base64); what is inside is checked by the skills package (docs/skills.md).
  */
 export const UploadSkillRequest = z.union([
-  z.strictObject({ skill_md: z.string().min(1).max(64 * 1024) }),
+  z.strictObject({
+    skill_md: z
+      .string()
+      .min(1)
+      .max(64 * 1024),
+  }),
   z.strictObject({
     zip_base64: z
       .string()

@@ -2,7 +2,7 @@ import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { fieldErrors } from '@agent-backend/protocol';
 import { SKILL_LIMITS } from './limits.js';
-import type { SkillProblem, SkillResult } from './skill.js';
+import type { SkillProblem, SkillResult } from './problems.js';
 
 /** The file that makes a folder a skill. */
 export const SKILL_FILE = 'SKILL.md';
