@@ -1,9 +1,10 @@
-import { ChunkLimitError, splitText } from '@agent-backend/chunking';
+import { ChunkLimitError } from '@agent-backend/chunking';
 import { AppError, parseInput } from '@agent-backend/http-server';
 import {
   KB_INGEST_ATTEMPTS,
   KB_INGEST_QUEUE,
   KnowledgeRepository,
+  splitDocument,
   type KnowledgeSearcher,
 } from '@agent-backend/knowledge';
 import {
@@ -56,12 +57,17 @@ export function registerKnowledgeRoutes(
       const body = parseInput(PreviewChunksRequest, request.body);
       let chunks;
       try {
-        chunks = splitText(body.content, {
-          chunkSize: body.chunk_size,
-          chunkOverlap: body.chunk_overlap,
-          delimiter: body.delimiter,
-          maxChunks: MAX_PREVIEW_CHUNKS,
-          maxTotalLength: MAX_PREVIEW_CHARACTERS,
+        // In the splitting worker thread: up to 10 MiB of text would stall every request.
+        chunks = await splitDocument({
+          type: 'text',
+          content: body.content,
+          options: {
+            chunkSize: body.chunk_size,
+            chunkOverlap: body.chunk_overlap,
+            delimiter: body.delimiter,
+            maxChunks: MAX_PREVIEW_CHUNKS,
+            maxTotalLength: MAX_PREVIEW_CHARACTERS,
+          },
         });
       } catch (error) {
         if (!(error instanceof ChunkLimitError)) throw error;

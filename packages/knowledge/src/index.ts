@@ -56,3 +56,4 @@ export const KB_INGEST_QUEUE = 'kb-ingest';
  */
 export const KB_INGEST_ATTEMPTS = 6;
 export { htmlToText } from './html-text.js';
+export { splitDocument, splitNow, type SplitJob } from './split-document.js';
