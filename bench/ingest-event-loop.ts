@@ -12,7 +12,7 @@
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { resolveKeys, signAccessToken } from '../packages/auth/src/index.js';
-import { startServiceProcess } from '../packages/testing/src/index.js';
+import { proseText, startServiceProcess } from '../packages/testing/src/index.js';
 import { keyFiles, tempDir } from '../tests/helpers.js';
 
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -23,21 +23,9 @@ const BUILDS = (process.env.BUILDS ?? 'current=apps/all-in-one/dist/main.js')
     return { name: name!, path: path! };
   });
 
-function prose(bytes: number): string {
-  const words = ['invoice', 'travel', 'policy', 'laptop', 'meeting', 'budget', 'review', 'team'];
-  const paragraphs: string[] = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const sentence = Array.from({ length: 60 }, (_, j) => words[(i * 7 + j * 3) % words.length]);
-    const paragraph = `Paragraph ${i}: ${sentence.join(' ')}.`;
-    paragraphs.push(paragraph);
-    size += paragraph.length + 2;
-  }
-  return paragraphs.join('\n\n');
-}
 const documents = {
-  text: prose(10_000_000),
-  html: `<html><body>${prose(9_990_000)
+  text: proseText(10_000_000),
+  html: `<html><body>${proseText(9_990_000)
     .split('\n\n')
     .map((p) => `<p>${p}</p>`)
     .join('\n')}</body></html>`,

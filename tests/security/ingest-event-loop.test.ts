@@ -9,6 +9,7 @@
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  proseText,
   startScriptedModel,
   startServiceProcess,
   type ScriptedModel,
@@ -20,22 +21,8 @@ import { keyFiles, requireBuild, tempDir } from '../helpers.js';
 const MAIN = 'apps/all-in-one/dist/main.js';
 const MODEL = 'ingest-loop-model';
 
-/** About `bytes` of prose, in paragraphs. */
-function prose(bytes: number): string {
-  const words = ['invoice', 'travel', 'policy', 'laptop', 'meeting', 'budget', 'review', 'team'];
-  const paragraphs: string[] = [];
-  let size = 0;
-  for (let i = 0; size < bytes; i++) {
-    const sentence = Array.from({ length: 60 }, (_, j) => words[(i * 7 + j * 3) % words.length]);
-    const paragraph = `Paragraph ${i}: ${sentence.join(' ')}.`;
-    paragraphs.push(paragraph);
-    size += paragraph.length + 2;
-  }
-  return paragraphs.join('\n\n');
-}
-
 function html(bytes: number): string {
-  const body = prose(bytes - 200)
+  const body = proseText(bytes - 200)
     .split('\n\n')
     .map((p, i) => (i % 10 === 0 ? `<h2>${p.slice(0, 40)}</h2><p>${p}</p>` : `<p>${p}</p>`))
     .join('\n');
@@ -76,7 +63,7 @@ describe('ingesting a 10 MB document', () => {
     });
 
   for (const [type, make] of [
-    ['text', prose],
+    ['text', proseText],
     ['html', html],
   ] as const) {
     it(`keeps /healthz and an open stream answering while a ${type} document is ingested`, async () => {

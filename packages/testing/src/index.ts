@@ -5,3 +5,4 @@ export * from './fake-lark.js';
 export * from './redis-test-keys.js';
 export * from './concept-embedding.js';
 export * from './loopback-servers.js';
+export * from './prose.js';
