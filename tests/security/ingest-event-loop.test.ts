@@ -59,7 +59,7 @@ describe('ingesting a 10 MB document', () => {
     fetch(`${service.url}${path}`, {
       method: body === undefined ? 'GET' : 'POST',
       headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-      ...(body === undefined ? {} : { body: JSON.stringify(body) }),
+      ...(body === undefined ? {} : { body: Buffer.isBuffer(body) ? body : JSON.stringify(body) }),
     });
 
   for (const [type, make] of [
@@ -81,6 +81,10 @@ describe('ingesting a 10 MB document', () => {
         llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-x', modelName: MODEL },
       });
       await stream.waitFor((e) => e.data.type === 'message_chunk', 10_000);
+      // The upload, encoded before probing starts: this process must not stall its own probes.
+      const upload = Buffer.from(
+        JSON.stringify({ name: `big.${type}`, content: make(10_000_000), type }),
+      );
 
       // /healthz probed without pause from before the upload until the document is ready.
       const probes: number[] = [];
@@ -95,12 +99,7 @@ describe('ingesting a 10 MB document', () => {
         }
       })();
 
-      const content = make(10_000_000);
-      const added = await api(`/api/knowledge-bases/${base.id}/documents`, {
-        name: `big.${type}`,
-        content,
-        type,
-      });
+      const added = await api(`/api/knowledge-bases/${base.id}/documents`, upload);
       expect(added.status).toBe(202);
       const doc = (await added.json()) as { id: string };
       const seen = stream.events.length;

@@ -63,7 +63,7 @@ export async function createEngines(
 
     const db = config.DATABASE_URL
       ? await createPostgresDatabase({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA })
-      : await createPgliteDatabase({ dataDir: join(config.DATA_DIR, 'pglite') });
+      : await createPgliteDatabase({ dataDir: join(config.DATA_DIR, 'pglite'), thread: true });
     closers.push(() => db.close());
     if (options.databaseReadiness !== false)
       checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();

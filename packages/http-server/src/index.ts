@@ -14,3 +14,4 @@ export { parseInput } from './validate.js';
 export { assertText, MAX_JSON_DEPTH, textProblem, textProblems } from './text-rules.js';
 export { bearerAuth, type VerifyAccessToken } from './bearer-auth.js';
 export { handleShutdown, type ShutdownOptions } from './lifecycle.js';
+export { OFF_THREAD_BODY_BYTES } from './json-body.js';

@@ -8,6 +8,7 @@ import {
   AppError,
   bearerAuth,
   createHttpServer,
+  OFF_THREAD_BODY_BYTES,
   parseInput,
   REJECTED_BODY_DRAIN,
   type CreateHttpServerOptions,
@@ -127,6 +128,42 @@ describe('createHttpServer', () => {
     expect(await missing.json()).toEqual({
       error: { code: 'not_found', message: 'no route for GET /nope' },
     });
+  });
+
+  it('reads large bodies on its body thread with the same answers as small ones', async () => {
+    // Bodies from OFF_THREAD_BODY_BYTES up are decoded, parsed and checked off the event loop.
+    const big = 'é'.repeat(OFF_THREAD_BODY_BYTES);
+    const { url } = await serve({ bodyLimit: 8 * OFF_THREAD_BODY_BYTES }, (a) => {
+      a.post('/echo', async (request) => {
+        const body = parseInput(Body.extend({ text: z.string() }), request.body);
+        return { length: body.text.length, last: body.text.at(-1) };
+      });
+    });
+    const post = (body: string) =>
+      fetch(`${url}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body,
+      });
+    const ok = await post(JSON.stringify({ name: 'n', text: `${big}z` }));
+    expect(ok.status).toBe(200);
+    expect(await ok.json()).toEqual({ length: big.length + 1, last: 'z' });
+    const lone = await post(JSON.stringify({ name: 'n', text: `${big}\uD800` }));
+    expect(lone.status).toBe(400);
+    expect(await lone.json()).toMatchObject({
+      error: { code: 'invalid_request', details: [{ path: 'text' }] },
+    });
+    const nul = await post(`{"name":"n","text":"${big}\\u0000"}`);
+    expect(nul.status).toBe(400);
+    expect(await nul.json()).toMatchObject({
+      error: {
+        code: 'invalid_request',
+        details: [{ path: 'text', message: expect.stringMatching(/NUL/) }],
+      },
+    });
+    const malformed = await post(`{"name":"n","text":"${big}`);
+    expect(malformed.status).toBe(400);
+    expect(await malformed.json()).toMatchObject({ error: { code: 'invalid_json' } });
   });
 
   it('reports readiness per dependency and 503 when one fails', async () => {

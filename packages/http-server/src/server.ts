@@ -13,7 +13,8 @@ import type { RouteParameters } from 'express-serve-static-core';
 import { redactUrl, type Logger } from '@agent-backend/logger';
 import { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
-import { assertText } from './text-rules.js';
+import { parseJsonBody } from './json-body.js';
+import { assertText, refuseText, type TextProblem } from './text-rules.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point.
@@ -205,12 +206,16 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
       }
       if (routeOptions.preHandler) chain.push(hook(routeOptions.preHandler));
       // The text rules, for every route (after authentication): path parameters, query, body.
-      chain.push((req, _res, next) => {
+      chain.push((req, res, next) => {
         try {
           assertText(req.params, 'path');
           // `req.query` parses the query string on every read: only when there is one.
           if (req.url.includes('?')) assertText(req.query, 'query');
-          if (!routeOptions.rawBody) assertText(req.body, 'body');
+          if (!routeOptions.rawBody) {
+            const problems = res.locals.bodyProblems as TextProblem[] | undefined;
+            if (problems) refuseText(problems, 'body');
+            else assertText(req.body, 'body');
+          }
           next();
         } catch (error) {
           next(error);
@@ -360,7 +365,7 @@ function hook(fn: RouteHook): RequestHandler {
  * without a body goes on with `body` undefined (the route's schema says what is missing).
  */
 function jsonBody(limit: number, raw: boolean): RequestHandler {
-  return (req, _res, next) => {
+  return (req, res, next) => {
     const length = req.headers['content-length'];
     const hasBody = req.headers['transfer-encoding'] !== undefined || (length ?? '0') !== '0';
     const isJson = req.is('application/json') === 'application/json';
@@ -378,6 +383,13 @@ function jsonBody(limit: number, raw: boolean): RequestHandler {
       return next(new AppError('unsupported_media_type', 'request body must be application/json'));
     }
     if (length !== undefined && Number(length) > limit) return next(tooLarge(limit));
+    // A large body with a Content-Length is copied into one buffer as its bytes arrive (a 10 MB
+    // body copied at the end would hold the event loop for tens of milliseconds); others at the end.
+    const expected = length === undefined ? undefined : Number(length);
+    const whole =
+      expected !== undefined && expected >= PREALLOCATED_BODY_BYTES
+        ? Buffer.allocUnsafeSlow(expected)
+        : undefined;
     const chunks: Buffer[] = [];
     let received = 0;
     let done = false;
@@ -388,17 +400,22 @@ function jsonBody(limit: number, raw: boolean): RequestHandler {
       req.off('end', onEnd);
       req.off('error', finish);
       if (error) return next(error);
-      const text = Buffer.concat(chunks, received).toString('utf8');
+      if (whole && received !== expected) return next(jsonError());
+      const body = whole ?? Buffer.concat(chunks, received);
       if (raw) {
-        req.body = text;
+        req.body = body.toString('utf8');
         return next();
       }
-      try {
-        req.body = JSON.parse(text);
-      } catch {
-        return next(jsonError());
-      }
-      next();
+      parseJsonBody(body).then(
+        (parsed) => {
+          if (!parsed) return next(jsonError());
+          req.body = parsed.value;
+          // Checked with the text rules while parsing; reported after authentication.
+          res.locals.bodyProblems = parsed.problems;
+          next();
+        },
+        (parseError: unknown) => next(parseError),
+      );
     };
     const onData = (chunk: Buffer) => {
       received += chunk.length;
@@ -406,7 +423,10 @@ function jsonBody(limit: number, raw: boolean): RequestHandler {
         req.pause();
         return finish(tooLarge(limit));
       }
-      chunks.push(chunk);
+      if (whole) {
+        if (received > whole.length) return finish(jsonError());
+        chunk.copy(whole, received - chunk.length);
+      } else chunks.push(chunk);
     };
     const onEnd = () => finish();
     req.on('data', onData);
@@ -414,6 +434,9 @@ function jsonBody(limit: number, raw: boolean): RequestHandler {
     req.on('error', finish);
   };
 }
+
+/** Bodies from this size on are gathered into a buffer allocated once from their Content-Length. */
+const PREALLOCATED_BODY_BYTES = 64 * 1024;
 
 function tooLarge(limit: number): AppError {
   return new AppError('payload_too_large', `request body is larger than ${limit} bytes`);

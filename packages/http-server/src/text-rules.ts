@@ -77,8 +77,15 @@ export function textProblems(value: unknown, root = ''): TextProblem[] {
 
 /** Throws 400 `invalid_request` listing the problems of `value`, if any. */
 export function assertText(value: unknown, what: 'body' | 'path' | 'query'): void {
-  const problems = textProblems(value);
+  refuseText(textProblems(value), what);
+}
+
+/** Throws 400 `invalid_request` listing `problems`, when there are any. */
+export function refuseText(
+  problems: readonly TextProblem[],
+  what: 'body' | 'path' | 'query',
+): void {
   if (problems.length > 0) {
-    throw new AppError('invalid_request', `invalid request ${what}`, problems);
+    throw new AppError('invalid_request', `invalid request ${what}`, [...problems]);
   }
 }

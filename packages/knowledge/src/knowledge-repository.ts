@@ -34,10 +34,10 @@ interface DocumentRow extends Record<string, unknown> {
 }
 
 /**
- * Chunks per INSERT statement: bounds one statement's parameters and, on PGlite (which runs on
- * the service's thread), how long one statement holds the event loop (bench/ingest-event-loop.ts).
+ * Chunks per INSERT statement: bounds one statement's parameters (and the structured clone that
+ * hands them to PGlite's thread on the embedded engine; bench/ingest-event-loop.ts).
  */
-const INSERT_BATCH = 100;
+const INSERT_BATCH = 500;
 
 /** A vector as PostgreSQL array text, in float4 precision. */
 export function toArrayLiteral(vector: readonly number[]): string {
@@ -209,8 +209,6 @@ export class KnowledgeRepository {
             embeddings?.model ?? null,
           ],
         );
-        // PGlite runs each statement on this thread: let requests and streams in between.
-        await new Promise((resolve) => setImmediate(resolve));
       }
       await tx.query(
         `UPDATE knowledge_documents SET status = 'ready', error = NULL, chunk_count = $2,

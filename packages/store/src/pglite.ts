@@ -9,6 +9,7 @@ import {
   type Row,
 } from './database.js';
 import { acquireDirLock } from './dir-lock.js';
+import { startPgliteThread } from './pglite-thread.js';
 
 export interface PgliteOptions {
   /** Directory of the database files; omitted means in memory (tests). */
@@ -18,6 +19,11 @@ export interface PgliteOptions {
    * Without it, vector search falls back to plain SQL over `real[]`. @default true
    */
   vector?: boolean;
+  /**
+   * Run PGlite on its own worker thread, so long statements (a 10 MB document) do not hold this
+   * thread's event loop. The service does (packages/engines); tests may use either. @default false
+   */
+  thread?: boolean;
 }
 
 /**
@@ -30,6 +36,18 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
   if (options.dataDir) {
     mkdirSync(options.dataDir, { recursive: true });
     release = acquireDirLock(options.dataDir);
+  }
+  if (options.thread) {
+    try {
+      const threaded = await startPgliteThread({
+        dataDir: options.dataDir,
+        vector: options.vector !== false,
+      });
+      return { ...threaded, close: () => threaded.close().finally(release) };
+    } catch (error) {
+      release();
+      throw error;
+    }
   }
   let db: PGlite;
   try {

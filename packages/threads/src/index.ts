@@ -1,0 +1,1 @@
+export { spawnModuleWorker, TaskThread, type TaskAnswer } from './task-thread.js';
