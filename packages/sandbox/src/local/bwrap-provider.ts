@@ -1,0 +1,430 @@
+import { randomUUID } from 'node:crypto';
+import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, stat, writeFile, open } from 'node:fs/promises';
+import { dirname, join, posix } from 'node:path';
+import {
+  SandboxError,
+  type CodeLanguage,
+  type ExecImage,
+  type ExecOptions,
+  type ExecResult,
+  type SandboxFileEntry,
+  type SandboxHandle,
+  type SandboxListing,
+  type SandboxProvider,
+  type SandboxSpec,
+} from '../sandbox.js';
+import { hostPathOf, type Mount } from './host-path.js';
+import { CallCgroup, processLimitMode } from './process-limit.js';
+import { pythonPrelude } from './python-prelude.js';
+import { runProcess } from './run-process.js';
+
+/** Limits of every process tree a call starts. */
+export interface LocalLimits {
+  /** Writable memory per process (RLIMIT_DATA). @default 1 GiB */
+  readonly memoryBytes: number;
+  /** CPU seconds per process (RLIMIT_CPU). @default 60 */
+  readonly cpuSeconds: number;
+  /** Processes (and threads) of one call together (`pids` cgroup). @default 128 */
+  readonly maxProcesses: number;
+  /** Largest file a call may write (RLIMIT_FSIZE). @default 1 GiB */
+  readonly maxFileBytes: number;
+}
+
+export const DEFAULT_LOCAL_LIMITS: LocalLimits = {
+  memoryBytes: 1024 ** 3,
+  cpuSeconds: 60,
+  maxProcesses: 128,
+  maxFileBytes: 1024 ** 3,
+};
+
+export interface BubblewrapOptions {
+  /** Where each sandbox keeps its state (`<id>/meta.json`, its private `/tmp`). */
+  readonly stateDir: string;
+  /** Give code the host's network. @default false */
+  readonly network?: boolean;
+  readonly limits?: Partial<LocalLimits>;
+  /** @default 'bwrap' */
+  readonly bwrapPath?: string;
+}
+
+/** The working directory inside every local sandbox. */
+export const LOCAL_WORKDIR = '/workspace';
+/** Where images a call produced are collected (inside the sandbox). */
+export const LOCAL_OUTPUTS_DIR = '/tmp/outputs';
+const RUN_DIR = '/tmp/.run';
+
+interface Meta {
+  readonly id: string;
+  readonly metadata: SandboxSpec['metadata'];
+  readonly hostWorkingDirectory: string;
+  readonly createdAt: string;
+  state: 'running' | 'paused';
+}
+
+/** The `/etc` entries code needs (dynamic linker, alternatives, certificates, fonts, matplotlib). */
+const ETC_ENTRIES = [
+  'alternatives',
+  'ld.so.cache',
+  'ld.so.conf',
+  'ld.so.conf.d',
+  'ssl',
+  'ca-certificates',
+  'fonts',
+  'localtime',
+  'mime.types',
+  'matplotlibrc',
+  'python3',
+  'python3.11',
+  'python3.12',
+];
+const ROOT_ENTRIES = ['bin', 'sbin', 'lib', 'lib32', 'lib64'];
+
+/**
+ * Local sandboxes in bubblewrap (`bwrap`, no daemon): each call runs in fresh user, PID, IPC,
+ * UTS, cgroup and (unless `network`) network namespaces, as an unprivileged user, with the host's
+ * `/usr` read-only, a handful of `/etc` files, no other host path than the session's working
+ * directory (at `/workspace`) and its own `/tmp`, a clean environment, and limits on memory, CPU
+ * time, processes and file size. A sandbox is its state directory: nothing runs between calls,
+ * so "paused" costs nothing and a sandbox is found again on any replica sharing `stateDir`.
+ */
+export class BubblewrapSandboxProvider implements SandboxProvider {
+  readonly name = 'bwrap';
+  readonly mode = 'local' as const;
+  private readonly limits: LocalLimits;
+  private readonly running = new Map<string, Set<AbortController>>();
+
+  constructor(private readonly options: BubblewrapOptions) {
+    this.limits = { ...DEFAULT_LOCAL_LIMITS, ...options.limits };
+  }
+
+  async create(spec: SandboxSpec): Promise<SandboxHandle> {
+    const id = `sbx_${randomUUID()}`;
+    const dir = this.dirOf(id);
+    await mkdir(join(dir, 'tmp', 'outputs'), { recursive: true });
+    const host = spec.hostWorkingDirectory ?? join(dir, 'workspace');
+    await mkdir(host, { recursive: true });
+    const meta: Meta = {
+      id,
+      metadata: spec.metadata,
+      hostWorkingDirectory: realpathSync(host),
+      createdAt: new Date().toISOString(),
+      state: 'running',
+    };
+    await writeFile(join(dir, 'meta.json'), JSON.stringify(meta));
+    return this.handle(meta);
+  }
+
+  async connect(id: string): Promise<SandboxHandle | undefined> {
+    const meta = await this.readMeta(id);
+    if (!meta) return undefined;
+    if (meta.state === 'paused') {
+      meta.state = 'running';
+      await writeFile(join(this.dirOf(id), 'meta.json'), JSON.stringify(meta));
+    }
+    return this.handle(meta);
+  }
+
+  async pause(id: string): Promise<void> {
+    this.stopCalls(id);
+    const meta = await this.readMeta(id);
+    if (!meta) return;
+    meta.state = 'paused';
+    await writeFile(join(this.dirOf(id), 'meta.json'), JSON.stringify(meta));
+  }
+
+  async destroy(id: string): Promise<void> {
+    this.stopCalls(id);
+    // The user's working directory is theirs: only the sandbox's own state goes.
+    await rm(this.dirOf(id), { recursive: true, force: true });
+  }
+
+  async list(deployment: string): Promise<SandboxListing[]> {
+    let ids: string[];
+    try {
+      ids = await readdir(this.options.stateDir);
+    } catch {
+      return [];
+    }
+    const listings: SandboxListing[] = [];
+    for (const id of ids) {
+      const meta = await this.readMeta(id);
+      if (!meta || meta.metadata.deployment !== deployment) continue;
+      listings.push({
+        id,
+        metadata: meta.metadata,
+        startedAt: new Date(meta.createdAt),
+        state: meta.state,
+      });
+    }
+    return listings;
+  }
+
+  private dirOf(id: string): string {
+    if (!/^sbx_[0-9a-f-]{36}$/.test(id)) throw new SandboxError('not_found', `no sandbox ${id}`);
+    return join(this.options.stateDir, id);
+  }
+
+  private async readMeta(id: string): Promise<Meta | undefined> {
+    try {
+      return JSON.parse(await readFile(join(this.dirOf(id), 'meta.json'), 'utf8')) as Meta;
+    } catch {
+      return undefined;
+    }
+  }
+
+  private stopCalls(id: string): void {
+    for (const call of this.running.get(id) ?? []) call.abort();
+  }
+
+  private handle(meta: Meta): SandboxHandle {
+    const provider = this;
+    const tmp = join(this.dirOf(meta.id), 'tmp');
+    const mounts: Mount[] = [
+      { inside: LOCAL_WORKDIR, host: meta.hostWorkingDirectory },
+      { inside: '/tmp', host: tmp },
+    ];
+    const toHost = (path: string) => hostPathOf(path, LOCAL_WORKDIR, mounts);
+    return {
+      id: meta.id,
+      workdir: LOCAL_WORKDIR,
+      async runCode(language, code, options) {
+        return provider.runCode(meta, tmp, language, code, options);
+      },
+      async runCommand(command, options) {
+        const result = await provider.exec(meta, tmp, ['/bin/bash', '-c', command], options);
+        return { ...result, images: [] };
+      },
+      async writeFile(path, data) {
+        const host = toHost(path);
+        await mkdir(dirname(host), { recursive: true });
+        // Re-checked after creating the parents: a symlink may have been planted meanwhile.
+        toHost(path);
+        await writeFile(host, data, { flag: 'w' });
+      },
+      async readFile(path, maxBytes) {
+        const host = toHost(path);
+        let file;
+        try {
+          file = await open(host, 'r');
+        } catch (error) {
+          throw notFound(path, error);
+        }
+        try {
+          const info = await file.stat();
+          if (!info.isFile()) throw new SandboxError('not_found', `${path} is not a file`);
+          const data = Buffer.alloc(Math.min(info.size, maxBytes));
+          const { bytesRead } = await file.read(data, 0, data.length, 0);
+          return { data: data.subarray(0, bytesRead), truncated: info.size > maxBytes };
+        } finally {
+          await file.close();
+        }
+      },
+      async listFiles(path, depth) {
+        const host = toHost(path);
+        let info;
+        try {
+          info = await stat(host);
+        } catch (error) {
+          throw notFound(path, error);
+        }
+        if (!info.isDirectory()) throw new SandboxError('not_found', `${path} is not a directory`);
+        return listTree(host, '', depth);
+      },
+    };
+  }
+
+  private async runCode(
+    meta: Meta,
+    tmp: string,
+    language: CodeLanguage,
+    code: string,
+    options: ExecOptions,
+  ): Promise<ExecResult> {
+    const name = randomUUID();
+    const runDir = join(tmp, '.run');
+    await mkdir(runDir, { recursive: true });
+    await mkdir(join(tmp, 'outputs'), { recursive: true });
+    let argv: string[];
+    if (language === 'python') {
+      await writeFile(join(runDir, `${name}.py`), code);
+      const file = posix.join(RUN_DIR, `${name}.py`);
+      await writeFile(
+        join(runDir, `${name}-main.py`),
+        `${pythonPrelude(LOCAL_OUTPUTS_DIR)}\n` +
+          `__ab_file = ${JSON.stringify(file)}\n` +
+          `exec(compile(open(__ab_file).read(), __ab_file, 'exec'), {'__name__': '__main__', '__file__': __ab_file})\n`,
+      );
+      argv = ['python3', posix.join(RUN_DIR, `${name}-main.py`)];
+    } else if (language === 'javascript') {
+      await writeFile(join(runDir, `${name}.mjs`), code);
+      argv = [process.execPath, posix.join(RUN_DIR, `${name}.mjs`)];
+    } else {
+      await writeFile(join(runDir, `${name}.sh`), code);
+      argv = ['/bin/bash', posix.join(RUN_DIR, `${name}.sh`)];
+    }
+    try {
+      const result = await this.exec(meta, tmp, argv, options);
+      return { ...result, images: await collectImages(join(tmp, 'outputs')) };
+    } finally {
+      await rm(join(runDir, `${name}.py`), { force: true });
+      await rm(join(runDir, `${name}-main.py`), { force: true });
+      await rm(join(runDir, `${name}.mjs`), { force: true });
+      await rm(join(runDir, `${name}.sh`), { force: true });
+    }
+  }
+
+  private async exec(
+    meta: Meta,
+    tmp: string,
+    argv: readonly string[],
+    options: ExecOptions,
+  ): Promise<Omit<ExecResult, 'images'>> {
+    const mode = processLimitMode();
+    if (mode.kind === 'none') throw new SandboxError('unavailable', mode.why);
+    const limits = this.limits;
+    const ulimits = [
+      `ulimit -d ${Math.floor(limits.memoryBytes / 1024)}`,
+      `ulimit -t ${limits.cpuSeconds}`,
+      `ulimit -f ${Math.floor(limits.maxFileBytes / 1024)}`,
+      ...(mode.kind === 'rlimit' ? [`ulimit -u ${limits.maxProcesses}`] : []),
+    ].join(' && ');
+    const inner = ['/bin/bash', '-c', `${ulimits} && exec "$@"`, 'sandbox', ...argv];
+    const bwrap = [this.options.bwrapPath ?? 'bwrap', ...this.bwrapArgs(meta, tmp), '--', ...inner];
+    const controller = new AbortController();
+    const calls = this.running.get(meta.id) ?? new Set<AbortController>();
+    calls.add(controller);
+    this.running.set(meta.id, calls);
+    const signal = options.signal
+      ? AbortSignal.any([options.signal, controller.signal])
+      : controller.signal;
+    let cgroup: CallCgroup | undefined;
+    try {
+      if (mode.kind === 'cgroup') {
+        cgroup = new CallCgroup(mode, randomUUID(), limits.maxProcesses);
+        // The shell joins the group before it becomes bwrap: everything after is bounded.
+        return await runProcess(
+          '/bin/sh',
+          ['-c', 'echo $$ > "$0" && exec "$@"', join(cgroup.path, 'cgroup.procs'), ...bwrap],
+          { ...options, signal },
+        );
+      }
+      return await runProcess(bwrap[0]!, bwrap.slice(1), { ...options, signal });
+    } finally {
+      cgroup?.remove();
+      calls.delete(controller);
+      if (calls.size === 0) this.running.delete(meta.id);
+    }
+  }
+
+  private bwrapArgs(meta: Meta, tmp: string): string[] {
+    const args = [
+      '--unshare-all',
+      ...(this.options.network ? ['--share-net'] : []),
+      '--die-with-parent',
+      '--new-session',
+      '--uid',
+      '65534',
+      '--gid',
+      '65534',
+      '--hostname',
+      'sandbox',
+      '--clearenv',
+      '--setenv',
+      'PATH',
+      '/usr/local/bin:/usr/bin:/bin',
+      '--setenv',
+      'HOME',
+      LOCAL_WORKDIR,
+      '--setenv',
+      'LANG',
+      'C.UTF-8',
+      '--setenv',
+      'TMPDIR',
+      '/tmp',
+      '--setenv',
+      'MPLBACKEND',
+      'Agg',
+      '--setenv',
+      'MPLCONFIGDIR',
+      '/tmp/.matplotlib',
+      '--setenv',
+      'PYTHONDONTWRITEBYTECODE',
+      '1',
+      '--ro-bind',
+      '/usr',
+      '/usr',
+    ];
+    for (const entry of ROOT_ENTRIES) {
+      const path = `/${entry}`;
+      if (!existsSync(path)) continue;
+      const info = lstatSync(path);
+      if (info.isSymbolicLink()) args.push('--symlink', readlinkSync(path), path);
+      else if (info.isDirectory()) args.push('--ro-bind', path, path);
+    }
+    for (const entry of ETC_ENTRIES) {
+      const path = `/etc/${entry}`;
+      if (existsSync(path)) args.push('--ro-bind', path, path);
+    }
+    // The runtime of `javascript` code: this Node.js, wherever it is installed.
+    const nodePrefix = dirname(dirname(realpathSync(process.execPath)));
+    if (!nodePrefix.startsWith('/usr')) args.push('--ro-bind', nodePrefix, nodePrefix);
+    args.push(
+      '--proc',
+      '/proc',
+      '--dev',
+      '/dev',
+      '--bind',
+      tmp,
+      '/tmp',
+      '--bind',
+      meta.hostWorkingDirectory,
+      LOCAL_WORKDIR,
+      '--chdir',
+      LOCAL_WORKDIR,
+    );
+    return args;
+  }
+}
+
+function notFound(path: string, error: unknown): SandboxError {
+  if (error instanceof SandboxError) return error;
+  return new SandboxError('not_found', `${path} does not exist`, { cause: error });
+}
+
+async function listTree(root: string, prefix: string, depth: number): Promise<SandboxFileEntry[]> {
+  const entries: SandboxFileEntry[] = [];
+  for (const entry of await readdir(join(root, prefix), { withFileTypes: true })) {
+    const path = prefix ? `${prefix}/${entry.name}` : entry.name;
+    if (entry.isDirectory()) {
+      entries.push({ path, type: 'directory' });
+      if (depth > 1) entries.push(...(await listTree(root, path, depth - 1)));
+    } else if (entry.isFile()) {
+      entries.push({ path, type: 'file', size: statSync(join(root, path)).size });
+    }
+  }
+  return entries.sort((a, b) => a.path.localeCompare(b.path));
+}
+
+/** The PNGs in the outputs directory, oldest first, removed once read. */
+async function collectImages(dir: string): Promise<ExecImage[]> {
+  let names: string[];
+  try {
+    names = (await readdir(dir)).filter((name) => name.toLowerCase().endsWith('.png')).sort();
+  } catch {
+    return [];
+  }
+  const images: ExecImage[] = [];
+  for (const name of names) {
+    const path = join(dir, name);
+    const info = await stat(path);
+    if (info.isFile() && info.size <= MAX_IMAGE_BYTES) {
+      images.push({ data: (await readFile(path)).toString('base64'), mimeType: 'image/png' });
+    }
+    await rm(path, { force: true });
+  }
+  return images;
+}
+
+/** An image larger than this is dropped (the model and the client get the others). */
+const MAX_IMAGE_BYTES = 5 * 1024 * 1024;

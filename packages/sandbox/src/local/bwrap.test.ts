@@ -1,0 +1,146 @@
+import { execFileSync } from 'node:child_process';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync, existsSync, statSync } from 'node:fs';
+import { createServer, type Server } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describeSandboxContract } from '../sandbox.contract.js';
+import { BubblewrapSandboxProvider } from './bwrap-provider.js';
+
+const hasMatplotlib = (() => {
+  try {
+    // The sandbox runs the system's python3 (PATH /usr/local/bin:/usr/bin inside).
+    execFileSync('/usr/bin/python3', ['-c', 'import matplotlib']);
+    return true;
+  } catch {
+    return false;
+  }
+})();
+
+const root = mkdtempSync(join(tmpdir(), 'sbx-local-'));
+const stateDir = join(root, 'state');
+const usersRoot = join(root, 'users');
+let n = 0;
+const workingDirectory = () => {
+  const dir = join(usersRoot, 'alice', `project-${n++}`);
+  mkdirSync(dir, { recursive: true });
+  return dir;
+};
+const metadata = { userId: 'alice', sessionId: 'session-1', deployment: 'contract' };
+
+describeSandboxContract('bubblewrap', {
+  makeProvider: () => new BubblewrapSandboxProvider({ stateDir }),
+  spec: () => ({ metadata, hostWorkingDirectory: workingDirectory() }),
+  matplotlib: hasMatplotlib,
+});
+
+describe('bubblewrap sandbox: escapes tried', () => {
+  const limits = { timeoutMs: 20_000, maxOutputBytes: 64 * 1024 };
+  const provider = new BubblewrapSandboxProvider({
+    stateDir,
+    limits: { maxFileBytes: 10 * 1024 * 1024, maxProcesses: 64 },
+  });
+  let server: Server;
+  let port: number;
+  beforeAll(async () => {
+    // Another user's files, next to alice's.
+    mkdirSync(join(usersRoot, 'bob'), { recursive: true });
+    writeFileSync(join(usersRoot, 'bob', 'secret.txt'), 'bob-secret');
+    server = createServer((socket) => socket.end('reached the host\n'));
+    await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+    port = (server.address() as { port: number }).port;
+  });
+  afterAll(async () => {
+    await new Promise((resolve) => server.close(resolve));
+  });
+
+  it('cannot read /etc/shadow or anything of the host but its working directory', async () => {
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const shadow = await sandbox.runCommand('cat /etc/shadow', limits);
+    expect(shadow.exitCode).not.toBe(0);
+    expect(shadow.stdout).toBe('');
+    const look = await sandbox.runCode(
+      'python',
+      `import os\nfor p in ['${usersRoot}', '${join(usersRoot, 'bob', 'secret.txt')}', '/root', '/home', '${stateDir}']:\n    print(p, os.path.exists(p))`,
+      limits,
+    );
+    expect(look.stdout).not.toContain('True');
+    expect((await sandbox.runCommand('cat ../bob/secret.txt; ls /', limits)).stdout).not.toContain(
+      'bob-secret',
+    );
+    const env = await sandbox.runCommand('env', limits);
+    expect(env.stdout).not.toMatch(/REDIS_URL|DATABASE_URL|JWT|SECRET|KEY/);
+    expect((await sandbox.runCommand('id -u', limits)).stdout).toBe('65534\n');
+  });
+
+  it('does not follow ../ or a symlink out of the working directory', async () => {
+    const host = workingDirectory();
+    symlinkSync(join(usersRoot, 'bob'), join(host, 'to-bob'));
+    symlinkSync('/etc', join(host, 'to-etc'));
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: host });
+    // Through the file tools (the host side): refused.
+    await expect(sandbox.readFile('to-bob/secret.txt', 100)).rejects.toMatchObject({
+      code: 'path_outside',
+    });
+    await expect(sandbox.writeFile('to-etc/evil', 'x')).rejects.toMatchObject({
+      code: 'path_outside',
+    });
+    await expect(sandbox.readFile('../../bob/secret.txt', 100)).rejects.toMatchObject({
+      code: 'path_outside',
+    });
+    // Through code (inside): the link points at a path that does not exist in the sandbox.
+    const viaCode = await sandbox.runCommand('cat to-bob/secret.txt', limits);
+    expect(viaCode.stdout).not.toContain('bob-secret');
+    expect(existsSync(join('/etc', 'evil'))).toBe(false);
+  });
+
+  it('has no network', async () => {
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const result = await sandbox.runCode(
+      'python',
+      `import socket\ntry:\n    s = socket.create_connection(('127.0.0.1', ${port}), timeout=2)\n    print('connected', s.recv(100))\nexcept OSError as e:\n    print('refused', e)`,
+      limits,
+    );
+    expect(result.stdout).toMatch(/^refused/);
+  });
+
+  it('contains a fork bomb, and the next call works', async () => {
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const bomb = await sandbox.runCommand(
+      'bomb() { bomb | bomb & }; bomb; sleep 2; echo survived',
+      {
+        ...limits,
+        timeoutMs: 5_000,
+      },
+    );
+    expect(bomb.stderr).toMatch(/fork|Resource temporarily unavailable|retry/i);
+    const after = await sandbox.runCommand('echo fine', limits);
+    expect(after).toMatchObject({ stdout: 'fine\n', exitCode: 0 });
+    // The host still forks.
+    expect(execFileSync('echo', ['host ok']).toString()).toBe('host ok\n');
+  });
+
+  it('stops writing 10 GB at the file-size limit without filling the disk', async () => {
+    const host = workingDirectory();
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: host });
+    const result = await sandbox.runCommand(
+      'head -c 10G /dev/zero > big.bin; echo "exit $?"',
+      limits,
+    );
+    expect(result.stdout).not.toBe('exit 0\n');
+    expect(statSync(join(host, 'big.bin')).size).toBeLessThanOrEqual(10 * 1024 * 1024);
+  });
+
+  it('kills an infinite loop at the deadline with everything it started', async () => {
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const marker = `loop-${Date.now()}`;
+    const result = await sandbox.runCommand(
+      `(exec -a ${marker} sleep 600) & while true; do :; done`,
+      { ...limits, timeoutMs: 1_000 },
+    );
+    expect(result).toMatchObject({ timedOut: true, exitCode: null });
+    // Nothing it started lives on (pgrep answers 1 when it finds no process).
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(() => execFileSync('pgrep', ['-f', marker])).toThrow();
+  });
+});

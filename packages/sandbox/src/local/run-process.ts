@@ -1,0 +1,90 @@
+import { spawn } from 'node:child_process';
+import type { ExecOptions } from '../sandbox.js';
+
+/** What a finished (or killed) process produced. */
+export interface ProcessOutcome {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number | null;
+  readonly timedOut: boolean;
+  readonly truncated: boolean;
+}
+
+/** Keeps the first `max` bytes of a stream and drops the rest (still reading it). */
+class CappedOutput {
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  cut = false;
+
+  constructor(private readonly max: number) {}
+
+  push(chunk: Buffer): void {
+    const room = this.max - this.size;
+    if (chunk.length > room) this.cut = true;
+    if (room <= 0) return;
+    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
+    this.chunks.push(kept);
+    this.size += kept.length;
+  }
+
+  text(): string {
+    // A multi-byte character cut at the limit decodes as U+FFFD; no more.
+    return Buffer.concat(this.chunks, this.size).toString('utf8');
+  }
+}
+
+/**
+ * Runs `command` and waits for it, killing it (SIGKILL, its whole process group) at the
+ * deadline or when `signal` aborts. Never rejects for the process's own failure: a deadline is
+ * `timedOut`, a signal death `exitCode: null`. Rejects only when it cannot start.
+ */
+export function runProcess(
+  command: string,
+  args: readonly string[],
+  options: ExecOptions & { readonly onSpawn?: (pid: number) => void },
+): Promise<ProcessOutcome> {
+  return new Promise((resolve, reject) => {
+    const child = spawn(command, args, {
+      stdio: ['ignore', 'pipe', 'pipe'],
+      detached: true,
+      env: {},
+    });
+    const stdout = new CappedOutput(options.maxOutputBytes);
+    const stderr = new CappedOutput(options.maxOutputBytes);
+    let timedOut = false;
+    const kill = () => {
+      try {
+        if (child.pid !== undefined) process.kill(-child.pid, 'SIGKILL');
+      } catch {
+        child.kill('SIGKILL');
+      }
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, options.timeoutMs);
+    const onAbort = () => kill();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.once('spawn', () => {
+      if (child.pid !== undefined) options.onSpawn?.(child.pid);
+    });
+    child.once('error', (error) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      reject(error);
+    });
+    child.once('close', (code) => {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', onAbort);
+      resolve({
+        stdout: stdout.text(),
+        stderr: stderr.text(),
+        exitCode: timedOut || code === null ? null : code,
+        timedOut,
+        truncated: stdout.cut || stderr.cut,
+      });
+    });
+  });
+}
