@@ -178,7 +178,6 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
   }
 
   private handle(meta: Meta): SandboxHandle {
-    const provider = this;
     const tmp = join(this.dirOf(meta.id), 'tmp');
     const mounts: Mount[] = [
       { inside: LOCAL_WORKDIR, host: meta.hostWorkingDirectory },
@@ -188,11 +187,11 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     return {
       id: meta.id,
       workdir: LOCAL_WORKDIR,
-      async runCode(language, code, options) {
-        return provider.runCode(meta, tmp, language, code, options);
+      runCode: async (language, code, options) => {
+        return this.runCode(meta, tmp, language, code, options);
       },
-      async runCommand(command, options) {
-        const result = await provider.exec(meta, tmp, ['/bin/bash', '-c', command], options);
+      runCommand: async (command, options) => {
+        const result = await this.exec(meta, tmp, ['/bin/bash', '-c', command], options);
         return { ...result, images: [] };
       },
       async writeFile(path, data) {
