@@ -120,6 +120,11 @@ export async function invoke(
   token: string | undefined,
   body: unknown,
 ): Promise<SseClient> {
+  // The spec's default `sandbox_mode` is `cloud`, which without a configured provider adds a
+  // `notice` event to every stream: tests about other things ask for no sandbox, unless they say.
+  if (body && typeof body === 'object' && !Array.isArray(body) && !('sandbox_mode' in body)) {
+    body = { ...body, sandbox_mode: 'none' };
+  }
   const controller = new AbortController();
   const response = await fetch(`${baseUrl}/api/agent/invoke`, {
     method: 'POST',
@@ -159,6 +164,8 @@ export interface AgentCluster {
   readonly api: ServiceProcess[];
   readonly model: ScriptedModel;
   readonly keys: ReturnType<typeof keyFiles>;
+  /** The environment every replica shares (to start another role on the same engines). */
+  readonly env: Readonly<Record<string, string>>;
   token(userId: string): Promise<string>;
   /** Every log line of every replica so far. */
   logs(): string;
@@ -197,6 +204,7 @@ export async function startAgentCluster(env: Record<string, string> = {}): Promi
   return {
     api,
     model,
+    env: shared,
     keys,
     token: (userId) => accessToken(keys.privateKey, userId),
     logs: () => [...api, ...extra].flatMap((s) => [...s.stdout, ...s.stderr]).join('\n'),

@@ -12,6 +12,7 @@ import { createRunnerTaskAgent, type TaskAgent } from './task-agent.js';
 import { createTaskProcessor } from './task-processor.js';
 import { processChatMessages } from './chat-messages.js';
 import { processKnowledgeIngestion } from './kb-ingest.js';
+import { startSandboxSweep } from './sandbox-sweep.js';
 
 export interface WorkerOptions {
   /** Replaces the default agent (the agent runtime on `DEFAULT_LLM_*`). */
@@ -72,9 +73,11 @@ export async function mountWorker(
   // Chat-platform messages: their conversations belong to the chat, so no node tools.
   await processChatMessages(context, runAgent.runner);
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
+  const stopSweep = startSandboxSweep(context, runAgent.sandboxes); // docs/sandbox.md
   return {
     name: 'worker',
     close: async () => {
+      await stopSweep();
       await Promise.all([email?.close(), runAgent.close()]);
     },
   };

@@ -33,6 +33,8 @@ export const RUN_ERROR_CODES = {
   server_shutdown: 'the service is restarting',
   /** The replica running the run stopped sending events (it crashed); seen on resume. */
   run_lost: 'the run stopped unexpectedly',
+  /** A `local` run's `working_directory` is not inside the user's directory (or does not exist). */
+  working_directory_refused: 'the working directory is not one this user may use',
   /** A bug or a store failure; details are in the service log. */
   internal_error: 'the run failed unexpectedly',
 } as const;

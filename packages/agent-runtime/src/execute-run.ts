@@ -226,6 +226,8 @@ async function buildRegistry(options: ExecuteRunOptions): Promise<Assembled> {
   // Sources are asked together; their tools are added in the sources' order.
   const added = await Promise.allSettled((options.toolSources ?? []).map((source) => source(run)));
   for (const result of added) {
+    // A source may refuse the run itself (a local sandbox outside the user's directory).
+    if (result.status === 'rejected' && result.reason instanceof AgentRunError) throw result.reason;
     if (result.status === 'rejected') {
       logger.warn(
         { ...log, err: result.reason },

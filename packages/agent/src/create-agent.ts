@@ -8,6 +8,7 @@ import {
   knowledgeToolSource,
   type KnowledgeSearcher,
 } from '@agent-backend/knowledge';
+import { join } from 'node:path';
 import type { Logger } from '@agent-backend/logger';
 import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
 import { MemoryRepository, memoryPromptSection, memoryTools } from '@agent-backend/memory';
@@ -19,6 +20,11 @@ import {
   SkillRepository,
 } from '@agent-backend/skills';
 import { createNodeToolCaller, type NodeToolCaller } from '@agent-backend/node-rpc';
+import {
+  BubblewrapSandboxProvider,
+  createSandboxCapability,
+  type SandboxCapability,
+} from '@agent-backend/sandbox';
 import { createUrlGuard } from '@agent-backend/url-guard';
 import { agentSettings, type AgentServiceSettings } from './settings.js';
 
@@ -49,6 +55,8 @@ export interface Agent {
   readonly memories: MemoryRepository;
   /** The skills catalog: shipped, `SKILLS_DIR`, users' own (shared with `/api/skills`). */
   readonly skills: Promise<SkillCatalog>;
+  /** Code execution: the sessions' sandboxes (the worker sweeps them). */
+  readonly sandboxes: SandboxCapability;
   /** Closes what the agent holds open (MCP connections, pooled model connections). */
   close(): Promise<void>;
 }
@@ -127,6 +135,34 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       events: [prepared.event],
     };
   };
+  // Code execution (docs/sandbox.md): local runs in bubblewrap under SANDBOX_LOCAL_ROOT; cloud
+  // runs on SANDBOX_CLOUD_PROVIDER (none built in yet: cloud runs get a notice, no tools).
+  const sandboxes = createSandboxCapability({
+    db: engines.db,
+    ephemeral: engines.ephemeral,
+    ...(config.SANDBOX_LOCAL_ROOT
+      ? {
+          local: {
+            root: config.SANDBOX_LOCAL_ROOT,
+            provider: new BubblewrapSandboxProvider({
+              stateDir: config.SANDBOX_STATE_DIR ?? join(config.DATA_DIR, 'sandboxes'),
+              network: config.SANDBOX_LOCAL_NETWORK,
+            }),
+          },
+        }
+      : {}),
+    tools: {
+      timeoutMs: config.SANDBOX_CALL_TIMEOUT_MS,
+      maxOutputBytes: config.SANDBOX_MAX_OUTPUT_BYTES,
+      maxReadBytes: config.SANDBOX_MAX_OUTPUT_BYTES,
+    },
+    sessions: {
+      deployment: config.SANDBOX_DEPLOYMENT,
+      leaseMs: config.SANDBOX_CREATE_LEASE_MS,
+      idleMs: config.SANDBOX_IDLE_TIMEOUT_MS,
+      maxIdleMs: config.SANDBOX_MAX_IDLE_MS,
+    },
+  });
   const mcpTools = createMcpTools({ policy: mcpPolicy(config), logger });
   // User-supplied model base URLs pass the same SSRF guard as MCP servers, plus the model
   // servers the operator named in LLM_ALLOWED_ORIGINS (which open nothing for MCP); every
@@ -148,6 +184,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       knowledgeToolSource(searchKnowledge),
       memorySource,
       skillsSource,
+      sandboxes.source,
       ...(options.toolSources ?? []),
     ],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for runs without approval rules.
@@ -165,6 +202,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     searchKnowledge,
     memories,
     skills,
+    sandboxes,
     close: async () => {
       modelUrlGuard.close();
       await mcpTools.close();

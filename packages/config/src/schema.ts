@@ -210,6 +210,35 @@ export const EnvSchema = z.object({
    * user; unset: only the shipped skills and users' own. docs/skills.md.
    */
   SKILLS_DIR: optionalString,
+  /**
+   * Code execution (issue 14, docs/sandbox.md). `local` runs use bubblewrap; their
+   * `working_directory` must resolve inside `SANDBOX_LOCAL_ROOT/<user id>`; unset: `local` runs
+   * get no sandbox (a `notice` says why).
+   */
+  SANDBOX_LOCAL_ROOT: optionalString,
+  /** Local sandboxes' own state (private /tmp, metadata); shared by replicas of one host. */
+  SANDBOX_STATE_DIR: optionalString,
+  /** Give local sandboxes the host's network. */
+  SANDBOX_LOCAL_NETWORK: booleanString,
+  /** The cloud provider of `cloud` runs; unset: `cloud` runs get no sandbox (a `notice`). */
+  SANDBOX_CLOUD_PROVIDER: z.enum(['e2b']).optional(),
+  /** Deadline of one code call. */
+  SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
+  /** stdout and stderr of one call are each cut at this many bytes. */
+  SANDBOX_MAX_OUTPUT_BYTES: z.coerce.number().int().min(1_024).max(10_485_760).default(65_536),
+  /** A session's sandbox idle this long is paused. */
+  SANDBOX_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(600_000),
+  /** A session's sandbox idle this long is destroyed (its files in `/tmp` with it). */
+  SANDBOX_MAX_IDLE_MS: z.coerce.number().int().min(1_000).default(86_400_000),
+  /** How often a worker sweeps sandboxes (pause idle ones, destroy old and orphaned ones). */
+  SANDBOX_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60_000),
+  /**
+   * How long one replica may take to create a session's sandbox before another may; sandboxes
+   * no session records are destroyed once twice this old.
+   */
+  SANDBOX_CREATE_LEASE_MS: z.coerce.number().int().min(500).default(60_000),
+  /** Names this deployment's sandboxes (metadata), so a reaper leaves other deployments' alone. */
+  SANDBOX_DEPLOYMENT: z.string().min(1).default('agent-backend'),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

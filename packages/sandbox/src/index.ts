@@ -1,1 +1,23 @@
 export * from './sandbox.js';
+export {
+  BubblewrapSandboxProvider,
+  DEFAULT_LOCAL_LIMITS,
+  LOCAL_OUTPUTS_DIR,
+  LOCAL_WORKDIR,
+  type BubblewrapOptions,
+  type LocalLimits,
+} from './local/bwrap-provider.js';
+export { processLimitMode, type ProcessLimitMode } from './local/process-limit.js';
+export { isWithin } from './local/host-path.js';
+export {
+  SessionSandboxes,
+  type SessionSandboxSettings,
+  type SweepOutcome,
+} from './session-sandboxes.js';
+export { sandboxTools, type SandboxAccess, type SandboxToolSettings } from './tools.js';
+export {
+  createSandboxCapability,
+  resolveWorkingDirectory,
+  type SandboxCapability,
+  type SandboxCapabilityOptions,
+} from './capability.js';

@@ -27,8 +27,10 @@ export function describeSandboxContract(name: string, setup: ContractSetup): voi
     afterAll(async () => {
       for (const id of created) await provider.destroy(id);
     });
+    let lastSpec: SandboxSpec | undefined;
     const create = async () => {
-      const sandbox = await provider.create(setup.spec());
+      lastSpec = setup.spec();
+      const sandbox = await provider.create(lastSpec);
       created.push(sandbox.id);
       return sandbox;
     };
@@ -80,7 +82,7 @@ export function describeSandboxContract(name: string, setup: ContractSetup): voi
         LIMITS,
       );
       expect(read.stdout).toBe('written by the tool\n');
-      const again = await (await setup.makeProvider()).connect(sandbox.id, setup.spec());
+      const again = await (await setup.makeProvider()).connect(sandbox.id, lastSpec!);
       expect(again).toBeDefined();
       const file = await again!.readFile('notes/b.txt', 100);
       expect(Buffer.from(file.data).toString()).toBe('made\n');

@@ -190,6 +190,21 @@ export const MIGRATIONS: readonly Migration[] = [
       );
     `,
   },
+  {
+    id: '0008_session_sandboxes',
+    sql: `
+      CREATE TABLE session_sandboxes (
+        session_id   text PRIMARY KEY,              -- one sandbox per agent session
+        user_id      text NOT NULL,                 -- owner, from the access token
+        provider     text NOT NULL,                 -- bwrap | e2b | ...: which provider's id this is
+        sandbox_id   text NOT NULL,                 -- the provider's id, to reconnect from any replica
+        state        text NOT NULL,                 -- running | paused
+        created_at   timestamptz NOT NULL DEFAULT now(),
+        last_used_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX session_sandboxes_idle ON session_sandboxes (state, last_used_at);
+    `,
+  },
 ];
 
 /**

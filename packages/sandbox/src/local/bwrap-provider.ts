@@ -115,11 +115,18 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     return this.handle(meta);
   }
 
-  async connect(id: string): Promise<SandboxHandle | undefined> {
-    const meta = await this.readMeta(id);
-    if (!meta) return undefined;
-    if (meta.state === 'paused') {
-      meta.state = 'running';
+  /**
+   * The sandbox again. A later run of the session may name another working directory: the
+   * sandbox then mounts that one (its own `/tmp` stays).
+   */
+  async connect(id: string, spec?: SandboxSpec): Promise<SandboxHandle | undefined> {
+    const found = await this.readMeta(id);
+    if (!found) return undefined;
+    const host = spec?.hostWorkingDirectory
+      ? realpathSync(spec.hostWorkingDirectory)
+      : found.hostWorkingDirectory;
+    const meta: Meta = { ...found, hostWorkingDirectory: host, state: 'running' };
+    if (found.state !== 'running' || found.hostWorkingDirectory !== host) {
       await writeFile(join(this.dirOf(id), 'meta.json'), JSON.stringify(meta));
     }
     return this.handle(meta);

@@ -28,10 +28,11 @@ class _AbFinder:
                 def _exec(module):
                     _orig(module)
                     module.show = lambda *a, **k: _ab_save_figures()
+                    # pyplot's own exit hook closes every figure; hooks run last-in first-out.
+                    _ab_atexit.register(_ab_save_figures)
                 spec.loader.exec_module = _exec
             return spec
         return None
 _ab_sys.meta_path.insert(0, _AbFinder())
-_ab_atexit.register(_ab_save_figures)
 `;
 }

@@ -1,0 +1,44 @@
+import type { SandboxCapability } from '@agent-backend/sandbox';
+import type { ServiceContext } from '@agent-backend/runtime';
+
+/** The ephemeral key that elects one worker per sweep interval. */
+const SWEEP_LOCK = 'sandbox-sweep';
+
+/**
+ * The worker's sandbox sweep (docs/sandbox.md): every `SANDBOX_SWEEP_INTERVAL_MS`, one worker
+ * (elected by a key in the ephemeral store that lives for most of an interval) pauses idle
+ * session sandboxes, destroys long-idle ones, and destroys this deployment's sandboxes that no
+ * session records (a replica killed between creating one and recording it). Returns the stop
+ * function.
+ */
+export function startSandboxSweep(
+  context: Pick<ServiceContext, 'engines' | 'logger' | 'config'>,
+  sandboxes: SandboxCapability,
+): () => Promise<void> {
+  const { engines, logger, config } = context;
+  if (sandboxes.providers.length === 0) return async () => {};
+  const interval = config.SANDBOX_SWEEP_INTERVAL_MS;
+  let running: Promise<void> | undefined;
+  const sweep = async () => {
+    const elected = await engines.ephemeral.set(SWEEP_LOCK, config.instanceId, {
+      ifAbsent: true,
+      ttlMs: Math.max(500, Math.floor(interval * 0.9)),
+    });
+    if (!elected) return;
+    const outcome = await sandboxes.sessions.sweep(sandboxes.providers);
+    if (outcome.paused + outcome.destroyed + outcome.orphans > 0) {
+      logger.info(outcome, 'sandboxes swept');
+    }
+  };
+  const timer = setInterval(() => {
+    if (running) return;
+    running = sweep()
+      .catch((error: unknown) => logger.error({ err: error }, 'sandbox sweep failed'))
+      .finally(() => (running = undefined));
+  }, interval);
+  timer.unref();
+  return async () => {
+    clearInterval(timer);
+    await running;
+  };
+}

@@ -1,0 +1,178 @@
+import { existsSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, resolve } from 'node:path';
+import {
+  AgentRunError,
+  type RunContribution,
+  type RunInfo,
+  type ToolSource,
+} from '@agent-backend/agent-runtime';
+import type { EphemeralStore } from '@agent-backend/ephemeral';
+import type { SandboxFile } from '@agent-backend/protocol';
+import type { Database } from '@agent-backend/store';
+import { isWithin } from './local/host-path.js';
+import { LOCAL_WORKDIR } from './local/bwrap-provider.js';
+import type { SandboxHandle, SandboxProvider } from './sandbox.js';
+import { SessionSandboxes, type SessionSandboxSettings } from './session-sandboxes.js';
+import { sandboxTools, type SandboxToolSettings } from './tools.js';
+
+/** What the code-execution capability is built from. */
+export interface SandboxCapabilityOptions {
+  readonly db: Database;
+  readonly ephemeral: EphemeralStore;
+  /** `local` runs: the provider, and the root under which each user's directories lie. */
+  readonly local?: { readonly provider: SandboxProvider; readonly root: string };
+  /** `cloud` runs: the configured provider, if any. */
+  readonly cloud?: SandboxProvider;
+  readonly tools: SandboxToolSettings;
+  readonly sessions: SessionSandboxSettings;
+}
+
+/** The capability: the tool source of runs, and the sweep for the worker. */
+export interface SandboxCapability {
+  readonly source: ToolSource;
+  readonly sessions: SessionSandboxes;
+  /** Every configured provider (the sweep goes over each). */
+  readonly providers: readonly SandboxProvider[];
+}
+
+const notice = (message: string): RunContribution => ({
+  events: [{ type: 'notice', code: 'sandbox_unavailable', message }],
+});
+
+/**
+ * The user's own directory for local sandboxes: `<root>/<user id>`, the id taken as one path
+ * segment. An id that cannot be one (`/`, `.`, `..`) has none.
+ */
+function userRoot(root: string, userId: string): string | undefined {
+  if (userId.includes('/') || userId === '.' || userId === '..' || userId.includes('\0')) {
+    return undefined;
+  }
+  const dir = join(root, userId);
+  return existsSync(dir) ? realpathSync(dir) : undefined;
+}
+
+/**
+ * `working_directory` resolved (relative: under the user's directory), after symlinks, or why
+ * it is refused: it must exist and lie inside `<root>/<user id>`.
+ */
+export function resolveWorkingDirectory(
+  root: string,
+  userId: string,
+  workingDirectory: string,
+): { dir: string } | { refused: string } {
+  const mine = userRoot(root, userId);
+  if (!mine) return { refused: 'this user has no directory for local sandboxes on this service' };
+  const wanted = isAbsolute(workingDirectory) ? workingDirectory : resolve(mine, workingDirectory);
+  let real: string;
+  try {
+    real = realpathSync(wanted);
+  } catch {
+    return { refused: `working_directory ${workingDirectory} does not exist` };
+  }
+  if (!isWithin(mine, real)) {
+    return { refused: `working_directory ${workingDirectory} is outside this user's directory` };
+  }
+  return { dir: real };
+}
+
+function filesSection(files: readonly SandboxFile[], missing: readonly string[]): string {
+  const lines = files
+    .filter((f) => !missing.includes(f.path))
+    .map(
+      (f) => `- ${f.path} (${f.name}, ${f.type}${f.size === undefined ? '' : `, ${f.size} bytes`})`,
+    );
+  return [
+    lines.length > 0 ? `Files in the sandbox:\n${lines.join('\n')}` : '',
+    missing.length > 0 ? `Files the user named that do not exist: ${missing.join(', ')}` : '',
+  ]
+    .filter(Boolean)
+    .join('\n');
+}
+
+/**
+ * Code execution for runs (issue 14, docs/sandbox.md): the code tools on the session's sandbox,
+ * for runs whose `sandbox_mode` has a provider here, in `agent` and `plan` modes (`ask` is
+ * read-only, `none` has no sandbox). A mode without a provider gets no tools and one `notice`
+ * saying why; code never runs on the server outside a sandbox. A local run whose
+ * `working_directory` is not the user's fails with `working_directory_refused`.
+ */
+export function createSandboxCapability(options: SandboxCapabilityOptions): SandboxCapability {
+  const sessions = new SessionSandboxes(options.db, options.ephemeral, options.sessions);
+  const providers = [options.local?.provider, options.cloud].filter(
+    (p): p is SandboxProvider => p !== undefined,
+  );
+
+  const source: ToolSource = async (run: RunInfo) => {
+    const { mode, workingDirectory, files } = run.request.capabilities.sandbox;
+    if (mode === 'none' || run.request.mode === 'ask') return [];
+    let provider: SandboxProvider;
+    let hostDir: string | undefined;
+    let missing: string[] = [];
+    if (mode === 'local') {
+      if (!options.local) {
+        return notice('Local sandboxes are not enabled on this service (SANDBOX_LOCAL_ROOT).');
+      }
+      const resolved = resolveWorkingDirectory(
+        options.local.root,
+        run.userId,
+        workingDirectory ?? '',
+      );
+      if ('refused' in resolved) {
+        throw new AgentRunError('working_directory_refused', resolved.refused);
+      }
+      provider = options.local.provider;
+      hostDir = resolved.dir;
+      // A local sandbox file is the file at `path` under the working directory.
+      missing = files
+        .filter((f) => {
+          const at = resolve(hostDir!, f.path);
+          return !isWithin(hostDir!, at) || !existsSync(at);
+        })
+        .map((f) => f.path);
+    } else {
+      if (!options.cloud) {
+        return notice(
+          'No cloud sandbox provider is configured on this service (SANDBOX_CLOUD_PROVIDER), ' +
+            'so code cannot run in this conversation.',
+        );
+      }
+      provider = options.cloud;
+    }
+    let sandbox: Promise<SandboxHandle> | undefined;
+    const tools = sandboxTools(
+      {
+        sandbox: (signal) => {
+          sandbox ??= sessions.acquire(provider, run.userId, run.sessionId, hostDir, signal);
+          sandbox.catch(() => (sandbox = undefined));
+          return sandbox;
+        },
+        touch: () => sessions.touch(run.sessionId),
+      },
+      options.tools,
+    );
+    const workdir = provider.mode === 'local' ? LOCAL_WORKDIR : 'its home directory';
+    const section = [
+      `You can run code in a sandbox (${provider.mode}) with execute_code and run_command; ` +
+        `files persist for this conversation in the working directory (${workdir}).`,
+      filesSection(files, missing),
+    ]
+      .filter(Boolean)
+      .join('\n');
+    return {
+      tools,
+      promptSections: [section],
+      ...(missing.length > 0
+        ? {
+            events: [
+              {
+                type: 'notice' as const,
+                code: 'sandbox_files_missing',
+                message: `Not found in the working directory: ${missing.join(', ')}`,
+              },
+            ],
+          }
+        : {}),
+    };
+  };
+  return { source, sessions, providers };
+}

@@ -1,0 +1,190 @@
+import type { EphemeralStore } from '@agent-backend/ephemeral';
+import type { Database } from '@agent-backend/store';
+import {
+  SandboxError,
+  type SandboxHandle,
+  type SandboxProvider,
+  type SandboxSpec,
+} from './sandbox.js';
+
+/** Timing of the per-session sandboxes. */
+export interface SessionSandboxSettings {
+  /** Which deployment's sandboxes these are (metadata; the reaper only touches its own). */
+  readonly deployment: string;
+  /** How long a replica may take to create one before another may try. @default 60 s */
+  readonly leaseMs?: number;
+  /** Idle time after which a sandbox is paused. */
+  readonly idleMs: number;
+  /** Idle time after which it is destroyed. */
+  readonly maxIdleMs: number;
+}
+
+type SandboxRow = {
+  session_id: string;
+  user_id: string;
+  provider: string;
+  sandbox_id: string;
+  state: string;
+  last_used_at: Date;
+};
+
+/** What a sweep did. */
+export interface SweepOutcome {
+  paused: number;
+  destroyed: number;
+  orphans: number;
+}
+
+const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
+
+/**
+ * One sandbox per session (issue 14): created on the session's first code call, its provider id
+ * kept in the store so a later run on any replica reconnects to it, created under a lease in the
+ * ephemeral store so two replicas racing for one session never make two, paused when idle and
+ * destroyed when idle for long by {@link sweep}, which also destroys sandboxes of this
+ * deployment that no session knows (a replica killed between creating one and recording it).
+ */
+export class SessionSandboxes {
+  private readonly leaseMs: number;
+
+  constructor(
+    private readonly db: Database,
+    private readonly ephemeral: EphemeralStore,
+    private readonly settings: SessionSandboxSettings,
+  ) {
+    this.leaseMs = settings.leaseMs ?? 60_000;
+  }
+
+  /** The session's sandbox on `provider`, reconnected or created. */
+  async acquire(
+    provider: SandboxProvider,
+    userId: string,
+    sessionId: string,
+    hostWorkingDirectory?: string,
+    signal?: AbortSignal,
+  ): Promise<SandboxHandle> {
+    const spec: SandboxSpec = {
+      metadata: { userId, sessionId, deployment: this.settings.deployment },
+      ...(hostWorkingDirectory ? { hostWorkingDirectory } : {}),
+    };
+    const deadline = Date.now() + 2 * this.leaseMs;
+    for (;;) {
+      signal?.throwIfAborted();
+      const existing = await this.reconnect(provider, userId, sessionId, spec);
+      if (existing) return existing;
+      const leaseKey = `sandbox-lease:${sessionId}`;
+      const lease = `${process.pid}:${Math.random()}`;
+      if (await this.ephemeral.set(leaseKey, lease, { ifAbsent: true, ttlMs: this.leaseMs })) {
+        try {
+          // Another replica may have finished creating one just before the lease was free.
+          const raced = await this.reconnect(provider, userId, sessionId, spec);
+          if (raced) return raced;
+          const sandbox = await provider.create(spec);
+          await this.db.query(
+            `INSERT INTO session_sandboxes (session_id, user_id, provider, sandbox_id, state)
+             VALUES ($1, $2, $3, $4, 'running')
+             ON CONFLICT (session_id) DO UPDATE
+               SET provider = $3, sandbox_id = $4, state = 'running', created_at = now(),
+                   last_used_at = now()`,
+            [sessionId, userId, provider.name, sandbox.id],
+          );
+          return sandbox;
+        } finally {
+          if ((await this.ephemeral.get(leaseKey)) === lease) await this.ephemeral.delete(leaseKey);
+        }
+      }
+      // Another replica is creating it: wait for its row.
+      if (Date.now() > deadline) {
+        throw new SandboxError('unavailable', 'the session sandbox is being created elsewhere');
+      }
+      await sleep(100);
+    }
+  }
+
+  /** Marks the session's sandbox used now (the idle clock restarts). */
+  async touch(sessionId: string): Promise<void> {
+    await this.db.query(
+      `UPDATE session_sandboxes SET last_used_at = now(), state = 'running' WHERE session_id = $1`,
+      [sessionId],
+    );
+  }
+
+  /**
+   * Pauses sandboxes idle past `idleMs`, destroys those idle past `maxIdleMs`, and destroys the
+   * providers' sandboxes of this deployment that no session records (older than twice the
+   * lease, so one being recorded right now is spared).
+   */
+  async sweep(providers: readonly SandboxProvider[], now = Date.now()): Promise<SweepOutcome> {
+    const outcome: SweepOutcome = { paused: 0, destroyed: 0, orphans: 0 };
+    const byName = new Map(providers.map((p) => [p.name, p]));
+    const { rows } = await this.db.query<SandboxRow>(
+      `SELECT session_id, user_id, provider, sandbox_id, state, last_used_at
+       FROM session_sandboxes WHERE last_used_at < $1`,
+      [new Date(now - this.settings.idleMs)],
+    );
+    for (const row of rows) {
+      const provider = byName.get(row.provider);
+      if (!provider) continue;
+      if (row.last_used_at.getTime() < now - this.settings.maxIdleMs) {
+        await provider.destroy(row.sandbox_id);
+        await this.db.query(
+          `DELETE FROM session_sandboxes WHERE session_id = $1 AND sandbox_id = $2`,
+          [row.session_id, row.sandbox_id],
+        );
+        outcome.destroyed += 1;
+      } else if (row.state === 'running') {
+        await provider.pause(row.sandbox_id);
+        await this.db.query(
+          // Not when a run used it meanwhile (its touch moved last_used_at past the cutoff).
+          `UPDATE session_sandboxes SET state = 'paused'
+           WHERE session_id = $1 AND sandbox_id = $2 AND last_used_at < $3`,
+          [row.session_id, row.sandbox_id, new Date(now - this.settings.idleMs)],
+        );
+        outcome.paused += 1;
+      }
+    }
+    for (const provider of providers) {
+      const { rows: known } = await this.db.query<{ sandbox_id: string }>(
+        `SELECT sandbox_id FROM session_sandboxes WHERE provider = $1`,
+        [provider.name],
+      );
+      const recorded = new Set(known.map((r) => r.sandbox_id));
+      for (const listing of await provider.list(this.settings.deployment)) {
+        if (recorded.has(listing.id)) continue;
+        const started = listing.startedAt?.getTime() ?? 0;
+        if (started > now - 2 * this.leaseMs) continue;
+        await provider.destroy(listing.id);
+        outcome.orphans += 1;
+      }
+    }
+    return outcome;
+  }
+
+  private async reconnect(
+    provider: SandboxProvider,
+    userId: string,
+    sessionId: string,
+    spec: SandboxSpec,
+  ): Promise<SandboxHandle | undefined> {
+    const { rows } = await this.db.query<SandboxRow>(
+      `SELECT session_id, user_id, provider, sandbox_id, state, last_used_at
+       FROM session_sandboxes WHERE session_id = $1`,
+      [sessionId],
+    );
+    const row = rows[0];
+    if (!row || row.provider !== provider.name) return undefined;
+    if (row.user_id !== userId) {
+      throw new SandboxError('not_found', 'the session belongs to another user');
+    }
+    const sandbox = await provider.connect(row.sandbox_id, spec);
+    if (!sandbox) {
+      await this.db.query(
+        `DELETE FROM session_sandboxes WHERE session_id = $1 AND sandbox_id = $2`,
+        [sessionId, row.sandbox_id],
+      );
+      return undefined;
+    }
+    await this.touch(sessionId);
+    return sandbox;
+  }
+}

@@ -1,0 +1,199 @@
+import type { AgentTool, ToolOutput } from '@agent-backend/agent-runtime';
+import { SandboxError, type CodeLanguage, type ExecResult, type SandboxHandle } from './sandbox.js';
+
+/** Limits of the code tools (configuration: `SANDBOX_*`, docs/sandbox.md). */
+export interface SandboxToolSettings {
+  /** Deadline of one call. */
+  readonly timeoutMs: number;
+  /** stdout and stderr are each cut at this many bytes. */
+  readonly maxOutputBytes: number;
+  /** `read_file` reads at most this much. */
+  readonly maxReadBytes: number;
+}
+
+/** The session's sandbox, made on first use, and the idle clock. */
+export interface SandboxAccess {
+  sandbox(signal: AbortSignal): Promise<SandboxHandle>;
+  touch(): Promise<void>;
+}
+
+const LANGUAGES: readonly CodeLanguage[] = ['python', 'javascript', 'bash'];
+
+function describe(result: ExecResult, settings: SandboxToolSettings): ToolOutput {
+  const parts: string[] = [];
+  if (result.timedOut) {
+    parts.push(`Killed: the call ran past its ${settings.timeoutMs / 1000} s deadline.`);
+  } else {
+    parts.push(`Exit code: ${result.exitCode ?? 'killed'}`);
+  }
+  if (result.stdout) parts.push(`stdout:\n${result.stdout}`);
+  if (result.stderr) parts.push(`stderr:\n${result.stderr}`);
+  if (result.truncated) {
+    parts.push(`[output cut at ${settings.maxOutputBytes} bytes per stream]`);
+  }
+  if (result.images.length > 0) {
+    parts.push(`${result.images.length} image(s) produced (PNG), shown to the user.`);
+  }
+  return {
+    content: parts.join('\n\n'),
+    ...(result.images.length > 0 ? { images: result.images } : {}),
+    ...(result.timedOut ? { isError: true } : {}),
+  };
+}
+
+function failure(error: unknown): ToolOutput {
+  if (error instanceof SandboxError) return { content: error.message, isError: true };
+  throw error;
+}
+
+function text(args: Record<string, unknown>, key: string): string {
+  const value = args[key];
+  if (typeof value !== 'string')
+    throw new SandboxError('provider_error', `${key} must be a string`);
+  return value;
+}
+
+/**
+ * The code tools of a run with a sandbox (issue 14): `execute_code`, `run_command` and
+ * `write_file` change the sandbox (write tools: not in `ask`, not executed in `plan`, subject to
+ * HITL); `read_file` and `list_files` only read. All run one at a time in a turn, since they
+ * share one working directory.
+ */
+export function sandboxTools(access: SandboxAccess, settings: SandboxToolSettings): AgentTool[] {
+  const limits = (signal: AbortSignal) => ({
+    timeoutMs: settings.timeoutMs,
+    maxOutputBytes: settings.maxOutputBytes,
+    signal,
+  });
+  const run = async (signal: AbortSignal, fn: (sandbox: SandboxHandle) => Promise<ToolOutput>) => {
+    try {
+      const output = await fn(await access.sandbox(signal));
+      await access.touch();
+      return output;
+    } catch (error) {
+      return failure(error);
+    }
+  };
+  return [
+    {
+      name: 'execute_code',
+      description:
+        "Runs code in the session's sandbox (python, javascript or bash) and returns stdout, " +
+        'stderr and the exit code; figures drawn with matplotlib come back as images. Files ' +
+        'persist between calls in the working directory.',
+      parameters: {
+        type: 'object',
+        properties: {
+          language: { type: 'string', enum: LANGUAGES },
+          code: { type: 'string', description: 'The program to run.' },
+        },
+        required: ['language', 'code'],
+        additionalProperties: false,
+      },
+      writes: true,
+      parallelSafe: false,
+      execute: (args, context) =>
+        run(context.signal, async (sandbox) => {
+          const language = text(args, 'language') as CodeLanguage;
+          if (!LANGUAGES.includes(language)) {
+            return { content: `language must be one of ${LANGUAGES.join(', ')}`, isError: true };
+          }
+          const result = await sandbox.runCode(
+            language,
+            text(args, 'code'),
+            limits(context.signal),
+          );
+          return describe(result, settings);
+        }),
+    },
+    {
+      name: 'run_command',
+      description: "Runs a shell command line (bash) in the sandbox's working directory.",
+      parameters: {
+        type: 'object',
+        properties: { command: { type: 'string' } },
+        required: ['command'],
+        additionalProperties: false,
+      },
+      writes: true,
+      parallelSafe: false,
+      execute: (args, context) =>
+        run(context.signal, async (sandbox) =>
+          describe(
+            await sandbox.runCommand(text(args, 'command'), limits(context.signal)),
+            settings,
+          ),
+        ),
+    },
+    {
+      name: 'write_file',
+      description:
+        'Writes a text file in the sandbox (relative paths start at the working directory).',
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string' }, content: { type: 'string' } },
+        required: ['path', 'content'],
+        additionalProperties: false,
+      },
+      writes: true,
+      parallelSafe: false,
+      execute: (args, context) =>
+        run(context.signal, async (sandbox) => {
+          const content = text(args, 'content');
+          await sandbox.writeFile(text(args, 'path'), content);
+          return { content: `Wrote ${Buffer.byteLength(content)} bytes to ${text(args, 'path')}.` };
+        }),
+    },
+    {
+      name: 'read_file',
+      description: 'Reads a text file of the sandbox.',
+      parameters: {
+        type: 'object',
+        properties: { path: { type: 'string' } },
+        required: ['path'],
+        additionalProperties: false,
+      },
+      writes: false,
+      parallelSafe: false,
+      execute: (args, context) =>
+        run(context.signal, async (sandbox) => {
+          const file = await sandbox.readFile(text(args, 'path'), settings.maxReadBytes);
+          const body = Buffer.from(file.data).toString('utf8');
+          return {
+            content: file.truncated ? `${body}\n[cut at ${settings.maxReadBytes} bytes]` : body,
+          };
+        }),
+    },
+    {
+      name: 'list_files',
+      description: 'Lists a directory of the sandbox (default: the working directory).',
+      parameters: {
+        type: 'object',
+        properties: {
+          path: { type: 'string' },
+          depth: { type: 'integer', minimum: 1, maximum: 5, description: 'Levels (default 2).' },
+        },
+        additionalProperties: false,
+      },
+      writes: false,
+      parallelSafe: false,
+      execute: (args, context) =>
+        run(context.signal, async (sandbox) => {
+          const path = typeof args.path === 'string' && args.path ? args.path : '.';
+          const depth = typeof args.depth === 'number' ? Math.min(5, Math.max(1, args.depth)) : 2;
+          const entries = (await sandbox.listFiles(path, depth)).slice(0, MAX_LISTED);
+          if (entries.length === 0) return { content: `${path} is empty.` };
+          return {
+            content: entries
+              .map((e) =>
+                e.type === 'directory' ? `${e.path}/` : `${e.path} (${e.size ?? 0} bytes)`,
+              )
+              .join('\n'),
+          };
+        }),
+    },
+  ];
+}
+
+/** Entries `list_files` answers at most. */
+const MAX_LISTED = 500;
