@@ -135,8 +135,8 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       events: [prepared.event],
     };
   };
-  // Code execution (docs/sandbox.md): local runs in bubblewrap under SANDBOX_LOCAL_ROOT; cloud
-  // runs on SANDBOX_CLOUD_PROVIDER (none built in yet: cloud runs get a notice, no tools).
+  // Code execution (docs/sandbox.md): local runs in bubblewrap under SANDBOX_LOCAL_ROOT; no
+  // cloud provider is built in yet, so cloud runs get a notice and no tools.
   const sandboxes = createSandboxCapability({
     db: engines.db,
     ephemeral: engines.ephemeral,

@@ -220,8 +220,6 @@ export const EnvSchema = z.object({
   SANDBOX_STATE_DIR: optionalString,
   /** Give local sandboxes the host's network. */
   SANDBOX_LOCAL_NETWORK: booleanString,
-  /** The cloud provider of `cloud` runs; unset: `cloud` runs get no sandbox (a `notice`). */
-  SANDBOX_CLOUD_PROVIDER: z.enum(['e2b']).optional(),
   /** Deadline of one code call. */
   SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** stdout and stderr of one call are each cut at this many bytes. */

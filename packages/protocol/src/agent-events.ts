@@ -162,7 +162,7 @@ export type SkillsEvent = z.infer<typeof SkillsEvent>;
 /**
  * Something the user should know about the run that is not an error: a capability asked for but
  * not available (no sandbox provider configured, no web search provider), and why. Not in the
- * spec. `code` is stable (`sandbox_unavailable`, `web_search_unavailable`, ...); the run goes on.
+ * spec. `code` is stable (`sandbox_unavailable`, `sandbox_files_missing`); the run goes on.
  */
 export const NoticeEvent = z.object({
   type: z.literal('notice'),
@@ -170,21 +170,6 @@ export const NoticeEvent = z.object({
   message: z.string(),
 });
 export type NoticeEvent = z.infer<typeof NoticeEvent>;
-
-/**
- * The service refreshed an OAuth tool's access token (spec 2.3 `oauth` tools; the event is not in
- * the spec): the client should store the new pair, since a rotating refresh token sent before is
- * no longer valid. The only event that carries a token.
- */
-export const CredentialsRefreshedEvent = z.object({
-  type: z.literal('credentials_refreshed'),
-  name: z.string().min(1),
-  access_token: z.string().min(1),
-  refresh_token: z.string().min(1).optional(),
-  /** Unix time in seconds, like the request's `expires_at`. */
-  expires_at: z.number().optional(),
-});
-export type CredentialsRefreshedEvent = z.infer<typeof CredentialsRefreshedEvent>;
 
 /** The run finished; `session_id` continues the conversation (generated when none was sent). */
 export const DoneEvent = z.object({
@@ -216,7 +201,6 @@ export const AgentEvent = z.discriminatedUnion('type', [
   ApprovalResultEvent,
   SkillsEvent,
   NoticeEvent,
-  CredentialsRefreshedEvent,
   DoneEvent,
   ErrorEvent,
 ]);

@@ -132,8 +132,8 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
     } else {
       if (!options.cloud) {
         return notice(
-          'No cloud sandbox provider is configured on this service (SANDBOX_CLOUD_PROVIDER), ' +
-            'so code cannot run in this conversation.',
+          'This service has no cloud sandbox provider, so code cannot run in this conversation ' +
+            '(sandbox_mode "local" or "none" are the alternatives).',
         );
       }
       provider = options.cloud;
