@@ -117,7 +117,9 @@ describe('code execution in agent runs (local sandboxes)', () => {
       ...local('sbx-session-1'),
     });
     const events = await run.ended;
-    const result = events.find((e) => e.data.type === 'tool_result')!.data as { result: string };
+    const result = events.find((e) => e.data.type === 'tool_result')!.data as unknown as {
+      result: string;
+    };
     expect(result.result).toContain('from the first run');
     const rows = await cluster.sql<{ n: number }>(
       `SELECT count(*)::int AS n FROM session_sandboxes WHERE session_id = 'sbx-session-1'`,
