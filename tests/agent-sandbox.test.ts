@@ -2,7 +2,14 @@
  * Issue 14: code execution through `POST /api/agent/invoke` on two API replicas and a worker
  * sharing Redis and PostgreSQL, local sandboxes in bubblewrap, with the scripted model.
  */
-import { existsSync, mkdirSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -126,6 +133,33 @@ describe('code execution in agent runs (local sandboxes)', () => {
     );
     expect(rows[0]!.n).toBe(1);
     expect(readdirSync(stateDir).filter((d) => d.startsWith('sbx_'))).toHaveLength(1);
+  });
+
+  it("copies an active skill's resource files into the sandbox, at the path the prompt names", async () => {
+    cluster.model.script('sbx-skill', [
+      toolCallsReply([
+        {
+          name: 'run_command',
+          args: { command: 'cat /tmp/skills/drafting-emails/references/tone-guide.md' },
+        },
+      ]),
+      textReply('Read the guide.'),
+    ]);
+    const run = await invoke(cluster.api[0]!.url, alice, {
+      message: 'Draft a polite email declining the meeting',
+      llm_config: llm('sbx-skill'),
+      ...local('sbx-session-skill'),
+      skills: { skill_names: ['drafting-emails'] },
+    });
+    const events = await run.ended;
+    const system = String(cluster.model.requests('sbx-skill')[0]!.body.messages![0]!.content);
+    expect(system).toContain('/tmp/skills/<skill name>/');
+    const result = events.find((e) => e.data.type === 'tool_result')!.data as unknown as {
+      result: string;
+    };
+    const guide = readFileSync('skills/drafting-emails/references/tone-guide.md', 'utf8');
+    expect(result.result).toContain(guide.split('\n')[0]!);
+    expect(result.result).toContain('Exit code: 0');
   });
 
   it('refuses a working directory outside the user’s own, with an error event', async () => {

@@ -1,4 +1,9 @@
-import { AgentRunner, ModelUrlGuard, type ToolSource } from '@agent-backend/agent-runtime';
+import {
+  AgentRunner,
+  ModelUrlGuard,
+  type RunInfo,
+  type ToolSource,
+} from '@agent-backend/agent-runtime';
 import type { Config } from '@agent-backend/config';
 import type { Engines } from '@agent-backend/engines';
 import { createApprovalHook } from '@agent-backend/hitl';
@@ -17,12 +22,15 @@ import {
   loadSharedSkills,
   prepareRunSkills,
   SkillCatalog,
+  type RunSkills,
   SkillRepository,
 } from '@agent-backend/skills';
 import { createNodeToolCaller, type NodeToolCaller } from '@agent-backend/node-rpc';
 import {
   BubblewrapSandboxProvider,
   createSandboxCapability,
+  RUN_FILES_DIR,
+  type RunFiles,
   type SandboxCapability,
 } from '@agent-backend/sandbox';
 import { createUrlGuard } from '@agent-backend/url-guard';
@@ -122,17 +130,47 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     return new SkillCatalog(shared, new SkillRepository(engines.db));
   });
   skills.catch((err: unknown) => logger.error({ err }, 'skills could not be loaded'));
+  // One preparation of a run's skills, shared by the skills source and the sandbox (which copies
+  // the active skills' resources into the run's sandbox).
+  const runSkills = new WeakMap<RunInfo, Promise<RunSkills | undefined>>();
+  const skillsFor = (run: RunInfo) => {
+    let prepared = runSkills.get(run);
+    if (!prepared) {
+      prepared = skills.then((catalog) =>
+        prepareRunSkills(catalog, {
+          userId: run.userId,
+          skills: run.request.capabilities.skills,
+          message: run.request.message,
+        }),
+      );
+      runSkills.set(run, prepared);
+    }
+    return prepared;
+  };
   const skillsSource: ToolSource = async (run) => {
-    const prepared = await prepareRunSkills(await skills, {
-      userId: run.userId,
-      skills: run.request.capabilities.skills,
-      message: run.request.message,
-    });
+    const prepared = await skillsFor(run);
     if (!prepared) return [];
     return {
       tools: prepared.tools,
       promptSections: prepared.promptSection ? [prepared.promptSection] : [],
       events: [prepared.event],
+    };
+  };
+  const skillFiles = async (run: RunInfo): Promise<RunFiles | undefined> => {
+    const prepared = await skillsFor(run).catch(() => undefined);
+    if (!prepared) return undefined;
+    const catalog = await skills;
+    return {
+      note:
+        `Files of active skills are in the sandbox under ${RUN_FILES_DIR}/<skill name>/, ` +
+        'at the paths listed for each skill.',
+      current: () =>
+        prepared.activeSkills().flatMap((skill) =>
+          skill.resources.map((resource) => ({
+            path: `${RUN_FILES_DIR}/${skill.name}/${resource.path}`,
+            read: () => catalog.readResource(run.userId, skill, resource.path),
+          })),
+        ),
     };
   };
   // Code execution (docs/sandbox.md): local runs in bubblewrap under SANDBOX_LOCAL_ROOT; no
@@ -156,6 +194,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       maxOutputBytes: config.SANDBOX_MAX_OUTPUT_BYTES,
       maxReadBytes: config.SANDBOX_MAX_OUTPUT_BYTES,
     },
+    runFiles: skillFiles,
     sessions: {
       deployment: config.SANDBOX_DEPLOYMENT,
       leaseMs: config.SANDBOX_CREATE_LEASE_MS,

@@ -15,6 +15,17 @@ import type { SandboxHandle, SandboxProvider } from './sandbox.js';
 import { SessionSandboxes, type SessionSandboxSettings } from './session-sandboxes.js';
 import { sandboxTools, type SandboxToolSettings } from './tools.js';
 
+/** Where files a run brings (its active skills' resources) are put in every sandbox. */
+export const RUN_FILES_DIR = '/tmp/skills';
+
+/** Files another capability wants in the run's sandbox (an active skill's resources). */
+export interface RunFiles {
+  /** Said in the system prompt: where the files are. */
+  readonly note: string;
+  /** The files wanted now; asked before each code call, so files of a skill loaded later come too. */
+  current(): ReadonlyArray<{ readonly path: string; read(): Promise<Uint8Array | undefined> }>;
+}
+
 /** What the code-execution capability is built from. */
 export interface SandboxCapabilityOptions {
   readonly db: Database;
@@ -25,6 +36,8 @@ export interface SandboxCapabilityOptions {
   readonly cloud?: SandboxProvider;
   readonly tools: SandboxToolSettings;
   readonly sessions: SessionSandboxSettings;
+  /** Files of the run to place in its sandbox before code runs (skills' resources). */
+  readonly runFiles?: (run: RunInfo) => Promise<RunFiles | undefined>;
 }
 
 /** The capability: the tool source of runs, and the sweep for the worker. */
@@ -138,13 +151,25 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
       }
       provider = options.cloud;
     }
+    const runFiles = await options.runFiles?.(run);
+    const placed = new Set<string>();
+    // Copies the run's files not yet in the sandbox (a skill loaded since the last call).
+    const place = async (handle: SandboxHandle) => {
+      for (const file of runFiles?.current() ?? []) {
+        if (placed.has(file.path)) continue;
+        const data = await file.read();
+        if (data) await handle.writeFile(file.path, data);
+        placed.add(file.path);
+      }
+      return handle;
+    };
     let sandbox: Promise<SandboxHandle> | undefined;
     const tools = sandboxTools(
       {
-        sandbox: (signal) => {
+        sandbox: async (signal) => {
           sandbox ??= sessions.acquire(provider, run.userId, run.sessionId, hostDir, signal);
           sandbox.catch(() => (sandbox = undefined));
-          return sandbox;
+          return place(await sandbox);
         },
         touch: () => sessions.touch(run.sessionId),
       },
@@ -155,6 +180,7 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
       `You can run code in a sandbox (${provider.mode}) with execute_code and run_command; ` +
         `files persist for this conversation in the working directory (${workdir}).`,
       filesSection(files, missing),
+      runFiles?.note ?? '',
     ]
       .filter(Boolean)
       .join('\n');

@@ -17,6 +17,8 @@ export {
 export { sandboxTools, type SandboxAccess, type SandboxToolSettings } from './tools.js';
 export {
   createSandboxCapability,
+  RUN_FILES_DIR,
+  type RunFiles,
   resolveWorkingDirectory,
   type SandboxCapability,
   type SandboxCapabilityOptions,

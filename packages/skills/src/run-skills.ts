@@ -30,6 +30,8 @@ export interface RunSkills {
   readonly tools: readonly AgentTool[];
   /** The skills active now, in order (the model's loads included). */
   activated(): ActivatedSkill[];
+  /** The active skills themselves (with their resource lists), the model's loads included. */
+  activeSkills(): Skill[];
 }
 
 export const LoadSkillArgs = z.object({
@@ -145,6 +147,7 @@ export async function prepareRunSkills(
     promptSection: prompt.text,
     tools: offerTool ? [tool] : [],
     activated: () => activated.map((a) => ({ ...a })),
+    activeSkills: () => [...active.values()],
   };
 }
 
