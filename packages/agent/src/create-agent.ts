@@ -34,6 +34,13 @@ import {
   type SandboxCapability,
 } from '@agent-backend/sandbox';
 import { createUrlGuard } from '@agent-backend/url-guard';
+import {
+  braveProvider,
+  tavilyProvider,
+  WebSearch,
+  webSearchTool,
+  type SearchProvider,
+} from '@agent-backend/web-search';
 import { agentSettings, type AgentServiceSettings } from './settings.js';
 
 /** What the factory builds from: one process's configuration, engines and logger. */
@@ -202,6 +209,44 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       maxIdleMs: config.SANDBOX_MAX_IDLE_MS,
     },
   });
+  // Web search (docs/web-search.md): the providers with a key, in WEB_SEARCH_PROVIDERS order.
+  const searchProviders: SearchProvider[] = config.WEB_SEARCH_PROVIDERS.flatMap((name) => {
+    if (name === 'tavily' && config.TAVILY_API_KEY) {
+      return [
+        tavilyProvider({ apiKey: config.TAVILY_API_KEY, baseUrl: config.TAVILY_API_BASE_URL }),
+      ];
+    }
+    if (name === 'brave' && config.BRAVE_SEARCH_API_KEY) {
+      return [
+        braveProvider({
+          apiKey: config.BRAVE_SEARCH_API_KEY,
+          baseUrl: config.BRAVE_SEARCH_API_BASE_URL,
+        }),
+      ];
+    }
+    return [];
+  });
+  const webSearch = new WebSearch(searchProviders, engines.ephemeral, {
+    timeoutMs: config.WEB_SEARCH_TIMEOUT_MS,
+    cacheTtlMs: config.WEB_SEARCH_CACHE_TTL_MS,
+    breakerFailures: config.WEB_SEARCH_BREAKER_FAILURES,
+    breakerCooldownMs: config.WEB_SEARCH_BREAKER_COOLDOWN_MS,
+  });
+  const webSearchSource: ToolSource = async (run) => {
+    if (!run.request.capabilities.webSearch) return [];
+    if (searchProviders.length === 0) {
+      return {
+        events: [
+          {
+            type: 'notice',
+            code: 'web_search_unavailable',
+            message: 'Web search is not configured on this service, so the answer cannot use it.',
+          },
+        ],
+      };
+    }
+    return [webSearchTool(webSearch)];
+  };
   const mcpTools = createMcpTools({ policy: mcpPolicy(config), logger });
   // User-supplied model base URLs pass the same SSRF guard as MCP servers, plus the model
   // servers the operator named in LLM_ALLOWED_ORIGINS (which open nothing for MCP); every
@@ -224,6 +269,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       memorySource,
       skillsSource,
       sandboxes.source,
+      webSearchSource,
       ...(options.toolSources ?? []),
     ],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for runs without approval rules.

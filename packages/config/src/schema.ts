@@ -237,6 +237,30 @@ export const EnvSchema = z.object({
   SANDBOX_CREATE_LEASE_MS: z.coerce.number().int().min(500).default(60_000),
   /** Names this deployment's sandboxes (metadata), so a reaper leaves other deployments' alone. */
   SANDBOX_DEPLOYMENT: z.string().min(1).default('agent-backend'),
+  /** Web search (issue 15, docs/web-search.md): Tavily's key; unset: Tavily is not used. */
+  TAVILY_API_KEY: optionalString,
+  TAVILY_API_BASE_URL: z.string().url().default('https://api.tavily.com'),
+  /** Brave Search's key (`X-Subscription-Token`); unset: Brave is not used. */
+  BRAVE_SEARCH_API_KEY: optionalString,
+  BRAVE_SEARCH_API_BASE_URL: z.string().url().default('https://api.search.brave.com'),
+  /** The order providers are tried in (those with a key). */
+  WEB_SEARCH_PROVIDERS: z
+    .string()
+    .default('tavily,brave')
+    .transform((value) =>
+      value
+        .split(',')
+        .map((name) => name.trim())
+        .filter(Boolean),
+    )
+    .pipe(z.array(z.enum(['tavily', 'brave'])).min(1)),
+  /** Deadline of one provider call; past it the next provider is tried. */
+  WEB_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
+  /** How long a query's results are reused (ephemeral store). */
+  WEB_SEARCH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(300_000),
+  /** Consecutive failures after which a provider is skipped for the cooldown. */
+  WEB_SEARCH_BREAKER_FAILURES: z.coerce.number().int().min(1).default(3),
+  WEB_SEARCH_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

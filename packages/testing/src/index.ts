@@ -6,3 +6,10 @@ export * from './redis-test-keys.js';
 export * from './concept-embedding.js';
 export * from './loopback-servers.js';
 export * from './prose.js';
+export {
+  startFakeSearchProviders,
+  type FakeResult,
+  type FakeSearchProvider,
+  type SearchBehaviour,
+  type SearchRequest,
+} from './fake-search.js';
