@@ -57,7 +57,7 @@ export async function providerFetch(
   let response: Response;
   try {
     response = await fetch(url, { ...init, signal, redirect: 'error' });
-  } catch (error) {
+  } catch {
     const timedOut =
       signal.aborted && (signal.reason as Error | undefined)?.name === 'TimeoutError';
     throw new SearchProviderError(
