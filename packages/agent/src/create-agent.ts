@@ -26,6 +26,7 @@ import {
   SkillRepository,
 } from '@agent-backend/skills';
 import { createNodeToolCaller, type NodeToolCaller } from '@agent-backend/node-rpc';
+import { saasToolSource } from '@agent-backend/saas-tools';
 import {
   BubblewrapSandboxProvider,
   createSandboxCapability,
@@ -247,6 +248,42 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     }
     return [webSearchTool(webSearch)];
   };
+  // Connected SaaS accounts (docs/saas-tools.md): the `oauth` entries' tools, tokens refreshed
+  // once across replicas through the ephemeral store.
+  const google = {
+    tokenUrl: config.GOOGLE_OAUTH_TOKEN_URL,
+    clientId: config.GOOGLE_CLIENT_ID,
+    clientSecret: config.GOOGLE_CLIENT_SECRET,
+  };
+  const saasSource = saasToolSource({
+    ephemeral: engines.ephemeral,
+    endpoints: {
+      github: {
+        apiBaseUrl: config.GITHUB_API_BASE_URL,
+        tokenUrl: config.GITHUB_OAUTH_TOKEN_URL,
+        clientId: config.GITHUB_CLIENT_ID,
+        clientSecret: config.GITHUB_CLIENT_SECRET,
+      },
+      gmail: { apiBaseUrl: config.GMAIL_API_BASE_URL, ...google },
+      google_drive: { apiBaseUrl: config.GOOGLE_DRIVE_API_BASE_URL, ...google },
+      slack: {
+        apiBaseUrl: config.SLACK_API_BASE_URL,
+        tokenUrl: config.SLACK_OAUTH_TOKEN_URL,
+        clientId: config.SLACK_CLIENT_ID,
+        clientSecret: config.SLACK_CLIENT_SECRET,
+      },
+      notion: {
+        apiBaseUrl: config.NOTION_API_BASE_URL,
+        tokenUrl: config.NOTION_OAUTH_TOKEN_URL,
+        clientId: config.NOTION_CLIENT_ID,
+        clientSecret: config.NOTION_CLIENT_SECRET,
+      },
+    },
+    settings: {
+      callTimeoutMs: config.SAAS_CALL_TIMEOUT_MS,
+      maxRetryAfterMs: config.SAAS_MAX_RETRY_AFTER_MS,
+    },
+  });
   const mcpTools = createMcpTools({ policy: mcpPolicy(config), logger });
   // User-supplied model base URLs pass the same SSRF guard as MCP servers, plus the model
   // servers the operator named in LLM_ALLOWED_ORIGINS (which open nothing for MCP); every
@@ -270,6 +307,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       skillsSource,
       sandboxes.source,
       webSearchSource,
+      saasSource,
       ...(options.toolSources ?? []),
     ],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for runs without approval rules.

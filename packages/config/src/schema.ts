@@ -261,6 +261,32 @@ export const EnvSchema = z.object({
   /** Consecutive failures after which a provider is skipped for the cooldown. */
   WEB_SEARCH_BREAKER_FAILURES: z.coerce.number().int().min(1).default(3),
   WEB_SEARCH_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),
+  /**
+   * SaaS account tools (issue 15, docs/saas-tools.md): each provider's API origin, token
+   * endpoint and the operator's OAuth client (without a client, expired tokens cannot be renewed).
+   */
+  GITHUB_API_BASE_URL: z.string().url().default('https://api.github.com'),
+  GITHUB_OAUTH_TOKEN_URL: z.string().url().default('https://github.com/login/oauth/access_token'),
+  GITHUB_CLIENT_ID: optionalString,
+  GITHUB_CLIENT_SECRET: optionalString,
+  GMAIL_API_BASE_URL: z.string().url().default('https://gmail.googleapis.com'),
+  GOOGLE_DRIVE_API_BASE_URL: z.string().url().default('https://www.googleapis.com'),
+  /** Gmail and Google Drive share Google's token endpoint and OAuth client. */
+  GOOGLE_OAUTH_TOKEN_URL: z.string().url().default('https://oauth2.googleapis.com/token'),
+  GOOGLE_CLIENT_ID: optionalString,
+  GOOGLE_CLIENT_SECRET: optionalString,
+  SLACK_API_BASE_URL: z.string().url().default('https://slack.com/api'),
+  SLACK_OAUTH_TOKEN_URL: z.string().url().default('https://slack.com/api/oauth.v2.access'),
+  SLACK_CLIENT_ID: optionalString,
+  SLACK_CLIENT_SECRET: optionalString,
+  NOTION_API_BASE_URL: z.string().url().default('https://api.notion.com'),
+  NOTION_OAUTH_TOKEN_URL: z.string().url().default('https://api.notion.com/v1/oauth/token'),
+  NOTION_CLIENT_ID: optionalString,
+  NOTION_CLIENT_SECRET: optionalString,
+  /** Whole deadline of one SaaS tool call (a refresh and one retry included). */
+  SAAS_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(30_000),
+  /** A 429 is retried once when its Retry-After is at most this. */
+  SAAS_MAX_RETRY_AFTER_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */

@@ -171,6 +171,21 @@ export const NoticeEvent = z.object({
 });
 export type NoticeEvent = z.infer<typeof NoticeEvent>;
 
+/**
+ * The service refreshed a connected account's access token (spec 2.3 `oauth` tools; the event
+ * is not in the spec): the client should store the new pair, since a rotating refresh token it
+ * sent is no longer valid. The only event that carries a token. `expires_at` is in the unit the
+ * request's `expires_at` used (seconds, or milliseconds), absent when the provider gave none.
+ */
+export const CredentialsRefreshedEvent = z.object({
+  type: z.literal('credentials_refreshed'),
+  name: z.string().min(1),
+  access_token: z.string().min(1),
+  refresh_token: z.string().min(1).optional(),
+  expires_at: z.number().optional(),
+});
+export type CredentialsRefreshedEvent = z.infer<typeof CredentialsRefreshedEvent>;
+
 /** The run finished; `session_id` continues the conversation (generated when none was sent). */
 export const DoneEvent = z.object({
   type: z.literal('done'),
@@ -201,6 +216,7 @@ export const AgentEvent = z.discriminatedUnion('type', [
   ApprovalResultEvent,
   SkillsEvent,
   NoticeEvent,
+  CredentialsRefreshedEvent,
   DoneEvent,
   ErrorEvent,
 ]);

@@ -26,17 +26,23 @@ export const McpToolEntry = z
   .superRefine(checkMcpBaseUrl);
 export type McpToolEntry = z.infer<typeof McpToolEntry>;
 
+/** The SaaS providers an `oauth` tool entry may name (spec 2.3 describes five; these are ours). */
+export const OAUTH_PROVIDERS = ['github', 'gmail', 'google_drive', 'slack', 'notion'] as const;
+export const OAuthProvider = z.enum(OAUTH_PROVIDERS, {
+  message: `must be one of ${OAUTH_PROVIDERS.join(', ')}`,
+});
+export type OAuthProvider = z.infer<typeof OAuthProvider>;
+
 /**
- * A third-party account the run may act on (spec 2.3). `name` is one of the provider tool names;
- * the spec does not reproduce them, so any non-empty name is accepted here and unknown providers
- * are refused by the runtime, which knows which ones it implements.
+ * A third-party account the run may act on (spec 2.3): `name` is the provider. `expires_at` is
+ * the access token's expiry in seconds since the epoch (milliseconds are accepted: values above
+ * 10^12 are read as such); `credentials_refreshed` answers in the unit it was given.
  */
 export const OAuthToolEntry = z.object({
   type: z.literal('oauth'),
-  name: z.string().min(1),
+  name: OAuthProvider,
   access_token: z.string().min(1),
   refresh_token: z.string().optional(),
-  /** Expiry of `access_token`, as the client sends it (a timestamp number). */
   expires_at: z.number().optional(),
 });
 export type OAuthToolEntry = z.infer<typeof OAuthToolEntry>;
@@ -183,6 +189,18 @@ export const InvokeRequest = z
     hitl_config: HitlConfig.optional(),
   })
   .superRefine((value, ctx) => {
+    const seen = new Set<string>();
+    value.tools.forEach((entry, index) => {
+      if (entry.type !== 'oauth') return;
+      if (seen.has(entry.name)) {
+        ctx.addIssue({
+          code: 'custom',
+          path: ['tools', index, 'name'],
+          message: `only one ${entry.name} account per run`,
+        });
+      }
+      seen.add(entry.name);
+    });
     if (value.sandbox_mode === 'local' && value.working_directory === undefined) {
       ctx.addIssue({
         code: 'custom',

@@ -13,3 +13,11 @@ export {
   type SearchBehaviour,
   type SearchRequest,
 } from './fake-search.js';
+export {
+  FAKE_OAUTH_CLIENT,
+  startFakeSaas,
+  type FakeSaas,
+  type FakeSaasData,
+  type FakeSaasProvider,
+  type SaasRecordedRequest,
+} from './fake-saas.js';

@@ -1,0 +1,360 @@
+import type { ToolContext, ToolOutput } from '@agent-backend/agent-runtime';
+import type { EphemeralStore } from '@agent-backend/ephemeral';
+import type { OAuthToolEntry } from '@agent-backend/protocol';
+import { refreshOnce, RefreshFailedError, type RefreshedTokens } from './refresh.js';
+
+/** The operator's OAuth client and the provider's endpoints, from configuration. */
+export interface ProviderEndpoints {
+  /** The API origin (and base path) requests are made against. */
+  readonly apiBaseUrl: string;
+  readonly tokenUrl: string;
+  readonly clientId?: string;
+  readonly clientSecret?: string;
+}
+
+/** How a provider's token endpoint is called and read. */
+export interface TokenEndpointStyle {
+  /** Client credentials as form fields (most) or as HTTP Basic (Notion). */
+  readonly clientAuth: 'form' | 'basic';
+  /** The body: form-encoded (most) or JSON (Notion). */
+  readonly body: 'form' | 'json';
+}
+
+/** A call's failure the model can explain to the user; `content` never holds a token. */
+export class SaasError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = 'SaasError';
+  }
+}
+
+/** What a provider call asks. */
+export interface SaasRequest {
+  readonly method?: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Appended to the API base URL. */
+  readonly path: string;
+  readonly query?: Record<string, string | number | undefined>;
+  readonly json?: unknown;
+  /** A raw body with its content type (Drive's multipart upload). */
+  readonly raw?: { readonly body: string; readonly contentType: string };
+  readonly headers?: Record<string, string>;
+  /** The answer is text, not JSON (a Drive export). */
+  readonly text?: boolean;
+  /** Overrides the base URL (Drive's upload endpoint). */
+  readonly baseUrl?: string;
+}
+
+/** Settings of every account of a run. */
+export interface AccountSettings {
+  /** Whole deadline of one tool call, retries and refresh included. */
+  readonly callTimeoutMs: number;
+  /** A 429 is retried once when its Retry-After is at most this (and fits the deadline). */
+  readonly maxRetryAfterMs: number;
+}
+
+/** Refresh this early before `expires_at`. */
+const EXPIRY_MARGIN_MS = 60_000;
+
+/** `expires_at` as the client sends it: seconds since the epoch, or ms when above 10^12. */
+export function expiryMs(expiresAt: number | undefined): number | undefined {
+  if (expiresAt === undefined) return undefined;
+  return expiresAt > 1e12 ? expiresAt : expiresAt * 1000;
+}
+
+/** The provider's own error text from its JSON error body, when it has one. */
+export type ErrorText = (body: unknown) => string | undefined;
+
+/**
+ * One connected account in one run: its current token pair, refreshed when expired (or within a
+ * minute of it) or when the provider answers 401 (and Slack's `token_expired`), once per call,
+ * single-flight across replicas ({@link refreshOnce}); the client learns the new pair from a
+ * `credentials_refreshed` event. Provider failures become {@link SaasError}s with readable
+ * messages; a 429 is retried once within the call's deadline.
+ */
+export class SaasAccount {
+  private accessToken: string;
+  private refreshToken: string | undefined;
+  private expiresAt: number | undefined;
+  private readonly millisUnit: boolean;
+
+  constructor(
+    readonly provider: string,
+    entry: OAuthToolEntry,
+    private readonly endpoints: ProviderEndpoints,
+    private readonly style: TokenEndpointStyle,
+    private readonly ephemeral: EphemeralStore,
+    private readonly settings: AccountSettings,
+    private readonly errorText: ErrorText,
+    /** Extra headers every API request carries (API versions). */
+    private readonly headers: Record<string, string> = {},
+  ) {
+    this.accessToken = entry.access_token;
+    this.refreshToken = entry.refresh_token || undefined;
+    this.expiresAt = expiryMs(entry.expires_at);
+    this.millisUnit = entry.expires_at !== undefined && entry.expires_at > 1e12;
+  }
+
+  /** Runs a provider call for a tool, its failure as the tool's error text. */
+  async run(
+    context: ToolContext,
+    fn: (call: (request: SaasRequest) => Promise<unknown>) => Promise<ToolOutput>,
+  ): Promise<ToolOutput> {
+    const deadline = AbortSignal.timeout(this.settings.callTimeoutMs);
+    const signal = AbortSignal.any([context.signal, deadline]);
+    const started = Date.now();
+    try {
+      return await fn((request) => this.request(request, context, signal, started));
+    } catch (error) {
+      if (error instanceof SaasError) return { content: this.scrub(error.message), isError: true };
+      if (deadline.aborted && !context.signal.aborted) {
+        return {
+          content: `${this.label()} did not answer within ${this.settings.callTimeoutMs / 1000} s.`,
+          isError: true,
+        };
+      }
+      throw error;
+    }
+  }
+
+  private label(): string {
+    return LABELS[this.provider] ?? this.provider;
+  }
+
+  /** Never a token in a text the model or the client sees. */
+  private scrub(text: string): string {
+    let out = text;
+    for (const secret of [this.accessToken, this.refreshToken, this.endpoints.clientSecret]) {
+      if (secret) out = out.split(secret).join('[redacted]');
+    }
+    return out;
+  }
+
+  private async request(
+    request: SaasRequest,
+    context: ToolContext,
+    signal: AbortSignal,
+    started: number,
+  ): Promise<unknown> {
+    if (this.expiresAt !== undefined && this.expiresAt - EXPIRY_MARGIN_MS <= Date.now()) {
+      await this.refresh(context, signal, 'expired');
+    }
+    let refreshed = false;
+    let retried = false;
+    for (;;) {
+      const response = await this.send(request, signal);
+      const body = await readBody(response, request.text === true);
+      const slackExpired =
+        this.provider === 'slack' &&
+        isRecord(body) &&
+        body.ok === false &&
+        (body.error === 'token_expired' || body.error === 'invalid_auth');
+      if ((response.status === 401 || slackExpired) && !refreshed) {
+        refreshed = true;
+        await this.refresh(context, signal, 'refused');
+        continue;
+      }
+      if (response.status === 429 && !retried) {
+        const wait = retryAfterMs(response.headers.get('retry-after'));
+        const left = this.settings.callTimeoutMs - (Date.now() - started);
+        if (wait !== undefined && wait <= this.settings.maxRetryAfterMs && wait < left - 1_000) {
+          retried = true;
+          await new Promise((resolve) => setTimeout(resolve, wait));
+          continue;
+        }
+      }
+      if (response.ok && !(isRecord(body) && body.ok === false && this.provider === 'slack')) {
+        return body;
+      }
+      throw new SaasError(this.describe(response, body));
+    }
+  }
+
+  private async send(request: SaasRequest, signal: AbortSignal): Promise<Response> {
+    const url = new URL(
+      `${(request.baseUrl ?? this.endpoints.apiBaseUrl).replace(/\/+$/, '')}${request.path}`,
+    );
+    for (const [key, value] of Object.entries(request.query ?? {})) {
+      if (value !== undefined) url.searchParams.set(key, String(value));
+    }
+    const headers: Record<string, string> = {
+      authorization: `Bearer ${this.accessToken}`,
+      accept: 'application/json',
+      ...this.headers,
+      ...request.headers,
+    };
+    let body: string | undefined;
+    if (request.json !== undefined) {
+      headers['content-type'] = 'application/json; charset=utf-8';
+      body = JSON.stringify(request.json);
+    } else if (request.raw) {
+      headers['content-type'] = request.raw.contentType;
+      body = request.raw.body;
+    }
+    try {
+      return await fetch(url, {
+        method: request.method ?? 'GET',
+        headers,
+        ...(body !== undefined ? { body } : {}),
+        signal,
+        redirect: 'error',
+      });
+    } catch (error) {
+      if (signal.aborted) throw error;
+      throw new SaasError(`${this.label()} could not be reached.`);
+    }
+  }
+
+  private describe(response: Response, body: unknown): string {
+    const detail = this.errorText(body);
+    const said = detail ? `: ${detail}` : '';
+    const name = this.label();
+    if (response.status === 401 || (isRecord(body) && body.error === 'invalid_auth')) {
+      return `${name} refused the account's authorization${said}. The user needs to reconnect the account.`;
+    }
+    if (response.status === 403) {
+      return `${name} does not allow this with the account's permissions (HTTP 403)${said}. The account may need more scopes.`;
+    }
+    if (response.status === 404) return `${name} found nothing there (HTTP 404)${said}.`;
+    if (response.status === 429) {
+      const wait = retryAfterMs(response.headers.get('retry-after'));
+      return `${name} is rate-limiting requests${wait ? `; try again in ${Math.ceil(wait / 1000)} s` : ''}${said}.`;
+    }
+    if (response.status >= 500) return `${name} failed (HTTP ${response.status})${said}.`;
+    if (response.ok) return `${name} refused the request${said}.`;
+    return `${name} refused the request (HTTP ${response.status})${said}.`;
+  }
+
+  private async refresh(context: ToolContext, signal: AbortSignal, why: 'expired' | 'refused') {
+    const name = this.label();
+    const refreshToken = this.refreshToken;
+    if (!refreshToken || !this.endpoints.clientId || !this.endpoints.clientSecret) {
+      throw new SaasError(
+        why === 'expired'
+          ? `The ${name} access token has expired and cannot be renewed here (${refreshToken ? 'the service has no OAuth client for it' : 'no refresh token was given'}). The user needs to reconnect the account.`
+          : `${name} refused the access token, and it cannot be renewed here (${refreshToken ? 'the service has no OAuth client for it' : 'no refresh token was given'}). The user needs to reconnect the account.`,
+      );
+    }
+    let tokens: RefreshedTokens;
+    try {
+      tokens = await refreshOnce(
+        this.ephemeral,
+        this.provider,
+        refreshToken,
+        () => this.callTokenEndpoint(refreshToken, signal),
+        signal,
+      );
+    } catch (error) {
+      if (error instanceof RefreshFailedError) {
+        throw new SaasError(
+          `The ${name} authorization could not be renewed (${error.message}). The user needs to reconnect the account.`,
+        );
+      }
+      throw error;
+    }
+    this.accessToken = tokens.accessToken;
+    if (tokens.refreshToken) this.refreshToken = tokens.refreshToken;
+    this.expiresAt = tokens.expiresAt;
+    context.emit({
+      type: 'credentials_refreshed',
+      name: this.provider,
+      access_token: tokens.accessToken,
+      ...(tokens.refreshToken ? { refresh_token: tokens.refreshToken } : {}),
+      ...(tokens.expiresAt !== undefined
+        ? {
+            expires_at: this.millisUnit ? tokens.expiresAt : Math.floor(tokens.expiresAt / 1000),
+          }
+        : {}),
+    });
+  }
+
+  private async callTokenEndpoint(
+    refreshToken: string,
+    signal: AbortSignal,
+  ): Promise<RefreshedTokens> {
+    const { clientId, clientSecret, tokenUrl } = this.endpoints;
+    const fields: Record<string, string> = {
+      grant_type: 'refresh_token',
+      refresh_token: refreshToken,
+      ...(this.style.clientAuth === 'form'
+        ? { client_id: clientId!, client_secret: clientSecret! }
+        : {}),
+    };
+    const headers: Record<string, string> = { accept: 'application/json' };
+    if (this.style.clientAuth === 'basic') {
+      headers.authorization = `Basic ${Buffer.from(`${clientId}:${clientSecret}`).toString('base64')}`;
+    }
+    let body: string;
+    if (this.style.body === 'json') {
+      headers['content-type'] = 'application/json';
+      body = JSON.stringify(fields);
+    } else {
+      headers['content-type'] = 'application/x-www-form-urlencoded';
+      body = new URLSearchParams(fields).toString();
+    }
+    let response: Response;
+    try {
+      response = await fetch(tokenUrl, {
+        method: 'POST',
+        headers,
+        body,
+        signal,
+        redirect: 'error',
+      });
+    } catch {
+      if (signal.aborted) throw new RefreshFailedError('the token endpoint did not answer in time');
+      throw new RefreshFailedError('the token endpoint could not be reached');
+    }
+    const answer = (await readBody(response, false)) as Record<string, unknown> | undefined;
+    const access =
+      answer && typeof answer.access_token === 'string' ? answer.access_token : undefined;
+    if (!response.ok || !access || (isRecord(answer) && answer.ok === false)) {
+      const code =
+        isRecord(answer) && typeof answer.error === 'string'
+          ? answer.error
+          : `HTTP ${response.status}`;
+      throw new RefreshFailedError(`the token endpoint answered ${code}`);
+    }
+    const expiresIn = typeof answer!.expires_in === 'number' ? answer!.expires_in : undefined;
+    return {
+      accessToken: access,
+      ...(typeof answer!.refresh_token === 'string' ? { refreshToken: answer!.refresh_token } : {}),
+      ...(expiresIn !== undefined ? { expiresAt: Date.now() + expiresIn * 1000 } : {}),
+    };
+  }
+}
+
+const LABELS: Record<string, string> = {
+  github: 'GitHub',
+  gmail: 'Gmail',
+  google_drive: 'Google Drive',
+  slack: 'Slack',
+  notion: 'Notion',
+};
+
+function isRecord(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+async function readBody(response: Response, text: boolean): Promise<unknown> {
+  const raw = await response.text();
+  if (text && response.ok) return raw;
+  if (!raw) return undefined;
+  try {
+    return JSON.parse(raw) as unknown;
+  } catch {
+    return raw.slice(0, 200);
+  }
+}
+
+/** `Retry-After` in ms: seconds, or an HTTP date. */
+export function retryAfterMs(value: string | null): number | undefined {
+  if (!value) return undefined;
+  if (/^\d+$/.test(value.trim())) return Number(value) * 1000;
+  const at = Date.parse(value);
+  return Number.isNaN(at) ? undefined : Math.max(0, at - Date.now());
+}
+
+/** Cuts a text for the model, saying so. */
+export function cut(text: string, max: number): string {
+  return text.length > max ? `${text.slice(0, max)}\n[cut at ${max} characters]` : text;
+}

@@ -1,0 +1,353 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { AgentEvent, OAuthToolEntry } from '@agent-backend/protocol';
+import type { AgentTool, RunInfo, ToolContext } from '@agent-backend/agent-runtime';
+import { createMemoryEphemeralStore, createRedisEphemeralStore } from '@agent-backend/ephemeral';
+import {
+  redisTestKeys,
+  startFakeSaas,
+  testRedisUrl,
+  type FakeSaas,
+  type FakeSaasProvider,
+} from '@agent-backend/testing';
+import { saasToolSource, type SaasEndpoints } from './source.js';
+
+const redis = redisTestKeys('saas', { beforeAll, afterAll });
+
+describe('SaaS account tools against fakes of the five providers', () => {
+  let fake: FakeSaas;
+  let endpoints: SaasEndpoints;
+  beforeAll(async () => {
+    fake = await startFakeSaas();
+    const e = fake.env;
+    const client = (name: string) => ({
+      clientId: e[`${name}_CLIENT_ID`],
+      clientSecret: e[`${name}_CLIENT_SECRET`],
+    });
+    endpoints = {
+      github: {
+        apiBaseUrl: e.GITHUB_API_BASE_URL!,
+        tokenUrl: e.GITHUB_OAUTH_TOKEN_URL!,
+        ...client('GITHUB'),
+      },
+      gmail: {
+        apiBaseUrl: e.GMAIL_API_BASE_URL!,
+        tokenUrl: e.GOOGLE_OAUTH_TOKEN_URL!,
+        ...client('GOOGLE'),
+      },
+      google_drive: {
+        apiBaseUrl: e.GOOGLE_DRIVE_API_BASE_URL!,
+        tokenUrl: e.GOOGLE_OAUTH_TOKEN_URL!,
+        ...client('GOOGLE'),
+      },
+      slack: {
+        apiBaseUrl: e.SLACK_API_BASE_URL!,
+        tokenUrl: e.SLACK_OAUTH_TOKEN_URL!,
+        ...client('SLACK'),
+      },
+      notion: {
+        apiBaseUrl: e.NOTION_API_BASE_URL!,
+        tokenUrl: e.NOTION_OAUTH_TOKEN_URL!,
+        ...client('NOTION'),
+      },
+    };
+  });
+  afterAll(async () => {
+    await fake.close();
+  });
+
+  let counter = 0;
+  /** The tools of one run with one account of `provider`, and the events its calls emit. */
+  const account = async (
+    provider: FakeSaasProvider,
+    entry: Partial<OAuthToolEntry> = {},
+    options: {
+      ephemeral?: ReturnType<typeof createMemoryEphemeralStore>;
+      endpoints?: SaasEndpoints;
+    } = {},
+  ) => {
+    counter += 1;
+    const token = `${provider}-token-${counter}`;
+    const refreshToken = `${provider}-refresh-${counter}`;
+    fake.grant(provider, token, refreshToken);
+    const source = saasToolSource({
+      ephemeral: options.ephemeral ?? createMemoryEphemeralStore(),
+      endpoints: options.endpoints ?? endpoints,
+      settings: { callTimeoutMs: 10_000, maxRetryAfterMs: 2_000 },
+    });
+    const full: OAuthToolEntry = {
+      type: 'oauth',
+      name: provider,
+      access_token: token,
+      refresh_token: refreshToken,
+      ...entry,
+    };
+    const tools = (await source({
+      userId: 'u',
+      sessionId: 's',
+      runId: 'r',
+      signal: new AbortController().signal,
+      request: { capabilities: { oauthTools: [full] } },
+    } as unknown as RunInfo)) as AgentTool[];
+    const events: AgentEvent[] = [];
+    const context = {
+      signal: new AbortController().signal,
+      emit: (e: AgentEvent) => events.push(e),
+    } as unknown as ToolContext;
+    const call = (name: string, args: Record<string, unknown> = {}) => {
+      const tool = tools.find((t) => t.name === name);
+      if (!tool) throw new Error(`no tool ${name}`);
+      return tool.execute(args, context);
+    };
+    return { tools, call, events, token, refreshToken };
+  };
+
+  it('GitHub: search, read, list repos (reads); open an issue, comment (writes)', async () => {
+    const { tools, call } = await account('github');
+    expect(tools.map((t) => [t.name, t.writes])).toEqual([
+      ['github_search_issues', false],
+      ['github_get_issue', false],
+      ['github_list_repos', false],
+      ['github_create_issue', true],
+      ['github_comment', true],
+    ]);
+    expect((await call('github_search_issues', { query: 'repo:acme/widgets crash' })).content).toBe(
+      '1 found; the first 1:\n#7 Crash on empty input [open] https://github.com/acme/widgets/issues/7',
+    );
+    expect((await call('github_get_issue', { repo: 'acme/widgets', number: 7 })).content).toContain(
+      'Steps: send an empty form.',
+    );
+    expect((await call('github_list_repos')).content).toContain(
+      'acme/widgets https://github.com/acme/widgets',
+    );
+    const opened = await call('github_create_issue', {
+      repo: 'acme/widgets',
+      title: 'Add dark mode',
+      body: 'Please.',
+    });
+    expect(opened.content).toMatch(
+      /^Opened #\d+ Add dark mode \[open\] https:\/\/github.com\/acme\/widgets\/issues\/\d+$/,
+    );
+    expect(
+      (await call('github_comment', { repo: 'acme/widgets', number: 7, body: 'Reproduced.' }))
+        .content,
+    ).toMatch(/issuecomment-1$/);
+    expect(fake.data.issues.find((i) => i.number === 7)!.comments).toEqual(['Reproduced.']);
+    const last = fake.requests.filter((r) => r.provider === 'github').at(-1)!;
+    expect(last.headers['x-github-api-version']).toBe('2022-11-28');
+    expect(last.headers.accept).toBe('application/vnd.github+json');
+    const missing = await call('github_get_issue', { repo: 'acme/widgets', number: 999 });
+    expect(missing).toEqual({
+      content: 'GitHub found nothing there (HTTP 404): Not Found.',
+      isError: true,
+    });
+  });
+
+  it('Gmail: search, read (reads); draft, send (writes)', async () => {
+    const { call } = await account('gmail');
+    expect((await call('gmail_search', { query: 'report' })).content).toBe(
+      'msg-1: Quarterly report — The report is attached. https://mail.google.com/mail/u/0/#all/msg-1',
+    );
+    expect((await call('gmail_read_message', { id: 'msg-1' })).content).toContain(
+      'From: ana@example.com',
+    );
+    expect(
+      (
+        await call('gmail_create_draft', {
+          to: 'ana@example.com',
+          subject: 'Re: report',
+          body: 'Thanks!',
+        })
+      ).content,
+    ).toMatch(/^Draft draft-msg-\d+ created/);
+    expect(
+      (await call('gmail_send', { to: 'bo@example.com', subject: 'Ünïcode hello', body: 'Hi Bo' }))
+        .content,
+    ).toMatch(/^Sent \(message msg-\d+\)/);
+    expect(fake.data.gmail.at(-1)).toMatchObject({
+      to: 'bo@example.com',
+      subject: 'Ünïcode hello',
+      text: 'Hi Bo',
+      sent: true,
+    });
+  });
+
+  it('Google Drive: search, read (a Google Doc exported as text); create a file', async () => {
+    const { call } = await account('google_drive');
+    expect((await call('drive_search', { query: 'roadmap' })).content).toContain(
+      'Roadmap (application/vnd.google-apps.document, id doc-1)',
+    );
+    expect((await call('drive_read_file', { id: 'doc-1' })).content).toContain('Q1: ship search.');
+    expect(
+      (await call('drive_create_file', { name: 'notes.txt', content: 'line 1\nline 2' })).content,
+    ).toMatch(/^Created notes.txt \(id file-\d+\)/);
+    expect(fake.data.files.at(-1)).toMatchObject({
+      name: 'notes.txt',
+      mimeType: 'text/plain',
+      content: 'line 1\nline 2',
+    });
+    const exported = fake.requests.find((r) => r.path === '/drive/v3/files/doc-1/export');
+    expect(exported?.query.mimeType).toBe('text/plain');
+  });
+
+  it('Slack: channels, history, search (reads); post (write); its ok:false errors', async () => {
+    const { call } = await account('slack');
+    expect((await call('slack_list_channels')).content).toBe('C01 #general');
+    expect((await call('slack_read_history', { channel: 'C01' })).content).toContain(
+      'U1: deploy at 5pm',
+    );
+    expect((await call('slack_search_messages', { query: 'deploy' })).content).toContain(
+      'https://acme.slack.com/archives/C01/p1700000000000100',
+    );
+    expect(
+      (await call('slack_post_message', { channel: 'C01', text: 'Deployed.' })).content,
+    ).toMatch(/^Posted to C01/);
+    expect(fake.data.slack.at(-1)).toMatchObject({ text: 'Deployed.' });
+    expect(await call('slack_read_history', { channel: 'C99' })).toEqual({
+      content: 'Slack refused the request: channel_not_found.',
+      isError: true,
+    });
+  });
+
+  it('Notion: search, read a page (reads); create a page, append text (writes)', async () => {
+    const { call } = await account('notion');
+    expect((await call('notion_search', { query: 'team' })).content).toBe(
+      'Team notes https://www.notion.so/page-1 (id page-1)',
+    );
+    expect((await call('notion_read_page', { page_id: 'page-1' })).content).toContain(
+      'First note.',
+    );
+    expect(
+      (
+        await call('notion_create_page', {
+          parent_page_id: 'page-1',
+          title: 'Plan',
+          text: 'Step one.\n\nStep two.',
+        })
+      ).content,
+    ).toMatch(/^Created "Plan"/);
+    expect(fake.data.pages.at(-1)).toMatchObject({
+      title: 'Plan',
+      blocks: ['Step one.', 'Step two.'],
+    });
+    expect(
+      (await call('notion_append_text', { page_id: 'page-1', text: 'Second note.' })).content,
+    ).toBe('Appended 1 paragraph(s) to page page-1.');
+  });
+
+  it('refreshes an expired token first, tells the client, and the call goes through', async () => {
+    const { call, events, refreshToken } = await account('github', {
+      access_token: 'github-expired',
+      expires_at: Math.floor(Date.now() / 1000) - 10,
+    });
+    const before = fake.refreshes('github').length;
+    expect((await call('github_list_repos')).isError).toBeUndefined();
+    expect(fake.refreshes('github').length - before).toBe(1);
+    const refreshed = events.find((e) => e.type === 'credentials_refreshed');
+    expect(refreshed).toMatchObject({
+      type: 'credentials_refreshed',
+      name: 'github',
+      access_token: expect.stringMatching(/^github-access-/),
+      refresh_token: expect.stringMatching(/^github-refresh-/),
+    });
+    expect((refreshed as { expires_at: number }).expires_at).toBeLessThan(1e12); // seconds, as sent
+    expect((refreshed as { refresh_token: string }).refresh_token).not.toBe(refreshToken);
+    // The run keeps the new pair: no second refresh.
+    await call('github_list_repos');
+    expect(fake.refreshes('github').length - before).toBe(1);
+  });
+
+  it('refreshes after a 401 and retries once (Slack: token_expired / invalid_auth)', async () => {
+    const { call, events } = await account('slack', { access_token: 'slack-revoked' });
+    expect((await call('slack_list_channels')).content).toBe('C01 #general');
+    expect(events.filter((e) => e.type === 'credentials_refreshed')).toHaveLength(1);
+    const google = await account('gmail', { access_token: 'gmail-revoked' });
+    expect((await google.call('gmail_search', { query: 'report' })).isError).toBeUndefined();
+    // Google keeps the refresh token: the event has none.
+    expect(google.events.find((e) => e.type === 'credentials_refreshed')).not.toHaveProperty(
+      'refresh_token',
+    );
+  });
+
+  it('turns an invalid refresh, a missing refresh token or client into tool errors', async () => {
+    const dead = await account('notion', {
+      access_token: 'notion-revoked',
+      refresh_token: 'never-issued',
+    });
+    const output = await dead.call('notion_search', { query: 'x' });
+    expect(output.isError).toBe(true);
+    expect(output.content).toBe(
+      'The Notion authorization could not be renewed (the token endpoint answered invalid_grant). The user needs to reconnect the account.',
+    );
+    const noRefresh = await account('github', {
+      access_token: 'github-revoked',
+      refresh_token: undefined,
+    });
+    expect((await noRefresh.call('github_list_repos')).content).toMatch(
+      /no refresh token was given/,
+    );
+    const noClient = await account(
+      'github',
+      { access_token: 'github-expired-2', expires_at: 1 },
+      {
+        endpoints: {
+          ...endpoints,
+          github: { ...endpoints.github, clientId: undefined, clientSecret: undefined },
+        },
+      },
+    );
+    expect((await noClient.call('github_list_repos')).content).toMatch(
+      /has expired and cannot be renewed here \(the service has no OAuth client/,
+    );
+  });
+
+  it('retries a 429 once after Retry-After; reports 403 scopes and 5xx readably, without tokens', async () => {
+    const { call, token } = await account('github');
+    fake.failNext('github', 429, 1, 1);
+    expect((await call('github_list_repos')).isError).toBeUndefined();
+    fake.failNext('github', 429, 2, 1);
+    expect((await call('github_list_repos')).content).toBe(
+      'GitHub is rate-limiting requests; try again in 1 s: injected 429.',
+    );
+    fake.failNext('github', 429, 1, 30);
+    expect((await call('github_list_repos')).content).toMatch(/try again in 30 s/);
+    fake.failNext('github', 403);
+    const forbidden = await call('github_create_issue', { repo: 'acme/widgets', title: 't' });
+    expect(forbidden.content).toBe(
+      "GitHub does not allow this with the account's permissions (HTTP 403): injected 403. The account may need more scopes.",
+    );
+    fake.failNext('notion', 502);
+    const notion = await account('notion');
+    expect((await notion.call('notion_search', { query: 'x' })).content).toBe(
+      'Notion failed (HTTP 502): injected 502.',
+    );
+    for (const text of [forbidden.content]) expect(text).not.toContain(token);
+  });
+
+  it('refreshes a token once when two replicas need it at the same time', async () => {
+    const prefix = redis.fresh();
+    const stores = [0, 1].map(() => createRedisEphemeralStore({ url: testRedisUrl(), prefix }));
+    fake.grant('slack', 'slack-shared-refresh-token-not-access', undefined);
+    const entry = {
+      access_token: 'slack-expired-shared',
+      refresh_token: 'slack-shared-rt',
+      expires_at: 1,
+    };
+    fake.grant('slack', 'unused', 'slack-shared-rt');
+    fake.slowRefresh(300);
+    try {
+      const before = fake.refreshes('slack').length;
+      const runs = await Promise.all(
+        stores.map((ephemeral) => account('slack', entry, { ephemeral })),
+      );
+      const outputs = await Promise.all(runs.map((r) => r.call('slack_list_channels')));
+      expect(outputs.map((o) => o.content)).toEqual(['C01 #general', 'C01 #general']);
+      expect(fake.refreshes('slack').length - before).toBe(1);
+      // Both runs tell their client the same new pair.
+      const pairs = runs.map((r) => r.events.find((e) => e.type === 'credentials_refreshed'));
+      expect(pairs[0]).toEqual(pairs[1]);
+    } finally {
+      fake.slowRefresh(0);
+      await Promise.all(stores.map((s) => s.close()));
+    }
+  });
+});
