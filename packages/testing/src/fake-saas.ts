@@ -56,6 +56,10 @@ export interface FakeSaasData {
   pages: Array<{ id: string; title: string; parent?: string; blocks: string[] }>;
 }
 
+/** Request bodies as the fakes read them: loosely typed JSON, checked by use. */
+// eslint-disable-next-line @typescript-eslint/no-explicit-any
+type LooseJson = Record<string, any>;
+
 export const FAKE_OAUTH_CLIENT = { id: 'fake-client-id', secret: 'fake-client-secret-value' };
 
 async function readAll(req: IncomingMessage): Promise<string> {
@@ -253,7 +257,7 @@ export async function startFakeSaas(): Promise<FakeSaas> {
     }
     const parsed = (
       body && req.headers['content-type']?.startsWith('application/json') ? JSON.parse(body) : {}
-    ) as Record<string, any>;
+    ) as LooseJson;
     const q = url.searchParams;
     const route = `${req.method} ${path}`;
     switch (provider) {
@@ -545,7 +549,11 @@ export async function startFakeSaas(): Promise<FakeSaas> {
             id: `page-${data.pages.length + 1}`,
             title: String(parsed.properties?.title?.title?.[0]?.text?.content ?? ''),
             parent: String(parsed.parent?.page_id),
-            blocks: (parsed.children ?? []).map((b: any) => b.paragraph.rich_text[0].text.content),
+            blocks: (
+              (parsed.children ?? []) as Array<{
+                paragraph: { rich_text: Array<{ text: { content: string } }> };
+              }>
+            ).map((b) => b.paragraph.rich_text[0]!.text.content),
           };
           data.pages.push(created);
           return json(res, 200, page(created));
