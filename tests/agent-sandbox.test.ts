@@ -84,7 +84,10 @@ describe('code execution in agent runs (local sandboxes)', () => {
       message: 'Plot data.csv',
       llm_config: llm('sbx-plot'),
       ...local('sbx-session-1'),
-      sandbox_files: [{ name: 'data.csv', path: 'data.csv', type: 'text/csv' }],
+      sandbox_files: [
+        { name: 'data.csv', path: 'data.csv', type: 'text/csv' },
+        { name: 'gone.txt', path: 'gone.txt', type: 'text/plain' },
+      ],
     });
     const events = await run.ended;
     expect(events.at(-1)!.data.type).toBe('done');
@@ -99,6 +102,13 @@ describe('code execution in agent runs (local sandboxes)', () => {
     );
     const system = String(cluster.model.requests('sbx-plot')[0]!.body.messages![0]!.content);
     expect(system).toContain('data.csv');
+    expect(system).toContain('not in the working directory: gone.txt');
+    expect(events.filter((e) => e.data.type === 'notice').map((e) => e.data)).toEqual([
+      expect.objectContaining({
+        code: 'sandbox_files_missing',
+        message: expect.stringContaining('gone.txt'),
+      }),
+    ]);
     const result = events.find((e) => e.data.type === 'tool_result')!.data as unknown as {
       result: string;
       is_error?: boolean;

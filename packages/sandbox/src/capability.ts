@@ -88,18 +88,11 @@ export function resolveWorkingDirectory(
   return { dir: real };
 }
 
-function filesSection(files: readonly SandboxFile[], missing: readonly string[]): string {
-  const lines = files
-    .filter((f) => !missing.includes(f.path))
-    .map(
-      (f) => `- ${f.path} (${f.name}, ${f.type}${f.size === undefined ? '' : `, ${f.size} bytes`})`,
-    );
-  return [
-    lines.length > 0 ? `Files in the sandbox:\n${lines.join('\n')}` : '',
-    missing.length > 0 ? `Files the user named that do not exist: ${missing.join(', ')}` : '',
-  ]
-    .filter(Boolean)
-    .join('\n');
+/** The files the user named that are not there (the runtime's context lists the others). */
+function missingSection(missing: readonly string[]): string {
+  return missing.length > 0
+    ? `Files the user named that are not in the working directory: ${missing.join(', ')}`
+    : '';
 }
 
 /**
@@ -137,6 +130,7 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
       hostDir = resolved.dir;
       // A local sandbox file is the file at `path` under the working directory.
       missing = files
+        .slice(0, 100)
         .filter((f) => {
           const at = resolve(hostDir!, f.path);
           return !isWithin(hostDir!, at) || !existsSync(at);
@@ -179,7 +173,7 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
     const section = [
       `You can run code in a sandbox (${provider.mode}) with execute_code and run_command; ` +
         `files persist for this conversation in the working directory (${workdir}).`,
-      filesSection(files, missing),
+      missingSection(missing),
       runFiles?.note ?? '',
     ]
       .filter(Boolean)
