@@ -7,7 +7,6 @@ import {
   type ToolSource,
 } from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
-import type { SandboxFile } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { isWithin } from './local/host-path.js';
 import { LOCAL_WORKDIR } from './local/bwrap-provider.js';
