@@ -37,6 +37,7 @@ const EXEMPT_FROM_FIXTURES = new Set([
   'ConversationMode',
   'SandboxMode',
   'TaskSyncAction',
+  'OAuthProvider',
 ]);
 
 const schemas = new Map(

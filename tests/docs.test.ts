@@ -1,0 +1,84 @@
+/**
+ * Issue 22.1: the docs stand on their own. Every relative link in the README and docs/ reaches a
+ * file of the repository (and a heading, for `#anchors` into Markdown), and
+ * docs/configuration.md names exactly the variables the configuration schema reads.
+ */
+import { existsSync, readdirSync, readFileSync } from 'node:fs';
+import { dirname, join, resolve } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { EnvSchema } from '@agent-backend/config';
+
+const ROOT = resolve(import.meta.dirname, '..');
+const pages = [
+  'README.md',
+  ...readdirSync(join(ROOT, 'docs'))
+    .filter((f) => f.endsWith('.md'))
+    .map((f) => `docs/${f}`),
+];
+
+/** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
+function anchors(markdown: string): Set<string> {
+  const found = new Set<string>();
+  const counts = new Map<string, number>();
+  let fenced = false;
+  for (const line of markdown.split('\n')) {
+    if (line.startsWith('```')) fenced = !fenced;
+    const heading = !fenced && /^#{1,6}\s+(.*)$/.exec(line);
+    if (!heading) continue;
+    const slug = heading[1]!
+      .trim()
+      .toLowerCase()
+      .replace(/[^\p{L}\p{N}\s_-]/gu, '')
+      .replace(/\s/g, '-');
+    const seen = counts.get(slug) ?? 0;
+    counts.set(slug, seen + 1);
+    found.add(seen === 0 ? slug : `${slug}-${seen}`);
+  }
+  return found;
+}
+
+describe('documentation', () => {
+  it('links only to files (and headings) that exist in the repository', () => {
+    const broken: string[] = [];
+    for (const page of pages) {
+      const text = readFileSync(join(ROOT, page), 'utf8').replace(/```[\s\S]*?```/g, '');
+      for (const match of text.matchAll(/\]\(([^)\s]+)\)/g)) {
+        const target = match[1]!;
+        if (/^[a-z]+:/i.test(target)) continue; // http(s), mailto
+        const [file, anchor] = target.split('#') as [string, string | undefined];
+        const path = file ? resolve(dirname(join(ROOT, page)), file) : join(ROOT, page);
+        if (!existsSync(path)) {
+          broken.push(`${page}: ${target} (no such file)`);
+          continue;
+        }
+        if (anchor && path.endsWith('.md') && !anchors(readFileSync(path, 'utf8')).has(anchor)) {
+          broken.push(`${page}: ${target} (no such heading)`);
+        }
+      }
+    }
+    expect(broken).toEqual([]);
+  });
+
+  it('cites no file outside the repository', () => {
+    for (const page of pages) {
+      const text = readFileSync(join(ROOT, page), 'utf8');
+      expect(text, page).not.toMatch(/DESIGN\.md|STYLE\.md|agent-backend-service\.md/);
+    }
+  });
+
+  it('docs/configuration.md names every variable the schema reads, and no other', () => {
+    const text = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
+    const documented = new Set<string>();
+    for (const line of text.split('\n')) {
+      const first = /^\|\s*([^|]+)\|/.exec(line)?.[1];
+      for (const name of first?.matchAll(/`([A-Z][A-Z0-9_]+)`/g) ?? []) documented.add(name[1]!);
+    }
+    // `X_ID` / `_SECRET` pairs are written once as `X_ID` / `_SECRET`.
+    for (const name of [...documented]) {
+      if (name.endsWith('_CLIENT_ID')) documented.add(name.replace(/_ID$/, '_SECRET'));
+    }
+    const read = Object.keys(EnvSchema.shape);
+    expect(read.filter((name) => !documented.has(name))).toEqual([]);
+    expect([...documented].filter((name) => !read.includes(name)).sort()).toEqual([]);
+  });
+});
