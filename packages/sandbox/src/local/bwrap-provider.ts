@@ -53,6 +53,15 @@ export const LOCAL_WORKDIR = '/workspace';
 /** Where images a call produced are collected (inside the sandbox). */
 export const LOCAL_OUTPUTS_DIR = '/tmp/outputs';
 const RUN_DIR = '/tmp/.run';
+const NODE_PREFIX_INSIDE = '/opt/node';
+
+/** This Node.js as the sandbox sees it: under /usr as it is, elsewhere mounted at /opt/node. */
+const NODE = (() => {
+  const binary = realpathSync(process.execPath);
+  const prefix = dirname(dirname(binary));
+  if (binary.startsWith('/usr/')) return { inside: binary, prefix: undefined };
+  return { inside: posix.join(NODE_PREFIX_INSIDE, binary.slice(prefix.length)), prefix };
+})();
 
 interface Meta {
   readonly id: string;
@@ -264,7 +273,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
       argv = ['python3', posix.join(RUN_DIR, `${name}-main.py`)];
     } else if (language === 'javascript') {
       await writeFile(join(runDir, `${name}.mjs`), code);
-      argv = [process.execPath, posix.join(RUN_DIR, `${name}.mjs`)];
+      argv = [NODE.inside, posix.join(RUN_DIR, `${name}.mjs`)];
     } else {
       await writeFile(join(runDir, `${name}.sh`), code);
       argv = ['/bin/bash', posix.join(RUN_DIR, `${name}.sh`)];
@@ -372,9 +381,6 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
       const path = `/etc/${entry}`;
       if (existsSync(path)) args.push('--ro-bind', path, path);
     }
-    // The runtime of `javascript` code: this Node.js, wherever it is installed.
-    const nodePrefix = dirname(dirname(realpathSync(process.execPath)));
-    if (!nodePrefix.startsWith('/usr')) args.push('--ro-bind', nodePrefix, nodePrefix);
     args.push(
       '--proc',
       '/proc',
@@ -389,6 +395,9 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
       '--chdir',
       LOCAL_WORKDIR,
     );
+    // The runtime of `javascript` code: this Node.js. Outside /usr it is mounted at /opt/node
+    // (after /tmp, which would hide a Node.js installed under the host's /tmp).
+    if (NODE.prefix) args.push('--ro-bind', NODE.prefix, NODE_PREFIX_INSIDE);
     return args;
   }
 }
