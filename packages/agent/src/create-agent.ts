@@ -30,6 +30,7 @@ import { saasToolSource } from '@agent-backend/saas-tools';
 import {
   BubblewrapSandboxProvider,
   createSandboxCapability,
+  E2BSandboxProvider,
   RUN_FILES_DIR,
   type RunFiles,
   type SandboxCapability,
@@ -181,8 +182,8 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
         ),
     };
   };
-  // Code execution (docs/sandbox.md): local runs in bubblewrap under SANDBOX_LOCAL_ROOT; no
-  // cloud provider is built in yet, so cloud runs get a notice and no tools.
+  // Code execution (docs/sandbox.md): local runs in bubblewrap under SANDBOX_LOCAL_ROOT, cloud
+  // runs on E2B when SANDBOX_CLOUD_PROVIDER=e2b; a mode without a provider gets a notice.
   const sandboxes = createSandboxCapability({
     db: engines.db,
     ephemeral: engines.ephemeral,
@@ -195,6 +196,18 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
               network: config.SANDBOX_LOCAL_NETWORK,
             }),
           },
+        }
+      : {}),
+    ...(config.SANDBOX_CLOUD_PROVIDER === 'e2b' && config.E2B_API_KEY
+      ? {
+          cloud: new E2BSandboxProvider({
+            apiKey: config.E2B_API_KEY,
+            template: config.E2B_TEMPLATE,
+            apiUrl: config.E2B_API_URL,
+            sandboxUrl: config.E2B_SANDBOX_URL,
+            domain: config.E2B_DOMAIN,
+            lifetimeMs: config.E2B_SANDBOX_LIFETIME_MS,
+          }),
         }
       : {}),
     tools: {

@@ -96,6 +96,24 @@ describe('loadConfig', () => {
     ).toHaveLength(1);
   });
 
+  it('requires E2B_API_KEY with the e2b cloud sandbox provider', () => {
+    expect(problemsOf(() => loadConfig('all-in-one', { SANDBOX_CLOUD_PROVIDER: 'e2b' }))).toEqual([
+      'E2B_API_KEY: required with SANDBOX_CLOUD_PROVIDER=e2b',
+    ]);
+    const config = loadConfig('all-in-one', {
+      SANDBOX_CLOUD_PROVIDER: 'e2b',
+      E2B_API_KEY: 'e2b_x',
+      E2B_API_URL: '',
+    });
+    expect(config).toMatchObject({ E2B_TEMPLATE: 'code-interpreter-v1', E2B_API_URL: undefined });
+    expect(
+      problemsOf(() => loadConfig('all-in-one', { SANDBOX_CLOUD_PROVIDER: 'other' })),
+    ).toHaveLength(1);
+    expect(problemsOf(() => loadConfig('all-in-one', { E2B_API_URL: 'not a url' }))).toHaveLength(
+      1,
+    );
+  });
+
   it('validates the embeddings settings together', () => {
     const config = loadConfig('all-in-one', {
       EMBEDDINGS_BASE_URL: 'http://embed.internal/v1',

@@ -88,6 +88,9 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
   if (!isSet('EMBEDDINGS_BASE_URL') && (isSet('EMBEDDINGS_MODEL') || isSet('EMBEDDINGS_API_KEY')))
     problems.push('EMBEDDINGS_BASE_URL: required with EMBEDDINGS_MODEL or EMBEDDINGS_API_KEY');
 
+  if (env.SANDBOX_CLOUD_PROVIDER?.trim() === 'e2b' && !isSet('E2B_API_KEY'))
+    problems.push('E2B_API_KEY: required with SANDBOX_CLOUD_PROVIDER=e2b');
+
   if (problems.length > 0 || !values) throw new ConfigError(problems);
   return Object.freeze({
     ...values,

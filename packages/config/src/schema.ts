@@ -237,6 +237,26 @@ export const EnvSchema = z.object({
   SANDBOX_CREATE_LEASE_MS: z.coerce.number().int().min(500).default(60_000),
   /** Names this deployment's sandboxes (metadata), so a reaper leaves other deployments' alone. */
   SANDBOX_DEPLOYMENT: z.string().min(1).default('agent-backend'),
+  /**
+   * The provider of `cloud` sandboxes: `e2b` (needs `E2B_API_KEY`); unset: `cloud` runs get no
+   * sandbox (a `notice` says why). docs/sandbox.md.
+   */
+  SANDBOX_CLOUD_PROVIDER: z.enum(['e2b']).optional(),
+  /** E2B's API key (`X-API-KEY`). */
+  E2B_API_KEY: optionalString,
+  /** The E2B template sandboxes start from (python with matplotlib, node and bash). */
+  E2B_TEMPLATE: z.string().min(1).default('code-interpreter-v1'),
+  /** E2B's control API; unset: the SDK's default for `E2B_DOMAIN` (`https://api.e2b.app`). */
+  E2B_API_URL: optionalString.pipe(z.string().url().optional()),
+  /** One origin for every sandbox's envd (E2B's sandbox proxy); unset: the SDK's default. */
+  E2B_SANDBOX_URL: optionalString.pipe(z.string().url().optional()),
+  /** E2B's domain (self-hosted or regional E2B); unset: `e2b.app`. */
+  E2B_DOMAIN: optionalString,
+  /**
+   * E2B pauses a sandbox this long after it was last created or reconnected: a safety net under
+   * the idle sweep (SANDBOX_IDLE_TIMEOUT_MS) for when no worker runs.
+   */
+  E2B_SANDBOX_LIFETIME_MS: z.coerce.number().int().min(60_000).max(86_400_000).default(3_600_000),
   /** Web search (issue 15, docs/web-search.md): Tavily's key; unset: Tavily is not used. */
   TAVILY_API_KEY: optionalString,
   TAVILY_API_BASE_URL: z.string().url().default('https://api.tavily.com'),

@@ -1,5 +1,5 @@
 import { existsSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, resolve } from 'node:path';
+import { isAbsolute, join, posix, resolve } from 'node:path';
 import {
   AgentRunError,
   type RunContribution,
@@ -9,7 +9,6 @@ import {
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { Database } from '@agent-backend/store';
 import { isWithin } from './local/host-path.js';
-import { LOCAL_WORKDIR } from './local/bwrap-provider.js';
 import type { SandboxHandle, SandboxProvider } from './sandbox.js';
 import { SessionSandboxes, type SessionSandboxSettings } from './session-sandboxes.js';
 import { sandboxTools, type SandboxToolSettings } from './tools.js';
@@ -94,6 +93,28 @@ function missingSection(missing: readonly string[]): string {
     : '';
 }
 
+/** Which of `files` the sandbox does not hold: one listing per directory named. */
+async function missingFiles(
+  sandbox: SandboxHandle,
+  files: ReadonlyArray<{ readonly path: string }>,
+): Promise<string[]> {
+  const listings = new Map<string, Promise<Set<string>>>();
+  const missing: string[] = [];
+  for (const file of files) {
+    const dir = posix.dirname(file.path);
+    let listing = listings.get(dir);
+    if (!listing) {
+      listing = sandbox.listFiles(dir, 1).then(
+        (entries) => new Set(entries.filter((e) => e.type === 'file').map((e) => e.path)),
+        () => new Set<string>(),
+      );
+      listings.set(dir, listing);
+    }
+    if (!(await listing).has(posix.basename(file.path))) missing.push(file.path);
+  }
+  return missing;
+}
+
 /**
  * Code execution for runs (issue 14, docs/sandbox.md): the code tools on the session's sandbox,
  * for runs whose `sandbox_mode` has a provider here, in `agent` and `plan` modes (`ask` is
@@ -113,6 +134,7 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
     let provider: SandboxProvider;
     let hostDir: string | undefined;
     let missing: string[] = [];
+    let existing: SandboxHandle | undefined;
     if (mode === 'local') {
       if (!options.local) {
         return notice('Local sandboxes are not enabled on this service (SANDBOX_LOCAL_ROOT).');
@@ -143,6 +165,14 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
         );
       }
       provider = options.cloud;
+      // A cloud sandbox file is a file the session's sandbox already holds at `path` (written by
+      // an earlier run's tools or code); a session without a sandbox has none of them.
+      if (files.length > 0) {
+        existing = await sessions.find(provider, run.userId, run.sessionId);
+        missing = existing
+          ? await missingFiles(existing, files.slice(0, 100))
+          : files.slice(0, 100).map((f) => f.path);
+      }
     }
     const runFiles = await options.runFiles?.(run);
     const placed = new Set<string>();
@@ -156,7 +186,7 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
       }
       return handle;
     };
-    let sandbox: Promise<SandboxHandle> | undefined;
+    let sandbox: Promise<SandboxHandle> | undefined = existing && Promise.resolve(existing);
     const tools = sandboxTools(
       {
         sandbox: async (signal) => {
@@ -168,10 +198,9 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
       },
       options.tools,
     );
-    const workdir = provider.mode === 'local' ? LOCAL_WORKDIR : 'its home directory';
     const section = [
       `You can run code in a sandbox (${provider.mode}) with execute_code and run_command; ` +
-        `files persist for this conversation in the working directory (${workdir}).`,
+        `files persist for this conversation in the working directory (${provider.workdir}).`,
       missingSection(missing),
       runFiles?.note ?? '',
     ]

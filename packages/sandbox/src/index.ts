@@ -7,6 +7,12 @@ export {
   type BubblewrapOptions,
   type LocalLimits,
 } from './local/bwrap-provider.js';
+export {
+  E2BSandboxProvider,
+  E2B_MAX_STREAMED_BYTES,
+  E2B_WORKDIR,
+  type E2BOptions,
+} from './cloud/e2b-provider.js';
 export { processLimitMode, type ProcessLimitMode } from './local/process-limit.js';
 export { isWithin } from './local/host-path.js';
 export {

@@ -22,6 +22,9 @@ export interface ExecOptions {
   readonly signal?: AbortSignal;
 }
 
+/** An image larger than this is dropped (the model and the client get the others). */
+export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+
 /** An image the code produced (a matplotlib figure), base64. */
 export interface ExecImage {
   readonly data: string;
@@ -99,6 +102,8 @@ export interface SandboxProvider {
   /** `bwrap`, `docker`, `e2b`: in logs and errors. */
   readonly name: string;
   readonly mode: 'local' | 'cloud';
+  /** The working directory of its sandboxes ({@link SandboxHandle.workdir}). */
+  readonly workdir: string;
   create(spec: SandboxSpec): Promise<SandboxHandle>;
   /**
    * Reconnects to a sandbox made earlier (on any replica), resuming it when paused. `undefined`

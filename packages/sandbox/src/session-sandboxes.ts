@@ -101,6 +101,17 @@ export class SessionSandboxes {
     }
   }
 
+  /** The session's sandbox on `provider` if it has one, reconnected; never creates one. */
+  async find(
+    provider: SandboxProvider,
+    userId: string,
+    sessionId: string,
+  ): Promise<SandboxHandle | undefined> {
+    return this.reconnect(provider, userId, sessionId, {
+      metadata: { userId, sessionId, deployment: this.settings.deployment },
+    });
+  }
+
   /** Marks the session's sandbox used now (the idle clock restarts). */
   async touch(sessionId: string): Promise<void> {
     await this.db.query(

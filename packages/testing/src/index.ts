@@ -21,3 +21,4 @@ export {
   type FakeSaasProvider,
   type SaasRecordedRequest,
 } from './fake-saas.js';
+export { startFakeE2B, type FakeE2B, type FakeE2BSandbox } from './fake-e2b.js';

@@ -3,6 +3,7 @@ import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'nod
 import { mkdir, readdir, readFile, rm, stat, writeFile, open } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import {
+  MAX_IMAGE_BYTES,
   SandboxError,
   type CodeLanguage,
   type ExecImage,
@@ -16,7 +17,7 @@ import {
 } from '../sandbox.js';
 import { hostPathOf, type Mount } from './host-path.js';
 import { CallCgroup, processLimitMode } from './process-limit.js';
-import { pythonPrelude } from './python-prelude.js';
+import { pythonMain } from '../python-prelude.js';
 import { runProcess } from './run-process.js';
 
 /** Limits of every process tree a call starts. */
@@ -100,6 +101,7 @@ const ROOT_ENTRIES = ['bin', 'sbin', 'lib', 'lib32', 'lib64'];
 export class BubblewrapSandboxProvider implements SandboxProvider {
   readonly name = 'bwrap';
   readonly mode = 'local' as const;
+  readonly workdir = LOCAL_WORKDIR;
   private readonly limits: LocalLimits;
   private readonly running = new Map<string, Set<AbortController>>();
 
@@ -264,12 +266,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     if (language === 'python') {
       await writeFile(join(runDir, `${name}.py`), code);
       const file = posix.join(RUN_DIR, `${name}.py`);
-      await writeFile(
-        join(runDir, `${name}-main.py`),
-        `${pythonPrelude(LOCAL_OUTPUTS_DIR)}\n` +
-          `__ab_file = ${JSON.stringify(file)}\n` +
-          `exec(compile(open(__ab_file).read(), __ab_file, 'exec'), {'__name__': '__main__', '__file__': __ab_file})\n`,
-      );
+      await writeFile(join(runDir, `${name}-main.py`), pythonMain(LOCAL_OUTPUTS_DIR, file));
       argv = ['python3', posix.join(RUN_DIR, `${name}-main.py`)];
     } else if (language === 'javascript') {
       await writeFile(join(runDir, `${name}.mjs`), code);
@@ -440,6 +437,3 @@ async function collectImages(dir: string): Promise<ExecImage[]> {
   }
   return images;
 }
-
-/** An image larger than this is dropped (the model and the client get the others). */
-const MAX_IMAGE_BYTES = 5 * 1024 * 1024;

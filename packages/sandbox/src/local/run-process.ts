@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { CappedOutput } from '../capped-output.js';
 import type { ExecOptions } from '../sandbox.js';
 
 /** What a finished (or killed) process produced. */
@@ -8,29 +9,6 @@ export interface ProcessOutcome {
   readonly exitCode: number | null;
   readonly timedOut: boolean;
   readonly truncated: boolean;
-}
-
-/** Keeps the first `max` bytes of a stream and drops the rest (still reading it). */
-class CappedOutput {
-  private readonly chunks: Buffer[] = [];
-  private size = 0;
-  cut = false;
-
-  constructor(private readonly max: number) {}
-
-  push(chunk: Buffer): void {
-    const room = this.max - this.size;
-    if (chunk.length > room) this.cut = true;
-    if (room <= 0) return;
-    const kept = chunk.length > room ? chunk.subarray(0, room) : chunk;
-    this.chunks.push(kept);
-    this.size += kept.length;
-  }
-
-  text(): string {
-    // A multi-byte character cut at the limit decodes as U+FFFD; no more.
-    return Buffer.concat(this.chunks, this.size).toString('utf8');
-  }
 }
 
 /**

@@ -36,3 +36,12 @@ class _AbFinder:
 _ab_sys.meta_path.insert(0, _AbFinder())
 `;
 }
+
+/** The script python runs: the prelude, then the user's code from `file` as `__main__`. */
+export function pythonMain(outputsDir: string, file: string): string {
+  return (
+    `${pythonPrelude(outputsDir)}\n` +
+    `__ab_file = ${JSON.stringify(file)}\n` +
+    `exec(compile(open(__ab_file).read(), __ab_file, 'exec'), {'__name__': '__main__', '__file__': __ab_file})\n`
+  );
+}
