@@ -183,17 +183,39 @@ describe('agent streams across replicas', () => {
     expect(next.at(-1)!.data.type).toBe('done');
   });
 
-  it('ends running streams with server_shutdown on SIGTERM and exits cleanly', async () => {
+  it('drains on SIGTERM: a run that finishes in time completes, the rest end with server_shutdown', async () => {
     cluster.model.script('s-shutdown', [
       { kind: 'stream', pieces: [{ text: 'working' }, { waitMs: 60_000 }, { finish: 'stop' }] },
     ]);
+    cluster.model.script('s-drained', [
+      {
+        kind: 'stream',
+        pieces: [{ text: 'almost' }, { waitMs: 1_500 }, { text: ' done' }, { finish: 'stop' }],
+      },
+    ]);
     const stream = await invoke(url(0), alice, { message: 'x', llm_config: llm('s-shutdown') });
+    const short = await invoke(url(0), bob, { message: 'y', llm_config: llm('s-drained') });
     await stream.waitFor((e) => e.data.type === 'message_chunk');
+    await short.waitFor((e) => e.data.type === 'message_chunk');
     const sessionId = stream.events[0]!.data.session_id as string;
     const [request] = cluster.model.requests('s-shutdown');
+    const stoppedAt = Date.now();
     const exit = cluster.api[0]!.stop('SIGTERM');
+    // While draining, the replica takes no new connection.
+    await new Promise((resolve) => setTimeout(resolve, 300));
+    await expect(fetch(`${url(0)}/healthz`)).rejects.toThrow();
+    const finished = await short.ended;
+    expect(finished.at(-1)!.data.type).toBe('done');
+    expect(
+      finished
+        .filter((e) => e.data.type === 'message_chunk')
+        .map((e) => e.data.content)
+        .join(''),
+    ).toBe('almost done');
     const events = await stream.ended;
     expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'server_shutdown' });
+    // Ended after the drain (3/4 of SHUTDOWN_TIMEOUT_MS, 10 s by default), not at once.
+    expect(Date.now() - stoppedAt).toBeGreaterThan(5_000);
     expect(await exit).toBe(0);
     await cluster.model.waitForAbort(request!);
     const replay = await (await resume(url(1), alice, sessionId)).ended;

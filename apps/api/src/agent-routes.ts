@@ -33,7 +33,8 @@ export const INVOKE_BODY_LIMIT = 4 * 1024 * 1024;
  *
  * Every failure that can be known before the stream starts is an HTTP error (400 invalid body,
  * 401, 404 unknown or foreign session, 409 `session_busy`); after that, failures are the
- * stream's `error` event. On shutdown (`preClose`), running runs end with `server_shutdown`.
+ * stream's `error` event. On shutdown (`preClose`), running runs may finish during the drain;
+ * those still running after it end with `server_shutdown`.
  */
 export function registerAgentRoutes(context: ServiceContext, agent: Agent): void {
   const { app, engines, logger, requireUser } = context;
@@ -125,7 +126,20 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     },
   );
 
+  // Shutdown drain: new requests already get 503 and no new connection is accepted; running
+  // runs may finish for three quarters of SHUTDOWN_TIMEOUT_MS, the rest end with
+  // `server_shutdown` (the last quarter closes streams and engines).
   app.addHook('preClose', async () => {
+    const drainMs = Math.floor(context.config.SHUTDOWN_TIMEOUT_MS * 0.75);
+    if (settling.size > 0) {
+      logger.info({ runs: runs.size, drainMs }, 'shutdown: letting running runs finish');
+      let timer: NodeJS.Timeout | undefined;
+      await Promise.race([
+        Promise.all([...settling]),
+        new Promise((resolve) => (timer = setTimeout(resolve, drainMs))),
+      ]);
+      clearTimeout(timer);
+    }
     for (const run of runs.values()) run.abort(new AgentRunError('server_shutdown'));
     await Promise.all([...settling]);
   });

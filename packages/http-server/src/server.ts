@@ -87,8 +87,9 @@ export interface HttpServer {
   patch: Register;
   delete: Register;
   /**
-   * `preClose`: when closing starts, before the server stops accepting (end long streams here);
-   * `onClose`: once every connection is done.
+   * `preClose`: when closing starts, once the server stopped accepting connections (drain or
+   * end long streams here: the server is closed once they end); `onClose`: once every
+   * connection is done.
    */
   addHook(name: 'preClose' | 'onClose', hook: () => unknown): void;
   /** Listens; resolves with `http://host:port`. */
@@ -263,17 +264,20 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     close() {
       closed ??= (async () => {
         closing = true;
-        for (const hookFn of preClose) await hookFn();
-        await new Promise<void>((resolve) => {
+        // Stop accepting first, so nothing new arrives while the hooks drain what runs.
+        const stopped = new Promise<void>((resolve) => {
           if (!server.listening) return resolve();
-          // Keep-alive connections that go idle after their last answer are closed as they do.
-          const idle = setInterval(() => server.closeIdleConnections(), 100);
-          server.close(() => {
-            clearInterval(idle);
-            resolve();
-          });
-          server.closeIdleConnections();
+          server.close(() => resolve());
         });
+        // Keep-alive connections that go idle after their last answer are closed as they do.
+        const idle = setInterval(() => server.closeIdleConnections(), 100);
+        server.closeIdleConnections();
+        try {
+          for (const hookFn of preClose) await hookFn();
+          await stopped;
+        } finally {
+          clearInterval(idle);
+        }
         for (const hookFn of onClose) await hookFn();
       })();
       return closed;
