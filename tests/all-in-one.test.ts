@@ -1,3 +1,4 @@
+import { spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -7,6 +8,7 @@ import { ofType, openSocket } from './ws-client.js';
 
 const MAIN = 'apps/all-in-one/dist/main.js';
 const TOKEN_ISSUE = 'apps/all-in-one/dist/token-issue.js';
+const SIMULATOR = 'packages/node-client/dist/simulate-node.js';
 
 /** The embedded default: no Redis, no PostgreSQL, everything under DATA_DIR. */
 describe('all-in-one on the embedded engine', () => {
@@ -30,7 +32,7 @@ describe('all-in-one on the embedded engine', () => {
     fetch(`${url}/api/auth/whoami`, { headers: token ? { authorization: `Bearer ${token}` } : {} });
 
   beforeAll(async () => {
-    requireBuild(MAIN, TOKEN_ISSUE);
+    requireBuild(MAIN, TOKEN_ISSUE, SIMULATOR);
     service = await startServiceProcess({ entry: MAIN, env });
   });
   afterAll(async () => {
@@ -137,6 +139,57 @@ describe('all-in-one on the embedded engine', () => {
     );
     expect(called).toEqual({ status: 200, body: { success: true, text: 'hi', images: [] } });
     await node.close();
+  });
+
+  it('runs the node simulator from a refresh token in the environment, which it renews itself', async () => {
+    const { refreshToken, accessToken } = await issue('erin');
+    const simulate = (token: string) => {
+      const child = spawn(
+        process.execPath,
+        [
+          SIMULATOR,
+          '--kind',
+          'desktop',
+          '--user',
+          'erin',
+          '--url',
+          service.url.replace('http', 'ws'),
+        ],
+        {
+          env: { PATH: process.env.PATH ?? '', SIMULATE_NODE_REFRESH_TOKEN: token },
+          stdio: ['ignore', 'ignore', 'pipe'],
+        },
+      );
+      let stderr = '';
+      child.stderr!.on('data', (chunk: Buffer) => (stderr += chunk.toString()));
+      const exit = new Promise<number | null>((resolve) =>
+        child.once('exit', (code) => resolve(code)),
+      );
+      return { child, exit, stderr: () => stderr };
+    };
+    const sim = simulate(refreshToken);
+    try {
+      await expect.poll(sim.stderr, { timeout: 15_000 }).toMatch(/ registered /);
+      expect(sim.stderr()).toMatch(/ token_refreshed expires_at=/);
+      const listed = await json(
+        await fetch(`${service.url}/node/devices?user_id=erin`, {
+          headers: { authorization: `Bearer ${accessToken}` },
+        }),
+      );
+      expect(listed.body).toMatchObject({
+        total: 1,
+        nodes: [{ node_id: 'desktop_erin', status: 'online' }],
+      });
+      // No token on its command line (ps) nor in its output.
+      expect(sim.stderr()).not.toContain(refreshToken);
+    } finally {
+      sim.child.kill('SIGTERM');
+    }
+    expect(await sim.exit).toBe(0);
+
+    const refused = simulate('rt_not_a_real_one');
+    expect(await refused.exit).toBe(1);
+    expect(refused.stderr()).toMatch(/ refresh_refused /);
   });
 
   it('never writes a token to its log', () => {

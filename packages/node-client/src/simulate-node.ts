@@ -10,10 +10,14 @@ import { parseArgs } from 'node:util';
 import { demoTools, demoWorkflows } from './demo-tools.js';
 import { NodeClient } from './node-client.js';
 
-const USAGE = `usage: simulate-node --kind desktop|extension --user <user_id> (--token <access token> | --token-file <path>)
-                     [--url ws://localhost:8000] [--node-id <id>] [--name <display name>]
-                     [--heartbeat-ms 20000] [--max-tasks 3]
-The token may also come from the environment variable SIMULATE_NODE_TOKEN (keeps it out of ps).`;
+const USAGE = `usage: simulate-node --kind desktop|extension --user <user_id>
+                     [--token <access token> | --token-file <path> | --refresh-token-file <path>]
+                     [--url ws://localhost:8000] [--api-url <http origin of POST /api/auth/refresh>]
+                     [--node-id <id>] [--name <display name>] [--heartbeat-ms 20000] [--max-tasks 3]
+Tokens may also come from the environment (kept out of ps and pnpm's banner):
+  SIMULATE_NODE_REFRESH_TOKEN  a refresh token: the simulator gets and renews access tokens itself
+  SIMULATE_NODE_TOKEN          an access token (valid one hour; not renewed)
+--api-url defaults to --url with ws(s) as http(s).`;
 
 function fail(message: string): never {
   process.stderr.write(`simulate-node: ${message}\n${USAGE}\n`);
@@ -36,6 +40,8 @@ try {
       user: { type: 'string' },
       token: { type: 'string' },
       'token-file': { type: 'string' },
+      'refresh-token-file': { type: 'string' },
+      'api-url': { type: 'string' },
       'node-id': { type: 'string' },
       name: { type: 'string' },
       'heartbeat-ms': { type: 'string' },
@@ -54,11 +60,21 @@ if (values.help) {
 const kind = values.kind;
 if (kind !== 'desktop' && kind !== 'extension') fail('--kind must be desktop or extension');
 if (!values.user) fail('--user is required');
+const refreshToken =
+  (values['refresh-token-file']
+    ? readFileSync(values['refresh-token-file'], 'utf8').trim()
+    : undefined) ?? process.env.SIMULATE_NODE_REFRESH_TOKEN?.trim();
 const token =
   values.token ??
   (values['token-file'] ? readFileSync(values['token-file'], 'utf8').trim() : undefined) ??
   process.env.SIMULATE_NODE_TOKEN;
-if (!token) fail('an access token is required (--token, --token-file or SIMULATE_NODE_TOKEN)');
+if (!token && !refreshToken) {
+  fail(
+    'a token is required (SIMULATE_NODE_REFRESH_TOKEN, --refresh-token-file, --token, ' +
+      '--token-file or SIMULATE_NODE_TOKEN)',
+  );
+}
+const apiUrl = values['api-url'] ?? values.url.replace(/^ws(s?):/, 'http$1:');
 
 const log = (event: string, fields: Record<string, unknown> = {}) => {
   const parts = Object.entries(fields)
@@ -69,11 +85,48 @@ const log = (event: string, fields: Record<string, unknown> = {}) => {
   );
 };
 
+/** An access token's expiry (seconds), read from its payload; no verification needed here. */
+function expiresAt(jwt: string): number {
+  try {
+    const payload = JSON.parse(Buffer.from(jwt.split('.')[1] ?? '', 'base64url').toString());
+    return typeof payload.exp === 'number' ? payload.exp : 0;
+  } catch {
+    return 0;
+  }
+}
+
+let current: string | undefined;
+/**
+ * With a refresh token: an access token from `POST /api/auth/refresh`, renewed before each
+ * connection attempt when it expires within a minute or the gateway refused it. A refused
+ * refresh token stops the simulator (exit 1): retrying cannot help.
+ */
+async function freshToken(reason: string): Promise<string> {
+  if (current && reason !== 'unauthorized' && expiresAt(current) - 60 > Date.now() / 1000) {
+    return current;
+  }
+  const response = await fetch(new URL('/api/auth/refresh', apiUrl), {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify({ refreshToken }),
+  });
+  if (response.status === 401) {
+    log('refresh_refused', { message: 'the refresh token is invalid or expired' });
+    process.exitCode = 1;
+    void client.close();
+    throw new Error('the refresh token is invalid or expired');
+  }
+  if (!response.ok) throw new Error(`token refresh answered ${response.status}`);
+  current = ((await response.json()) as { accessToken: string }).accessToken;
+  log('token_refreshed', { expires_at: new Date(expiresAt(current) * 1000).toISOString() });
+  return current;
+}
+
 const client = new NodeClient({
   url: values.url,
   kind,
   userId: values.user,
-  token,
+  ...(refreshToken ? { getToken: ({ reason }) => freshToken(reason) } : { token: token! }),
   ...(values['node-id'] ? { nodeId: values['node-id'] } : {}),
   node: {
     name: values.name ?? `Simulated ${kind}`,
