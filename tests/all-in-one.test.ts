@@ -47,7 +47,11 @@ describe('all-in-one on the embedded engine', () => {
     expect(await json(await fetch(`${service.url}/readyz`))).toEqual({
       status: 200,
       body: { status: 'ready', checks: { pglite: { ok: true } } },
-    });
+    }); // One line for a person: where it answers and on what.
+    const messages = service.stdout.map((line) => (JSON.parse(line) as { msg?: string }).msg);
+    expect(messages).toContain(
+      `all-in-one ready at ${service.url} (database: PGlite in ${dataDir}; queues and bus: in-process)`,
+    );
   });
 
   it('token:issue reaches the running service and its tokens work', async () => {

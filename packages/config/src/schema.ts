@@ -309,6 +309,8 @@ export const EnvSchema = z.object({
   SAAS_MAX_RETRY_AFTER_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+  /** `json` (one object per line) or `pretty` (readable lines, for development). */
+  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
   /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */
   SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
 });

@@ -1,4 +1,5 @@
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
+import { PinoPretty } from 'pino-pretty';
 import { redactSecrets } from './redact.js';
 
 export type { Logger } from 'pino';
@@ -10,6 +11,11 @@ export interface CreateLoggerOptions {
   base?: Record<string, unknown>;
   /** Where lines go. @default stdout */
   destination?: DestinationStream;
+  /**
+   * `json` (one object per line, for collectors) or `pretty` (pino-pretty: coloured, one
+   * readable line per entry, for a person at a terminal). @default 'json'
+   */
+  format?: 'json' | 'pretty';
 }
 
 /**
@@ -28,5 +34,18 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     // pino serializes `err` itself; keep message, stack and code, redacted by the formatter above.
     serializers: { err: pino.stdSerializers.err },
   };
+  if (options.format === 'pretty') {
+    // In-process and synchronous (no transport thread), so nothing is lost on exit; the lines
+    // it formats have passed the redaction above.
+    const pretty = PinoPretty({
+      sync: true,
+      colorize: process.stdout.isTTY === true,
+      translateTime: 'SYS:HH:MM:ss.l',
+      ignore: 'pid,hostname',
+      singleLine: true,
+      ...(options.destination ? { destination: options.destination } : {}),
+    });
+    return pino(config, pretty);
+  }
   return options.destination ? pino(config, options.destination) : pino(config);
 }

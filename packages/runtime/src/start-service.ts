@@ -54,6 +54,7 @@ export async function startService(
   const config = loadConfigOrExit(role);
   const logger = createLogger({
     level: config.LOG_LEVEL,
+    format: config.LOG_FORMAT,
     base: { role, instance: config.instanceId },
   });
   process.on('unhandledRejection', (reason) =>
@@ -92,6 +93,10 @@ export async function startService(
     },
     'listening',
   );
+  const summary = startSummary(role, config, port, engines.db.dialect);
+  logger.info(summary);
+  // A person at a terminal reading JSON lines gets it plain too (collectors see no TTY).
+  if (config.LOG_FORMAT === 'json' && process.stderr.isTTY) process.stderr.write(`${summary}\n`);
 
   const shutdown = handleShutdown({
     logger,
@@ -107,4 +112,16 @@ export async function startService(
     ],
   });
   return { ...context, shutdown };
+}
+
+/**
+ * The line a person reads at start: where the service answers, on which engines, and where an
+ * embedded all-in-one keeps its data.
+ */
+function startSummary(role: Role, config: Config, port: number, dialect: string): string {
+  const host = config.HOST === '0.0.0.0' || config.HOST === '::' ? 'localhost' : config.HOST;
+  const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
+  const database = dialect === 'pglite' ? `PGlite in ${config.DATA_DIR}` : 'PostgreSQL';
+  const bus = config.REDIS_URL ? 'Redis' : 'in-process';
+  return `${role} ready at ${url} (database: ${database}; queues and bus: ${bus})`;
 }
