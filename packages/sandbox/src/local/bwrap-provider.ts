@@ -1,23 +1,21 @@
 import { randomUUID } from 'node:crypto';
-import { existsSync, lstatSync, readlinkSync, realpathSync, statSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, stat, writeFile, open } from 'node:fs/promises';
+import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import {
-  MAX_IMAGE_BYTES,
   SandboxError,
   type CodeLanguage,
-  type ExecImage,
   type ExecOptions,
   type ExecResult,
-  type SandboxFileEntry,
   type SandboxHandle,
   type SandboxListing,
   type SandboxProvider,
   type SandboxSpec,
 } from '../sandbox.js';
-import { hostPathOf, type Mount } from './host-path.js';
+import { type Mount } from './host-path.js';
+import { collectImages, hostFiles, prepareCode } from './host-mounted.js';
+export { LOCAL_OUTPUTS_DIR } from './host-mounted.js';
 import { CallCgroup, processLimitMode } from './process-limit.js';
-import { pythonMain } from '../python-prelude.js';
 import { runProcess } from './run-process.js';
 
 /** Limits of every process tree a call starts. */
@@ -51,9 +49,6 @@ export interface BubblewrapOptions {
 
 /** The working directory inside every local sandbox. */
 export const LOCAL_WORKDIR = '/workspace';
-/** Where images a call produced are collected (inside the sandbox). */
-export const LOCAL_OUTPUTS_DIR = '/tmp/outputs';
-const RUN_DIR = '/tmp/.run';
 const NODE_PREFIX_INSIDE = '/opt/node';
 
 /** This Node.js as the sandbox sees it: under /usr as it is, elsewhere mounted at /opt/node. */
@@ -201,7 +196,6 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
       { inside: LOCAL_WORKDIR, host: meta.hostWorkingDirectory },
       { inside: '/tmp', host: tmp },
     ];
-    const toHost = (path: string) => hostPathOf(path, LOCAL_WORKDIR, mounts);
     return {
       id: meta.id,
       workdir: LOCAL_WORKDIR,
@@ -212,42 +206,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
         const result = await this.exec(meta, tmp, ['/bin/bash', '-c', command], options);
         return { ...result, images: [] };
       },
-      async writeFile(path, data) {
-        const host = toHost(path);
-        await mkdir(dirname(host), { recursive: true });
-        // Re-checked after creating the parents: a symlink may have been planted meanwhile.
-        toHost(path);
-        await writeFile(host, data, { flag: 'w' });
-      },
-      async readFile(path, maxBytes) {
-        const host = toHost(path);
-        let file;
-        try {
-          file = await open(host, 'r');
-        } catch (error) {
-          throw notFound(path, error);
-        }
-        try {
-          const info = await file.stat();
-          if (!info.isFile()) throw new SandboxError('not_found', `${path} is not a file`);
-          const data = Buffer.alloc(Math.min(info.size, maxBytes));
-          const { bytesRead } = await file.read(data, 0, data.length, 0);
-          return { data: data.subarray(0, bytesRead), truncated: info.size > maxBytes };
-        } finally {
-          await file.close();
-        }
-      },
-      async listFiles(path, depth) {
-        const host = toHost(path);
-        let info;
-        try {
-          info = await stat(host);
-        } catch (error) {
-          throw notFound(path, error);
-        }
-        if (!info.isDirectory()) throw new SandboxError('not_found', `${path} is not a directory`);
-        return listTree(host, '', depth);
-      },
+      ...hostFiles(mounts, LOCAL_WORKDIR),
     };
   }
 
@@ -258,31 +217,12 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     code: string,
     options: ExecOptions,
   ): Promise<ExecResult> {
-    const name = randomUUID();
-    const runDir = join(tmp, '.run');
-    await mkdir(runDir, { recursive: true });
-    await mkdir(join(tmp, 'outputs'), { recursive: true });
-    let argv: string[];
-    if (language === 'python') {
-      await writeFile(join(runDir, `${name}.py`), code);
-      const file = posix.join(RUN_DIR, `${name}.py`);
-      await writeFile(join(runDir, `${name}-main.py`), pythonMain(LOCAL_OUTPUTS_DIR, file));
-      argv = ['python3', posix.join(RUN_DIR, `${name}-main.py`)];
-    } else if (language === 'javascript') {
-      await writeFile(join(runDir, `${name}.mjs`), code);
-      argv = [NODE.inside, posix.join(RUN_DIR, `${name}.mjs`)];
-    } else {
-      await writeFile(join(runDir, `${name}.sh`), code);
-      argv = ['/bin/bash', posix.join(RUN_DIR, `${name}.sh`)];
-    }
+    const prepared = await prepareCode(tmp, language, code, NODE.inside);
     try {
-      const result = await this.exec(meta, tmp, argv, options);
+      const result = await this.exec(meta, tmp, prepared.argv, options);
       return { ...result, images: await collectImages(join(tmp, 'outputs')) };
     } finally {
-      await rm(join(runDir, `${name}.py`), { force: true });
-      await rm(join(runDir, `${name}-main.py`), { force: true });
-      await rm(join(runDir, `${name}.mjs`), { force: true });
-      await rm(join(runDir, `${name}.sh`), { force: true });
+      await prepared.cleanup();
     }
   }
 
@@ -397,43 +337,4 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     if (NODE.prefix) args.push('--ro-bind', NODE.prefix, NODE_PREFIX_INSIDE);
     return args;
   }
-}
-
-function notFound(path: string, error: unknown): SandboxError {
-  if (error instanceof SandboxError) return error;
-  return new SandboxError('not_found', `${path} does not exist`, { cause: error });
-}
-
-async function listTree(root: string, prefix: string, depth: number): Promise<SandboxFileEntry[]> {
-  const entries: SandboxFileEntry[] = [];
-  for (const entry of await readdir(join(root, prefix), { withFileTypes: true })) {
-    const path = prefix ? `${prefix}/${entry.name}` : entry.name;
-    if (entry.isDirectory()) {
-      entries.push({ path, type: 'directory' });
-      if (depth > 1) entries.push(...(await listTree(root, path, depth - 1)));
-    } else if (entry.isFile()) {
-      entries.push({ path, type: 'file', size: statSync(join(root, path)).size });
-    }
-  }
-  return entries.sort((a, b) => a.path.localeCompare(b.path));
-}
-
-/** The PNGs in the outputs directory, oldest first, removed once read. */
-async function collectImages(dir: string): Promise<ExecImage[]> {
-  let names: string[];
-  try {
-    names = (await readdir(dir)).filter((name) => name.toLowerCase().endsWith('.png')).sort();
-  } catch {
-    return [];
-  }
-  const images: ExecImage[] = [];
-  for (const name of names) {
-    const path = join(dir, name);
-    const info = await stat(path);
-    if (info.isFile() && info.size <= MAX_IMAGE_BYTES) {
-      images.push({ data: (await readFile(path)).toString('base64'), mimeType: 'image/png' });
-    }
-    await rm(path, { force: true });
-  }
-  return images;
 }
