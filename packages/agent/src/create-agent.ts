@@ -30,6 +30,7 @@ import { saasToolSource } from '@agent-backend/saas-tools';
 import {
   BubblewrapSandboxProvider,
   createSandboxCapability,
+  DockerSandboxProvider,
   E2BSandboxProvider,
   RUN_FILES_DIR,
   type RunFiles,
@@ -182,7 +183,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
         ),
     };
   };
-  // Code execution (docs/sandbox.md): local runs in bubblewrap under SANDBOX_LOCAL_ROOT, cloud
+  // Code execution (docs/sandbox.md): local runs in bubblewrap or Docker under SANDBOX_LOCAL_ROOT, cloud
   // runs on E2B when SANDBOX_CLOUD_PROVIDER=e2b; a mode without a provider gets a notice.
   const sandboxes = createSandboxCapability({
     db: engines.db,
@@ -191,10 +192,19 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       ? {
           local: {
             root: config.SANDBOX_LOCAL_ROOT,
-            provider: new BubblewrapSandboxProvider({
-              stateDir: config.SANDBOX_STATE_DIR ?? join(config.DATA_DIR, 'sandboxes'),
-              network: config.SANDBOX_LOCAL_NETWORK,
-            }),
+            provider:
+              config.SANDBOX_LOCAL_RUNTIME === 'docker'
+                ? new DockerSandboxProvider({
+                    stateDir: config.SANDBOX_STATE_DIR ?? join(config.DATA_DIR, 'sandboxes'),
+                    host: config.DOCKER_HOST,
+                    image: config.SANDBOX_DOCKER_IMAGE,
+                    network: config.SANDBOX_LOCAL_NETWORK,
+                    user: config.SANDBOX_DOCKER_USER,
+                  })
+                : new BubblewrapSandboxProvider({
+                    stateDir: config.SANDBOX_STATE_DIR ?? join(config.DATA_DIR, 'sandboxes'),
+                    network: config.SANDBOX_LOCAL_NETWORK,
+                  }),
           },
         }
       : {}),

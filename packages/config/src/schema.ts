@@ -220,6 +220,17 @@ export const EnvSchema = z.object({
   SANDBOX_STATE_DIR: optionalString,
   /** Give local sandboxes the host's network. */
   SANDBOX_LOCAL_NETWORK: booleanString,
+  /** What runs local sandboxes: `bwrap` (bubblewrap, no daemon) or `docker` (the Engine API). */
+  SANDBOX_LOCAL_RUNTIME: z.enum(['bwrap', 'docker']).default('bwrap'),
+  /** The Docker (or Podman) engine of `SANDBOX_LOCAL_RUNTIME=docker`. */
+  DOCKER_HOST: z
+    .string()
+    .regex(/^(unix|tcp):\/\//, 'unix:///path or tcp://host:port')
+    .default('unix:///var/run/docker.sock'),
+  /** The image local sandbox containers run (bash, coreutils, python3 with matplotlib, node). */
+  SANDBOX_DOCKER_IMAGE: z.string().min(1).default('agent-backend-sandbox'),
+  /** `uid:gid` code runs as in containers; unset: the service's own. */
+  SANDBOX_DOCKER_USER: optionalString,
   /** Deadline of one code call. */
   SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** stdout and stderr of one call are each cut at this many bytes. */

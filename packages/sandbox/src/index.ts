@@ -13,6 +13,7 @@ export {
   E2B_WORKDIR,
   type E2BOptions,
 } from './cloud/e2b-provider.js';
+export { DockerSandboxProvider, type DockerOptions } from './local/docker-provider.js';
 export { processLimitMode, type ProcessLimitMode } from './local/process-limit.js';
 export { isWithin } from './local/host-path.js';
 export {

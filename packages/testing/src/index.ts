@@ -22,3 +22,4 @@ export {
   type SaasRecordedRequest,
 } from './fake-saas.js';
 export { startFakeE2B, type FakeE2B, type FakeE2BSandbox } from './fake-e2b.js';
+export { startFakeDocker, type FakeContainer, type FakeDocker } from './fake-docker.js';

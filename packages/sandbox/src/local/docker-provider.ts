@@ -1,0 +1,346 @@
+import { randomUUID } from 'node:crypto';
+import { realpathSync } from 'node:fs';
+import { mkdir, rm } from 'node:fs/promises';
+import { join } from 'node:path';
+import { CappedOutput } from '../capped-output.js';
+import {
+  SandboxError,
+  type ExecOptions,
+  type ExecResult,
+  type SandboxHandle,
+  type SandboxListing,
+  type SandboxMetadata,
+  type SandboxProvider,
+  type SandboxSpec,
+} from '../sandbox.js';
+import { DEFAULT_LOCAL_LIMITS, LOCAL_WORKDIR, type LocalLimits } from './bwrap-provider.js';
+import { DockerEngine, engineError } from './docker-engine.js';
+import { type Mount } from './host-path.js';
+import { collectImages, hostFiles, LOCAL_RUN_DIR, prepareCode } from './host-mounted.js';
+
+export interface DockerOptions {
+  /** Where each sandbox keeps its own `/tmp` on the host (mounted into its container). */
+  readonly stateDir: string;
+  /** `DOCKER_HOST`: `unix:///var/run/docker.sock` or `tcp://host:port`. */
+  readonly host: string;
+  /** The image containers run: bash, coreutils, python3 (matplotlib for figures), node. */
+  readonly image: string;
+  /** Give containers a network (`bridge`). @default false (`none`) */
+  readonly network?: boolean;
+  readonly limits?: Partial<LocalLimits>;
+  /** CPUs a container may use. @default 1 */
+  readonly cpus?: number;
+  /** `uid:gid` code runs as. @default the service's own */
+  readonly user?: string;
+}
+
+/** Labels on every container, so the reaper finds a deployment's sandboxes. */
+const LABEL = {
+  userId: 'agent-backend.user',
+  sessionId: 'agent-backend.session',
+  deployment: 'agent-backend.deployment',
+} as const satisfies Record<keyof SandboxMetadata, string>;
+
+const ENV = [
+  'PATH=/usr/local/bin:/usr/bin:/bin',
+  `HOME=${LOCAL_WORKDIR}`,
+  'LANG=C.UTF-8',
+  'TMPDIR=/tmp',
+  'MPLBACKEND=Agg',
+  'MPLCONFIGDIR=/tmp/.matplotlib',
+  'PYTHONDONTWRITEBYTECODE=1',
+];
+
+interface ContainerInfo {
+  Name: string;
+  State: { Running: boolean };
+  HostConfig: { Binds?: string[] };
+}
+
+/**
+ * Local sandboxes in containers, through the Docker Engine API (`SANDBOX_LOCAL_RUNTIME=docker`;
+ * Podman's compatible API works the same): one container per session sandbox, named by the
+ * sandbox id, idling on `sleep infinity`, each call an exec in it. Like bubblewrap sandboxes the
+ * working directory is mounted at `/workspace` and the sandbox's own `/tmp` from `stateDir`, so
+ * files, code files and figures are handled on the host; the container adds a read-only root, no
+ * network (unless configured), all capabilities dropped, `no-new-privileges`, an init, and
+ * limits on memory, CPUs, processes, CPU time and file size. Paused means stopped: no process,
+ * nothing billed; a later call starts it again.
+ */
+export class DockerSandboxProvider implements SandboxProvider {
+  readonly name = 'docker';
+  readonly mode = 'local' as const;
+  readonly workdir = LOCAL_WORKDIR;
+  private readonly engine: DockerEngine;
+  private readonly limits: LocalLimits;
+  private readonly user: string;
+
+  constructor(private readonly options: DockerOptions) {
+    this.engine = new DockerEngine(options.host);
+    this.limits = { ...DEFAULT_LOCAL_LIMITS, ...options.limits };
+    this.user =
+      options.user ??
+      (process.getuid ? `${process.getuid()}:${process.getgid?.() ?? process.getuid()}` : '65534');
+  }
+
+  async create(spec: SandboxSpec): Promise<SandboxHandle> {
+    const id = `sbx_${randomUUID()}`;
+    const host = spec.hostWorkingDirectory ?? join(this.dirOf(id), 'workspace');
+    await mkdir(join(this.dirOf(id), 'tmp', 'outputs'), { recursive: true });
+    await mkdir(host, { recursive: true });
+    await this.createContainer(id, spec.metadata, realpathSync(host));
+    return this.handle(id, realpathSync(host));
+  }
+
+  /**
+   * The sandbox again, started if stopped. A later run of the session may name another working
+   * directory: mounts are fixed at creation, so the container is made again with the new one
+   * (its `/tmp` lives on the host and stays).
+   */
+  async connect(id: string, spec?: SandboxSpec): Promise<SandboxHandle | undefined> {
+    const found = await this.inspect(id);
+    if (!found) return undefined;
+    const mounted = found.HostConfig.Binds?.find((b) => b.split(':')[1] === LOCAL_WORKDIR);
+    const current = mounted?.split(':')[0];
+    const wanted = spec?.hostWorkingDirectory ? realpathSync(spec.hostWorkingDirectory) : current;
+    if (!wanted) return undefined;
+    if (spec && wanted !== current) {
+      await this.removeContainer(id);
+      await this.createContainer(id, spec.metadata, wanted);
+    } else if (!found.State.Running) {
+      await this.start(id);
+    }
+    return this.handle(id, wanted);
+  }
+
+  async pause(id: string): Promise<void> {
+    const { status, body } = await this.engine.json('POST', `/containers/${id}/stop?t=0`);
+    // 304: already stopped; 404: gone. Both fine.
+    if (status >= 400 && status !== 404) {
+      throw engineError('stop the container', status, JSON.stringify(body));
+    }
+  }
+
+  async destroy(id: string): Promise<void> {
+    await this.removeContainer(id);
+    // The user's working directory is theirs: only the sandbox's own state goes.
+    await rm(this.dirOf(id), { recursive: true, force: true });
+  }
+
+  async list(deployment: string): Promise<SandboxListing[]> {
+    const filters = encodeURIComponent(
+      JSON.stringify({ label: [`${LABEL.deployment}=${deployment}`] }),
+    );
+    const { status, body } = await this.engine.json<
+      Array<{ Names: string[]; Labels: Record<string, string>; Created: number; State: string }>
+    >('GET', `/containers/json?all=true&filters=${filters}`);
+    if (status !== 200 || !body) throw engineError('list containers', status, JSON.stringify(body));
+    return body.map((c) => ({
+      id: (c.Names[0] ?? '').replace(/^\//, ''),
+      metadata: {
+        userId: c.Labels[LABEL.userId],
+        sessionId: c.Labels[LABEL.sessionId],
+        deployment: c.Labels[LABEL.deployment],
+      },
+      startedAt: new Date(c.Created * 1000),
+      // A stopped container is what `pause` leaves: the next call starts it again.
+      state:
+        c.State === 'running'
+          ? 'running'
+          : c.State === 'dead' || c.State === 'removing'
+            ? 'stopped'
+            : 'paused',
+    }));
+  }
+
+  private handle(id: string, hostWorkingDirectory: string): SandboxHandle {
+    const tmp = join(this.dirOf(id), 'tmp');
+    const mounts: Mount[] = [
+      { inside: LOCAL_WORKDIR, host: hostWorkingDirectory },
+      { inside: '/tmp', host: tmp },
+    ];
+    return {
+      id,
+      workdir: LOCAL_WORKDIR,
+      runCode: async (language, code, options) => {
+        const prepared = await prepareCode(tmp, language, code, 'node');
+        try {
+          const result = await this.exec(id, tmp, prepared.argv, options);
+          return { ...result, images: await collectImages(join(tmp, 'outputs')) };
+        } finally {
+          await prepared.cleanup();
+        }
+      },
+      runCommand: async (command, options) => ({
+        ...(await this.exec(id, tmp, ['/bin/bash', '-c', command], options)),
+        images: [],
+      }),
+      ...hostFiles(mounts, LOCAL_WORKDIR),
+    };
+  }
+
+  /**
+   * One call: an exec under `timeout` (a backstop two seconds past the deadline) that writes its
+   * process group id to `/tmp/.run`; at the deadline or on abort, a second exec kills that group
+   * (the engine has no call to kill an exec).
+   */
+  private async exec(
+    id: string,
+    tmp: string,
+    argv: readonly string[],
+    options: ExecOptions,
+  ): Promise<Omit<ExecResult, 'images'>> {
+    const call = randomUUID();
+    const pgidFile = `${LOCAL_RUN_DIR}/${call}.pgid`;
+    await mkdir(join(tmp, '.run'), { recursive: true });
+    const backstop = String(Math.ceil(options.timeoutMs / 1000) + 2);
+    const execId = await this.createExec(id, [
+      'timeout',
+      '-s',
+      'KILL',
+      backstop,
+      '/bin/bash',
+      '-c',
+      `read -r _ _ _ _ group _ < /proc/$$/stat; echo "$group" > ${pgidFile}; exec "$@"`,
+      'sandbox',
+      ...argv,
+    ]);
+    const stdout = new CappedOutput(options.maxOutputBytes);
+    const stderr = new CappedOutput(options.maxOutputBytes);
+    let timedOut = false;
+    let killed = false;
+    const kill = () => {
+      if (killed) return;
+      killed = true;
+      void this.run(id, [
+        '/bin/bash',
+        '-c',
+        `kill -KILL -- "-$(cat ${pgidFile})" 2>/dev/null; true`,
+      ]).catch(() => undefined);
+    };
+    const timer = setTimeout(() => {
+      timedOut = true;
+      kill();
+    }, options.timeoutMs);
+    options.signal?.addEventListener('abort', kill, { once: true });
+    try {
+      await this.engine.attachExec(execId, (stream, data) =>
+        (stream === 'stderr' ? stderr : stdout).push(data),
+      );
+    } finally {
+      clearTimeout(timer);
+      options.signal?.removeEventListener('abort', kill);
+      await rm(join(tmp, '.run', `${call}.pgid`), { force: true });
+    }
+    const { body } = await this.engine.json<{ ExitCode: number | null }>(
+      'GET',
+      `/exec/${execId}/json`,
+    );
+    return {
+      stdout: stdout.text(),
+      stderr: stderr.text(),
+      exitCode: timedOut || killed ? null : (body?.ExitCode ?? null),
+      timedOut,
+      truncated: stdout.cut || stderr.cut,
+    };
+  }
+
+  /** Runs a short helper command in the container and waits for it. */
+  private async run(id: string, cmd: string[]): Promise<void> {
+    await this.engine.attachExec(await this.createExec(id, cmd), () => undefined);
+  }
+
+  private async createExec(id: string, cmd: readonly string[]): Promise<string> {
+    const { status, body } = await this.engine.json<{ Id: string; message?: string }>(
+      'POST',
+      `/containers/${id}/exec`,
+      {
+        AttachStdout: true,
+        AttachStderr: true,
+        Cmd: cmd,
+        WorkingDir: LOCAL_WORKDIR,
+        User: this.user,
+        Env: ENV,
+      },
+    );
+    if (status === 409) {
+      // Stopped meanwhile (the sweep paused it): start it and try once more.
+      await this.start(id);
+      return this.createExec(id, cmd);
+    }
+    if (status !== 201 || !body)
+      throw engineError('run in the container', status, JSON.stringify(body));
+    return body.Id;
+  }
+
+  private async createContainer(
+    id: string,
+    metadata: SandboxMetadata,
+    hostWorkingDirectory: string,
+  ): Promise<void> {
+    const limits = this.limits;
+    const network = this.options.network ?? false;
+    const { status, body } = await this.engine.json('POST', `/containers/create?name=${id}`, {
+      Image: this.options.image,
+      Cmd: ['sleep', 'infinity'],
+      WorkingDir: LOCAL_WORKDIR,
+      User: this.user,
+      Env: ENV,
+      Hostname: 'sandbox',
+      NetworkDisabled: !network,
+      Labels: {
+        [LABEL.userId]: metadata.userId,
+        [LABEL.sessionId]: metadata.sessionId,
+        [LABEL.deployment]: metadata.deployment,
+      },
+      HostConfig: {
+        Binds: [
+          `${hostWorkingDirectory}:${LOCAL_WORKDIR}:rw`,
+          `${join(this.dirOf(id), 'tmp')}:/tmp:rw`,
+        ],
+        NetworkMode: network ? 'bridge' : 'none',
+        ReadonlyRootfs: true,
+        CapDrop: ['ALL'],
+        SecurityOpt: ['no-new-privileges'],
+        Init: true,
+        Memory: limits.memoryBytes,
+        NanoCpus: Math.round((this.options.cpus ?? 1) * 1e9),
+        PidsLimit: limits.maxProcesses,
+        Ulimits: [
+          { Name: 'cpu', Soft: limits.cpuSeconds, Hard: limits.cpuSeconds },
+          { Name: 'fsize', Soft: limits.maxFileBytes, Hard: limits.maxFileBytes },
+        ],
+      },
+    });
+    if (status !== 201) throw engineError('create the container', status, JSON.stringify(body));
+    await this.start(id);
+  }
+
+  private async start(id: string): Promise<void> {
+    const { status, body } = await this.engine.json('POST', `/containers/${id}/start`);
+    if (status !== 204 && status !== 304) {
+      throw engineError('start the container', status, JSON.stringify(body));
+    }
+  }
+
+  private async inspect(id: string): Promise<ContainerInfo | undefined> {
+    this.dirOf(id);
+    const { status, body } = await this.engine.json<ContainerInfo>('GET', `/containers/${id}/json`);
+    if (status === 404) return undefined;
+    if (status !== 200 || !body)
+      throw engineError('inspect the container', status, JSON.stringify(body));
+    return body;
+  }
+
+  private async removeContainer(id: string): Promise<void> {
+    const { status, body } = await this.engine.json('DELETE', `/containers/${id}?force=true`);
+    if (status >= 400 && status !== 404) {
+      throw engineError('remove the container', status, JSON.stringify(body));
+    }
+  }
+
+  private dirOf(id: string): string {
+    if (!/^sbx_[0-9a-f-]{36}$/.test(id)) throw new SandboxError('not_found', `no sandbox ${id}`);
+    return join(this.options.stateDir, id);
+  }
+}

@@ -1,0 +1,262 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { randomBytes } from 'node:crypto';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+
+/**
+ * A fake Docker engine (issue 14's `SANDBOX_LOCAL_RUNTIME=docker`; these machines have no Docker
+ * engine) on a unix socket, speaking the Engine API as the daemon does: `POST /containers/create`
+ * (`?name=`), `/containers/{id}/start` (204, 304 when running), `/containers/{id}/stop` (204,
+ * 304), `GET /containers/{id}/json`, `DELETE /containers/{id}`, `GET /containers/json` with
+ * `all` and `filters` (labels), `POST /containers/{id}/exec` (201, 409 when not running),
+ * `POST /exec/{id}/start` answering the multiplexed stream (8-byte frame headers) until the
+ * process ends, `GET /exec/{id}/json`; errors as `{ message }`.
+ *
+ * Behind it a container is its create request: an exec runs in bubblewrap with the container's
+ * `Binds`, the host's system read-only (the image is not pulled), `WorkingDir`, `Env` and a
+ * shared PID view, so one exec can signal another's processes as in a container. Limits are
+ * recorded (`containers`), not enforced: enforcing them is Docker's job.
+ */
+export interface FakeDocker {
+  /** `DOCKER_HOST`. */
+  readonly host: string;
+  readonly containers: ReadonlyMap<string, FakeContainer>;
+  /** Exec processes running now, per container name. */
+  running(name: string): number;
+  close(): Promise<void>;
+}
+
+export interface FakeContainer {
+  readonly id: string;
+  readonly name: string;
+  /** The create request's body, as sent. */
+  readonly config: {
+    Image: string;
+    Cmd?: string[];
+    Labels?: Record<string, string>;
+    NetworkDisabled?: boolean;
+    HostConfig: Record<string, unknown> & { Binds?: string[] };
+  };
+  running: boolean;
+  readonly created: number;
+}
+
+interface Exec {
+  readonly container: FakeContainer;
+  readonly cmd: string[];
+  readonly workingDir: string;
+  readonly env: string[];
+  exitCode: number | null;
+  running: boolean;
+}
+
+export async function startFakeDocker(): Promise<FakeDocker> {
+  const dir = await mkdtemp(join(tmpdir(), 'fake-docker-'));
+  const socket = join(dir, 'docker.sock');
+  const containers = new Map<string, FakeContainer>();
+  const execs = new Map<string, Exec>();
+  const processes = new Map<string, Set<ChildProcess>>();
+
+  const find = (ref: string) =>
+    containers.get(ref) ?? [...containers.values()].find((c) => c.id === ref);
+  const stopAll = (container: FakeContainer) => {
+    for (const child of processes.get(container.name) ?? []) killGroup(child);
+    processes.delete(container.name);
+    container.running = false;
+  };
+
+  const server = createServer((req, res) => {
+    void handle(req, res).catch((error: unknown) => {
+      if (!res.headersSent) send(res, 500, { message: String(error) });
+      else res.destroy();
+    });
+  });
+  const handle = async (req: IncomingMessage, res: ServerResponse) => {
+    const url = new URL(req.url ?? '/', 'http://docker');
+    const path = url.pathname.replace(/^\/v\d+\.\d+/, '');
+    const body = req.method === 'POST' ? await readJson(req) : {};
+    let m: RegExpMatchArray | null;
+    if (req.method === 'GET' && path === '/_ping') return void res.end('OK');
+    if (req.method === 'POST' && path === '/containers/create') {
+      const name = url.searchParams.get('name') ?? randomBytes(6).toString('hex');
+      if (containers.has(name)) {
+        return send(res, 409, {
+          message: `Conflict. The container name "/${name}" is already in use`,
+        });
+      }
+      const container: FakeContainer = {
+        id: randomBytes(32).toString('hex'),
+        name,
+        config: body as unknown as FakeContainer['config'],
+        running: false,
+        created: Math.floor(Date.now() / 1000),
+      };
+      containers.set(name, container);
+      return send(res, 201, { Id: container.id, Warnings: [] });
+    }
+    if (req.method === 'GET' && path === '/containers/json') {
+      const all = url.searchParams.get('all') === 'true' || url.searchParams.get('all') === '1';
+      const filters = JSON.parse(url.searchParams.get('filters') ?? '{}') as {
+        label?: string[];
+      };
+      const listed = [...containers.values()].filter((c) => {
+        if (!all && !c.running) return false;
+        return (filters.label ?? []).every((label) => {
+          const [key, value] = label.split('=', 2) as [string, string | undefined];
+          const has = c.config.Labels?.[key];
+          return value === undefined ? has !== undefined : has === value;
+        });
+      });
+      return send(
+        res,
+        200,
+        listed.map((c) => ({
+          Id: c.id,
+          Names: [`/${c.name}`],
+          Image: c.config.Image,
+          Labels: c.config.Labels ?? {},
+          Created: c.created,
+          State: c.running ? 'running' : 'exited',
+        })),
+      );
+    }
+    if ((m = path.match(/^\/containers\/([^/]+)(\/[a-z]+)?$/))) {
+      const container = find(decodeURIComponent(m[1]!));
+      if (!container) return send(res, 404, { message: `No such container: ${m[1]}` });
+      const action = m[2] ?? '';
+      if (req.method === 'GET' && action === '/json') {
+        return send(res, 200, {
+          Id: container.id,
+          Name: `/${container.name}`,
+          State: { Running: container.running, Status: container.running ? 'running' : 'exited' },
+          Config: { Image: container.config.Image, Labels: container.config.Labels ?? {} },
+          HostConfig: container.config.HostConfig,
+        });
+      }
+      if (req.method === 'POST' && action === '/start') {
+        if (container.running) return void res.writeHead(304).end();
+        container.running = true;
+        return void res.writeHead(204).end();
+      }
+      if (req.method === 'POST' && action === '/stop') {
+        if (!container.running) return void res.writeHead(304).end();
+        stopAll(container);
+        return void res.writeHead(204).end();
+      }
+      if (req.method === 'DELETE' && action === '') {
+        if (container.running && url.searchParams.get('force') !== 'true') {
+          return send(res, 409, { message: 'You cannot remove a running container' });
+        }
+        stopAll(container);
+        containers.delete(container.name);
+        return void res.writeHead(204).end();
+      }
+      if (req.method === 'POST' && action === '/exec') {
+        if (!container.running) {
+          return send(res, 409, { message: `Container ${container.id} is not running` });
+        }
+        const id = randomBytes(32).toString('hex');
+        execs.set(id, {
+          container,
+          cmd: (body.Cmd as string[]) ?? [],
+          workingDir: (body.WorkingDir as string) || '/',
+          env: (body.Env as string[]) ?? [],
+          exitCode: null,
+          running: false,
+        });
+        return send(res, 201, { Id: id });
+      }
+    }
+    if ((m = path.match(/^\/exec\/([^/]+)\/(start|json)$/))) {
+      const exec = execs.get(m[1]!);
+      if (!exec) return send(res, 404, { message: `No such exec instance: ${m[1]}` });
+      if (req.method === 'GET' && m[2] === 'json') {
+        return send(res, 200, { ID: m[1], Running: exec.running, ExitCode: exec.exitCode });
+      }
+      if (req.method === 'POST' && m[2] === 'start') {
+        if (!exec.container.running) {
+          return send(res, 409, { message: `Container ${exec.container.id} is not running` });
+        }
+        return runExec(exec, res);
+      }
+    }
+    return send(res, 404, { message: `page not found: ${req.method} ${path}` });
+  };
+
+  const runExec = (exec: Exec, res: ServerResponse) => {
+    const args = ['--die-with-parent', '--unshare-ipc', '--unshare-uts'];
+    for (const d of ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/etc']) {
+      args.push('--ro-bind-try', d, d);
+    }
+    // The host's /proc: execs of one container see each other's processes (as in its PID
+    // namespace), so a second exec can kill the first's process group.
+    args.push('--dev', '/dev', '--ro-bind', '/proc', '/proc');
+    for (const bind of exec.container.config.HostConfig.Binds ?? []) {
+      const [host, inside, mode] = bind.split(':') as [string, string, string | undefined];
+      args.push(mode === 'ro' ? '--ro-bind' : '--bind', host, inside);
+    }
+    args.push('--clearenv');
+    for (const entry of exec.env) {
+      const at = entry.indexOf('=');
+      args.push('--setenv', entry.slice(0, at), entry.slice(at + 1));
+    }
+    args.push('--chdir', exec.workingDir, '--', ...exec.cmd);
+    const child = spawn('bwrap', args, { stdio: ['ignore', 'pipe', 'pipe'], detached: true });
+    child.on('error', () => undefined);
+    exec.running = true;
+    const own = processes.get(exec.container.name) ?? new Set();
+    own.add(child);
+    processes.set(exec.container.name, own);
+    res.writeHead(200, { 'content-type': 'application/vnd.docker.multiplexed-stream' });
+    const frame = (stream: 1 | 2) => (data: Buffer) => {
+      const head = Buffer.alloc(8);
+      head.writeUInt8(stream, 0);
+      head.writeUInt32BE(data.length, 4);
+      res.write(Buffer.concat([head, data]));
+    };
+    child.stdout!.on('data', frame(1));
+    child.stderr!.on('data', frame(2));
+    child.on('close', (code, signal) => {
+      own.delete(child);
+      exec.running = false;
+      exec.exitCode = code ?? 128 + (signal === 'SIGKILL' ? 9 : 15);
+      res.end();
+    });
+  };
+
+  await new Promise<void>((resolve) => server.listen(socket, resolve));
+  return {
+    host: `unix://${socket}`,
+    containers,
+    running: (name) => processes.get(name)?.size ?? 0,
+    async close() {
+      for (const container of containers.values()) stopAll(container);
+      server.closeAllConnections();
+      await new Promise((resolve) => server.close(resolve));
+      await rm(dir, { recursive: true, force: true });
+    },
+  };
+}
+
+function killGroup(child: ChildProcess): void {
+  if (child.pid === undefined || child.exitCode !== null) return;
+  try {
+    process.kill(-child.pid, 'SIGKILL');
+  } catch {
+    child.kill('SIGKILL');
+  }
+}
+
+async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
+  const chunks: Buffer[] = [];
+  for await (const chunk of req) chunks.push(chunk as Buffer);
+  const text = Buffer.concat(chunks).toString('utf8');
+  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
+}
+
+function send(res: ServerResponse, status: number, body: unknown): void {
+  res.writeHead(status, { 'content-type': 'application/json' });
+  res.end(JSON.stringify(body));
+}
