@@ -1,0 +1,136 @@
+// Scenarios of the client SDK (@agent-backend/client), plain JavaScript so that the same code
+// runs in Node.js (tests/client-sdk.test.ts) and in headless Chromium
+// (tests/client-sdk.browser.test.ts). Each imports the SDK's built module from `moduleUrl`.
+
+/**
+ * A fetch that drops the first invoke stream after `cutAfter` events (as a network failure
+ * would: the body errors, the connection closes), sends resume requests to `resumeBaseUrl`, and
+ * records every request.
+ */
+function droppingFetch({ cutAfter, resumeBaseUrl, requests }) {
+  let dropped = false;
+  return async (input, init = {}) => {
+    let url = String(input);
+    const headers = new Headers(init.headers);
+    if (resumeBaseUrl && url.includes('/api/agent/sessions/')) {
+      url = resumeBaseUrl + new URL(url).pathname;
+    }
+    requests.push({
+      method: init.method ?? 'GET',
+      path: new URL(url).pathname,
+      lastEventId: headers.get('last-event-id'),
+      origin: new URL(url).origin,
+    });
+    const response = await fetch(url, init);
+    if (dropped || !url.endsWith('/api/agent/invoke') || !response.body) return response;
+    dropped = true;
+    const reader = response.body.getReader();
+    const decoder = new TextDecoder();
+    let seen = 0;
+    const body = new ReadableStream({
+      async pull(controller) {
+        const { done, value } = await reader.read();
+        if (done) return controller.close();
+        const text = decoder.decode(value, { stream: true });
+        // Pass whole events until `cutAfter` of them went through, then fail.
+        let end = 0;
+        for (let at = text.indexOf('\n\n'); at >= 0; at = text.indexOf('\n\n', at + 2)) {
+          seen += 1;
+          end = at + 2;
+          if (seen >= cutAfter) break;
+        }
+        if (seen >= cutAfter) {
+          controller.enqueue(new TextEncoder().encode(text.slice(0, end)));
+          await reader.cancel();
+          controller.error(new TypeError('network connection lost (test)'));
+          return;
+        }
+        controller.enqueue(value);
+      },
+    });
+    return new Response(body, { status: response.status, headers: response.headers });
+  };
+}
+
+/** Streams a run whose connection drops after two events; the SDK resumes it. */
+export async function streamAndResume(args) {
+  const sdk = await import(args.moduleUrl);
+  const requests = [];
+  const client = new sdk.AgentBackendClient({
+    baseUrl: args.baseUrl,
+    token: args.token,
+    fetch: droppingFetch({ cutAfter: 2, resumeBaseUrl: args.resumeBaseUrl, requests }),
+    resume: { delayMs: 50 },
+  });
+  const run = client.invoke({
+    message: 'Count slowly',
+    llm_config: args.llm,
+    sandbox_mode: 'none',
+  });
+  const events = [];
+  for await (const event of run) events.push(event);
+  return {
+    types: events.map((e) => e.type),
+    text: events
+      .filter((e) => e.type === 'message_chunk')
+      .map((e) => e.content)
+      .join(''),
+    last: events.at(-1),
+    sessionId: run.sessionId,
+    runId: run.runId,
+    lastEventId: run.lastEventId,
+    requests,
+  };
+}
+
+/** A run with a held tool call, approved from the stream with `decide()`. */
+export async function approveFromStream(args) {
+  const sdk = await import(args.moduleUrl);
+  const client = new sdk.AgentBackendClient({ baseUrl: args.baseUrl, token: args.token });
+  const run = client.invoke({
+    message: 'Plan it',
+    llm_config: args.llm,
+    sandbox_mode: 'none',
+    hitl_config: {},
+  });
+  const types = [];
+  let decision;
+  for await (const event of run) {
+    types.push(event.type);
+    if (event.type === 'approval_request') {
+      decision = await client.decide(event.request_id, { decision: 'approve' });
+    }
+  }
+  return { types, decision };
+}
+
+/** A refused token refreshed through `onUnauthorized`, and tokens from a refresh token. */
+export async function refreshOnUnauthorized(args) {
+  const sdk = await import(args.moduleUrl);
+  let calls = 0;
+  const client = new sdk.AgentBackendClient({
+    baseUrl: args.baseUrl,
+    token: 'not.a.token',
+    onUnauthorized: async () => {
+      calls += 1;
+      return args.freshToken;
+    },
+  });
+  const user = await client.whoami();
+  const nodes = await client.nodes.list();
+  const fromRefresh = new sdk.AgentBackendClient({
+    baseUrl: args.baseUrl,
+    ...sdk.refreshTokenAuth({ baseUrl: args.baseUrl, refreshToken: args.refreshToken }),
+  });
+  const refreshedUser = await fromRefresh.whoami();
+  let refused;
+  try {
+    await new sdk.AgentBackendClient({
+      baseUrl: args.baseUrl,
+      ...sdk.refreshTokenAuth({ baseUrl: args.baseUrl, refreshToken: 'rt_unknown' }),
+    }).whoami();
+  } catch (error) {
+    refused = { name: error.name, status: error.status, code: error.code, message: error.message };
+  }
+  return { user, calls, total: nodes.total, refreshedUser, refused };
+}
