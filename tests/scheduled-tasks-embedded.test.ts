@@ -102,4 +102,27 @@ describe('scheduled tasks on the embedded default', () => {
       runs: [{ output: 'After restart.' }],
     });
   });
+
+  it("lists a user's own tasks with their runs (GET /api/scheduled-tasks), and nobody else's", async () => {
+    const list = async (user: string | undefined) => {
+      const response = await fetch(`${service.url}/api/scheduled-tasks`, {
+        headers: user
+          ? { authorization: `Bearer ${await accessToken(keys.privateKey, user)}` }
+          : {},
+      });
+      return { status: response.status, body: (await response.json()) as Record<string, unknown> };
+    };
+    expect((await list(undefined)).status).toBe(401);
+    const erin = await list('erin');
+    expect(erin.status).toBe(200);
+    const tasks = erin.body.tasks as Array<{ task_id: string; status: string; runs: unknown[] }>;
+    // Both tasks above are erin's and ran; the newest change first.
+    expect(tasks.map((t) => t.task_id).sort()).toEqual(['emb-1', 'emb-2']);
+    expect(tasks.find((t) => t.task_id === 'emb-2')).toMatchObject({
+      status: 'completed',
+      task: { title: 'Task emb-2', user_id: 'erin' },
+      runs: [{ status: 'succeeded', output: 'After restart.', error: null }],
+    });
+    expect(await list('frank')).toEqual({ status: 200, body: { tasks: [] } });
+  });
 });

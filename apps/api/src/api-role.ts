@@ -9,6 +9,7 @@ import { registerMcpRoutes } from './mcp-routes.js';
 import { registerMemoryRoutes } from './memory-routes.js';
 import { registerSkillRoutes } from './skill-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
+import { registerPlaygroundRoutes } from './playground-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 
 export interface ApiOptions {
@@ -33,6 +34,7 @@ export async function mountApi(
   registerSkillRoutes(context, agent.skills);
   registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
+  registerPlaygroundRoutes(context);
   registerChatPlatformRoutes(context, async (job) => {
     await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });
   });

@@ -1,13 +1,28 @@
-import { RefreshRequest, type AuthErrorBody, type RefreshResponse } from '@agent-backend/protocol';
+import {
+  DevTokenRequest,
+  RefreshRequest,
+  type AuthErrorBody,
+  type DevTokenResponse,
+  type RefreshResponse,
+} from '@agent-backend/protocol';
 import { parseInput } from '@agent-backend/http-server';
 import { InvalidRefreshTokenError, RefreshTokenService } from '@agent-backend/auth';
 import type { ServiceContext } from '@agent-backend/runtime';
 
 /**
- * `POST /api/auth/refresh` (spec 4.1) and `GET /api/auth/whoami` (beyond the spec: lets a client
- * or an operator check which user an access token belongs to).
+ * `POST /api/auth/refresh` (spec 4.1), `GET /api/auth/whoami` (beyond the spec: lets a client
+ * or an operator check which user an access token belongs to) and, only with `DEV_TOKENS=true`,
+ * `POST /api/dev/tokens` (a token pair for any user id, like `pnpm token:issue`: the
+ * playground's "mint a token" and `pnpm demo`).
  */
-export function registerAuthRoutes({ app, engines, keys, requireUser }: ServiceContext): void {
+export function registerAuthRoutes({
+  app,
+  config,
+  engines,
+  keys,
+  logger,
+  requireUser,
+}: ServiceContext): void {
   const refresh = new RefreshTokenService(engines.db, keys);
 
   app.post('/api/auth/refresh', async (request, reply) => {
@@ -24,4 +39,15 @@ export function registerAuthRoutes({ app, engines, keys, requireUser }: ServiceC
   app.get('/api/auth/whoami', { preHandler: requireUser }, async (request) => ({
     user_id: request.userId,
   }));
+
+  if (config.DEV_TOKENS) {
+    logger.warn(
+      'DEV_TOKENS is on: POST /api/dev/tokens issues tokens for any user id to anyone who can reach this service; development only',
+    );
+    app.post('/api/dev/tokens', async (request) => {
+      const { user_id } = parseInput(DevTokenRequest, request.body);
+      request.log.info({ userId: user_id }, 'dev token pair issued');
+      return (await refresh.issuePair(user_id)) satisfies DevTokenResponse;
+    });
+  }
 }

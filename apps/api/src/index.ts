@@ -1,1 +1,2 @@
 export { mountApi } from './api-role.js';
+export { DEMO_MODEL_NAME } from './playground-routes.js';

@@ -1,5 +1,10 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
-import { TaskSyncRequest, type TaskSyncResponse } from '@agent-backend/protocol';
+import {
+  TaskSyncRequest,
+  type ScheduledTaskList,
+  type ScheduledTaskView,
+  type TaskSyncResponse,
+} from '@agent-backend/protocol';
 import { AppError, parseInput, type RouteHook } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 import {
@@ -10,8 +15,31 @@ import {
   TaskRepository,
   occurrenceId,
   syncTask,
+  type RunRecord,
   type TaskJob,
+  type TaskRecord,
 } from '@agent-backend/scheduler';
+
+/** Most tasks `GET /api/scheduled-tasks` answers, and occurrences shown per task. */
+const LIST_TASKS = 50;
+const LIST_RUNS = 10;
+
+function taskView(record: TaskRecord, runs: RunRecord[]): ScheduledTaskView {
+  return {
+    task_id: record.taskId,
+    status: record.status,
+    next_run_at: record.nextRunAt?.toISOString() ?? null,
+    task: record.task,
+    runs: runs.map((run) => ({
+      scheduled_at: run.scheduledAt.toISOString(),
+      status: run.status,
+      attempts: run.attempts,
+      output: run.output,
+      error: run.error,
+      finished_at: run.finishedAt?.toISOString() ?? null,
+    })),
+  };
+}
 
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
@@ -33,7 +61,8 @@ function requireInternalSecret(secret: string | undefined) {
 
 /**
  * `POST /scheduled-task/sync` (spec 4.6), `GET /scheduled-task/:taskId` (internal, beyond the
- * spec: the stored status and recent occurrences) and `POST /scheduled-task/confirm` (the user's
+ * spec: the stored status and recent occurrences), `GET /api/scheduled-tasks` (beyond the spec:
+ * the caller's own tasks, bearer token) and `POST /scheduled-task/confirm` (the user's
  * answer to a `require-confirmation` occurrence, bearer token). See docs/scheduled-tasks.md.
  */
 export function registerScheduledTaskRoutes(context: ServiceContext): void {
@@ -64,21 +93,19 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
   app.get('/scheduled-task/:taskId', { preHandler: internal }, async (request) => {
     const record = await new TaskRepository(engines.db).get(request.params.taskId);
     if (!record) throw new AppError('not_found', 'unknown task');
-    const runs = await new RunRepository(engines.db).listForTask(record.taskId);
-    return {
-      task_id: record.taskId,
-      status: record.status,
-      next_run_at: record.nextRunAt?.toISOString() ?? null,
-      task: record.task,
-      runs: runs.map((run) => ({
-        scheduled_at: run.scheduledAt.toISOString(),
-        status: run.status,
-        attempts: run.attempts,
-        output: run.output,
-        error: run.error,
-        finished_at: run.finishedAt?.toISOString() ?? null,
-      })),
-    };
+    return taskView(record, await new RunRepository(engines.db).listForTask(record.taskId));
+  });
+
+  // The caller's own tasks (the token's user): what a web client shows.
+  app.get('/api/scheduled-tasks', { preHandler: requireUser }, async (request) => {
+    const records = await new TaskRepository(engines.db).listForUser(request.userId!, LIST_TASKS);
+    const runs = new RunRepository(engines.db);
+    const tasks = await Promise.all(
+      records.map(async (record) =>
+        taskView(record, await runs.listForTask(record.taskId, LIST_RUNS)),
+      ),
+    );
+    return { tasks } satisfies ScheduledTaskList;
   });
 
   app.post('/scheduled-task/confirm', { preHandler: requireUser }, async (request) => {

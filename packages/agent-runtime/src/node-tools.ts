@@ -77,10 +77,11 @@ export function nodeToolsToAgentTools(
               sessionId: context.sessionId,
               signal: context.signal,
             });
-            const images = [
-              ...result.images,
-              ...(result.screenshot ? [{ data: result.screenshot, mimeType: 'image/png' }] : []),
-            ];
+            // A node may send its capture both as an image item and as `_screenshot`: once.
+            const images = [...result.images];
+            if (result.screenshot && !images.some((image) => image.data === result.screenshot)) {
+              images.push({ data: result.screenshot, mimeType: 'image/png' });
+            }
             const note =
               images.length > 0 ? `\n[${images.length} image(s) returned to the user]` : '';
             return {

@@ -19,6 +19,8 @@ import type {
   NodeType,
   PreviewChunksRequestInput,
   RefreshResponse,
+  ScheduledTaskList,
+  ScheduledTaskView,
   SkillList,
   UploadSkillRequest,
   UploadSkillResponse,
@@ -251,6 +253,21 @@ export class AgentBackendClient {
       this.json('POST', '/api/skills', { body: skill }),
     delete: (name: string): Promise<void> =>
       this.json('DELETE', `/api/skills/${encodeURIComponent(name)}`),
+  };
+
+  readonly scheduledTasks = {
+    /** The user's scheduled tasks with their latest occurrences (`GET /api/scheduled-tasks`). */
+    list: async (): Promise<ScheduledTaskView[]> =>
+      (await this.json<ScheduledTaskList>('GET', '/api/scheduled-tasks')).tasks,
+    /** Answers a `scheduled_task_confirmation` (`POST /scheduled-task/confirm`). */
+    confirm: (
+      taskId: string,
+      scheduledAt: string,
+      confirm: boolean,
+    ): Promise<{ success: boolean; status: string }> =>
+      this.json('POST', '/scheduled-task/confirm', {
+        body: { task_id: taskId, scheduled_at: scheduledAt, confirm },
+      }),
   };
 
   /** A JSON request; the parsed answer (`undefined` for 204). */

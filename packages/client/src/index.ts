@@ -23,4 +23,10 @@ export type {
   Memory,
   NodeInfo,
   NodeToolCallResponse,
+  ChunkPreviewItem,
+  PlaygroundConfig,
+  ScheduledTaskView,
+  SkillListItem,
+  WebClientMessage,
+  ServerMessage,
 } from '@agent-backend/protocol';

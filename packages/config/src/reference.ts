@@ -23,6 +23,10 @@ export const ENV_MEANINGS = {
   JWT_PUBLIC_KEY_FILE: 'a file holding `JWT_PUBLIC_KEY` (set one of the two)',
   JWT_PRIVATE_KEY: 'RS256 private key, PKCS8 PEM. Required for api (or `JWT_PRIVATE_KEY_FILE`)',
   JWT_PRIVATE_KEY_FILE: 'a file holding `JWT_PRIVATE_KEY` (set one of the two)',
+  DEV_TOKENS:
+    "development only: `POST /api/dev/tokens` issues a token pair for any user id (the playground's mint button, `pnpm demo`). Never in production: anyone reaching the service could act as any user",
+  PLAYGROUND_DEMO_MODEL_URL:
+    'set by `pnpm demo`: the scripted demo model (an OpenAI-compatible base URL) the playground offers, labelled as scripted',
   INTERNAL_API_SECRET: 'secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503',
   DEFAULT_LLM_BASE_URL:
     'the model server of scheduled-task runs and chat-platform replies (invoke requires its own `llm_config`); operator-configured, so not behind the SSRF guard',
@@ -229,7 +233,8 @@ export function renderConfigurationDoc(): string {
   const schema = z.toJSONSchema(EnvSchema, { io: 'input', unrepresentable: 'any' }) as {
     properties: Record<string, JsonSchemaProperty>;
   };
-  const rows = (Object.keys(ENV_MEANINGS) as EnvName[]).map((name) => {
+  // In the schema's order: related variables stay together.
+  const rows = (Object.keys(EnvSchema.shape) as EnvName[]).map((name) => {
     const property = schema.properties[name] ?? {};
     const override = OVERRIDES[name] ?? {};
     const type = override.type ?? typeOf(name, property);

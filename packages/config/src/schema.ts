@@ -89,6 +89,14 @@ export const EnvSchema = z.object({
   JWT_PRIVATE_KEY_FILE: optionalString,
   /** Secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503. */
   INTERNAL_API_SECRET: optionalString,
+  /**
+   * Development only: `POST /api/dev/tokens` issues a token pair for any user id (the
+   * playground's "mint a token", `pnpm demo`). Never in production: anyone reaching the service
+   * could act as any user.
+   */
+  DEV_TOKENS: booleanString,
+  /** Set by `pnpm demo`: the scripted demo model the playground offers (an OpenAI-compatible URL). */
+  PLAYGROUND_DEMO_MODEL_URL: optionalString,
   /** Model for runs without an `llm_config` of their own (scheduled tasks, chat messages). */
   DEFAULT_LLM_BASE_URL: url(['http:', 'https:']),
   DEFAULT_LLM_API_KEY: optionalString,

@@ -79,8 +79,18 @@ type Register = {
 export interface HttpServer {
   readonly express: Express;
   readonly server: Server;
-  /** Middleware run before every route (after the request id and the log line are set up). */
+  /**
+   * Middleware run before every route (after the request id and the log line are set up); with
+   * a path first, only for requests under it (Express's mount: `req.path` is relative to it).
+   */
   use(...handlers: RequestHandler[]): void;
+  use(path: string, ...handlers: RequestHandler[]): void;
+  /**
+   * Serves the files of `dir` under `mountPath` (GET and HEAD; `index.html` for the directory
+   * itself; a missing file falls through to the routes, then the JSON 404), with `headers` on
+   * every file answered.
+   */
+  serveStatic(mountPath: string, dir: string, headers?: Record<string, string>): void;
   get: Register;
   post: Register;
   put: Register;
@@ -238,9 +248,26 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   const http: HttpServer = {
     express: app,
     server,
-    use: (...handlers) => {
-      before.use(...handlers);
+    use: (...args: [string | RequestHandler, ...RequestHandler[]]) => {
+      const [first, ...rest] = args;
+      if (typeof first === 'string') before.use(first, ...rest);
+      else before.use(first, ...rest);
       hasMiddleware = true;
+    },
+    serveStatic(mountPath, dir, headers = {}) {
+      http.use(
+        mountPath,
+        express.static(dir, {
+          index: 'index.html',
+          // `/playground` → `/playground/`, so the page's relative URLs resolve under it.
+          redirect: true,
+          dotfiles: 'ignore',
+          setHeaders: (res) => {
+            res.setHeader('cache-control', 'no-cache');
+            for (const [name, value] of Object.entries(headers)) res.setHeader(name, value);
+          },
+        }),
+      );
     },
     get: register('get'),
     post: register('post'),

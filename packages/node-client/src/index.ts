@@ -32,4 +32,5 @@ export type {
   WorkflowProvider,
   WorkflowRunEvent,
 } from './workflow-runner.js';
+export { demoTools, demoWorkflows } from './demo-tools.js';
 export { gatewayUrl, redactUrl } from './ws-url.js';

@@ -28,3 +28,29 @@ export const AuthErrorBody = z.object({
   error: z.string(),
 });
 export type AuthErrorBody = z.infer<typeof AuthErrorBody>;
+
+/**
+ * Body of `POST /api/dev/tokens` (beyond the spec; only with `DEV_TOKENS=true`, for the
+ * playground and `pnpm demo`): a token pair for any user id, like `pnpm token:issue`.
+ */
+export const DevTokenRequest = z.object({
+  user_id: z.string().min(1).max(128).regex(/^\S+$/, 'must not contain spaces'),
+});
+export type DevTokenRequest = z.infer<typeof DevTokenRequest>;
+
+/** 200 answer of `POST /api/dev/tokens`. */
+export const DevTokenResponse = z.object({
+  refreshToken: z.string().min(1),
+  accessToken: z.string().min(1),
+});
+export type DevTokenResponse = z.infer<typeof DevTokenResponse>;
+
+/**
+ * `GET /playground/config.json` (beyond the spec): what the playground offers on this service.
+ * `demo_model` is the scripted model of `pnpm demo`, shown labelled as scripted.
+ */
+export const PlaygroundConfig = z.object({
+  dev_tokens: z.boolean(),
+  demo_model: z.object({ base_url: z.string(), model_name: z.string() }).nullable(),
+});
+export type PlaygroundConfig = z.infer<typeof PlaygroundConfig>;

@@ -84,3 +84,33 @@ export const TaskSyncResponse = z.object({
   task_id: z.string(),
 });
 export type TaskSyncResponse = z.infer<typeof TaskSyncResponse>;
+
+/** One occurrence of a scheduled task, as `GET /scheduled-task/:taskId` and the list show it. */
+export const ScheduledTaskRunView = z.object({
+  scheduled_at: z.string(),
+  /** `awaiting_confirmation`, `confirmed`, `declined`, `expired`, `running`, `succeeded`, `failed`. */
+  status: z.string(),
+  attempts: z.number().int().nonnegative(),
+  output: z.string().nullable(),
+  error: z.string().nullable(),
+  finished_at: z.string().nullable(),
+});
+export type ScheduledTaskRunView = z.infer<typeof ScheduledTaskRunView>;
+
+/** A stored task with its status and latest occurrences (newest first). */
+export const ScheduledTaskView = z.object({
+  task_id: z.string(),
+  /** The scheduler's status (docs/scheduled-tasks.md), not the synced task's `status` field. */
+  status: z.string(),
+  next_run_at: z.string().nullable(),
+  task: ScheduledTask,
+  runs: z.array(ScheduledTaskRunView),
+});
+export type ScheduledTaskView = z.infer<typeof ScheduledTaskView>;
+
+/**
+ * 200 answer of `GET /api/scheduled-tasks` (beyond the spec: the caller's own tasks, for a web
+ * client such as the playground; removed tasks are left out).
+ */
+export const ScheduledTaskList = z.object({ tasks: z.array(ScheduledTaskView) });
+export type ScheduledTaskList = z.infer<typeof ScheduledTaskList>;

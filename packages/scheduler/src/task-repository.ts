@@ -108,6 +108,16 @@ export class TaskRepository {
     return rowCount > 0;
   }
 
+  /** A user's tasks (removed ones left out), most recently changed first. */
+  async listForUser(userId: string, limit: number): Promise<TaskRecord[]> {
+    const { rows } = await this.db.query<TaskRow>(
+      `SELECT * FROM scheduled_tasks WHERE user_id = $1 AND status <> 'removed'
+       ORDER BY updated_at DESC LIMIT $2`,
+      [userId, limit],
+    );
+    return rows.map(toRecord);
+  }
+
   /** Tasks whose schedule must exist in the job queue (reconciliation at worker start). */
   async listSchedulable(after: string | null, limit: number): Promise<TaskRecord[]> {
     const { rows } = await this.db.query<TaskRow>(

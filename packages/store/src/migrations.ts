@@ -205,6 +205,13 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX session_sandboxes_idle ON session_sandboxes (state, last_used_at);
     `,
   },
+  {
+    id: '0009_scheduled_tasks_by_user',
+    sql: `
+      -- GET /api/scheduled-tasks: a user's tasks, most recently changed first.
+      CREATE INDEX scheduled_tasks_user_idx ON scheduled_tasks (user_id, updated_at DESC);
+    `,
+  },
 ];
 
 /**
