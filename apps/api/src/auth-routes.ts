@@ -1,5 +1,9 @@
-import { RefreshRequest, type AuthErrorBody, type RefreshResponse } from '@agent-backend/protocol';
-import { parseInput } from '@agent-backend/http-server';
+import {
+  RefreshRequest,
+  type AuthErrorBody,
+  type RefreshResponse,
+  type WhoamiResponse,
+} from '@agent-backend/protocol';
 import { InvalidRefreshTokenError, RefreshTokenService } from '@agent-backend/auth';
 import type { ServiceContext } from '@agent-backend/runtime';
 
@@ -10,8 +14,8 @@ import type { ServiceContext } from '@agent-backend/runtime';
 export function registerAuthRoutes({ app, engines, keys, requireUser }: ServiceContext): void {
   const refresh = new RefreshTokenService(engines.db, keys);
 
-  app.post('/api/auth/refresh', async (request, reply) => {
-    const { refreshToken } = parseInput(RefreshRequest, request.body);
+  app.post('/api/auth/refresh', { body: RefreshRequest }, async (request, reply) => {
+    const { refreshToken } = request.body;
     try {
       const { accessToken, expiresIn } = await refresh.exchange(refreshToken);
       return { accessToken, expiresIn } satisfies RefreshResponse;
@@ -21,7 +25,9 @@ export function registerAuthRoutes({ app, engines, keys, requireUser }: ServiceC
     }
   });
 
-  app.get('/api/auth/whoami', { preHandler: requireUser }, async (request) => ({
-    user_id: request.userId,
-  }));
+  app.get(
+    '/api/auth/whoami',
+    { preHandler: requireUser },
+    async (request) => ({ user_id: request.userId! }) satisfies WhoamiResponse,
+  );
 }

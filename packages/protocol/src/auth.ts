@@ -28,3 +28,9 @@ export const AuthErrorBody = z.object({
   error: z.string(),
 });
 export type AuthErrorBody = z.infer<typeof AuthErrorBody>;
+
+/** 200 answer of `GET /api/auth/whoami` (beyond the spec): the user of the access token. */
+export const WhoamiResponse = z.object({
+  user_id: z.string(),
+});
+export type WhoamiResponse = z.infer<typeof WhoamiResponse>;

@@ -84,3 +84,78 @@ export const TaskSyncResponse = z.object({
   task_id: z.string(),
 });
 export type TaskSyncResponse = z.infer<typeof TaskSyncResponse>;
+
+/**
+ * Service-side status of a task (spec 3.4 shows only `pending`; the transitions are in
+ * docs/scheduled-tasks.md).
+ */
+export const ScheduledTaskStatus = z.enum([
+  'pending',
+  'awaiting_confirmation',
+  'running',
+  'completed',
+  'failed',
+  'expired',
+  'paused',
+  'cancelled',
+  'removed',
+]);
+export type ScheduledTaskStatus = z.infer<typeof ScheduledTaskStatus>;
+
+/** Status of one occurrence of a task (docs/scheduled-tasks.md). */
+export const ScheduledTaskRunStatus = z.enum([
+  'awaiting_confirmation',
+  'confirmed',
+  'running',
+  'succeeded',
+  'failed',
+  'declined',
+  'expired',
+]);
+export type ScheduledTaskRunStatus = z.infer<typeof ScheduledTaskRunStatus>;
+
+/** One occurrence of a task; times are ISO 8601. */
+export const ScheduledTaskRun = z.object({
+  scheduled_at: z.string(),
+  status: ScheduledTaskRunStatus,
+  attempts: z.number().int().nonnegative(),
+  output: z.string().nullable(),
+  error: z.string().nullable(),
+  finished_at: z.string().nullable(),
+});
+export type ScheduledTaskRun = z.infer<typeof ScheduledTaskRun>;
+
+/**
+ * 200 answer of `GET /scheduled-task/:taskId` (internal, beyond the spec): the stored task, its
+ * status and its recent occurrences, newest first.
+ */
+export const ScheduledTaskDetails = z.object({
+  task_id: z.string(),
+  status: ScheduledTaskStatus,
+  next_run_at: z.string().nullable(),
+  task: ScheduledTask,
+  runs: z.array(ScheduledTaskRun),
+});
+export type ScheduledTaskDetails = z.infer<typeof ScheduledTaskDetails>;
+
+/**
+ * Body of `POST /scheduled-task/confirm` (bearer token; the user comes from the token):
+ * the occurrence (`task_id` + `scheduled_at` as sent in the in-app message) and the answer.
+ */
+export const ConfirmRunRequest = z.object({
+  task_id: z.string().min(1),
+  scheduled_at: z.iso.datetime({ offset: true }),
+  /** @default true */
+  confirm: z.boolean().default(true),
+});
+export type ConfirmRunRequest = z.infer<typeof ConfirmRunRequest>;
+export type ConfirmRunRequestInput = z.input<typeof ConfirmRunRequest>;
+
+/** 200 answer of `POST /scheduled-task/confirm`: the occurrence's new status. */
+export const ConfirmRunResponse = z.object({
+  success: z.literal(true),
+  task_id: z.string(),
+  scheduled_at: z.string(),
+  status: z.enum(['confirmed', 'declined']),
+});
+export type ConfirmRunResponse = z.infer<typeof ConfirmRunResponse>;
