@@ -1,1 +1,2 @@
 export { mountApi } from './api-role.js';
+export { MCP_FAILURE_STATUS } from './mcp-routes.js';
