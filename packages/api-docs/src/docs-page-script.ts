@@ -7,13 +7,14 @@
  */
 export function docsPageScript(): void {
   type Json = Record<string, unknown>;
+  const document = (globalThis as unknown as { document: PageDocument }).document;
   const root = document.getElementById('app')!;
 
-  const el = <K extends keyof HTMLElementTagNameMap>(
-    tag: K,
+  const el = (
+    tag: string,
     attrs: Record<string, string> = {},
-    ...children: Array<Node | string | null | undefined>
-  ): HTMLElementTagNameMap[K] => {
+    ...children: Array<PageNode | string | null | undefined>
+  ): PageElement => {
     const node = document.createElement(tag);
     for (const [name, value] of Object.entries(attrs)) node.setAttribute(name, value);
     for (const child of children) {
@@ -24,7 +25,7 @@ export function docsPageScript(): void {
   };
 
   /** Inline Markdown: `code` and **bold**. */
-  const inline = (text: string): DocumentFragment => {
+  const inline = (text: string): PageNode => {
     const fragment = document.createDocumentFragment();
     for (const part of text.split(/(`[^`]+`|\*\*[^*]+\*\*)/)) {
       if (!part) continue;
@@ -37,7 +38,7 @@ export function docsPageScript(): void {
   };
 
   /** Block Markdown: paragraphs and pipe tables. */
-  const markdown = (text: unknown): HTMLElement => {
+  const markdown = (text: unknown): PageElement => {
     const box = el('div', { class: 'md' });
     if (typeof text !== 'string') return box;
     for (const block of text.split(/\n\s*\n/)) {
@@ -102,7 +103,7 @@ export function docsPageScript(): void {
   ];
 
   /** A schema as a tree: objects list their properties, references expand when opened. */
-  const schemaView = (schema: Json, components: Json): HTMLElement => {
+  const schemaView = (schema: Json, components: Json): PageElement => {
     const box = el('div', { class: 'schema' });
     if (typeof schema.$ref === 'string') {
       const name = refName(schema.$ref);
@@ -198,7 +199,7 @@ export function docsPageScript(): void {
     const components = ((doc.components as Json | undefined)?.schemas as Json | undefined) ?? {};
     const box = section(`HTTP API ${String(info.version)}`, 'http');
     box.append(markdown(info.description));
-    const byTag = new Map<string, HTMLElement>();
+    const byTag = new Map<string, PageElement>();
     for (const tag of (doc.tags as Json[] | undefined) ?? []) {
       const group = el(
         'div',
@@ -377,4 +378,28 @@ export function docsPageScript(): void {
       );
     },
   );
+}
+
+/*
+ * The few DOM types the script uses, declared here: the service's code is type-checked without
+ * the DOM library (its `fetch` and `Headers` types differ from Node.js's).
+ */
+interface PageNode {
+  append(...nodes: Array<PageNode | string>): void;
+}
+interface PageElement extends PageNode {
+  setAttribute(name: string, value: string): void;
+  addEventListener(type: 'toggle', listener: () => void): void;
+  replaceChildren(...nodes: PageNode[]): void;
+  readonly childElementCount: number;
+  /** `<details>` only. */
+  readonly open?: boolean;
+  readonly dataset: Record<string, string>;
+}
+interface PageDocument {
+  readonly body: PageElement;
+  getElementById(id: string): PageElement | null;
+  createElement(tag: string): PageElement;
+  createTextNode(text: string): PageNode;
+  createDocumentFragment(): PageNode;
 }
