@@ -105,7 +105,11 @@ export function docsPageScript(): void {
   /** A schema as a tree: objects list their properties, references expand when opened. */
   const schemaView = (schema: Json, components: Json): PageElement => {
     const box = el('div', { class: 'schema' });
+    const notes = CONSTRAINTS.filter((key) => key in schema).map(
+      (key) => `${key}: ${JSON.stringify(schema[key])}`,
+    );
     if (typeof schema.$ref === 'string') {
+      if (notes.length > 0) box.append(el('div', { class: 'notes' }, notes.join(', ')));
       const name = refName(schema.$ref);
       const details = el('details', { class: 'ref' }, el('summary', {}, el('code', {}, name)));
       details.addEventListener('toggle', () => {
@@ -118,9 +122,6 @@ export function docsPageScript(): void {
       return box;
     }
     if (typeof schema.description === 'string') box.append(markdown(schema.description));
-    const notes = CONSTRAINTS.filter((key) => key in schema).map(
-      (key) => `${key}: ${JSON.stringify(schema[key])}`,
-    );
     if (notes.length > 0) box.append(el('div', { class: 'notes' }, notes.join(', ')));
     for (const key of ['anyOf', 'oneOf', 'allOf'] as const) {
       const options = schema[key];

@@ -38,6 +38,7 @@ export function renderDocsPage(): string {
 <head>
 <meta charset="utf-8">
 <meta name="viewport" content="width=device-width, initial-scale=1">
+<link rel="icon" href="data:,">
 <title>${API_TITLE}: API</title>
 <style>${STYLE}</style>
 </head>
