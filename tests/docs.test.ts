@@ -2,11 +2,13 @@
  * Issue 22.1: the docs stand on their own. Every relative link in the README and docs/ reaches a
  * file of the repository (and a heading, for `#anchors` into Markdown), and
  * docs/configuration.md is the one generated from the configuration schema (every variable).
+ * Issue 17: docs/openapi.json and docs/asyncapi.json are the generated API documents.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { EnvSchema, renderConfigurationDoc } from '@agent-backend/config';
+import { apiDocFiles } from '../scripts/api-docs-files.js';
 
 const ROOT = resolve(import.meta.dirname, '..');
 const pages = [
@@ -72,5 +74,12 @@ describe('documentation', () => {
     expect(text).toBe(renderConfigurationDoc());
     const documented = [...text.matchAll(/^\| `([A-Z][A-Z0-9_]+)` \|/gm)].map((m) => m[1]);
     expect(documented).toEqual(Object.keys(EnvSchema.shape));
+  });
+
+  it('docs/openapi.json and docs/asyncapi.json are generated from the schemas and are current', async () => {
+    // Stale: run `pnpm docs:api`.
+    for (const [path, text] of Object.entries(await apiDocFiles())) {
+      expect(readFileSync(join(ROOT, path), 'utf8'), path).toBe(text);
+    }
   });
 });

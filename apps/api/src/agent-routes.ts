@@ -44,9 +44,13 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   /** Runs not yet finished or not yet fully in the run log. */
   const settling = new Set<Promise<void>>();
 
-  const invokeOptions = { preHandler: requireUser, bodyLimit: INVOKE_BODY_LIMIT };
+  const invokeOptions = {
+    body: InvokeRequest,
+    preHandler: requireUser,
+    bodyLimit: INVOKE_BODY_LIMIT,
+  };
   app.post('/api/agent/invoke', invokeOptions, async (request, reply) => {
-    const body = parseInput(InvokeRequest, request.body);
+    const body = request.body;
     const userId = request.userId!;
     let prepared;
     try {

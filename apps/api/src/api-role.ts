@@ -4,6 +4,7 @@ import { registerAgentRoutes } from './agent-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { CHAT_MESSAGE_QUEUE } from '@agent-backend/chat-platform';
 import { registerChatPlatformRoutes } from './chat-platform-routes.js';
+import { registerDocsRoutes } from './docs-routes.js';
 import { registerKnowledgeRoutes } from './knowledge-routes.js';
 import { registerMcpRoutes } from './mcp-routes.js';
 import { registerMemoryRoutes } from './memory-routes.js';
@@ -38,6 +39,7 @@ export async function mountApi(
   registerChatPlatformRoutes(context, async (job) => {
     await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });
   });
+  registerDocsRoutes(context);
   // Closed after the server closed (runs ended with `server_shutdown`), not alongside it.
   context.app.addHook('onClose', () => agent.close());
   return { name: 'api', close: async () => {} };

@@ -4,8 +4,8 @@ import {
   type AuthErrorBody,
   type DevTokenResponse,
   type RefreshResponse,
+  type WhoamiResponse,
 } from '@agent-backend/protocol';
-import { parseInput } from '@agent-backend/http-server';
 import { InvalidRefreshTokenError, RefreshTokenService } from '@agent-backend/auth';
 import type { ServiceContext } from '@agent-backend/runtime';
 
@@ -25,8 +25,8 @@ export function registerAuthRoutes({
 }: ServiceContext): void {
   const refresh = new RefreshTokenService(engines.db, keys);
 
-  app.post('/api/auth/refresh', async (request, reply) => {
-    const { refreshToken } = parseInput(RefreshRequest, request.body);
+  app.post('/api/auth/refresh', { body: RefreshRequest }, async (request, reply) => {
+    const { refreshToken } = request.body;
     try {
       const { accessToken, expiresIn } = await refresh.exchange(refreshToken);
       return { accessToken, expiresIn } satisfies RefreshResponse;
@@ -36,16 +36,18 @@ export function registerAuthRoutes({
     }
   });
 
-  app.get('/api/auth/whoami', { preHandler: requireUser }, async (request) => ({
-    user_id: request.userId,
-  }));
+  app.get(
+    '/api/auth/whoami',
+    { preHandler: requireUser },
+    async (request) => ({ user_id: request.userId! }) satisfies WhoamiResponse,
+  );
 
   if (config.DEV_TOKENS) {
     logger.warn(
       'DEV_TOKENS is on: POST /api/dev/tokens issues tokens for any user id to anyone who can reach this service; development only',
     );
-    app.post('/api/dev/tokens', async (request) => {
-      const { user_id } = parseInput(DevTokenRequest, request.body);
+    app.post('/api/dev/tokens', { body: DevTokenRequest }, async (request) => {
+      const { user_id } = request.body;
       request.log.info({ userId: user_id }, 'dev token pair issued');
       return (await refresh.issuePair(user_id)) satisfies DevTokenResponse;
     });

@@ -1,5 +1,5 @@
 import { ChunkLimitError } from '@agent-backend/chunking';
-import { AppError, parseInput } from '@agent-backend/http-server';
+import { AppError } from '@agent-backend/http-server';
 import {
   KB_INGEST_ATTEMPTS,
   KB_INGEST_QUEUE,
@@ -52,9 +52,9 @@ export function registerKnowledgeRoutes(
   registerKnowledgeBaseRoutes(context, searchKnowledge);
   app.post(
     '/api/knowledge-base/preview-chunks',
-    { onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
+    { body: PreviewChunksRequest, onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
     async (request) => {
-      const body = parseInput(PreviewChunksRequest, request.body);
+      const body = request.body;
       let chunks;
       try {
         // In the splitting worker thread: up to 10 MiB of text would stall every request.
@@ -101,8 +101,9 @@ function registerKnowledgeBaseRoutes(
 
   // The tool's search for clients: bases of other users are searched as empty ones, so nothing
   // tells them from unknown ids. A slow embeddings endpoint is bounded by EMBEDDINGS_TIMEOUT_MS.
-  app.post('/api/knowledge-bases/search', { preHandler: requireUser }, async (request) => {
-    const body = parseInput(SearchKnowledgeBasesRequest, request.body);
+  const search = { body: SearchKnowledgeBasesRequest, preHandler: requireUser };
+  app.post('/api/knowledge-bases/search', search, async (request) => {
+    const body = request.body;
     const results = await searchKnowledge({
       userId: userOf(request),
       knowledgeBaseIds: [...new Set(body.knowledge_base_ids)],
@@ -112,8 +113,9 @@ function registerKnowledgeBaseRoutes(
     return { results } satisfies SearchKnowledgeBasesResponse;
   });
 
-  app.post('/api/knowledge-bases', { preHandler: requireUser }, async (request, reply) => {
-    const body = parseInput(CreateKnowledgeBaseRequest, request.body);
+  const create = { body: CreateKnowledgeBaseRequest, preHandler: requireUser };
+  app.post('/api/knowledge-bases', create, async (request, reply) => {
+    const body = request.body;
     return reply
       .status(201)
       .send(await repo.createBase(userOf(request), body.name, body.description));
@@ -130,9 +132,9 @@ function registerKnowledgeBaseRoutes(
 
   app.post(
     '/api/knowledge-bases/:id/documents',
-    { onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
+    { body: AddDocumentRequest, onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
     async (request, reply) => {
-      const body = parseInput(AddDocumentRequest, request.body);
+      const body = request.body;
       const userId = userOf(request);
       const doc = await repo.addDocument(userId, request.params.id, body);
       if (!doc) throw baseNotFound();

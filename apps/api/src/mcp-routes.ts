@@ -3,7 +3,6 @@ import {
   type DetailErrorBody,
   type McpValidateResponse,
 } from '@agent-backend/protocol';
-import { parseInput } from '@agent-backend/http-server';
 import {
   displayUrl,
   McpConnectError,
@@ -49,8 +48,9 @@ export function registerMcpRoutes({ app, config, requireUser }: ServiceContext):
     stdio: new StdioPolicy(config.MCP_STDIO_ALLOWLIST),
   };
 
-  app.post('/api/tools/mcp/validate', { preHandler: requireUser }, async (request, reply) => {
-    const body = parseInput(McpValidateRequest, request.body);
+  const options = { body: McpValidateRequest, preHandler: requireUser };
+  app.post('/api/tools/mcp/validate', options, async (request, reply) => {
+    const body = request.body;
     try {
       const result: McpValidateResponse = await validateMcpServer(body, policy, {
         timeoutMs: config.MCP_VALIDATE_TIMEOUT_MS,

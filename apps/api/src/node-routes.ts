@@ -38,28 +38,37 @@ export function registerNodeRoutes(
    * node's own failures are results (200, `success: false`); not reaching the node is an error:
    * 404 `node_not_found`, 502 `node_disconnected` (dropped mid-call), 504 `node_timeout`.
    */
-  app.post('/node/tools/call', { preHandler: requireUser }, async (request) => {
-    const body = parseInput(NodeToolCallRequest, request.body);
-    try {
-      const result = await nodeTools.callTool({
-        userId: request.userId!,
-        nodeType: body.node_type,
-        nodeId: body.node_id,
-        toolName: body.tool_name,
-        arguments: body.arguments,
-        sessionId: body.session_id,
-        timeoutMs: body.timeout_ms,
-      });
-      return { ...result } satisfies NodeToolCallResponse;
-    } catch (error) {
-      if (!(error instanceof NodeCallError)) throw error;
-      if (error.code === 'tool_failed') {
-        const rpc = { code: error.rpcCode ?? -32603, message: error.message };
-        return { success: false, text: '', images: [], error: rpc } satisfies NodeToolCallResponse;
+  app.post(
+    '/node/tools/call',
+    { body: NodeToolCallRequest, preHandler: requireUser },
+    async (request) => {
+      const body = request.body;
+      try {
+        const result = await nodeTools.callTool({
+          userId: request.userId!,
+          nodeType: body.node_type,
+          nodeId: body.node_id,
+          toolName: body.tool_name,
+          arguments: body.arguments,
+          sessionId: body.session_id,
+          timeoutMs: body.timeout_ms,
+        });
+        return { ...result } satisfies NodeToolCallResponse;
+      } catch (error) {
+        if (!(error instanceof NodeCallError)) throw error;
+        if (error.code === 'tool_failed') {
+          const rpc = { code: error.rpcCode ?? -32603, message: error.message };
+          return {
+            success: false,
+            text: '',
+            images: [],
+            error: rpc,
+          } satisfies NodeToolCallResponse;
+        }
+        throw new AppError(CALL_ERRORS[error.code], error.message);
       }
-      throw new AppError(CALL_ERRORS[error.code], error.message);
-    }
-  });
+    },
+  );
 }
 
 const CALL_ERRORS: Record<Exclude<NodeCallError['code'], 'tool_failed'>, ErrorCode> = {

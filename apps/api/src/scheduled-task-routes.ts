@@ -1,14 +1,15 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import {
+  ConfirmRunRequest,
   TaskSyncRequest,
+  type ConfirmRunResponse,
+  type ScheduledTaskDetails,
   type ScheduledTaskList,
-  type ScheduledTaskView,
   type TaskSyncResponse,
 } from '@agent-backend/protocol';
-import { AppError, parseInput, type RouteHook } from '@agent-backend/http-server';
+import { AppError, type RouteHook } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 import {
-  ConfirmRunRequest,
   InvalidScheduleError,
   RunRepository,
   SCHEDULED_TASKS_QUEUE,
@@ -24,7 +25,7 @@ import {
 const LIST_TASKS = 50;
 const LIST_RUNS = 10;
 
-function taskView(record: TaskRecord, runs: RunRecord[]): ScheduledTaskView {
+function taskView(record: TaskRecord, runs: RunRecord[]): ScheduledTaskDetails {
   return {
     task_id: record.taskId,
     status: record.status,
@@ -70,25 +71,29 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
   const internal = requireInternalSecret(config.INTERNAL_API_SECRET);
   const deps = { db: engines.db, jobs: engines.jobs };
 
-  app.post('/scheduled-task/sync', { preHandler: internal }, async (request) => {
-    const body = parseInput(TaskSyncRequest, request.body);
-    try {
-      const result = await syncTask(deps, body);
-      request.log.info(
-        { taskId: body.task_id, action: body.action, status: result.status },
-        'scheduled task synced',
-      );
-      return {
-        success: result.success,
-        action: body.action,
-        task_id: body.task_id,
-      } satisfies TaskSyncResponse;
-    } catch (error) {
-      if (error instanceof InvalidScheduleError)
-        throw new AppError('invalid_request', 'invalid request body', error.issues);
-      throw error;
-    }
-  });
+  app.post(
+    '/scheduled-task/sync',
+    { body: TaskSyncRequest, preHandler: internal },
+    async (request) => {
+      const body = request.body;
+      try {
+        const result = await syncTask(deps, body);
+        request.log.info(
+          { taskId: body.task_id, action: body.action, status: result.status },
+          'scheduled task synced',
+        );
+        return {
+          success: result.success,
+          action: body.action,
+          task_id: body.task_id,
+        } satisfies TaskSyncResponse;
+      } catch (error) {
+        if (error instanceof InvalidScheduleError)
+          throw new AppError('invalid_request', 'invalid request body', error.issues);
+        throw error;
+      }
+    },
+  );
 
   app.get('/scheduled-task/:taskId', { preHandler: internal }, async (request) => {
     const record = await new TaskRepository(engines.db).get(request.params.taskId);
@@ -108,8 +113,9 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
     return { tasks } satisfies ScheduledTaskList;
   });
 
-  app.post('/scheduled-task/confirm', { preHandler: requireUser }, async (request) => {
-    const body = parseInput(ConfirmRunRequest, request.body);
+  const confirm = { body: ConfirmRunRequest, preHandler: requireUser };
+  app.post('/scheduled-task/confirm', confirm, async (request) => {
+    const body = request.body;
     const scheduledAt = Date.parse(body.scheduled_at);
     const status = await new RunRepository(engines.db).answer(
       body.task_id,
@@ -125,6 +131,11 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
         jobId: `confirmed-${occurrenceId(body.task_id, scheduledAt)}`,
       });
     }
-    return { success: true, task_id: body.task_id, scheduled_at: body.scheduled_at, status };
+    return {
+      success: true,
+      task_id: body.task_id,
+      scheduled_at: body.scheduled_at,
+      status,
+    } satisfies ConfirmRunResponse;
   });
 }

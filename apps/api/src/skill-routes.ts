@@ -1,4 +1,4 @@
-import { AppError, parseInput } from '@agent-backend/http-server';
+import { AppError } from '@agent-backend/http-server';
 import {
   UploadSkillRequest,
   type SkillList,
@@ -32,9 +32,9 @@ export function registerSkillRoutes(
 
   app.post(
     '/api/skills',
-    { onRequest: requireUser, bodyLimit: SKILL_UPLOAD_BODY_LIMIT },
+    { body: UploadSkillRequest, onRequest: requireUser, bodyLimit: SKILL_UPLOAD_BODY_LIMIT },
     async (request, reply) => {
-      const body = parseInput(UploadSkillRequest, request.body);
+      const body = request.body;
       const parsed = await parseSkillUpload(
         'skill_md' in body
           ? { kind: 'markdown', text: body.skill_md }

@@ -20,7 +20,7 @@ import type {
   PreviewChunksRequestInput,
   RefreshResponse,
   ScheduledTaskList,
-  ScheduledTaskView,
+  ScheduledTaskDetails,
   SkillList,
   UploadSkillRequest,
   UploadSkillResponse,
@@ -257,7 +257,7 @@ export class AgentBackendClient {
 
   readonly scheduledTasks = {
     /** The user's scheduled tasks with their latest occurrences (`GET /api/scheduled-tasks`). */
-    list: async (): Promise<ScheduledTaskView[]> =>
+    list: async (): Promise<ScheduledTaskDetails[]> =>
       (await this.json<ScheduledTaskList>('GET', '/api/scheduled-tasks')).tasks,
     /** Answers a `scheduled_task_confirmation` (`POST /scheduled-task/confirm`). */
     confirm: (

@@ -25,7 +25,7 @@ export type {
   NodeToolCallResponse,
   ChunkPreviewItem,
   PlaygroundConfig,
-  ScheduledTaskView,
+  ScheduledTaskDetails,
   SkillListItem,
   WebClientMessage,
   ServerMessage,

@@ -1,4 +1,5 @@
 import type { Request, Response } from 'express';
+import type { HealthResponse, ReadinessResponse } from '@agent-backend/protocol';
 
 /** Where the routes go: `HttpServer` (its `get`), without importing the server. */
 interface RouteRegistrar {
@@ -20,7 +21,7 @@ export function registerHealthRoutes(
   app: RouteRegistrar,
   checks: Record<string, ReadinessCheck>,
 ): void {
-  app.get('/healthz', async () => ({ status: 'ok' }));
+  app.get('/healthz', async () => ({ status: 'ok' }) satisfies HealthResponse);
   app.get('/readyz', async (_request, reply) => {
     const results = await Promise.all(
       Object.entries(checks).map(async ([name, check]) => {
@@ -44,8 +45,10 @@ export function registerHealthRoutes(
       }),
     );
     const ready = results.every(([, result]) => result.ok);
-    reply
-      .status(ready ? 200 : 503)
-      .json({ status: ready ? 'ready' : 'not_ready', checks: Object.fromEntries(results) });
+    const answer: ReadinessResponse = {
+      status: ready ? 'ready' : 'not_ready',
+      checks: Object.fromEntries(results),
+    };
+    reply.status(ready ? 200 : 503).json(answer);
   });
 }

@@ -5,6 +5,7 @@ export {
   type HttpServer,
   type RouteHandler,
   type RouteHook,
+  type RegisteredRoute,
   type RouteOptions,
   type RouteRequest,
 } from './server.js';

@@ -130,6 +130,59 @@ describe('createHttpServer', () => {
     });
   });
 
+  it('validates the body schema a route declares after authentication and lists its routes', async () => {
+    const seen: unknown[] = [];
+    const { url } = await serve({}, (a) => {
+      a.post(
+        '/typed',
+        {
+          body: Body,
+          preHandler: (request) => {
+            if (request.headers.authorization !== 'Bearer ok') {
+              throw new AppError('unauthorized', 'no');
+            }
+          },
+        },
+        async (request) => {
+          seen.push(request.body);
+          return { name: request.body.name, count: request.body.count };
+        },
+      );
+      a.post('/raw', { rawBody: true }, async () => ({}));
+      a.delete('/items/:id', async () => undefined);
+    });
+    const post = (body: unknown, auth = 'Bearer ok') =>
+      fetch(`${url}/typed`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: auth },
+        body: JSON.stringify(body),
+      });
+
+    // Authentication first: an anonymous invalid body is 401, not 400.
+    expect((await post({ name: '' }, 'Bearer no')).status).toBe(401);
+    const invalid = await post({ name: '' });
+    expect(invalid.status).toBe(400);
+    expect(await invalid.json()).toEqual({
+      error: {
+        code: 'invalid_request',
+        message: 'invalid request body',
+        details: [{ path: 'name', message: expect.any(String) }],
+      },
+    });
+    const valid = await post({ name: 'n', extra: true });
+    expect(await valid.json()).toEqual({ name: 'n', count: 1 });
+    expect(seen).toEqual([{ name: 'n', count: 1 }]);
+
+    expect(app!.routes()).toEqual([
+      { method: 'GET', path: '/healthz', rawBody: false },
+      { method: 'GET', path: '/readyz', rawBody: false },
+      { method: 'POST', path: '/typed', body: Body, rawBody: false },
+      { method: 'POST', path: '/raw', rawBody: true },
+      { method: 'DELETE', path: '/items/:id', rawBody: false },
+    ]);
+    expect(app!.routes()[2]!.body).toBe(Body);
+  });
+
   it('reads large bodies on its body thread with the same answers as small ones', async () => {
     // Bodies from OFF_THREAD_BODY_BYTES up are decoded, parsed and checked off the event loop.
     const big = 'é'.repeat(OFF_THREAD_BODY_BYTES);

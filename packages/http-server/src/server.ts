@@ -10,11 +10,13 @@ import express, {
   type Response,
 } from 'express';
 import type { RouteParameters } from 'express-serve-static-core';
+import type { z } from 'zod';
 import { redactUrl, type Logger } from '@agent-backend/logger';
 import { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
 import { parseJsonBody } from './json-body.js';
 import { assertText, refuseText, type TextProblem } from './text-rules.js';
+import { parseInput } from './validate.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point.
@@ -43,18 +45,35 @@ export interface CreateHttpServerOptions {
  * itself, e.g. `reply.status(204).send()` or a stream), or throws (an {@link AppError} becomes
  * its status and body, anything else a 500).
  */
-export type RouteHandler<Path extends string = string> = (
-  request: RouteRequest<Path>,
+// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Express's own default body type.
+export type RouteHandler<Path extends string = string, Body = any> = (
+  request: RouteRequest<Path, Body>,
   reply: Response,
 ) => unknown;
 
-/** A route's request, its path parameters typed from the path (`:id` → `params.id: string`). */
-export type RouteRequest<Path extends string = string> = Request<RouteParameters<Path>>;
+/**
+ * A route's request, its path parameters typed from the path (`:id` → `params.id: string`), and
+ * its body the output of the route's `body` schema when it has one.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- Express's own defaults. */
+export type RouteRequest<Path extends string = string, Body = any> = Request<
+  RouteParameters<Path>,
+  any,
+  Body
+>;
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
 /** A check before the handler (authentication); throws to answer instead of the handler. */
 export type RouteHook = (request: Request, reply: Response) => Promise<void> | void;
 
-export interface RouteOptions {
+export interface RouteOptions<Body extends z.ZodType = z.ZodType> {
+  /**
+   * The body's schema: the parsed body is validated with it after `preHandler` (400
+   * `invalid_request` with field errors, see {@link parseInput}) and the handler gets its output
+   * as `request.body`. Listed by {@link HttpServer.routes}, so documents of the API can be
+   * checked against what the server really validates with.
+   */
+  body?: Body;
   /** Runs before the body is read (an unauthenticated upload is refused without reading it). */
   onRequest?: RouteHook;
   /** Runs after the body is parsed, before the handler. */
@@ -67,8 +86,24 @@ export interface RouteOptions {
 
 type Register = {
   <Path extends string>(path: Path, handler: RouteHandler<Path>): void;
-  <Path extends string>(path: Path, options: RouteOptions, handler: RouteHandler<Path>): void;
+  <Path extends string, Body extends z.ZodType = z.ZodType>(
+    path: Path,
+    options: RouteOptions<Body>,
+    handler: RouteHandler<Path, z.output<Body>>,
+  ): void;
 };
+
+/** A registered route, as {@link HttpServer.routes} lists it. */
+export interface RegisteredRoute {
+  /** Upper case: `GET`, `POST`, ... */
+  readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
+  /** As registered, with Express-style parameters: `/api/knowledge-bases/:id`. */
+  readonly path: string;
+  /** The schema the body is validated with ({@link RouteOptions.body}), when there is one. */
+  readonly body?: z.ZodType;
+  /** The body is kept as received, not parsed ({@link RouteOptions.rawBody}). */
+  readonly rawBody: boolean;
+}
 
 /**
  * The service's HTTP server: Express 5 with the service's conventions. Routes are registered
@@ -96,6 +131,8 @@ export interface HttpServer {
   put: Register;
   patch: Register;
   delete: Register;
+  /** Every route registered so far, in registration order (the health routes first). */
+  routes(): RegisteredRoute[];
   /**
    * `preClose`: when closing starts, once the server stopped accepting connections (drain or
    * end long streams here: the server is closed once they end); `onClose`: once every
@@ -144,6 +181,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   const before = express.Router();
   let hasMiddleware = false;
   const routes = new RouteTable();
+  const registered: RegisteredRoute[] = [];
   const notFound = (req: Request, res: Response) => {
     const path = req.originalUrl.split('?')[0];
     sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${path}`));
@@ -233,6 +271,18 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
         }
       });
 
+      const bodySchema = routeOptions.body;
+      if (bodySchema) {
+        chain.push((req, _res, next) => {
+          try {
+            req.body = parseInput(bodySchema, req.body);
+            next();
+          } catch (error) {
+            next(error);
+          }
+        });
+      }
+
       chain.push(async (req, res, next) => {
         try {
           const value = await handler(req as never, res);
@@ -243,6 +293,12 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
         }
       });
       routes.add(method, path, chain);
+      registered.push({
+        method: method.toUpperCase() as RegisteredRoute['method'],
+        path,
+        ...(bodySchema ? { body: bodySchema } : {}),
+        rawBody: routeOptions.rawBody ?? false,
+      });
     }) as Register;
 
   const http: HttpServer = {
@@ -274,6 +330,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     put: register('put'),
     patch: register('patch'),
     delete: register('delete'),
+    routes: () => [...registered],
     addHook(name, hookFn) {
       (name === 'preClose' ? preClose : onClose).push(hookFn);
     },

@@ -54,3 +54,9 @@ export const PlaygroundConfig = z.object({
   demo_model: z.object({ base_url: z.string(), model_name: z.string() }).nullable(),
 });
 export type PlaygroundConfig = z.infer<typeof PlaygroundConfig>;
+
+/** 200 answer of `GET /api/auth/whoami` (beyond the spec): the user of the access token. */
+export const WhoamiResponse = z.object({
+  user_id: z.string(),
+});
+export type WhoamiResponse = z.infer<typeof WhoamiResponse>;

@@ -84,6 +84,16 @@ export const WebhookAck = z.object({
 export type WebhookAck = z.infer<typeof WebhookAck>;
 
 /**
+ * A refused event (not JSON, not decryptable, a wrong signature or verification token, not a
+ * schema 2.0 event, or not queued): `code` repeats the HTTP status (400, 401 or 503).
+ */
+export const WebhookRefusal = z.object({
+  code: z.number().int(),
+  msg: z.string(),
+});
+export type WebhookRefusal = z.infer<typeof WebhookRefusal>;
+
+/**
  * The text of a message's `content` string, or null when it is not JSON or has no string `text`
  * (images, files, stickers): those are not questions the agent can answer.
  */

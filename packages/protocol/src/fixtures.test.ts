@@ -38,6 +38,8 @@ const EXEMPT_FROM_FIXTURES = new Set([
   'SandboxMode',
   'TaskSyncAction',
   'OAuthProvider',
+  'ScheduledTaskStatus',
+  'ScheduledTaskRunStatus',
 ]);
 
 const schemas = new Map(

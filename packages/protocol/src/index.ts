@@ -7,6 +7,7 @@ export * from './agent-events.js';
 export * from './auth.js';
 export * from './chat-platform.js';
 export * from './errors.js';
+export * from './health.js';
 export * from './invoke.js';
 export * from './json-rpc.js';
 export * from './knowledge.js';

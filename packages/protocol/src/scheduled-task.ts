@@ -85,32 +85,85 @@ export const TaskSyncResponse = z.object({
 });
 export type TaskSyncResponse = z.infer<typeof TaskSyncResponse>;
 
-/** One occurrence of a scheduled task, as `GET /scheduled-task/:taskId` and the list show it. */
-export const ScheduledTaskRunView = z.object({
+/**
+ * Service-side status of a task (spec 3.4 shows only `pending`; the transitions are in
+ * docs/scheduled-tasks.md).
+ */
+export const ScheduledTaskStatus = z.enum([
+  'pending',
+  'awaiting_confirmation',
+  'running',
+  'completed',
+  'failed',
+  'expired',
+  'paused',
+  'cancelled',
+  'removed',
+]);
+export type ScheduledTaskStatus = z.infer<typeof ScheduledTaskStatus>;
+
+/** Status of one occurrence of a task (docs/scheduled-tasks.md). */
+export const ScheduledTaskRunStatus = z.enum([
+  'awaiting_confirmation',
+  'confirmed',
+  'running',
+  'succeeded',
+  'failed',
+  'declined',
+  'expired',
+]);
+export type ScheduledTaskRunStatus = z.infer<typeof ScheduledTaskRunStatus>;
+
+/** One occurrence of a task; times are ISO 8601. */
+export const ScheduledTaskRun = z.object({
   scheduled_at: z.string(),
-  /** `awaiting_confirmation`, `confirmed`, `declined`, `expired`, `running`, `succeeded`, `failed`. */
-  status: z.string(),
+  status: ScheduledTaskRunStatus,
   attempts: z.number().int().nonnegative(),
   output: z.string().nullable(),
   error: z.string().nullable(),
   finished_at: z.string().nullable(),
 });
-export type ScheduledTaskRunView = z.infer<typeof ScheduledTaskRunView>;
-
-/** A stored task with its status and latest occurrences (newest first). */
-export const ScheduledTaskView = z.object({
-  task_id: z.string(),
-  /** The scheduler's status (docs/scheduled-tasks.md), not the synced task's `status` field. */
-  status: z.string(),
-  next_run_at: z.string().nullable(),
-  task: ScheduledTask,
-  runs: z.array(ScheduledTaskRunView),
-});
-export type ScheduledTaskView = z.infer<typeof ScheduledTaskView>;
+export type ScheduledTaskRun = z.infer<typeof ScheduledTaskRun>;
 
 /**
- * 200 answer of `GET /api/scheduled-tasks` (beyond the spec: the caller's own tasks, for a web
- * client such as the playground; removed tasks are left out).
+ * 200 answer of `GET /scheduled-task/:taskId` (internal, beyond the spec): the stored task, its
+ * status and its recent occurrences, newest first.
  */
-export const ScheduledTaskList = z.object({ tasks: z.array(ScheduledTaskView) });
+export const ScheduledTaskDetails = z.object({
+  task_id: z.string(),
+  status: ScheduledTaskStatus,
+  next_run_at: z.string().nullable(),
+  task: ScheduledTask,
+  runs: z.array(ScheduledTaskRun),
+});
+export type ScheduledTaskDetails = z.infer<typeof ScheduledTaskDetails>;
+
+/**
+ * Body of `POST /scheduled-task/confirm` (bearer token; the user comes from the token):
+ * the occurrence (`task_id` + `scheduled_at` as sent in the in-app message) and the answer.
+ */
+export const ConfirmRunRequest = z.object({
+  task_id: z.string().min(1),
+  scheduled_at: z.iso.datetime({ offset: true }),
+  /** @default true */
+  confirm: z.boolean().default(true),
+});
+export type ConfirmRunRequest = z.infer<typeof ConfirmRunRequest>;
+export type ConfirmRunRequestInput = z.input<typeof ConfirmRunRequest>;
+
+/** 200 answer of `POST /scheduled-task/confirm`: the occurrence's new status. */
+export const ConfirmRunResponse = z.object({
+  success: z.literal(true),
+  task_id: z.string(),
+  scheduled_at: z.string(),
+  status: z.enum(['confirmed', 'declined']),
+});
+export type ConfirmRunResponse = z.infer<typeof ConfirmRunResponse>;
+
+/**
+ * 200 answer of `GET /api/scheduled-tasks` (beyond the spec: the caller's own tasks, each as
+ * {@link ScheduledTaskDetails} with its latest occurrences, for a web client such as the
+ * playground; removed tasks are left out).
+ */
+export const ScheduledTaskList = z.object({ tasks: z.array(ScheduledTaskDetails) });
 export type ScheduledTaskList = z.infer<typeof ScheduledTaskList>;

@@ -1,3 +1,4 @@
+import type { ScheduledTaskRunStatus } from '@agent-backend/protocol';
 import type { Queryable } from '@agent-backend/store';
 
 /**
@@ -5,14 +6,7 @@ import type { Queryable } from '@agent-backend/store';
  * `awaiting_confirmation` → `confirmed` (user said yes) | `declined` | `expired` (no answer in
  * time); `confirmed` or new (auto) → `running` → `succeeded` | `failed`.
  */
-export type RunStatus =
-  | 'awaiting_confirmation'
-  | 'confirmed'
-  | 'running'
-  | 'succeeded'
-  | 'failed'
-  | 'declined'
-  | 'expired';
+export type RunStatus = ScheduledTaskRunStatus;
 
 export interface RunRecord {
   taskId: string;
@@ -125,8 +119,8 @@ export class RunRepository {
     scheduledAt: number,
     userId: string,
     confirm: boolean,
-  ): Promise<RunStatus | undefined> {
-    const status: RunStatus = confirm ? 'confirmed' : 'declined';
+  ): Promise<'confirmed' | 'declined' | undefined> {
+    const status = confirm ? 'confirmed' : 'declined';
     const { rowCount } = await this.db.query(
       `UPDATE scheduled_task_runs SET status = $4, updated_at = now(),
          finished_at = CASE WHEN $4 = 'declined' THEN now() ELSE NULL END

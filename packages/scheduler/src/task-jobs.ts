@@ -29,14 +29,5 @@ export function occurrenceId(taskId: string, scheduledAt: number): string {
   return `${taskId}@${new Date(scheduledAt).toISOString()}`;
 }
 
-/**
- * Body of `POST /scheduled-task/confirm` (bearer token; the user comes from the token):
- * the occurrence (`task_id` + `scheduled_at` as sent in the in-app message) and the answer.
- */
-export const ConfirmRunRequest = z.object({
-  task_id: z.string().min(1),
-  scheduled_at: z.iso.datetime({ offset: true }),
-  /** @default true */
-  confirm: z.boolean().default(true),
-});
-export type ConfirmRunRequest = z.infer<typeof ConfirmRunRequest>;
+/** Moved to the protocol package with the other HTTP bodies; re-exported for existing imports. */
+export { ConfirmRunRequest } from '@agent-backend/protocol';

@@ -1,4 +1,4 @@
-import type { ScheduledTask } from '@agent-backend/protocol';
+import type { ScheduledTask, ScheduledTaskStatus } from '@agent-backend/protocol';
 import type { Queryable } from '@agent-backend/store';
 
 /**
@@ -14,16 +14,7 @@ import type { Queryable } from '@agent-backend/store';
  * | `paused`, `cancelled` | synced inactive by the web layer; not scheduled | a new sync |
  * | `removed` | removed by sync; late jobs of it are skipped | a new `add`/`update` |
  */
-export type TaskStatus =
-  | 'pending'
-  | 'awaiting_confirmation'
-  | 'running'
-  | 'completed'
-  | 'failed'
-  | 'expired'
-  | 'paused'
-  | 'cancelled'
-  | 'removed';
+export type TaskStatus = ScheduledTaskStatus;
 
 export interface TaskRecord {
   taskId: string;

@@ -27,12 +27,11 @@ export function registerApprovalRoutes(context: ServiceContext): void {
   });
   app.post(
     '/api/agent/approvals/:request_id/decision',
-    { preHandler: requireUser },
+    { body: ApprovalDecisionRequest, preHandler: requireUser },
     async (request) => {
       const { request_id: requestId } = parseInput(ApprovalDecisionParams, request.params, 'path');
-      const body = parseInput(ApprovalDecisionRequest, request.body);
       try {
-        return await decisions.submit(request.userId!, requestId, body);
+        return await decisions.submit(request.userId!, requestId, request.body);
       } catch (error) {
         if (error instanceof DecisionError) {
           throw new AppError(error.code, error.message, error.details);
@@ -41,11 +40,11 @@ export function registerApprovalRoutes(context: ServiceContext): void {
       }
     },
   );
-  app.post('/api/agent/runs/:run_id/decisions', { preHandler: requireUser }, async (request) => {
+  const batch = { body: ApprovalDecisionsRequest, preHandler: requireUser };
+  app.post('/api/agent/runs/:run_id/decisions', batch, async (request) => {
     const { run_id: runId } = parseInput(ApprovalDecisionsParams, request.params, 'path');
-    const body = parseInput(ApprovalDecisionsRequest, request.body);
     try {
-      return await decisions.submitMany(request.userId!, runId, body.decisions);
+      return await decisions.submitMany(request.userId!, runId, request.body.decisions);
     } catch (error) {
       if (error instanceof DecisionError) {
         throw new AppError(error.code, error.message, error.details);

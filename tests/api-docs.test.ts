@@ -1,0 +1,199 @@
+/**
+ * Issue 17 (1, 2): the API documents describe the service as it runs. Each role is started
+ * in-process on real Redis and PostgreSQL, as its `main.ts` composes it, and the routes its
+ * HTTP server registered are compared with the OpenAPI document both ways, with the body schema
+ * each route validates with. The api role serves both documents and the page that shows them,
+ * without authentication and without loading anything from outside the service.
+ */
+import { existsSync, readFileSync } from 'node:fs';
+import type { AddressInfo } from 'node:net';
+import { join } from 'node:path';
+import { chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { mountApi, MCP_FAILURE_STATUS } from '@agent-backend/api';
+import {
+  buildAsyncApiDocument,
+  buildOpenApiDocument,
+  HTTP_ROUTES,
+  type RouteDoc,
+} from '@agent-backend/api-docs';
+import { mountGateway } from '@agent-backend/gateway';
+import { startService, type RunningService } from '@agent-backend/runtime';
+import {
+  createTestSchema,
+  REPO_ROOT,
+  testDatabaseUrl,
+  testRedisUrl,
+  uniquePrefix,
+  type TestSchema,
+} from '@agent-backend/testing';
+import { mountWorker } from '@agent-backend/worker';
+import { keyFiles, tempDir } from './helpers.js';
+
+type Role = 'api' | 'gateway' | 'worker' | 'all-in-one';
+type Json = Record<string, unknown>;
+
+const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
+
+const MOUNTS: Record<Role, Parameters<typeof startService>[1]> = {
+  api: { migrate: true, mount: async (context) => [await mountApi(context)] },
+  gateway: {
+    migrate: false,
+    databaseReadiness: false,
+    mount: async (context) => [await mountGateway(context)],
+  },
+  worker: { migrate: true, mount: async (context) => [await mountWorker(context)] },
+  'all-in-one': {
+    migrate: true,
+    mount: async (context) => [
+      await mountApi(context),
+      await mountGateway(context),
+      await mountWorker(context),
+    ],
+  },
+};
+
+const key = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
+const documented = (role: Role) =>
+  HTTP_ROUTES.filter((route) => route.roles === 'every role' || role !== 'gateway')
+    .filter((route) => route.roles === 'every role' || role !== 'worker')
+    .map(key)
+    .sort();
+
+describe('API documents of the running roles', () => {
+  const services = new Map<Role, RunningService>();
+  let schema: TestSchema;
+  let apiUrl: string;
+
+  beforeAll(async () => {
+    schema = await createTestSchema('apidocs');
+    const keys = keyFiles();
+    Object.assign(process.env, {
+      REDIS_URL: testRedisUrl(),
+      DATABASE_URL: testDatabaseUrl(),
+      DATABASE_SCHEMA: schema.schema,
+      REDIS_KEY_PREFIX: uniquePrefix('apidocs'),
+      PORT: '0',
+      HOST: '127.0.0.1',
+      LOG_LEVEL: 'warn',
+      DATA_DIR: tempDir('apidocs'),
+      JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
+      JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
+      // Registers the one conditional route, so every documented route is there to compare.
+      DEV_TOKENS: 'true',
+    });
+    // One after the other: each reads its configuration from the environment when it starts.
+    for (const role of Object.keys(MOUNTS) as Role[]) {
+      process.env.INSTANCE_ID = `apidocs-${role}`;
+      services.set(role, await startService(role, MOUNTS[role]));
+    }
+    const address = services.get('api')!.app.server.address() as AddressInfo;
+    apiUrl = `http://127.0.0.1:${address.port}`;
+  });
+  afterAll(async () => {
+    // The service's shutdown ends with process.exit, which here would end the test worker.
+    vi.spyOn(process, 'exit').mockImplementation(() => undefined as never);
+    for (const service of services.values()) await service.shutdown();
+    await schema?.drop();
+  });
+
+  it.each(Object.keys(MOUNTS) as Role[])(
+    'the %s role registers exactly the routes the document lists for it',
+    (role) => {
+      const registered = services.get(role)!.app.routes().map(key).sort();
+      const listed = documented(role);
+      expect(
+        registered.filter((route) => !listed.includes(route)),
+        'registered but missing from the document',
+      ).toEqual([]);
+      expect(
+        listed.filter((route) => !registered.includes(route)),
+        'documented but not registered',
+      ).toEqual([]);
+    },
+  );
+
+  it('each route validates its body with the schema the document shows', () => {
+    const byKey = new Map<string, RouteDoc>(HTTP_ROUTES.map((route) => [key(route), route]));
+    for (const route of services.get('all-in-one')!.app.routes()) {
+      const doc = byKey.get(key(route))!;
+      expect(route.body, key(route)).toBe(doc.body);
+      expect(route.rawBody, key(route)).toBe(doc.rawBody !== undefined);
+    }
+  });
+
+  it('serves the OpenAPI document of exactly the registered routes, without authentication', async () => {
+    const res = await fetch(`${apiUrl}/openapi.json`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
+    const document = (await res.json()) as { paths: Record<string, Json> };
+    expect(document).toEqual(buildOpenApiDocument());
+    expect(document).toEqual(
+      JSON.parse(readFileSync(join(REPO_ROOT, 'docs/openapi.json'), 'utf8')),
+    );
+    const served = Object.entries(document.paths)
+      .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
+      .sort();
+    const registered = services
+      .get('api')!
+      .app.routes()
+      .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`)
+      .sort();
+    expect(served).toEqual(registered);
+
+    // Every status MCP validation answers a failure with is documented.
+    const validate = document.paths['/api/tools/mcp/validate']!.post as { responses: Json };
+    for (const status of new Set(Object.values(MCP_FAILURE_STATUS))) {
+      expect(Object.keys(validate.responses), `MCP validation ${status}`).toContain(String(status));
+    }
+  });
+
+  it('serves the AsyncAPI document', async () => {
+    const res = await fetch(`${apiUrl}/asyncapi.json`);
+    expect(res.status).toBe(200);
+    const document = await res.json();
+    expect(document).toEqual(buildAsyncApiDocument());
+    expect(document).toEqual(
+      JSON.parse(readFileSync(join(REPO_ROOT, 'docs/asyncapi.json'), 'utf8')),
+    );
+  });
+
+  it('serves a page that renders both documents with nothing from elsewhere', async () => {
+    const res = await fetch(`${apiUrl}/docs`);
+    expect(res.status).toBe(200);
+    expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
+    expect(await res.text()).toContain('<main id="app">');
+
+    if (!existsSync(CHROMIUM)) {
+      throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
+    }
+    const browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
+    try {
+      const page = await browser.newPage();
+      const requested: string[] = [];
+      page.on('request', (request) => requested.push(request.url()));
+      const errors: string[] = [];
+      page.on('pageerror', (error) => errors.push(error.message));
+      await page.goto(`${apiUrl}/docs`);
+      await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
+      expect(errors).toEqual([]);
+      expect(requested.sort()).toEqual(
+        [`${apiUrl}/asyncapi.json`, `${apiUrl}/docs`, `${apiUrl}/openapi.json`].sort(),
+      );
+      // One expandable entry per HTTP operation, and the WebSocket frames after them.
+      const operations = await page.locator('#http details.op').count();
+      expect(operations).toBe(HTTP_ROUTES.length);
+      expect(await page.locator('#ws details.op').count()).toBeGreaterThan(20);
+      // A schema expands when opened: the invoke body's fields appear.
+      const invoke = page.locator('details.op', { hasText: '/api/agent/invoke' }).first();
+      await invoke.locator('summary').first().click();
+      await invoke
+        .locator('details.ref > summary', { hasText: 'InvokeRequestInput' })
+        .first()
+        .click();
+      await expect.poll(() => invoke.textContent()).toContain('llm_config');
+    } finally {
+      await browser.close();
+    }
+  });
+});
