@@ -12,7 +12,7 @@ import { join } from 'node:path';
 import fc from 'fast-check';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { z } from 'zod';
+import { type z } from 'zod';
 import { commonErrors, HTTP_ROUTES, type RouteDoc } from '@agent-backend/api-docs';
 import { ERROR_STATUS } from '@agent-backend/http-server';
 import { NodeClient } from '@agent-backend/node-client';
