@@ -50,7 +50,7 @@ describe('all-in-one on the embedded engine', () => {
     }); // One line for a person: where it answers and on what.
     const messages = service.stdout.map((line) => (JSON.parse(line) as { msg?: string }).msg);
     expect(messages).toContain(
-      `all-in-one ready at ${service.url} (database: PGlite in ${dataDir}; queues and bus: in-process)`,
+      `all-in-one ready at ${service.url} (database: PGlite in ${dataDir}; queues and bus: in-process; playground: ${service.url}/)`,
     );
   });
 

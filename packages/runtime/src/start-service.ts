@@ -123,5 +123,7 @@ function startSummary(role: Role, config: Config, port: number, dialect: string)
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const database = dialect === 'pglite' ? `PGlite in ${config.DATA_DIR}` : 'PostgreSQL';
   const bus = config.REDIS_URL ? 'Redis' : 'in-process';
-  return `${role} ready at ${url} (database: ${database}; queues and bus: ${bus})`;
+  // The roles that serve the playground (apps/api) say where a person can open it.
+  const playground = role === 'api' || role === 'all-in-one' ? `; playground: ${url}/` : '';
+  return `${role} ready at ${url} (database: ${database}; queues and bus: ${bus}${playground})`;
 }
