@@ -69,9 +69,16 @@ function parseSample(line: string): PrometheusSample | undefined {
   }
   const fields = rest.trim().split(/\s+/);
   if (fields.length < 1 || fields.length > 2 || fields[0] === '') return undefined;
-  const raw = fields[0]!;
+  // Case-insensitive like Prometheus's own parser (Go's ParseFloat): prom-client writes `Nan`.
+  const raw = fields[0]!.toLowerCase();
   const value =
-    raw === '+Inf' ? Infinity : raw === '-Inf' ? -Infinity : raw === 'NaN' ? NaN : Number(raw);
-  if (Number.isNaN(value) && raw !== 'NaN') return undefined;
+    raw === '+inf' || raw === 'inf'
+      ? Infinity
+      : raw === '-inf'
+        ? -Infinity
+        : raw === 'nan'
+          ? NaN
+          : Number(raw);
+  if (Number.isNaN(value) && raw !== 'nan') return undefined;
   return { name, labels, value };
 }
