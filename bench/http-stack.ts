@@ -10,8 +10,11 @@
  * Compares builds of the service in one run (e.g. before and after a change of the HTTP layer):
  * BUILDS=`name=path/to/apps/all-in-one/dist/main.js,...` (default: this checkout's build), each
  * started fresh per round, rounds alternating between the builds, medians reported with the
- * ratio to the first build. Env: REQUESTS (default 2000 per route and round; invoke uses a
- * quarter), ROUNDS (default 3), CONCURRENCY (default 8).
+ * ratio to the first build. A build may carry environment of its own after `?`, so one build
+ * compares with itself under two settings:
+ * `BUILDS='metrics-off=apps/all-in-one/dist/main.js?METRICS_ENABLED=false,metrics-on=apps/all-in-one/dist/main.js'`.
+ * Env: REQUESTS (default 2000 per route and round; invoke uses a quarter), ROUNDS (default 3),
+ * CONCURRENCY (default 8), ROUTES (comma-separated route names to run, default all).
  */
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -32,9 +35,12 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
 const BUILDS = (process.env.BUILDS ?? 'current=apps/all-in-one/dist/main.js')
   .split(',')
   .map((entry) => {
-    const [name, path] = entry.split('=');
-    return { name: name!, path: path! };
+    const at = entry.indexOf('=');
+    const [path, query] = entry.slice(at + 1).split('?');
+    const env = Object.fromEntries(new URLSearchParams(query ?? ''));
+    return { name: entry.slice(0, at), path: path!, env };
   });
+const ONLY = process.env.ROUTES?.split(',').map((r) => r.trim());
 const MODEL = 'bench-model';
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -52,7 +58,7 @@ interface Route {
 }
 
 /** One build running: its process, a connected node, an ingested base, and the routes. */
-async function startBuild(entry: string) {
+async function startBuild(entry: string, buildEnv: Record<string, string>) {
   const service = await startServiceProcess({
     entry,
     env: {
@@ -60,6 +66,7 @@ async function startBuild(entry: string) {
       JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
       JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
       MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...buildEnv,
     },
   });
   const port = service.port;
@@ -132,6 +139,12 @@ async function startBuild(entry: string) {
 
   const routes: Route[] = [
     {
+      // The smallest authenticated request: the HTTP layer and the token check, nothing else.
+      name: 'GET /api/auth/whoami',
+      requests: REQUESTS,
+      call: () => send('GET', '/api/auth/whoami'),
+    },
+    {
       name: 'POST /node/tools/call',
       requests: REQUESTS,
       call: (i) =>
@@ -170,7 +183,7 @@ async function startBuild(entry: string) {
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
   };
   return {
-    routes,
+    routes: ONLY ? routes.filter((r) => ONLY.includes(r.name)) : routes,
     cpuSeconds,
     async stop() {
       await node.close();
@@ -210,13 +223,14 @@ async function measure(route: Route, cpuSeconds: () => number) {
 
 console.log(
   `# http-stack: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}, node ${process.version}, ` +
-    `concurrency ${CONCURRENCY}, ${ROUNDS} rounds, builds ${BUILDS.map((b) => b.name).join(' / ')}`,
+    `concurrency ${CONCURRENCY}, ${ROUNDS} rounds, ${REQUESTS} requests, ` +
+    `builds ${BUILDS.map((b) => b.name).join(' / ')}`,
 );
 type Sample = Awaited<ReturnType<typeof measure>>;
 const samples = new Map<string, Sample[]>();
 for (let round = 0; round < ROUNDS; round++) {
   for (const build of BUILDS) {
-    const running = await startBuild(build.path);
+    const running = await startBuild(build.path, build.env);
     for (const route of running.routes) {
       await measure({ ...route, requests: Math.ceil(route.requests / 10) }, running.cpuSeconds);
       const key = `${build.name}\u0000${route.name}`;

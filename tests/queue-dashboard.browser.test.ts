@@ -51,7 +51,7 @@ describe('queue dashboard on the BullMQ engine', () => {
   });
 
   it('answers 401 with a Basic challenge without the token, with a wrong one or a user token', async () => {
-    const refused = [
+    const refused: Array<Record<string, string>> = [
       {},
       { authorization: `Bearer ${alice}` },
       { authorization: basic('alice', alice) },
