@@ -93,11 +93,13 @@ export async function streamModelTurn(request: ModelTurnRequest): Promise<ModelT
     arm();
     for await (const chunk of stream) {
       arm();
-      if (chunks++ === 0) request.metrics?.firstToken((performance.now() - started) / 1000);
-      if (chunk.usage && request.metrics) {
-        request.metrics.tokens(chunk.usage.prompt_tokens ?? 0, chunk.usage.completion_tokens ?? 0);
-      }
       const choice = chunk.choices?.[0];
+      if (chunk.usage) {
+        request.metrics?.tokens(chunk.usage.prompt_tokens ?? 0, chunk.usage.completion_tokens ?? 0);
+        // The usage chunk closes the stream: it is not part of the answer.
+        if (!choice) continue;
+      }
+      if (chunks++ === 0) request.metrics?.firstToken((performance.now() - started) / 1000);
       if (!choice) continue;
       const text = choice.delta?.content;
       if (text) {
