@@ -274,6 +274,13 @@ describe('Prometheus metrics of the split roles', () => {
     }
   });
 
+  it('never writes the token to a log line', () => {
+    const processes = [...cluster.apis, ...cluster.gateways, ...cluster.workers];
+    const logs = processes.flatMap((p) => [...p.stdout, ...p.stderr]).join('\n');
+    expect(logs).toContain('"msg":"request"');
+    expect(logs).not.toContain(METRICS_TOKEN);
+  });
+
   it('is 404 with METRICS_ENABLED=false', async () => {
     const off = await cluster.startReplica('gateway', 'gateway-no-metrics', {
       METRICS_ENABLED: 'false',

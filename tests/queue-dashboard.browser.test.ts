@@ -125,6 +125,13 @@ describe('queue dashboard on the BullMQ engine', () => {
     expect([...origins]).toEqual([new URL(api()).origin]);
     await context.close();
   });
+
+  it('never writes the admin token to a log line', () => {
+    const logs = cluster.apis.flatMap((p) => [...p.stdout, ...p.stderr]).join('\n');
+    expect(logs).toContain('queue dashboard mounted');
+    expect(logs).not.toContain(ADMIN_TOKEN);
+    expect(logs).not.toContain(Buffer.from(`ops:${ADMIN_TOKEN}`).toString('base64'));
+  });
 });
 
 describe('queue dashboard on the embedded engine', () => {
