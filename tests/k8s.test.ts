@@ -142,7 +142,7 @@ describe.each(variants)('Kubernetes manifests: %s', (variant) => {
     const credentials = monitor!.spec.endpoints[0].authorization.credentials;
     expect(monitor!.spec.endpoints[0].authorization.type).toBe('Bearer');
     expect(credentials.key).toBe('METRICS_TOKEN');
-    expect(named('Secret', credentials.name)!.stringData[credentials.key]).toMatch(/^\S{16,}$/);
+    expect(named('Secret', credentials.name)?.stringData?.[credentials.key]).toMatch(/^\S{16,}$/);
     const monitored = ofKind('Service').filter((s) =>
       Object.entries(monitor!.spec.selector.matchLabels as Record<string, string>).every(
         ([k, v]) => s.metadata.labels?.[k] === v,
