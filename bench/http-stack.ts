@@ -14,7 +14,10 @@
  * compares with itself under two settings:
  * `BUILDS='metrics-off=apps/all-in-one/dist/main.js?METRICS_ENABLED=false,metrics-on=apps/all-in-one/dist/main.js'`.
  * Env: REQUESTS (default 2000 per route and round; invoke uses a quarter), ROUNDS (default 3),
- * CONCURRENCY (default 8), ROUTES (comma-separated route names to run, default all).
+ * CONCURRENCY (default 8), ROUTES (comma-separated route names to run, default all),
+ * INTERLEAVE=1 (start every build once and keep it, rounds alternating the builds' order, CPU
+ * pooled over the rounds: outside load on a shared machine then falls on every build alike; a
+ * second copy of the baseline build shows the noise floor).
  */
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -214,6 +217,8 @@ async function measure(route: Route, cpuSeconds: () => number) {
   const at = (q: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
   return {
+    cpuMs,
+    n: route.requests,
     cpuMsPerRequest: cpuMs / route.requests,
     p50: at(0.5),
     p99: at(0.99),
@@ -222,28 +227,55 @@ async function measure(route: Route, cpuSeconds: () => number) {
 }
 
 console.log(
-  `# http-stack: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}, node ${process.version}, ` +
+  `# http-stack${process.env.INTERLEAVE === '1' ? ' (interleaved)' : ''}: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}, node ${process.version}, ` +
     `concurrency ${CONCURRENCY}, ${ROUNDS} rounds, ${REQUESTS} requests, ` +
     `builds ${BUILDS.map((b) => b.name).join(' / ')}`,
 );
 type Sample = Awaited<ReturnType<typeof measure>>;
 const samples = new Map<string, Sample[]>();
-for (let round = 0; round < ROUNDS; round++) {
-  for (const build of BUILDS) {
-    const running = await startBuild(build.path, build.env);
-    for (const route of running.routes) {
-      await measure({ ...route, requests: Math.ceil(route.requests / 10) }, running.cpuSeconds);
-      const key = `${build.name}\u0000${route.name}`;
-      samples.set(key, [...(samples.get(key) ?? []), await measure(route, running.cpuSeconds)]);
+const record = (build: string, route: string, sample: Sample) => {
+  const key = `${build}\u0000${route}`;
+  samples.set(key, [...(samples.get(key) ?? []), sample]);
+};
+if (process.env.INTERLEAVE === '1') {
+  // Every build started once and kept running; each round measures every route on every build,
+  // the builds' order reversed each round, so load from outside hits them alike.
+  const running = await Promise.all(BUILDS.map((b) => startBuild(b.path, b.env)));
+  for (const build of running) {
+    for (const route of build.routes) {
+      await measure({ ...route, requests: Math.ceil(route.requests / 5) }, build.cpuSeconds);
     }
-    await running.stop();
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = BUILDS.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const routeIndex of running[0]!.routes.keys()) {
+      for (const i of order) {
+        const route = running[i]!.routes[routeIndex]!;
+        record(BUILDS[i]!.name, route.name, await measure(route, running[i]!.cpuSeconds));
+      }
+    }
+  }
+  for (const build of running) await build.stop();
+} else {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const build of BUILDS) {
+      const running = await startBuild(build.path, build.env);
+      for (const route of running.routes) {
+        await measure({ ...route, requests: Math.ceil(route.requests / 10) }, running.cpuSeconds);
+        record(build.name, route.name, await measure(route, running.cpuSeconds));
+      }
+      await running.stop();
+    }
   }
 }
 const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const summary = (key: string) => {
   const list = samples.get(key)!;
   return {
-    cpuMsPerRequest: median(list.map((s) => s.cpuMsPerRequest)),
+    // Pooled: all CPU over all requests (per-round CPU is counted in 10 ms ticks).
+    cpuMsPerRequest: list.reduce((sum, s) => sum + s.cpuMs, 0) / list.reduce((n, s) => n + s.n, 0),
+    cpuMsPerRequestMedian: median(list.map((s) => s.cpuMsPerRequest)),
     p50Ms: median(list.map((s) => s.p50)),
     p99Ms: median(list.map((s) => s.p99)),
     perSecond: median(list.map((s) => s.perSecond)),
@@ -259,6 +291,7 @@ for (const route of routeNames) {
         build: build.name,
         route,
         cpuMsPerRequest: Number(s.cpuMsPerRequest.toFixed(4)),
+        cpuMsPerRequestMedian: Number(s.cpuMsPerRequestMedian.toFixed(4)),
         p50Ms: Number(s.p50Ms.toFixed(2)),
         p99Ms: Number(s.p99Ms.toFixed(2)),
         perSecond: Math.round(s.perSecond),
