@@ -37,21 +37,23 @@ export function instrumentBus(bus: Bus, metrics: BusMetrics): Bus {
       };
       return bus.subscribe(channel, counted);
     },
-    async request(channel, message, options) {
+    request(channel, message, options) {
       requested.inc();
       const started = performance.now();
-      let outcome: BusRequestOutcome = 'ok';
-      try {
-        const reply = await bus.request(channel, message, options);
-        receivedReplies.inc();
-        return reply;
-      } catch (error) {
-        outcome = requestOutcome(error, options.signal);
-        if (outcome === 'remote_error') receivedReplies.inc();
-        throw error;
-      } finally {
-        metrics.request(outcome, (performance.now() - started) / 1000);
-      }
+      // `then` rather than an async wrapper: one promise less per request on a hot path.
+      return bus.request(channel, message, options).then(
+        (reply) => {
+          receivedReplies.inc();
+          metrics.request('ok', (performance.now() - started) / 1000);
+          return reply;
+        },
+        (error: unknown) => {
+          const outcome = requestOutcome(error, options.signal);
+          if (outcome === 'remote_error') receivedReplies.inc();
+          metrics.request(outcome, (performance.now() - started) / 1000);
+          throw error;
+        },
+      );
     },
     respond(channel, responder) {
       const counted: Responder = async (message, meta) => {
