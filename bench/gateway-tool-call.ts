@@ -47,6 +47,7 @@ import { loadConfig } from '../packages/config/src/index.js';
 import { createEngines, type Engines } from '../packages/engines/src/index.js';
 import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
 import { createLogger } from '../packages/logger/src/index.js';
+import { NO_METRICS } from '../packages/metrics/src/index.js';
 import { createNodeToolCaller } from '../packages/node-rpc/src/index.js';
 import { closeRedis, createRedis } from '../packages/redis/src/index.js';
 import type { ServiceContext } from '../packages/runtime/src/index.js';
@@ -328,7 +329,15 @@ async function startInProcess(
   });
   const app = createHttpServer({ logger });
   const requireUser = bearerAuth((token) => verifyAccessToken(keys, token));
-  const context: ServiceContext = { config, logger, engines, keys, app, requireUser };
+  const context: ServiceContext = {
+    config,
+    logger,
+    engines,
+    keys,
+    app,
+    requireUser,
+    metrics: NO_METRICS,
+  };
   const role = await mountGateway(context);
   await app.listen({ port: 0, host: '127.0.0.1' });
   const { port } = app.server.address() as AddressInfo;

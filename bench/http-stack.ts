@@ -10,8 +10,14 @@
  * Compares builds of the service in one run (e.g. before and after a change of the HTTP layer):
  * BUILDS=`name=path/to/apps/all-in-one/dist/main.js,...` (default: this checkout's build), each
  * started fresh per round, rounds alternating between the builds, medians reported with the
- * ratio to the first build. Env: REQUESTS (default 2000 per route and round; invoke uses a
- * quarter), ROUNDS (default 3), CONCURRENCY (default 8).
+ * ratio to the first build. A build may carry environment of its own after `?`, so one build
+ * compares with itself under two settings:
+ * `BUILDS='metrics-off=apps/all-in-one/dist/main.js?METRICS_ENABLED=false,metrics-on=apps/all-in-one/dist/main.js'`.
+ * Env: REQUESTS (default 2000 per route and round; invoke uses a quarter), ROUNDS (default 3),
+ * CONCURRENCY (default 8), ROUTES (comma-separated route names to run, default all),
+ * INTERLEAVE=1 (start every build once and keep it, rounds alternating the builds' order, CPU
+ * pooled over the rounds: outside load on a shared machine then falls on every build alike; a
+ * second copy of the baseline build shows the noise floor).
  */
 import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
@@ -32,9 +38,12 @@ const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
 const BUILDS = (process.env.BUILDS ?? 'current=apps/all-in-one/dist/main.js')
   .split(',')
   .map((entry) => {
-    const [name, path] = entry.split('=');
-    return { name: name!, path: path! };
+    const at = entry.indexOf('=');
+    const [path, query] = entry.slice(at + 1).split('?');
+    const env = Object.fromEntries(new URLSearchParams(query ?? ''));
+    return { name: entry.slice(0, at), path: path!, env };
   });
+const ONLY = process.env.ROUTES?.split(',').map((r) => r.trim());
 const MODEL = 'bench-model';
 const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
@@ -52,7 +61,7 @@ interface Route {
 }
 
 /** One build running: its process, a connected node, an ingested base, and the routes. */
-async function startBuild(entry: string) {
+async function startBuild(entry: string, buildEnv: Record<string, string>) {
   const service = await startServiceProcess({
     entry,
     env: {
@@ -60,6 +69,7 @@ async function startBuild(entry: string) {
       JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
       JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
       MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+      ...buildEnv,
     },
   });
   const port = service.port;
@@ -132,6 +142,12 @@ async function startBuild(entry: string) {
 
   const routes: Route[] = [
     {
+      // The smallest authenticated request: the HTTP layer and the token check, nothing else.
+      name: 'GET /api/auth/whoami',
+      requests: REQUESTS,
+      call: () => send('GET', '/api/auth/whoami'),
+    },
+    {
       name: 'POST /node/tools/call',
       requests: REQUESTS,
       call: (i) =>
@@ -170,7 +186,7 @@ async function startBuild(entry: string) {
     return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
   };
   return {
-    routes,
+    routes: ONLY ? routes.filter((r) => ONLY.includes(r.name)) : routes,
     cpuSeconds,
     async stop() {
       await node.close();
@@ -201,6 +217,8 @@ async function measure(route: Route, cpuSeconds: () => number) {
   const at = (q: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
   return {
+    cpuMs,
+    n: route.requests,
     cpuMsPerRequest: cpuMs / route.requests,
     p50: at(0.5),
     p99: at(0.99),
@@ -209,27 +227,57 @@ async function measure(route: Route, cpuSeconds: () => number) {
 }
 
 console.log(
-  `# http-stack: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}, node ${process.version}, ` +
-    `concurrency ${CONCURRENCY}, ${ROUNDS} rounds, builds ${BUILDS.map((b) => b.name).join(' / ')}`,
+  `# http-stack${process.env.INTERLEAVE === '1' ? ' (interleaved)' : ''}: ${cpus().length} cores, load ${loadavg()[0]!.toFixed(2)}, node ${process.version}, ` +
+    `concurrency ${CONCURRENCY}, ${ROUNDS} rounds, ${REQUESTS} requests, ` +
+    `builds ${BUILDS.map((b) => b.name).join(' / ')}`,
 );
 type Sample = Awaited<ReturnType<typeof measure>>;
 const samples = new Map<string, Sample[]>();
-for (let round = 0; round < ROUNDS; round++) {
-  for (const build of BUILDS) {
-    const running = await startBuild(build.path);
-    for (const route of running.routes) {
-      await measure({ ...route, requests: Math.ceil(route.requests / 10) }, running.cpuSeconds);
-      const key = `${build.name}\u0000${route.name}`;
-      samples.set(key, [...(samples.get(key) ?? []), await measure(route, running.cpuSeconds)]);
+const record = (build: string, route: string, sample: Sample) => {
+  const key = `${build}\u0000${route}`;
+  samples.set(key, [...(samples.get(key) ?? []), sample]);
+};
+if (process.env.INTERLEAVE === '1') {
+  // Every build started once and kept running; each round measures every route on every build,
+  // the builds' order reversed each round, so load from outside hits them alike.
+  // One after the other: embedded databases starting together on a busy machine time out.
+  const running: Array<Awaited<ReturnType<typeof startBuild>>> = [];
+  for (const build of BUILDS) running.push(await startBuild(build.path, build.env));
+  for (const build of running) {
+    for (const route of build.routes) {
+      await measure({ ...route, requests: Math.ceil(route.requests / 5) }, build.cpuSeconds);
     }
-    await running.stop();
+  }
+  for (let round = 0; round < ROUNDS; round++) {
+    const order = BUILDS.map((_, i) => i);
+    if (round % 2 === 1) order.reverse();
+    for (const routeIndex of running[0]!.routes.keys()) {
+      for (const i of order) {
+        const route = running[i]!.routes[routeIndex]!;
+        record(BUILDS[i]!.name, route.name, await measure(route, running[i]!.cpuSeconds));
+      }
+    }
+  }
+  for (const build of running) await build.stop();
+} else {
+  for (let round = 0; round < ROUNDS; round++) {
+    for (const build of BUILDS) {
+      const running = await startBuild(build.path, build.env);
+      for (const route of running.routes) {
+        await measure({ ...route, requests: Math.ceil(route.requests / 10) }, running.cpuSeconds);
+        record(build.name, route.name, await measure(route, running.cpuSeconds));
+      }
+      await running.stop();
+    }
   }
 }
 const median = (values: number[]) => values.sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const summary = (key: string) => {
   const list = samples.get(key)!;
   return {
-    cpuMsPerRequest: median(list.map((s) => s.cpuMsPerRequest)),
+    // Pooled: all CPU over all requests (per-round CPU is counted in 10 ms ticks).
+    cpuMsPerRequest: list.reduce((sum, s) => sum + s.cpuMs, 0) / list.reduce((n, s) => n + s.n, 0),
+    cpuMsPerRequestMedian: median(list.map((s) => s.cpuMsPerRequest)),
     p50Ms: median(list.map((s) => s.p50)),
     p99Ms: median(list.map((s) => s.p99)),
     perSecond: median(list.map((s) => s.perSecond)),
@@ -245,6 +293,7 @@ for (const route of routeNames) {
         build: build.name,
         route,
         cpuMsPerRequest: Number(s.cpuMsPerRequest.toFixed(4)),
+        cpuMsPerRequestMedian: Number(s.cpuMsPerRequestMedian.toFixed(4)),
         p50Ms: Number(s.p50Ms.toFixed(2)),
         p99Ms: Number(s.p99Ms.toFixed(2)),
         perSecond: Math.round(s.perSecond),

@@ -319,7 +319,7 @@ function checkAnswer(
   where: string,
 ): string | undefined {
   const documented = route.responses[status];
-  if (documented?.html || (status >= 300 && status < 400)) return undefined;
+  if (documented?.html || documented?.text || (status >= 300 && status < 400)) return undefined;
   let body: unknown;
   try {
     body = text === '' ? undefined : JSON.parse(text);

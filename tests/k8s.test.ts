@@ -138,6 +138,11 @@ describe.each(variants)('Kubernetes manifests: %s', (variant) => {
     for (const pdb of pdbs) expect(selects(pdb.spec.selector.matchLabels)).toBe(true);
     const [monitor] = ofKind('ServiceMonitor');
     expect(monitor!.spec.endpoints[0]).toMatchObject({ port: 'http', path: '/metrics' });
+    // The scraper presents METRICS_TOKEN from the Secret the pods read it from.
+    const credentials = monitor!.spec.endpoints[0].authorization.credentials;
+    expect(monitor!.spec.endpoints[0].authorization.type).toBe('Bearer');
+    expect(credentials.key).toBe('METRICS_TOKEN');
+    expect(named('Secret', credentials.name)?.stringData?.[credentials.key]).toMatch(/^\S{16,}$/);
     const monitored = ofKind('Service').filter((s) =>
       Object.entries(monitor!.spec.selector.matchLabels as Record<string, string>).every(
         ([k, v]) => s.metadata.labels?.[k] === v,

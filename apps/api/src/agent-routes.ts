@@ -39,6 +39,7 @@ export const INVOKE_BODY_LIMIT = 4 * 1024 * 1024;
 export function registerAgentRoutes(context: ServiceContext, agent: Agent): void {
   const { app, engines, logger, requireUser } = context;
   const { runner, settings } = agent;
+  const streamsOpen = context.metrics.agent.streamsOpen;
   registerApprovalRoutes(context);
   const runs = new Map<string, LocalRun>();
   /** Runs not yet finished or not yet fully in the run log. */
@@ -81,7 +82,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       runs.delete(run.runId);
       settling.delete(settled);
     });
-    const stream = new SseStream(reply, settings.keepaliveMs);
+    const stream = new SseStream(reply, settings.keepaliveMs, streamsOpen);
     await streamLocalRun(run, stream, 0);
   });
 
@@ -110,7 +111,12 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       }
       const afterSeq = position?.seq ?? 0;
       const local = runs.get(runId);
-      if (local) return streamLocalRun(local, new SseStream(reply, settings.keepaliveMs), afterSeq);
+      if (local)
+        return streamLocalRun(
+          local,
+          new SseStream(reply, settings.keepaliveMs, streamsOpen),
+          afterSeq,
+        );
       if (!(await engines.runLog.info(runId))) {
         throw new AppError('not_found', `the stream of run ${runId} is no longer available`);
       }
@@ -125,7 +131,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
           isRunAlive: async () =>
             (await sessionLeaseHolder(engines.ephemeral, sessionId)) === runId,
         },
-        new SseStream(reply, settings.keepaliveMs),
+        new SseStream(reply, settings.keepaliveMs, streamsOpen),
       );
     },
   );

@@ -12,6 +12,7 @@ import { registerSkillRoutes } from './skill-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
 import { registerPlaygroundRoutes } from './playground-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
+import { mountQueueDashboard } from './queue-dashboard.js';
 
 export interface ApiOptions {
   /** Passed to the agent factory (extra tool sources, for an embedder's own capability). */
@@ -40,6 +41,7 @@ export async function mountApi(
     await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });
   });
   registerDocsRoutes(context);
+  mountQueueDashboard(context); // /admin/queues: docs/operations.md
   // Closed after the server closed (runs ended with `server_shutdown`), not alongside it.
   context.app.addHook('onClose', () => agent.close());
   return { name: 'api', close: async () => {} };

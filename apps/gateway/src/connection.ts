@@ -2,6 +2,7 @@ import { randomUUID } from 'node:crypto';
 import WebSocket, { type RawData } from 'ws';
 import { fieldErrors, WS_CLOSE } from '@agent-backend/protocol';
 import type { Logger } from '@agent-backend/logger';
+import type { Count, GatewayMetrics } from '@agent-backend/metrics';
 import type { z } from 'zod';
 import type { ConnectionIdentity } from './connection-identity.js';
 
@@ -27,14 +28,22 @@ export abstract class Connection {
   alive = true;
   private queue: Promise<void> = Promise.resolve();
   private closing = false;
+  private readonly framesOut: Count;
 
   constructor(
     readonly ws: WebSocket,
     readonly identity: ConnectionIdentity,
     protected readonly logger: Logger,
     private readonly limits: ConnectionLimits,
+    metrics: GatewayMetrics,
   ) {
+    const framesIn = metrics.frames(identity.kind, 'in');
+    this.framesOut = metrics.frames(identity.kind, 'out');
+    const open = metrics.connections(identity.kind);
+    open.inc();
+    ws.once('close', () => open.dec());
     ws.on('message', (data, isBinary) => {
+      framesIn.inc();
       this.alive = true;
       this.queue = this.queue.then(() => this.onFrame(data, isBinary));
     });
@@ -65,6 +74,7 @@ export abstract class Connection {
       return false;
     }
     this.ws.send(JSON.stringify(message));
+    this.framesOut.inc();
     return true;
   }
 

@@ -1,6 +1,7 @@
 import type { Bus } from '@agent-backend/bus';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { Logger } from '@agent-backend/logger';
+import type { GatewayMetrics } from '@agent-backend/metrics';
 import type { Presence } from '@agent-backend/presence';
 import type { ConnectionLimits } from './connection.js';
 import type { LocalRegistry } from './local-registry.js';
@@ -16,4 +17,6 @@ export interface GatewayServices {
   readonly workflows: WorkflowTracker;
   readonly logger: Logger;
   readonly limits: ConnectionLimits;
+  /** Connections and frames by endpoint. */
+  readonly metrics: GatewayMetrics;
 }

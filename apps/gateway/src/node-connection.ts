@@ -45,7 +45,7 @@ export class NodeConnection extends Connection {
     identity: ConnectionIdentity,
     private readonly services: GatewayServices,
   ) {
-    super(ws, identity, services.logger, services.limits);
+    super(ws, identity, services.logger, services.limits, services.metrics);
     if (identity.kind === 'web') throw new Error('a web client is not a node');
     this.nodeId = identity.nodeId!;
     this.nodeType = identity.kind;

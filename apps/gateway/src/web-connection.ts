@@ -22,7 +22,7 @@ export class WebConnection extends Connection {
     identity: ConnectionIdentity,
     private readonly services: GatewayServices,
   ) {
-    super(ws, identity, services.logger, services.limits);
+    super(ws, identity, services.logger, services.limits, services.metrics);
   }
 
   protected override async handle(frame: Record<string, unknown>): Promise<void> {

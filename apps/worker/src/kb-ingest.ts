@@ -18,9 +18,10 @@ import type { ServiceContext } from '@agent-backend/runtime';
  * logged, never content.
  */
 export async function processKnowledgeIngestion(
-  context: Pick<ServiceContext, 'engines' | 'logger' | 'config'>,
+  context: Pick<ServiceContext, 'engines' | 'logger' | 'config' | 'metrics'>,
 ): Promise<void> {
   const { engines, logger, config } = context;
+  const metrics = context.metrics.knowledge;
   const repo = new KnowledgeRepository(engines.db);
   const embedder = embedderFromSettings(config);
   await engines.jobs.process(
@@ -32,12 +33,20 @@ export async function processKnowledgeIngestion(
         return;
       }
       const { document_id: documentId, user_id: userId, reembed } = parsed.data;
-      const outcome = await ingestDocument(repo, userId, documentId, {
-        embedder,
-        lastAttempt: job.attempt >= KB_INGEST_ATTEMPTS,
-        reembed,
-        signal: job.signal,
-      });
+      let outcome;
+      try {
+        outcome = await ingestDocument(repo, userId, documentId, {
+          embedder,
+          lastAttempt: job.attempt >= KB_INGEST_ATTEMPTS,
+          reembed,
+          signal: job.signal,
+        });
+      } catch (error) {
+        metrics.failed();
+        throw error;
+      }
+      if (outcome.status === 'ready') metrics.ingested(outcome.chunks);
+      else if (outcome.status === 'failed') metrics.failed();
       logger.info({ documentId, attempt: job.attempt, ...outcome }, 'knowledge document ingested');
     },
     { concurrency: 2 },

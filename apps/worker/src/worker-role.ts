@@ -5,7 +5,8 @@ import {
   createSmtpEmailSender,
   type ChatPlatformNotifier,
 } from '@agent-backend/notify';
-import { larkClients, larkNotifier } from '@agent-backend/chat-platform';
+import { CHAT_MESSAGE_QUEUE, larkClients, larkNotifier } from '@agent-backend/chat-platform';
+import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { SCHEDULED_TASKS_QUEUE, reconcileSchedules } from '@agent-backend/scheduler';
 import { createRunnerTaskAgent, type TaskAgent } from './task-agent.js';
@@ -74,6 +75,13 @@ export async function mountWorker(
   await processChatMessages(context, runAgent.runner);
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
   const stopSweep = startSandboxSweep(context, runAgent.sandboxes); // docs/sandbox.md
+  // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
+  if (engines.bullmq) {
+    context.metrics.jobs.watchDepth(
+      [SCHEDULED_TASKS_QUEUE, CHAT_MESSAGE_QUEUE, KB_INGEST_QUEUE],
+      engines.bullmq.counts,
+    );
+  }
   return {
     name: 'worker',
     close: async () => {

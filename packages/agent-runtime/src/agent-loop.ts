@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import type { AgentMetrics } from '@agent-backend/metrics';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { AssistantMessage, ChatMessage } from './chat-message.js';
 import { AgentRunError, RUN_ERROR_CODES } from './errors.js';
@@ -29,6 +30,8 @@ export interface AgentLoopOptions {
    */
   readonly maxParallelTools?: number;
   readonly beforeToolCall?: BeforeToolCall;
+  /** Time to first token and tokens of each model request. */
+  readonly metrics?: AgentMetrics;
   emit(event: AgentEvent): void;
   /**
    * Stores one completed turn: the assistant message and, when it called tools, one tool
@@ -65,6 +68,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
         signal: context.signal,
         idleTimeoutMs: options.idleTimeoutMs,
         apiKey: options.apiKey,
+        ...(options.metrics ? { metrics: options.metrics } : {}),
         onText: (piece) => {
           text += piece;
           options.emit({ type: 'message_chunk', content: piece });

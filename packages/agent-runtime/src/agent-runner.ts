@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { Logger } from '@agent-backend/logger';
+import type { AgentMetrics } from '@agent-backend/metrics';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
@@ -30,6 +31,8 @@ export interface AgentRunnerOptions {
    */
   readonly modelUrlGuard?: ModelUrlGuard;
   readonly settings?: Partial<AgentSettings>;
+  /** Runs by mode and outcome, their duration, model latency and tokens. @default none */
+  readonly metrics?: AgentMetrics;
 }
 
 /** A run whose session is claimed and locked, ready to execute. */
@@ -89,16 +92,19 @@ export class AgentRunner {
       sessionId,
       runId,
       execute: async (emit, signal) => {
+        const ended = this.options.metrics?.runStarted(request.mode);
+        let result: RunResult | undefined;
         try {
-          return await executeRun({
+          return (result = await executeRun({
             ...this.options,
             settings: this.settings,
             sessions: this.sessions,
             run: { userId, sessionId, runId, request, signal },
             emit,
             release: () => lease.release(),
-          });
+          }));
         } finally {
+          ended?.(result?.status ?? 'error');
           await lease.release().catch(() => undefined);
         }
       },

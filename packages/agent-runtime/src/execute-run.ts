@@ -1,4 +1,5 @@
 import type { Logger } from '@agent-backend/logger';
+import type { AgentMetrics } from '@agent-backend/metrics';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import type { AgentEvent } from '@agent-backend/protocol';
 import { runAgentLoop } from './agent-loop.js';
@@ -40,6 +41,7 @@ interface ExecuteRunOptions {
   readonly toolSources?: readonly ToolSource[];
   readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
   readonly modelUrlGuard?: ModelUrlGuard;
+  readonly metrics?: AgentMetrics;
   emit(event: AgentEvent): void;
   /** Frees the session; called after everything is stored and before the last event. */
   release(): Promise<void>;
@@ -194,6 +196,7 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
     maxToolResultChars: limits.toolResultChars,
     maxParallelTools: settings.maxParallelTools,
     ...(beforeToolCall ? { beforeToolCall } : {}),
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     emit,
     commit: async (messages) => {
       await userStored;

@@ -1,5 +1,6 @@
 import { createServer, type Server } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { NO_METRICS, type AgentMetrics } from '@agent-backend/metrics';
 import {
   startScriptedModel,
   textReply,
@@ -38,6 +39,7 @@ async function turn(
     signal?: AbortSignal;
     idleTimeoutMs?: number;
     timeoutMs?: number;
+    metrics?: AgentMetrics;
   } = {},
 ): Promise<{ turn: ModelTurn; text: string[]; name: string }> {
   const name = `turn-${++counter}`;
@@ -61,6 +63,7 @@ async function turn(
     signal: options.signal ?? new AbortController().signal,
     idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
     apiKey: API_KEY,
+    ...(options.metrics ? { metrics: options.metrics } : {}),
     onText: (piece) => text.push(piece),
   });
   return { turn: result, text, name };
@@ -85,6 +88,28 @@ describe.each([
 ])('streamModelTurn with the real openai client over %s', (_name, transport) => {
   beforeAll(() => {
     guard = transport;
+  });
+
+  it('asks for usage and reports it with the time to the first chunk', async () => {
+    const reported: { firstToken: number[]; tokens: Array<[number, number]> } = {
+      firstToken: [],
+      tokens: [],
+    };
+    const metrics: AgentMetrics = {
+      ...NO_METRICS.agent,
+      firstToken: (seconds) => reported.firstToken.push(seconds),
+      tokens: (prompt, completion) => reported.tokens.push([prompt, completion]),
+    };
+    const { turn: result, name } = await turn([textReply('Four words of answer.', 2)], {
+      metrics,
+    });
+    expect(result.content).toBe('Four words of answer.');
+    expect(model.requests(name)[0]!.body.stream_options).toEqual({ include_usage: true });
+    expect(reported.firstToken).toHaveLength(1);
+    expect(reported.firstToken[0]).toBeGreaterThanOrEqual(0);
+    // The scripted model counts characters: the answer has 21.
+    expect(reported.tokens).toEqual([[expect.any(Number), 21]]);
+    expect(reported.tokens[0]![0]).toBeGreaterThan(0);
   });
 
   it('forwards text chunks as they arrive and reports the finish reason', async () => {

@@ -1,4 +1,6 @@
+import { performance } from 'node:perf_hooks';
 import type OpenAI from 'openai';
+import type { AgentMetrics } from '@agent-backend/metrics';
 import type { ChatMessage } from './chat-message.js';
 import { AgentRunError, RUN_ERROR_CODES } from './errors.js';
 import { toRunError } from './provider-errors.js';
@@ -18,6 +20,8 @@ export interface ModelTurnRequest {
   readonly idleTimeoutMs: number;
   /** Only to scrub it out of provider error messages. */
   readonly apiKey: string;
+  /** Receives the time to the first chunk and the usage the provider reports. */
+  readonly metrics?: AgentMetrics;
   /** Each piece of answer text as it arrives. */
   onText(text: string): void;
 }
@@ -60,6 +64,7 @@ export async function streamModelTurn(request: ModelTurnRequest): Promise<ModelT
   let content = '';
   let finishReason: string | null = null;
   let chunks = 0;
+  const started = performance.now();
   try {
     const stream = await request.client.chat.completions.create(
       {
@@ -67,6 +72,9 @@ export async function streamModelTurn(request: ModelTurnRequest): Promise<ModelT
         temperature: request.temperature,
         messages: request.messages as OpenAI.Chat.ChatCompletionMessageParam[],
         stream: true,
+        // The last chunk then carries the request's token usage (OpenAI's stream option, which
+        // OpenAI-compatible servers such as vLLM, Ollama and LM Studio accept too).
+        stream_options: { include_usage: true },
         ...(request.tools.length > 0
           ? {
               tools: request.tools.map((tool) => ({
@@ -85,8 +93,13 @@ export async function streamModelTurn(request: ModelTurnRequest): Promise<ModelT
     arm();
     for await (const chunk of stream) {
       arm();
-      chunks++;
       const choice = chunk.choices?.[0];
+      if (chunk.usage) {
+        request.metrics?.tokens(chunk.usage.prompt_tokens ?? 0, chunk.usage.completion_tokens ?? 0);
+        // The usage chunk closes the stream: it is not part of the answer.
+        if (!choice) continue;
+      }
+      if (chunks++ === 0) request.metrics?.firstToken((performance.now() - started) / 1000);
       if (!choice) continue;
       const text = choice.delta?.content;
       if (text) {

@@ -25,7 +25,12 @@ import {
   type RunSkills,
   SkillRepository,
 } from '@agent-backend/skills';
-import { createNodeToolCaller, type NodeToolCaller } from '@agent-backend/node-rpc';
+import {
+  createNodeToolCaller,
+  instrumentNodeToolCaller,
+  type NodeToolCaller,
+} from '@agent-backend/node-rpc';
+import { NO_METRICS, type ServiceMetrics } from '@agent-backend/metrics';
 import { saasToolSource } from '@agent-backend/saas-tools';
 import {
   BubblewrapSandboxProvider,
@@ -51,6 +56,8 @@ export interface AgentDeps {
   readonly config: Config;
   readonly engines: Engines;
   readonly logger: Logger;
+  /** Where runs, model requests, node tool calls and approvals are counted. @default none */
+  readonly metrics?: ServiceMetrics;
 }
 
 /** Optional parts; each one absent is built from the configuration. */
@@ -87,14 +94,16 @@ export interface Agent {
  */
 export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent {
   const { config, engines, logger } = deps;
+  const metrics = deps.metrics ?? NO_METRICS;
   const settings = agentSettings(config);
-  const nodeTools =
+  const caller =
     options.nodeTools ??
     createNodeToolCaller({
       bus: engines.bus,
       presence: engines.presence,
       defaultTimeoutMs: config.TOOL_CALL_TIMEOUT_MS,
     });
+  const nodeTools = metrics.enabled ? instrumentNodeToolCaller(caller, metrics.nodeTools) : caller;
   const embedder = embedderFromSettings(config);
   const searchKnowledge =
     options.searchKnowledge ??
@@ -338,8 +347,10 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       ephemeral: engines.ephemeral,
       bus: engines.bus,
       logger,
+      ...(metrics.enabled ? { metrics: metrics.hitl } : {}),
     }),
     modelUrlGuard,
+    ...(metrics.enabled ? { metrics: metrics.agent } : {}),
   });
   return {
     runner,

@@ -561,6 +561,23 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
     },
   },
 
+  {
+    method: 'GET',
+    path: '/metrics',
+    roles: 'every role',
+    tag: 'health',
+    summary: 'Prometheus metrics of this replica',
+    description:
+      'Off (404) with `METRICS_ENABLED=false`. With `METRICS_TOKEN` set it needs ' +
+      '`Authorization: Bearer <METRICS_TOKEN>` (an operator credential, never a user token) and ' +
+      'answers 401 otherwise. The metrics are listed in docs/operations.md.',
+    auth: 'none',
+    responses: {
+      200: { description: 'The metrics.', text: 'Prometheus text exposition format 0.0.4' },
+    },
+    errors: ['unauthorized', 'not_found'],
+  },
+
   // --- documents ---
   {
     method: 'GET',

@@ -184,6 +184,8 @@ function responsesOf(route: RouteDoc, schemas: SchemaCollector): Record<string, 
       response.content = { 'text/event-stream': { schema: schemas.ref(answer.events, 'output') } };
     } else if (answer.html) {
       response.content = { 'text/html': { schema: { type: 'string' } } };
+    } else if (answer.text) {
+      response.content = { 'text/plain': { schema: { type: 'string', description: answer.text } } };
     } else if (answer.anyJson) {
       response.content = { 'application/json': { schema: { type: 'object' } } };
     }

@@ -37,6 +37,8 @@ export interface ResponseDoc {
   readonly events?: z.ZodType;
   /** An HTML page. */
   readonly html?: true;
+  /** Plain text in a named format (the Prometheus exposition format of `/metrics`). */
+  readonly text?: string;
   /** A JSON document that no protocol schema describes (the API documents themselves). */
   readonly anyJson?: true;
   /** Response headers, name to meaning. */

@@ -173,6 +173,12 @@ export const ENV_MEANINGS = {
   SAAS_CALL_TIMEOUT_MS: 'whole deadline of one SaaS tool call, refresh and retry included',
   SAAS_MAX_RETRY_AFTER_MS:
     'a 429 is retried once when its `Retry-After` is at most this and fits the deadline',
+  METRICS_ENABLED:
+    '`GET /metrics` in the Prometheus text format on every role ([operations.md](operations.md)); `false`: that path is 404 and nothing is measured',
+  METRICS_TOKEN:
+    'when set, `GET /metrics` requires `Authorization: Bearer <token>` (401 otherwise; compared in constant time). At least 16 characters. Unset: open, so keep the port off the internet or set it',
+  ADMIN_TOKEN:
+    "operator credential of the queue dashboard at `/admin/queues` (api role and all-in-one, BullMQ engine only): `Authorization: Bearer <token>`, or HTTP Basic with any user name and the token as password (a browser asks). At least 16 characters. Unset: the dashboard is 404. Never a user's access token",
   LOG_LEVEL: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
   LOG_FORMAT:
     '`json`: one JSON object per line (for log collectors); `pretty`: readable, coloured lines (pino-pretty, for development). Both are redacted the same way',
@@ -185,6 +191,7 @@ type EnvName = keyof typeof EnvSchema.shape;
 /** What the schema alone cannot say: defaults computed at start, and comma-separated lists. */
 const OVERRIDES: Partial<Record<EnvName, { type?: string; default?: string }>> = {
   INSTANCE_ID: { default: '`<role>-<random>`' },
+  METRICS_ENABLED: { default: '`true`' },
   SANDBOX_STATE_DIR: { default: '`DATA_DIR/sandboxes`' },
   LARK_API_BASE_URL: { default: 'per channel' },
   LLM_ALLOWED_ORIGINS: { type: 'comma-separated origins', default: 'empty' },

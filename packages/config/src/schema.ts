@@ -33,6 +33,17 @@ const url = (protocols: string[]) =>
     },
   );
 
+/** Like {@link booleanString}, but unset (or empty) means true. */
+const booleanStringDefaultTrue = z
+  .enum(['true', 'false', '1', '0', ''])
+  .optional()
+  .transform((v) => v === undefined || v === '' || v === 'true' || v === '1');
+
+/** An operator credential: long enough not to be guessed, no whitespace (it travels in a header). */
+const operatorToken = optionalString.refine((v) => v === undefined || /^\S{16,}$/.test(v), {
+  message: 'must be at least 16 characters without spaces',
+});
+
 /** Comma-separated origins (`http://127.0.0.1:11434`), each reported by name when it is not one. */
 const originList = optionalString
   .transform((v) =>
@@ -326,6 +337,12 @@ export const EnvSchema = z.object({
   SAAS_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(30_000),
   /** A 429 is retried once when its Retry-After is at most this. */
   SAAS_MAX_RETRY_AFTER_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
+  /** `GET /metrics` (Prometheus) on every role; false: 404 and nothing is measured. */
+  METRICS_ENABLED: booleanStringDefaultTrue,
+  /** Bearer token `GET /metrics` requires; unset: no credential needed. */
+  METRICS_TOKEN: operatorToken,
+  /** Operator credential of the queue dashboard `/admin/queues`; unset: the dashboard is 404. */
+  ADMIN_TOKEN: operatorToken,
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json` (one object per line) or `pretty` (readable lines, for development). */

@@ -8,9 +8,16 @@ import {
   type EphemeralStore,
 } from '@agent-backend/ephemeral';
 import { createMemoryPresence, createRedisPresence, type Presence } from '@agent-backend/presence';
-import { createBullmqJobQueue, createMemoryJobQueue, type JobQueue } from '@agent-backend/jobs';
+import {
+  createBullmqJobQueue,
+  createMemoryJobQueue,
+  type BullmqQueues,
+  type JobQueue,
+} from '@agent-backend/jobs';
+import { NO_METRICS, type ServiceMetrics } from '@agent-backend/metrics';
 import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
 import { createMemoryRunLog, createRedisRunLog, type RunLog } from '@agent-backend/run-log';
+import { instrumentBus, instrumentJobQueue } from './instrument.js';
 import {
   createPgliteDatabase,
   createPostgresDatabase,
@@ -31,6 +38,11 @@ export interface Engines {
   readonly runLog: RunLog;
   /** Queues, delayed jobs and schedules: in-process timers, or BullMQ on Redis. */
   readonly jobs: JobQueue;
+  /**
+   * BullMQ's own queue objects when the jobs run on BullMQ (REDIS_URL set), for the queue
+   * dashboard and queue-depth metrics; absent on the in-process engine.
+   */
+  readonly bullmq?: BullmqQueues;
   /** The durable store. A PostgreSQL pool connects lazily, so roles that never query it pay nothing. */
   readonly db: Database;
   /** Readiness probes for `/readyz`: `redis` and/or `postgres` (or `pglite`). */
@@ -44,6 +56,8 @@ export interface CreateEnginesOptions {
   migrate?: boolean;
   /** Include the database in readiness (roles that serve from it). @default true */
   databaseReadiness?: boolean;
+  /** Where the bus and the job queue report their traffic. @default no metrics */
+  metrics?: ServiceMetrics;
 }
 
 /** Opens the engines for `config`; on failure closes whatever it had opened and rethrows. */
@@ -87,6 +101,7 @@ export async function createEngines(
     let presence: Presence;
     let runLog: RunLog;
     let jobs: JobQueue;
+    let bullmq: BullmqQueues | undefined;
     if (config.REDIS_URL) {
       const onError = (error: Error) => logger.warn({ err: error }, 'redis connection error');
       const name = `${config.role}:${config.instanceId}`;
@@ -117,13 +132,15 @@ export async function createEngines(
         maxRetriesPerRequest: null,
       });
       closers.push(() => closeRedis(jobsConnection));
-      jobs = createBullmqJobQueue({
+      const bullJobs = createBullmqJobQueue({
         connection: jobsConnection,
         prefix: redisKeys(prefix).jobs(),
         lockDurationMs: config.JOBS_LOCK_MS,
         drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
         onError: (error, info) => logger.warn({ err: error, ...info }, 'job failed'),
       });
+      jobs = bullJobs;
+      bullmq = bullJobs.bullmq;
       checks.redis = () => redis.ping();
     } else {
       bus = createMemoryBus({
@@ -148,6 +165,13 @@ export async function createEngines(
       () => bus.close(),
     );
 
+    // Measured only when metrics are on: off, the ports are the adapters themselves.
+    const metrics = options.metrics ?? NO_METRICS;
+    if (metrics.enabled) {
+      bus = instrumentBus(bus, metrics.bus);
+      jobs = instrumentJobQueue(jobs, metrics.jobs);
+    }
+
     let closed: Promise<void> | undefined;
     return {
       bus,
@@ -155,6 +179,7 @@ export async function createEngines(
       presence,
       runLog,
       jobs,
+      ...(bullmq ? { bullmq } : {}),
       db,
       checks,
       close: () => (closed ??= close()),

@@ -3,6 +3,7 @@ import type { BeforeToolCall, RunInfo, ToolCallDecision } from '@agent-backend/a
 import type { Bus } from '@agent-backend/bus';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { Logger } from '@agent-backend/logger';
+import type { HitlMetrics } from '@agent-backend/metrics';
 import type { ApprovalOutcome } from '@agent-backend/protocol';
 import { ApprovalStore, type ApprovalRecord, type ApprovalResolution } from './approval-store.js';
 import { approvalPolicy } from './policy.js';
@@ -14,6 +15,8 @@ export interface ApprovalHookOptions {
   readonly logger: Logger;
   /** Re-read interval of a pending approval. @default 1_000 */
   readonly pollMs?: number;
+  /** Approvals requested and their outcomes. @default none */
+  readonly metrics?: HitlMetrics;
 }
 
 /**
@@ -55,6 +58,7 @@ export function createApprovalHook(
         options.logger.warn({ err, runId: run.runId }, 'approval could not be stored');
         return { action: 'skip', message: 'The call needs approval, which is unavailable now.' };
       }
+      options.metrics?.requested();
       call.context.emit({
         type: 'approval_request',
         request_id: record.requestId,
@@ -73,6 +77,7 @@ export function createApprovalHook(
       );
       const outcome: ApprovalOutcome =
         resolution.outcome === 'orphaned' ? 'cancelled' : resolution.outcome;
+      options.metrics?.resolved(outcome);
       const decision = toDecision(record, resolution, policy.timeoutMs);
       call.context.emit({
         type: 'approval_result',

@@ -16,3 +16,4 @@ export { assertText, MAX_JSON_DEPTH, textProblem, textProblems } from './text-ru
 export { bearerAuth, type VerifyAccessToken } from './bearer-auth.js';
 export { handleShutdown, type ShutdownOptions } from './lifecycle.js';
 export { OFF_THREAD_BODY_BYTES } from './json-body.js';
+export { operatorCredential, type OperatorScheme } from './operator-auth.js';

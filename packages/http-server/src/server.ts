@@ -38,6 +38,12 @@ export interface CreateHttpServerOptions {
   readiness?: Record<string, ReadinessCheck>;
   /** Maximum JSON body size in bytes; larger bodies get 413. @default 1 MiB */
   bodyLimit?: number;
+  /**
+   * Called once per answered request (when its log line is written) with the route template
+   * that matched (`/api/knowledge-bases/:id`, a {@link HttpServer.mount} prefix) or
+   * `undefined`, and the duration in seconds. Absent: nothing is measured.
+   */
+  observe?: (method: string, route: string | undefined, status: number, seconds: number) => void;
 }
 
 /**
@@ -114,18 +120,22 @@ export interface RegisteredRoute {
 export interface HttpServer {
   readonly express: Express;
   readonly server: Server;
-  /**
-   * Middleware run before every route (after the request id and the log line are set up); with
-   * a path first, only for requests under it (Express's mount: `req.path` is relative to it).
-   */
+  /** Middleware run before every route (after the request id and the log line are set up). */
   use(...handlers: RequestHandler[]): void;
-  use(path: string, ...handlers: RequestHandler[]): void;
   /**
-   * Serves the files of `dir` under `mountPath` (GET and HEAD; `index.html` for the directory
-   * itself; a missing file falls through to the routes, then the JSON 404), with `headers` on
-   * every file answered.
+   * Serves the files of `dir` under `mountPath` (a {@link HttpServer.mount}: GET and HEAD;
+   * `index.html` for the directory itself; a missing file falls through to the routes, then the
+   * JSON 404), with `headers` on every file answered.
    */
   serveStatic(mountPath: string, dir: string, headers?: Record<string, string>): void;
+  /**
+   * Hands every request whose path is `prefix` or below it (`/admin/queues`,
+   * `/admin/queues/static/app.js`) to `handlers`, as Express's `use(prefix, ...)` does
+   * (`req.url` relative to the prefix, `req.baseUrl` the prefix), before the service's routes;
+   * what the handlers pass on goes to the routes, then the 404. Other requests pay one string
+   * comparison per mount. The request's route label is the prefix.
+   */
+  mount(prefix: string, ...handlers: RequestHandler[]): void;
   get: Register;
   post: Register;
   put: Register;
@@ -182,6 +192,8 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   let hasMiddleware = false;
   const routes = new RouteTable();
   const registered: RegisteredRoute[] = [];
+  const mounts: Array<{ prefix: string; router: express.Router }> = [];
+  const { observe } = options;
   const notFound = (req: Request, res: Response) => {
     const path = req.originalUrl.split('?')[0];
     sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${path}`));
@@ -204,6 +216,10 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
       const line = { reqId: id, ...requestLine(req, res) };
       if (res.statusCode >= 500) logger.error(line, 'request');
       else logger.info(line, 'request');
+      if (observe) {
+        const seconds = (performance.now() - (res.locals.startedAt as number)) / 1000;
+        observe(req.method, res.locals.route as string | undefined, res.statusCode, seconds);
+      }
     };
     res.once('close', done);
     if (closing) {
@@ -213,6 +229,21 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     }
     const dispatch = (error?: unknown) => {
       if (error) return next(error);
+      if (mounts.length > 0) {
+        const mounted = mountFor(mounts, req.url);
+        if (mounted) {
+          res.locals.route = mounted.prefix;
+          // What the mount does not answer (a file that is not there) goes on to the routes.
+          mounted.router(req, res, (mountError?: unknown) =>
+            mountError
+              ? next(mountError)
+              : routes.dispatch(req, res, (routeError?: unknown) =>
+                  routeError ? next(routeError) : notFound(req, res),
+                ),
+          );
+          return;
+        }
+      }
       routes.dispatch(req, res, (routeError?: unknown) =>
         routeError ? next(routeError) : notFound(req, res),
       );
@@ -304,14 +335,12 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   const http: HttpServer = {
     express: app,
     server,
-    use: (...args: [string | RequestHandler, ...RequestHandler[]]) => {
-      const [first, ...rest] = args;
-      if (typeof first === 'string') before.use(first, ...rest);
-      else before.use(first, ...rest);
+    use: (...handlers) => {
+      before.use(...handlers);
       hasMiddleware = true;
     },
     serveStatic(mountPath, dir, headers = {}) {
-      http.use(
+      http.mount(
         mountPath,
         express.static(dir, {
           index: 'index.html',
@@ -324,6 +353,12 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
           },
         }),
       );
+    },
+    mount: (prefix, ...handlers) => {
+      if (!/^\/[^?#]*[^/?#]$/.test(prefix)) throw new Error(`invalid mount prefix: ${prefix}`);
+      const router = express.Router();
+      router.use(prefix, ...handlers);
+      mounts.push({ prefix, router });
     },
     get: register('get'),
     post: register('post'),
@@ -610,6 +645,7 @@ class RouteTable {
   private readonly exact = new Map<string, RequestHandler[]>();
   private readonly patterns: Array<{
     method: string;
+    path: string;
     pattern: RegExp;
     names: string[];
     chain: RequestHandler[];
@@ -630,7 +666,13 @@ class RouteTable {
         return '([^/]+)';
       })
       .join('/');
-    this.patterns.push({ method: verb, pattern: new RegExp(`^${source}/?$`), names, chain });
+    this.patterns.push({
+      method: verb,
+      path,
+      pattern: new RegExp(`^${source}/?$`),
+      names,
+      chain,
+    });
   }
 
   dispatch(req: Request, res: Response, next: NextFunction): void {
@@ -639,7 +681,10 @@ class RouteTable {
     const methods = req.method === 'HEAD' ? ['HEAD', 'GET'] : [req.method];
     for (const method of methods) {
       const chain = this.exact.get(`${method} ${path}`);
-      if (chain) return run(chain, req, res, next);
+      if (chain) {
+        res.locals.route = path;
+        return run(chain, req, res, next);
+      }
     }
     for (const route of this.patterns) {
       if (!methods.includes(route.method)) continue;
@@ -652,10 +697,25 @@ class RouteTable {
         return next(error);
       }
       req.params = params;
+      res.locals.route = route.path;
       return run(route.chain, req, res, next);
     }
     next();
   }
+}
+
+/** The mount whose prefix is the path of `url` or a parent of it. */
+function mountFor(
+  mounts: ReadonlyArray<{ prefix: string; router: express.Router }>,
+  url: string,
+): { prefix: string; router: express.Router } | undefined {
+  for (const mount of mounts) {
+    if (!url.startsWith(mount.prefix)) continue;
+    const next = url.charCodeAt(mount.prefix.length);
+    // End of the path, `/` or `?` after the prefix: `/admin/queuesX` is not below `/admin/queues`.
+    if (Number.isNaN(next) || next === 47 || next === 63) return mount;
+  }
+  return undefined;
 }
 
 /** Runs a route's handlers in order; an error (or the last one's `next`) leaves the chain. */

@@ -34,13 +34,26 @@ export interface BullmqJobQueueOptions {
 }
 
 /**
+ * What only the BullMQ adapter offers, for operators' tools (the queue dashboard, queue-depth
+ * metrics): the BullMQ `Queue` of a queue name, created on first use like the adapter's own, and
+ * closed by the adapter's `close()`. Not part of the {@link JobQueue} port.
+ */
+export interface BullmqQueues {
+  queue(name: string): Queue;
+  /** Job counts of a queue by state (waiting, active, delayed, prioritized, failed, completed). */
+  counts(name: string): Promise<Record<string, number>>;
+}
+
+/**
  * The BullMQ adapter: cron schedules are BullMQ job schedulers keyed by the schedule id (one
  * delayed job per occurrence, id `repeat:<id>:<ms>`, so replicas never double an occurrence);
  * `once` schedules are delayed jobs with id `once:<id>:<ms>`, remembered in a hash so they can be
  * removed by schedule id. Stalled jobs (worker killed) come back after `lockDurationMs` once;
  * a second stall fails the job (BullMQ `maxStalledCount` 1).
  */
-export function createBullmqJobQueue(options: BullmqJobQueueOptions): JobQueue {
+export function createBullmqJobQueue(
+  options: BullmqJobQueueOptions,
+): JobQueue & { readonly bullmq: BullmqQueues } {
   const connection = options.connection as unknown as ConnectionOptions;
   const { prefix } = options;
   const queues = new Map<string, Queue>();
@@ -76,6 +89,19 @@ export function createBullmqJobQueue(options: BullmqJobQueueOptions): JobQueue {
   const onceKey = (queue: string) => `${prefix}:${queue}:ab-once`;
 
   return {
+    bullmq: {
+      queue: queueOf,
+      counts: (name) =>
+        queueOf(name).getJobCounts(
+          'waiting',
+          'active',
+          'delayed',
+          'prioritized',
+          'failed',
+          'completed',
+        ),
+    },
+
     async add(queue, data, addOptions: AddJobOptions = {}) {
       const q = queueOf(queue);
       const id = addOptions.jobId ?? `job-${crypto.randomUUID()}`;

@@ -13,4 +13,8 @@ export {
 export { assertValidCron, isValidTimeZone, nextCronOccurrence, type CronOptions } from './cron.js';
 export { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
 export { createMemoryJobQueue, type MemoryJobQueueOptions } from './memory-job-queue.js';
-export { createBullmqJobQueue, type BullmqJobQueueOptions } from './bullmq-job-queue.js';
+export {
+  createBullmqJobQueue,
+  type BullmqJobQueueOptions,
+  type BullmqQueues,
+} from './bullmq-job-queue.js';

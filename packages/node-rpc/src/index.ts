@@ -24,3 +24,4 @@ export {
   GatewayCommandError,
   GATEWAY_ERROR,
 } from './gateway-commands.js';
+export { instrumentNodeToolCaller } from './instrumented-caller.js';

@@ -9,6 +9,8 @@ import {
   type RouteHook,
 } from '@agent-backend/http-server';
 import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@agent-backend/auth';
+import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
+import { registerMetricsRoute } from './metrics-route.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -19,6 +21,11 @@ export interface ServiceContext {
   readonly app: HttpServer;
   /** `preHandler` requiring a valid access token; sets `request.userId` from its `sub`. */
   readonly requireUser: RouteHook;
+  /**
+   * This instance's metrics, on a registry of its own, served at `GET /metrics`; with
+   * `METRICS_ENABLED=false` every instrument is a no-op.
+   */
+  readonly metrics: ServiceMetrics;
 }
 
 /** What a role leaves running; `close` runs after the HTTP server stopped accepting. */
@@ -61,9 +68,11 @@ export async function startService(
     logger.error({ err: reason }, 'unhandled rejection'),
   );
 
+  const metrics = createServiceMetrics({ enabled: config.METRICS_ENABLED });
   const engines = await createEngines(config, logger, {
     migrate: options.migrate,
     databaseReadiness: options.databaseReadiness,
+    metrics,
   });
   const keys =
     role === 'worker' && !config.jwtPublicKeyPem
@@ -75,10 +84,20 @@ export async function startService(
           // Only the all-in-one may fall back to generated development keys.
           dataDir: role === 'all-in-one' ? config.DATA_DIR : undefined,
         });
-  const app = createHttpServer({ logger, readiness: engines.checks });
+  const app = createHttpServer({
+    logger,
+    readiness: engines.checks,
+    ...(metrics.enabled
+      ? {
+          observe: (method: string, route: string | undefined, status: number, seconds: number) =>
+            metrics.http.request(method, route ?? UNMATCHED_ROUTE, status, seconds),
+        }
+      : {}),
+  });
+  if (metrics.enabled) registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
   // Verified tokens are remembered until they expire: one signature check per token, not per request.
   const requireUser = bearerAuth(createTokenVerifier(keys));
-  const context: ServiceContext = { config, logger, engines, keys, app, requireUser };
+  const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
   const roles = await options.mount(context);
 
   await app.listen({ port: config.PORT, host: config.HOST });

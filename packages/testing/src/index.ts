@@ -23,3 +23,4 @@ export {
 } from './fake-saas.js';
 export { startFakeE2B, type FakeE2B, type FakeE2BSandbox } from './fake-e2b.js';
 export { startFakeDocker, type FakeContainer, type FakeDocker } from './fake-docker.js';
+export * from './prometheus-text.js';

@@ -312,8 +312,33 @@ async function answer(
     res.destroy();
     return;
   }
+  const options = record.body.stream_options as { include_usage?: boolean } | undefined;
+  if (options?.include_usage) {
+    // As OpenAI does: one last chunk with no choices and the request's usage (counted in
+    // characters here: the tests only need numbers that move).
+    const prompt = JSON.stringify(record.body.messages ?? []).length;
+    const completion = pieceChars(step.pieces);
+    const usage = {
+      prompt_tokens: prompt,
+      completion_tokens: completion,
+      total_tokens: prompt + completion,
+    };
+    res.write(
+      `data: ${JSON.stringify({ id, object: 'chat.completion.chunk', created, model, choices: [], usage })}\n\n`,
+    );
+  }
   record.completed = true;
   res.end('data: [DONE]\n\n');
+}
+
+/** Characters of text and tool-call arguments in a scripted answer. */
+function pieceChars(pieces: readonly StreamPiece[]): number {
+  let chars = 0;
+  for (const piece of pieces) {
+    if ('text' in piece) chars += piece.text.length;
+    else if ('toolCall' in piece) chars += piece.toolCall.arguments?.length ?? 0;
+  }
+  return chars;
 }
 
 /** A valid embeddings request, as the server reads it. */

@@ -1,5 +1,6 @@
 import { once } from 'node:events';
 import type { Response } from 'express';
+import type { Level } from '@agent-backend/metrics';
 
 /**
  * One server-sent-events response, written on the Node response underneath Express: headers that stop proxy buffering, an `id:` per event, `: keepalive`
@@ -12,7 +13,8 @@ export class SseStream {
   private readonly keepalive: NodeJS.Timeout;
   private readonly closedController = new AbortController();
 
-  constructor(reply: Response, keepaliveMs: number) {
+  /** `open` counts the streams open (up at the headers, down when the response closes). */
+  constructor(reply: Response, keepaliveMs: number, open?: Level) {
     this.res = reply;
     const headers: Record<string, string> = {
       'content-type': 'text/event-stream; charset=utf-8',
@@ -25,7 +27,11 @@ export class SseStream {
     }
     this.res.writeHead(200, headers);
     this.res.flushHeaders();
-    this.res.on('close', () => this.closedController.abort());
+    open?.inc();
+    this.res.once('close', () => {
+      open?.dec();
+      this.closedController.abort();
+    });
     this.keepalive = setInterval(() => {
       if (!this.closed) this.res.write(': keepalive\n\n');
     }, keepaliveMs);

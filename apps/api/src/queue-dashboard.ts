@@ -1,0 +1,67 @@
+import { createBullBoard } from '@bull-board/api';
+import { BullMQAdapter } from '@bull-board/api/bullMQAdapter';
+import { ExpressAdapter } from '@bull-board/express';
+import type { RequestHandler } from 'express';
+import { CHAT_MESSAGE_QUEUE } from '@agent-backend/chat-platform';
+import { operatorCredential } from '@agent-backend/http-server';
+import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
+import type { ServiceContext } from '@agent-backend/runtime';
+import { SCHEDULED_TASKS_QUEUE } from '@agent-backend/scheduler';
+
+/** Where the dashboard is served. */
+export const QUEUE_DASHBOARD_PATH = '/admin/queues';
+
+/** Every queue of the service: what the worker processes, and the api, worker and tasks add to. */
+export const SERVICE_QUEUES = [SCHEDULED_TASKS_QUEUE, CHAT_MESSAGE_QUEUE, KB_INGEST_QUEUE] as const;
+
+/**
+ * The BullMQ queue dashboard (bull-board) at `/admin/queues`, for operators: job counts, jobs by
+ * state with their data and errors, retry, promote and clean. Mounted only when the jobs run on
+ * BullMQ (the in-process engine has no queues to show) and `ADMIN_TOKEN` is set; otherwise the
+ * path is the service's ordinary 404. Every request under the path, the UI's assets and its JSON
+ * API included, needs the admin token, as a bearer token or as the password of HTTP Basic (any
+ * user name), so a browser can open it; a user's access token is refused like any wrong secret.
+ *
+ * The UI and its assets come from `@bull-board/ui` in node_modules; its page's one link to a
+ * web-font service is removed, so an operator's browser reaches nothing but this service.
+ * @returns whether the dashboard was mounted.
+ */
+export function mountQueueDashboard(context: ServiceContext): boolean {
+  const { app, engines, config, logger } = context;
+  if (!engines.bullmq || !config.ADMIN_TOKEN) return false;
+  const check = operatorCredential(config.ADMIN_TOKEN, 'bearer-or-basic', 'queues');
+  const requireAdmin: RequestHandler = (req, _res, next) => {
+    try {
+      check(req);
+      next();
+    } catch (error) {
+      next(error);
+    }
+  };
+  const server = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
+  createBullBoard({
+    queues: SERVICE_QUEUES.map((name) => new BullMQAdapter(engines.bullmq!.queue(name))),
+    serverAdapter: server,
+    options: { uiConfig: { boardTitle: 'agent-backend queues' } },
+  });
+  const board = server.getRouter() as RequestHandler & { disable(setting: string): void };
+  board.disable('x-powered-by');
+  app.mount(QUEUE_DASHBOARD_PATH, requireAdmin, withoutWebFonts, board);
+  logger.info({ path: QUEUE_DASHBOARD_PATH, queues: SERVICE_QUEUES }, 'queue dashboard mounted');
+  return true;
+}
+
+/** bull-board's page links IBM Plex from a font CDN; without it the UI falls back to system fonts. */
+const WEB_FONT_LINK = /<link[^>]+href="https:\/\/fonts\.(?:googleapis|gstatic)\.com[^>]*>/g;
+
+/** Removes {@link WEB_FONT_LINK} from the pages bull-board renders. */
+const withoutWebFonts: RequestHandler = (_req, res, next) => {
+  const render = res.render.bind(res);
+  res.render = ((view: string, options?: object) => {
+    render(view, options ?? {}, (error: Error | null, html?: string) => {
+      if (error) return next(error);
+      res.type('html').send((html ?? '').replace(WEB_FONT_LINK, ''));
+    });
+  }) as typeof res.render;
+  next();
+};

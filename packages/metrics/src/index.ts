@@ -1,0 +1,2 @@
+export * from './instruments.js';
+export { createServiceMetrics, type CreateMetricsOptions } from './service-metrics.js';

@@ -1,0 +1,89 @@
+import { describe, expect, it } from 'vitest';
+import { parsePrometheusText } from '@agent-backend/testing';
+import { createServiceMetrics, NO_METRICS, UNMATCHED_ROUTE } from './index.js';
+
+const read = async (metrics: ReturnType<typeof createServiceMetrics>) =>
+  parsePrometheusText((await metrics.render()).body);
+
+describe('createServiceMetrics', () => {
+  it('gives each instance a registry of its own, so several roles share a process', async () => {
+    const api = createServiceMetrics({ defaultLabels: { role: 'api' } });
+    const gateway = createServiceMetrics({ defaultLabels: { role: 'gateway' } });
+    api.http.request('GET', '/healthz', 200, 0.002);
+    gateway.gateway.connections('web').inc();
+    const fromApi = await read(api);
+    const fromGateway = await read(gateway);
+    expect(fromApi.value('http_server_request_duration_seconds_count', { role: 'api' })).toBe(1);
+    expect(fromGateway.value('http_server_request_duration_seconds_count')).toBe(0);
+    expect(fromGateway.value('gateway_connections', { endpoint: 'web', role: 'gateway' })).toBe(1);
+    expect(fromApi.value('gateway_connections')).toBe(0);
+    expect(fromApi.value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
+    expect((await api.render()).contentType).toMatch(/^text\/plain; version=0\.0\.4/);
+  });
+
+  it('is the no-op set when disabled', async () => {
+    const off = createServiceMetrics({ enabled: false });
+    expect(off).toBe(NO_METRICS);
+    expect(off.enabled).toBe(false);
+    off.http.request('GET', '/x', 200, 1);
+    off.agent.runStarted('agent')('done');
+    off.gateway.frames('web', 'in').inc();
+    expect((await off.render()).body).toBe('');
+  });
+
+  it('records HTTP requests by bounded labels, binding each combination once', async () => {
+    const metrics = createServiceMetrics();
+    for (const status of [200, 200, 404]) metrics.http.request('GET', '/items/:id', status, 0.01);
+    metrics.http.request('PROPFIND', UNMATCHED_ROUTE, 404, 0.001);
+    metrics.http.request('POST', '/items/:id', 201, 0.3);
+    const text = await read(metrics);
+    const count = (labels: Record<string, string>) =>
+      text.value('http_server_request_duration_seconds_count', labels);
+    expect(count({ method: 'GET', route: '/items/:id', status: '200' })).toBe(2);
+    expect(count({ method: 'GET', route: '/items/:id', status: '404' })).toBe(1);
+    expect(count({ method: 'POST', route: '/items/:id', status: '201' })).toBe(1);
+    expect(count({ method: 'other', route: 'unmatched', status: '404' })).toBe(1);
+    expect(
+      text.value('http_server_request_duration_seconds_bucket', {
+        method: 'POST',
+        route: '/items/:id',
+        le: '0.25',
+      }),
+    ).toBe(0);
+  });
+
+  it('counts runs by mode and outcome with their duration and the runs in progress', async () => {
+    const metrics = createServiceMetrics();
+    const first = metrics.agent.runStarted('agent');
+    const second = metrics.agent.runStarted('ask');
+    expect((await read(metrics)).value('agent_runs_active')).toBe(2);
+    first('done');
+    second('aborted');
+    metrics.agent.tokens(120, 30);
+    metrics.agent.tokens(0, 0);
+    const text = await read(metrics);
+    expect(text.value('agent_runs_active')).toBe(0);
+    expect(text.value('agent_runs_total', { mode: 'agent', outcome: 'done' })).toBe(1);
+    expect(text.value('agent_runs_total', { mode: 'ask', outcome: 'aborted' })).toBe(1);
+    expect(text.value('agent_run_duration_seconds_count')).toBe(2);
+    expect(text.value('model_tokens_total', { kind: 'prompt' })).toBe(120);
+    expect(text.value('model_tokens_total', { kind: 'completion' })).toBe(30);
+  });
+
+  it('reads queue depths at scrape time and leaves out a queue whose engine failed', async () => {
+    const metrics = createServiceMetrics();
+    let waiting = 3;
+    metrics.jobs.watchDepth(['a', 'b'], async (queue) => {
+      if (queue === 'b') throw new Error('redis is down');
+      return { waiting, active: 1 };
+    });
+    let text = await read(metrics);
+    expect(text.value('jobs_queue_depth', { queue: 'a', state: 'waiting' })).toBe(3);
+    expect(text.value('jobs_queue_depth', { queue: 'a', state: 'delayed' })).toBe(0);
+    expect(text.series('jobs_queue_depth', { queue: 'b' })).toEqual([]);
+    waiting = 0;
+    text = await read(metrics);
+    expect(text.value('jobs_queue_depth', { queue: 'a', state: 'waiting' })).toBe(0);
+    expect(text.value('jobs_queue_depth', { queue: 'a', state: 'active' })).toBe(1);
+  });
+});
