@@ -24,7 +24,9 @@ export function traceRequests(tracer: Tracer): RequestHandler {
       parent,
     );
     const active = trace.setSpan(parent, span);
-    // Listeners added from here on (the request's log line on `close`) run in the span's context.
+    // Listeners added from here on run in the span's context: the body's `data`/`end` (whose
+    // callbacks go on to the handler) and the request's log line on `close`.
+    context.bind(active, req);
     context.bind(active, res);
     context.with(active, next);
     res.once('close', () => {

@@ -1,0 +1,252 @@
+/**
+ * Issue 17.4: OpenTelemetry traces across replicas. An api and a gateway replica (separate
+ * processes on Redis and PostgreSQL) export to a fake OTLP/HTTP collector on loopback; a tool
+ * call through `POST /node/tools/call` with a W3C `traceparent` must come back as one trace:
+ * the api's HTTP span, its node-rpc client span, and the gateway replica's span around the
+ * node's JSON-RPC call, each the child of the one before, across Redis.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startCluster, type Cluster } from './cluster.js';
+import { post } from './helpers.js';
+import { eventually, ofType, openSocket, type TestSocket } from './ws-client.js';
+
+interface CollectedSpan {
+  service: string;
+  instance: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, unknown>;
+}
+
+interface OtlpAttribute {
+  key: string;
+  value: Record<string, unknown>;
+}
+
+/** The collector: `POST /v1/traces` with an OTLP/HTTP JSON body, spans kept in order. */
+async function startFakeCollector(): Promise<{
+  url: string;
+  spans: CollectedSpan[];
+  contentTypes: string[];
+  close(): Promise<void>;
+}> {
+  const spans: CollectedSpan[] = [];
+  const contentTypes: string[] = [];
+  const value = (attrs: OtlpAttribute[] | undefined, key: string) =>
+    Object.values(attrs?.find((a) => a.key === key)?.value ?? {})[0];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/traces') {
+        res.writeHead(404).end();
+        return;
+      }
+      contentTypes.push(String(req.headers['content-type']));
+      let body = Buffer.concat(chunks);
+      if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+      const payload = JSON.parse(body.toString('utf8')) as {
+        resourceSpans: Array<{
+          resource: { attributes: OtlpAttribute[] };
+          scopeSpans: Array<{
+            spans: Array<
+              Omit<CollectedSpan, 'attributes' | 'service' | 'instance'> & {
+                attributes?: OtlpAttribute[];
+              }
+            >;
+          }>;
+        }>;
+      };
+      for (const rs of payload.resourceSpans) {
+        const service = String(value(rs.resource.attributes, 'service.name'));
+        const instance = String(value(rs.resource.attributes, 'service.instance.id'));
+        for (const ss of rs.scopeSpans) {
+          for (const s of ss.spans) {
+            spans.push({
+              service,
+              instance,
+              traceId: s.traceId,
+              spanId: s.spanId,
+              parentSpanId: s.parentSpanId ?? '',
+              name: s.name,
+              kind: s.kind,
+              attributes: Object.fromEntries(
+                (s.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]]),
+              ),
+            });
+          }
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    contentTypes,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A device on the gateway that answers every `tools/call` with the time. */
+async function connectDevice(cluster: Cluster, token: string): Promise<TestSocket> {
+  const device = await openSocket(
+    cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_alice', node_id: 'mac', token }),
+  );
+  device.ws.on('message', (data) => {
+    const frame = JSON.parse(data.toString()) as { id?: string; method?: string };
+    if (frame.method !== 'tools/call') return;
+    device.send({
+      jsonrpc: '2.0',
+      id: frame.id,
+      result: { content: [{ type: 'text', text: '09:30' }], isError: false },
+    });
+  });
+  device.send({
+    type: 'register',
+    node_id: 'mac',
+    node_type: 'desktop',
+    tools: [{ name: 'read_clock', description: 'Read the clock', writes: false }],
+  });
+  await device.next(ofType('registered'));
+  return device;
+}
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+const toolCall = { node_type: 'desktop', tool_name: 'read_clock', arguments: {} };
+
+describe('OpenTelemetry traces across an api and a gateway replica', () => {
+  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let cluster: Cluster;
+  let device: TestSocket;
+  let alice: string;
+
+  beforeAll(async () => {
+    collector = await startFakeCollector();
+    cluster = await startCluster({
+      gateways: 1,
+      apis: 1,
+      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' },
+    });
+    alice = await cluster.token('alice');
+    device = await connectDevice(cluster, alice);
+  }, 120_000);
+  afterAll(async () => {
+    device?.ws.terminate();
+    await cluster?.stop();
+    await collector?.close();
+  });
+
+  it('follows a node tool call from the api replica through Redis to the gateway and back', async () => {
+    const res = await post(`${cluster.apis[0]!.url}/node/tools/call?secret=s3cr3t`, toolCall, {
+      authorization: `Bearer ${alice}`,
+      traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ success: true, text: '09:30' });
+
+    const ofTrace = () => collector.spans.filter((s) => s.traceId === TRACE_ID);
+    await eventually(
+      async () => ofTrace().some((s) => s.service === 'agent-backend-gateway'),
+      10_000,
+    );
+    await eventually(
+      async () => ofTrace().some((s) => s.kind === 2 && s.service.endsWith('api')),
+      10_000,
+    );
+    expect(collector.contentTypes[0]).toMatch(/^application\/json/);
+
+    const spans = ofTrace();
+    const http = spans.find((s) => s.name === 'POST /node/tools/call')!;
+    expect(http).toMatchObject({
+      service: 'agent-backend-api',
+      instance: 'api-1',
+      parentSpanId: CALLER_SPAN,
+      kind: 2, // server
+      attributes: { 'http.route': '/node/tools/call', 'http.response.status_code': 200 },
+    });
+    const rpc = spans.find((s) => s.name === 'node-rpc tools/call')!;
+    expect(rpc).toMatchObject({
+      service: 'agent-backend-api',
+      parentSpanId: http.spanId,
+      kind: 3, // client
+      attributes: { 'agent_backend.tool.name': 'read_clock' },
+    });
+    const gateway = spans.find((s) => s.name === 'gateway tools/call')!;
+    expect(gateway).toMatchObject({
+      service: 'agent-backend-gateway',
+      instance: 'gateway-1',
+      parentSpanId: rpc.spanId,
+    });
+    // Route templates only: no query string, no token, anywhere in what was exported.
+    const exported = JSON.stringify(collector.spans);
+    expect(exported).not.toContain('s3cr3t');
+    expect(exported).not.toContain(alice);
+
+    // The api's log line of that request carries the trace and its span.
+    const line = cluster.apis[0]!.stdout.find(
+      (l) => l.includes('"msg":"request"') && l.includes('/node/tools/call'),
+    );
+    expect(line).toBeDefined();
+    expect(JSON.parse(line!)).toMatchObject({ trace_id: TRACE_ID, span_id: http.spanId });
+  });
+
+  it('starts a new trace for a request without traceparent', async () => {
+    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${alice}`,
+    });
+    expect(res.status).toBe(200);
+    await eventually(
+      async () =>
+        collector.spans.some((s) => s.name === 'gateway tools/call' && s.traceId !== TRACE_ID),
+      10_000,
+    );
+    const gateway = collector.spans.find(
+      (s) => s.name === 'gateway tools/call' && s.traceId !== TRACE_ID,
+    )!;
+    const http = collector.spans.find(
+      (s) => s.traceId === gateway.traceId && s.name === 'POST /node/tools/call',
+    );
+    expect(http?.parentSpanId).toBe('');
+  });
+});
+
+describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
+  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let cluster: Cluster;
+  let device: TestSocket;
+
+  beforeAll(async () => {
+    collector = await startFakeCollector();
+    cluster = await startCluster({ gateways: 1, apis: 1, env: { OTEL_BSP_SCHEDULE_DELAY: '100' } });
+    device = await connectDevice(cluster, await cluster.token('alice'));
+  }, 120_000);
+  afterAll(async () => {
+    device?.ws.terminate();
+    await cluster?.stop();
+    await collector?.close();
+  });
+
+  it('exports nothing and writes no trace ids', async () => {
+    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${await cluster.token('alice')}`,
+      traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+    });
+    expect(res.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(collector.spans).toHaveLength(0);
+    const logs = [...cluster.apis[0]!.stdout, ...cluster.gateways[0]!.stdout].join('\n');
+    expect(logs).toContain('"msg":"request"');
+    expect(logs).not.toContain('trace_id');
+    expect(logs).not.toContain(TRACE_ID);
+  });
+});
