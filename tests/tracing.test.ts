@@ -9,6 +9,13 @@ import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startScriptedModel,
+  textReply,
+  toolCallsReply,
+  type ScriptedModel,
+} from '@agent-backend/testing';
+import { invoke } from './agent-helpers.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { post } from './helpers.js';
 import { eventually, ofType, openSocket, type TestSocket } from './ws-client.js';
@@ -129,13 +136,19 @@ describe('OpenTelemetry traces across an api and a gateway replica', () => {
   let cluster: Cluster;
   let device: TestSocket;
   let alice: string;
+  let model: ScriptedModel;
 
   beforeAll(async () => {
     collector = await startFakeCollector();
+    model = await startScriptedModel();
     cluster = await startCluster({
       gateways: 1,
       apis: 1,
-      env: { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url, OTEL_BSP_SCHEDULE_DELAY: '100' },
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
     });
     alice = await cluster.token('alice');
     device = await connectDevice(cluster, alice);
@@ -144,6 +157,7 @@ describe('OpenTelemetry traces across an api and a gateway replica', () => {
     device?.ws.terminate();
     await cluster?.stop();
     await collector?.close();
+    await model?.close();
   });
 
   it('follows a node tool call from the api replica through Redis to the gateway and back', async () => {
@@ -205,18 +219,53 @@ describe('OpenTelemetry traces across an api and a gateway replica', () => {
       authorization: `Bearer ${alice}`,
     });
     expect(res.status).toBe(200);
+    const fresh = () =>
+      collector.spans.find((s) => s.name === 'gateway tools/call' && s.traceId !== TRACE_ID);
+    const http = await eventually(async () => {
+      const gateway = fresh();
+      return collector.spans.find(
+        (s) => s.traceId === gateway?.traceId && s.name === 'POST /node/tools/call',
+      );
+    }, 10_000);
+    expect(http.parentSpanId).toBe('');
+  });
+
+  it('puts an agent run, its model requests and its node tool call in one trace', async () => {
+    model.script('m-tool', [
+      toolCallsReply([{ id: 'call_1', name: 'read_clock', args: {} }]),
+      textReply('It is 09:30.'),
+    ]);
+    const stream = await invoke(cluster.apis[0]!.url, alice, {
+      message: 'What time is it on my mac?',
+      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-model-key-secret', modelName: 'm-tool' },
+    });
+    const events = (await stream.ended).map((e) => e.data);
+    expect(events.at(-1)).toMatchObject({ type: 'done' });
+
+    const named = (name: string) => collector.spans.find((s) => s.name === name);
+    await eventually(async () => named('agent run') && named('chat m-tool'), 10_000);
+    const run = named('agent run')!;
     await eventually(
       async () =>
-        collector.spans.some((s) => s.name === 'gateway tools/call' && s.traceId !== TRACE_ID),
+        collector.spans.some((s) => s.traceId === run.traceId && s.name === 'gateway tools/call'),
       10_000,
     );
-    const gateway = collector.spans.find(
-      (s) => s.name === 'gateway tools/call' && s.traceId !== TRACE_ID,
-    )!;
-    const http = collector.spans.find(
-      (s) => s.traceId === gateway.traceId && s.name === 'POST /node/tools/call',
+    const inRun = collector.spans.filter((s) => s.traceId === run.traceId);
+    const http = inRun.find(
+      (s) => s.name === 'POST /agent/invoke' || (s.kind === 2 && s.service.endsWith('api')),
     );
-    expect(http?.parentSpanId).toBe('');
+    expect(http).toBeDefined();
+    expect(run.parentSpanId).toBe(http!.spanId);
+    const turns = inRun.filter((s) => s.name === 'chat m-tool');
+    expect(turns).toHaveLength(2);
+    for (const turn of turns) expect(turn.parentSpanId).toBe(run.spanId);
+    const tool = inRun.find((s) => s.name === 'execute_tool read_clock')!;
+    expect(tool.parentSpanId).toBe(run.spanId);
+    const rpc = inRun.find((s) => s.name === 'node-rpc tools/call')!;
+    expect(rpc.parentSpanId).toBe(tool.spanId);
+    const gateway = inRun.find((s) => s.name === 'gateway tools/call')!;
+    expect(gateway).toMatchObject({ service: 'agent-backend-gateway', parentSpanId: rpc.spanId });
+    expect(JSON.stringify(collector.spans)).not.toContain('sk-model-key-secret');
   });
 });
 
