@@ -17,7 +17,7 @@ import {
 } from '@agent-backend/testing';
 import { invoke } from './agent-helpers.js';
 import { startCluster, type Cluster } from './cluster.js';
-import { post } from './helpers.js';
+import { json, post } from './helpers.js';
 import { eventually, ofType, openSocket, type TestSocket } from './ws-client.js';
 
 interface CollectedSpan {
@@ -266,6 +266,80 @@ describe('OpenTelemetry traces across an api and a gateway replica', () => {
     const gateway = inRun.find((s) => s.name === 'gateway tools/call')!;
     expect(gateway).toMatchObject({ service: 'agent-backend-gateway', parentSpanId: rpc.spanId });
     expect(JSON.stringify(collector.spans)).not.toContain('sk-model-key-secret');
+  });
+});
+
+describe('a scheduled run on the worker continues the trace of its sync request', () => {
+  const SECRET = 'internal-secret-for-tests';
+  const MODEL = 'scheduled-model';
+  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let model: ScriptedModel;
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    collector = await startFakeCollector();
+    model = await startScriptedModel();
+    cluster = await startCluster({
+      gateways: 0,
+      apis: 1,
+      workers: 1,
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        INTERNAL_API_SECRET: SECRET,
+        DEFAULT_LLM_BASE_URL: model.baseUrl,
+        DEFAULT_LLM_API_KEY: 'sk-test-default',
+        DEFAULT_LLM_MODEL: MODEL,
+        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await collector?.close();
+    await model?.close();
+  });
+
+  it('has the worker span and the run span in the trace of POST /scheduled-task/sync', async () => {
+    model.script(MODEL, [textReply('All good.')]);
+    const at = new Date(Math.ceil((Date.now() + 2_000) / 1000) * 1000).toISOString();
+    const task = {
+      id: 'traced-1',
+      user_id: 'alice',
+      title: 'Report',
+      prompt: 'Write the report',
+      run_mode: 'auto',
+      connector: 'none',
+      scheduled_date: at.slice(0, 10),
+      scheduled_time: at.slice(11, 19),
+    };
+    const traceId = 'a'.repeat(31) + '1';
+    const synced = await json(
+      await post(
+        `${cluster.apis[0]!.url}/scheduled-task/sync`,
+        { action: 'add', task_id: 'traced-1', task },
+        { 'x-internal-secret': SECRET, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+      ),
+    );
+    expect(synced.status).toBe(200);
+    const run = await eventually(
+      async () =>
+        collector.spans.find(
+          (s) => s.traceId === traceId && s.name === 'agent run' && s.service.endsWith('worker'),
+        ),
+      30_000,
+    );
+    const spans = collector.spans.filter((s) => s.traceId === traceId);
+    const http = spans.find((s) => s.name === 'POST /scheduled-task/sync')!;
+    expect(http.parentSpanId).toBe(CALLER_SPAN);
+    const job = spans.find((s) => s.name === 'scheduled-task due')!;
+    expect(job).toMatchObject({ service: 'agent-backend-worker', parentSpanId: http.spanId });
+    expect(run.parentSpanId).toBe(job.spanId);
+    const chat = await eventually(
+      async () => collector.spans.find((s) => s.traceId === traceId && s.name === `chat ${MODEL}`),
+      10_000,
+    );
+    expect(chat.parentSpanId).toBe(run.spanId);
   });
 });
 
