@@ -1,3 +1,4 @@
+import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Bus, Subscription } from '@agent-backend/bus';
 import {
   GATEWAY_ERROR,
@@ -7,6 +8,9 @@ import {
 } from '@agent-backend/node-rpc';
 import { WS_CLOSE } from '@agent-backend/protocol';
 import type { LocalRegistry } from './local-registry.js';
+
+/** The API's tracer: the no-op one unless tracing is on in this process. */
+const tracer = trace.getTracer('@agent-backend/gateway');
 
 /**
  * Answers the commands addressed to this replica on the bus, from any replica: a tool call to a
@@ -18,7 +22,7 @@ export function respondToCommands(
   replicaId: string,
   registry: LocalRegistry,
 ): Promise<Subscription> {
-  return bus.respond(gatewayChannel(replicaId), async (raw) => {
+  return bus.respond(gatewayChannel(replicaId), async (raw, meta) => {
     const parsed = GatewayCommand.safeParse(raw);
     if (!parsed.success)
       throw new GatewayCommandError(GATEWAY_ERROR.invalidCommand, 'invalid gateway command');
@@ -43,6 +47,31 @@ export function respondToCommands(
       }
       return { delivered: true };
     }
-    return { response: await node.call(command.request, command.timeoutMs) };
+    // A span around the JSON-RPC round trip to the node, the child of the caller's span on the
+    // replica that sent the command (its context came in the bus envelope).
+    const parent = meta.trace
+      ? propagation.extract(context.active(), meta.trace)
+      : context.active();
+    const span = tracer.startSpan(
+      'gateway tools/call',
+      {
+        kind: SpanKind.SERVER,
+        attributes: {
+          'rpc.system': 'jsonrpc',
+          'rpc.method': 'tools/call',
+          'agent_backend.node.id': command.nodeId,
+          'agent_backend.tool.name': command.request.params.name,
+        },
+      },
+      parent,
+    );
+    try {
+      return { response: await node.call(command.request, command.timeoutMs) };
+    } catch (error) {
+      span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
+      throw error;
+    } finally {
+      span.end();
+    }
   });
 }

@@ -1,3 +1,11 @@
+import {
+  context as otelContext,
+  propagation,
+  ROOT_CONTEXT,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+} from '@opentelemetry/api';
 import { UnrecoverableJobError, type JobContext, type JobQueue } from '@agent-backend/jobs';
 import type { Logger } from '@agent-backend/logger';
 import type { Notifier } from '@agent-backend/notify';
@@ -159,10 +167,7 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
     log.info({ taskId: record.taskId, scheduledAt: iso }, 'scheduled run awaits confirmation');
   };
 
-  return async (data: unknown, context: JobContext): Promise<void> => {
-    const parsed = TaskJob.safeParse(data);
-    if (!parsed.success) throw new UnrecoverableJobError('invalid scheduled-task job payload');
-    const job = parsed.data;
+  const handle = async (job: TaskJob, context: JobContext): Promise<void> => {
     const record = await tasks.get(job.taskId);
     if (!record || record.status === 'removed') {
       log.info({ taskId: job.taskId }, 'job of a removed task skipped');
@@ -192,4 +197,32 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
       await afterOccurrence(record, 'skipped');
     }
   };
+
+  return (data: unknown, context: JobContext): Promise<void> => {
+    const parsed = TaskJob.safeParse(data);
+    if (!parsed.success) throw new UnrecoverableJobError('invalid scheduled-task job payload');
+    const job = parsed.data;
+    // The run continues the trace of the request that scheduled it (`POST /scheduled-task/sync`).
+    const parent = job.trace ? propagation.extract(ROOT_CONTEXT, job.trace) : otelContext.active();
+    const span = tracer.startSpan(
+      `scheduled-task ${job.kind}`,
+      {
+        kind: SpanKind.CONSUMER,
+        attributes: { 'agent_backend.task.id': job.taskId, 'agent_backend.job.kind': job.kind },
+      },
+      parent,
+    );
+    if (!span.isRecording()) return handle(job, context);
+    return otelContext.with(trace.setSpan(parent, span), handle, undefined, job, context).then(
+      () => span.end(),
+      (error: unknown) => {
+        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name });
+        span.end();
+        throw error;
+      },
+    );
+  };
 }
+
+/** The API's tracer: the no-op one unless tracing is on in this process. */
+const tracer = trace.getTracer('@agent-backend/worker');

@@ -25,6 +25,7 @@ import {
   type ToolSource,
 } from './tool.js';
 import type { BeforeToolCall } from './tool-execution.js';
+import { traced } from './traced.js';
 
 /** How a run ended. */
 export interface RunResult {
@@ -48,7 +49,22 @@ interface ExecuteRunOptions {
 }
 
 /** One run, from the `session` event to `done` or `error`. Never rejects. */
-export async function executeRun(options: ExecuteRunOptions): Promise<RunResult> {
+export function executeRun(options: ExecuteRunOptions): Promise<RunResult> {
+  const { run } = options;
+  return traced(
+    'agent run',
+    {
+      'agent_backend.run.id': run.runId,
+      'agent_backend.session.id': run.sessionId,
+      'agent_backend.run.mode': run.request.mode,
+      'gen_ai.request.model': run.request.model.name,
+    },
+    executeRunInSpan,
+    options,
+  );
+}
+
+async function executeRunInSpan(options: ExecuteRunOptions): Promise<RunResult> {
   const { run, sessions, emit, logger } = options;
   const { request, signal } = run;
   const log = { runId: run.runId, sessionId: run.sessionId, userId: run.userId };

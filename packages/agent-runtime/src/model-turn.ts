@@ -6,6 +6,7 @@ import { AgentRunError, RUN_ERROR_CODES } from './errors.js';
 import { toRunError } from './provider-errors.js';
 import type { AgentTool } from './tool.js';
 import { ToolCallAccumulator, type AssembledToolCall } from './tool-call-accumulator.js';
+import { traced } from './traced.js';
 
 /** One model request of a run. */
 export interface ModelTurnRequest {
@@ -46,7 +47,16 @@ export class TurnAbortedError extends Error {
  * deltas, and fails with a run error on provider errors, malformed streams and silence. The SDK
  * treats an abort as a normal end of the stream, so the cause is checked after the loop.
  */
-export async function streamModelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
+export function streamModelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
+  return traced(
+    `chat ${request.model}`,
+    { 'gen_ai.operation.name': 'chat', 'gen_ai.request.model': request.model },
+    modelTurn,
+    request,
+  );
+}
+
+async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
   const controller = new AbortController();
   const abort = () => controller.abort();
   request.signal.addEventListener('abort', abort, { once: true });

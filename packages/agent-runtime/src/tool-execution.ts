@@ -8,6 +8,7 @@ import {
   type ToolOutput,
   type ToolRegistry,
 } from './tool.js';
+import { traced } from './traced.js';
 
 /** A tool call about to run, as the `beforeToolCall` hook sees it. */
 export interface PendingToolCall {
@@ -74,10 +75,20 @@ function whenAborted(signal: AbortSignal): Promise<undefined> {
  * sake: unknown tools, tools not available in the mode, arguments that are not a JSON object,
  * a skip by the hook, and exceptions of the tool all become an error result the model can read.
  */
-export async function executeToolCall(
+export function executeToolCall(
   call: AssembledToolCall,
   options: ExecuteOptions,
 ): Promise<ToolOutput> {
+  return traced(
+    `execute_tool ${call.name}`,
+    { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name },
+    toolCall,
+    call,
+    options,
+  );
+}
+
+async function toolCall(call: AssembledToolCall, options: ExecuteOptions): Promise<ToolOutput> {
   const { context, emit } = options;
   const args = parseArgs(call.arguments);
   emit({ type: 'tool_call', tool_name: call.name, tool_args: args ?? {}, tool_call_id: call.id });

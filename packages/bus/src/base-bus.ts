@@ -119,14 +119,18 @@ export abstract class BaseBus implements Bus {
 
   async request(channel: string, message: unknown, options: RequestOptions): Promise<unknown> {
     this.assertOpen(channel);
-    const { timeoutMs, signal } = options;
+    const { timeoutMs, signal, trace } = options;
     if (!Number.isFinite(timeoutMs) || timeoutMs <= 0) {
       throw new RangeError(`timeoutMs must be a positive number, got ${timeoutMs}`);
     }
     signal?.throwIfAborted();
     const { id, result } = this.pending.open(channel, timeoutMs, signal);
     try {
-      const payload = encodeEnvelope({ v: 1, k: 'req', from: this.nodeId, id, body: message });
+      const payload = encodeEnvelope(
+        trace
+          ? { v: 1, k: 'req', from: this.nodeId, id, body: message, tc: trace }
+          : { v: 1, k: 'req', from: this.nodeId, id, body: message },
+      );
       void this.sendRequest(channel, payload, id);
     } catch (err) {
       this.pending.reject(id, err);
@@ -183,7 +187,10 @@ export abstract class BaseBus implements Bus {
   private async answer(channel: string, responder: Responder, req: Envelope & { k: 'req' }) {
     let reply: Envelope;
     try {
-      const body: unknown = await responder(req.body, { channel, from: req.from });
+      const meta = req.tc
+        ? { channel, from: req.from, trace: req.tc }
+        : { channel, from: req.from };
+      const body: unknown = await responder(req.body, meta);
       reply = { v: 1, k: 'res', from: this.nodeId, id: req.id, body };
     } catch (err) {
       reply = { v: 1, k: 'err', from: this.nodeId, id: req.id, ...describeError(err) };

@@ -1,3 +1,5 @@
+import type { TraceCarrier } from './envelope.js';
+
 /**
  * The bus port: publish/subscribe between processes, and request/reply with deadlines on top.
  *
@@ -44,6 +46,8 @@ export interface BusMessageMeta {
   readonly channel: string;
   /** `nodeId` of the publisher. */
   readonly from: string;
+  /** The requester's W3C trace context ({@link RequestOptions.trace}); requests only. */
+  readonly trace?: TraceCarrier;
 }
 
 /** May be async; a rejection is reported to `onError` like a throw. */
@@ -64,4 +68,10 @@ export interface RequestOptions {
   timeoutMs: number;
   /** Aborts the wait; the request rejects with the signal's reason. */
   signal?: AbortSignal;
+  /**
+   * The caller's W3C trace context (`traceparent`, `tracestate`), carried in the envelope to the
+   * responder's {@link BusMessageMeta.trace}, so a trace continues across replicas. The bus
+   * itself does not trace.
+   */
+  trace?: TraceCarrier;
 }

@@ -9,6 +9,9 @@ export type Topic =
   | { readonly kind: 'req'; readonly name: string }
   | { readonly kind: 'inbox'; readonly name: string };
 
+/** W3C trace-context headers as strings, e.g. `{ traceparent: '00-…-…-01' }`. */
+export type TraceCarrier = Readonly<Record<string, string>>;
+
 export type Envelope =
   | { readonly v: 1; readonly k: 'msg'; readonly from: string; readonly body?: unknown }
   | {
@@ -17,6 +20,11 @@ export type Envelope =
       readonly from: string;
       readonly id: string;
       readonly body?: unknown;
+      /**
+       * The caller's W3C trace context (`traceparent`, `tracestate`), when it traces. Optional:
+       * envelopes without it (older senders) stay valid, and a malformed one is ignored.
+       */
+      readonly tc?: TraceCarrier;
     }
   | {
       readonly v: 1;
@@ -68,5 +76,12 @@ export function decodeEnvelope(topic: Topic, payload: string): Envelope | string
   if (e.k === 'err' && (typeof e.code !== 'string' || typeof e.message !== 'string')) {
     return 'error reply without code and message';
   }
+  // A trace context is a hint, not part of the contract: one that is not strings is dropped.
+  if (e.tc !== undefined && !isCarrier(e.tc)) delete e.tc;
   return e as unknown as Envelope;
+}
+
+function isCarrier(value: unknown): value is TraceCarrier {
+  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
+  return Object.values(value).every((v) => typeof v === 'string');
 }

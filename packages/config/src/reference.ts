@@ -179,6 +179,11 @@ export const ENV_MEANINGS = {
     'when set, `GET /metrics` requires `Authorization: Bearer <token>` (401 otherwise; compared in constant time). At least 16 characters. Unset: open, so keep the port off the internet or set it',
   ADMIN_TOKEN:
     "operator credential of the queue dashboard at `/admin/queues` (api role and all-in-one, BullMQ engine only): `Authorization: Bearer <token>`, or HTTP Basic with any user name and the token as password (a browser asks). At least 16 characters. Unset: the dashboard is 404. Never a user's access token",
+  OTEL_EXPORTER_OTLP_ENDPOINT:
+    "base URL of an OpenTelemetry collector speaking OTLP/HTTP (JSON); spans go to `<url>/v1/traces`. Set: traces are on (see Traces in [operations.md](operations.md)); unset: off, at no cost. The exporter's other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, ...) apply too",
+  OTEL_SERVICE_NAME:
+    "the traces' `service.name`; unset: `agent-backend-<role>` (`agent-backend-api`, ...)",
+  OTEL_BSP_SCHEDULE_DELAY: 'milliseconds finished spans wait to be exported in one batch',
   LOG_LEVEL: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
   LOG_FORMAT:
     '`json`: one JSON object per line (for log collectors); `pretty`: readable, coloured lines (pino-pretty, for development). Both are redacted the same way',

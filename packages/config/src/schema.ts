@@ -343,6 +343,15 @@ export const EnvSchema = z.object({
   METRICS_TOKEN: operatorToken,
   /** Operator credential of the queue dashboard `/admin/queues`; unset: the dashboard is 404. */
   ADMIN_TOKEN: operatorToken,
+  /**
+   * OTLP/HTTP collector base URL (`/v1/traces` is appended); set: OpenTelemetry traces are on.
+   * Read by the exporter itself, the standard way; validated here so a typo fails at start.
+   */
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']),
+  /** Service name of the traces; unset: `agent-backend-<role>`. */
+  OTEL_SERVICE_NAME: optionalString,
+  /** How long finished spans wait before they are sent in one batch (ms). */
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5_000),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json` (one object per line) or `pretty` (readable lines, for development). */

@@ -11,11 +11,13 @@ import express, {
 } from 'express';
 import type { RouteParameters } from 'express-serve-static-core';
 import type { z } from 'zod';
+import type { Tracer } from '@opentelemetry/api';
 import { redactUrl, type Logger } from '@agent-backend/logger';
 import { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
 import { parseJsonBody } from './json-body.js';
 import { assertText, refuseText, type TextProblem } from './text-rules.js';
+import { traceRequests } from './trace-requests.js';
 import { parseInput } from './validate.js';
 
 declare global {
@@ -44,6 +46,12 @@ export interface CreateHttpServerOptions {
    * `undefined`, and the duration in seconds. Absent: nothing is measured.
    */
   observe?: (method: string, route: string | undefined, status: number, seconds: number) => void;
+  /**
+   * A span per request from this tracer (server kind, named `<METHOD> <route template>`,
+   * continuing an incoming W3C `traceparent`), active while the request is handled, so its log
+   * lines and the spans it starts belong to it. Absent: no tracing step runs at all.
+   */
+  tracer?: Tracer;
 }
 
 /**
@@ -198,6 +206,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     const path = req.originalUrl.split('?')[0];
     sendJson(res, 404, errorBody('not_found', `no route for ${req.method} ${path}`));
   };
+  if (options.tracer) app.use(traceRequests(options.tracer));
   // One middleware in front of everything (each Express layer costs a router step): the request
   // id, the request's log line, the 503 while closing, the operator's middleware, the routes.
   app.use((req, res, next) => {

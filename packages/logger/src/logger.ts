@@ -1,3 +1,4 @@
+import { trace } from '@opentelemetry/api';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 import { redactSecrets } from './redact.js';
@@ -16,6 +17,19 @@ export interface CreateLoggerOptions {
    * readable line per entry, for a person at a terminal). @default 'json'
    */
   format?: 'json' | 'pretty';
+  /**
+   * Add `trace_id` and `span_id` of the active OpenTelemetry span to every line written while
+   * one is active. Only when tracing is on: off, no hook runs per line. @default false
+   */
+  traceIds?: boolean;
+}
+
+/** The active span's ids, for a log line (nothing when no span is active). */
+function traceMixin(): Record<string, string> {
+  const span = trace.getActiveSpan();
+  if (!span) return {};
+  const { traceId, spanId } = span.spanContext();
+  return { trace_id: traceId, span_id: spanId };
 }
 
 /**
@@ -33,6 +47,7 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     },
     // pino serializes `err` itself; keep message, stack and code, redacted by the formatter above.
     serializers: { err: pino.stdSerializers.err },
+    ...(options.traceIds ? { mixin: traceMixin } : {}),
   };
   if (options.format === 'pretty') {
     // In-process and synchronous (no transport thread), so nothing is lost on exit; the lines

@@ -1,4 +1,12 @@
 import { randomUUID } from 'node:crypto';
+import {
+  context,
+  propagation,
+  SpanKind,
+  SpanStatusCode,
+  trace,
+  type Span,
+} from '@opentelemetry/api';
 import { BusNoResponderError, BusRemoteError, BusTimeoutError, type Bus } from '@agent-backend/bus';
 import type { Presence, PresenceEntry } from '@agent-backend/presence';
 import {
@@ -30,6 +38,9 @@ export interface BusNodeToolCallerOptions {
    */
   replicaCheckMs?: number;
 }
+
+/** The API's tracer: the no-op one unless the process registered a provider (tracing on). */
+const tracer = trace.getTracer('@agent-backend/node-rpc');
 
 /** Extra time the bus waits beyond the node deadline, for the gateway's own timeout answer. */
 const BUS_GRACE_MS = 2_000;
@@ -97,22 +108,49 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
         );
       }, replicaCheckMs);
       timer.unref();
+      // A client span around the bus round trip; its context travels in the bus envelope, so
+      // the gateway replica's span is its child. Off: a non-recording span, nothing injected.
+      const span = tracer.startSpan('node-rpc tools/call', {
+        kind: SpanKind.CLIENT,
+        attributes: {
+          'rpc.system': 'jsonrpc',
+          'rpc.method': 'tools/call',
+          'agent_backend.node.type': call.nodeType,
+          'agent_backend.node.id': node.nodeId,
+          'agent_backend.tool.name': call.toolName,
+          'agent_backend.gateway.replica': node.replicaId,
+        },
+      });
       try {
         const reply = ToolCallReply.parse(
           await bus.request(gatewayChannel(node.replicaId), command, {
             timeoutMs: timeoutMs + BUS_GRACE_MS,
             signal: watch.signal,
+            ...traceOptions(span),
           }),
         );
-        return toResult(reply.response, call.toolName);
+        const result = toResult(reply.response, call.toolName);
+        if (!result.success) span.setStatus({ code: SpanStatusCode.ERROR, message: 'tool error' });
+        return result;
       } catch (error) {
-        throw toNodeCallError(error, node, timeoutMs, watch.signal);
+        const failure = toNodeCallError(error, node, timeoutMs, watch.signal);
+        span.setStatus({ code: SpanStatusCode.ERROR, message: failure.code });
+        throw failure;
       } finally {
+        span.end();
         clearInterval(timer);
         call.signal?.removeEventListener('abort', onCallerAbort);
       }
     },
   };
+}
+
+/** The bus request's trace context: the span's, when it records; nothing otherwise. */
+function traceOptions(span: Span): { trace?: Record<string, string> } {
+  if (!span.isRecording()) return {};
+  const carrier: Record<string, string> = {};
+  propagation.inject(trace.setSpan(context.active(), span), carrier);
+  return { trace: carrier };
 }
 
 /** A live node of presence with its record, typed. */

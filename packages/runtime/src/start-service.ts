@@ -10,6 +10,7 @@ import {
 } from '@agent-backend/http-server';
 import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@agent-backend/auth';
 import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
+import { startTracing } from '@agent-backend/tracing';
 import { registerMetricsRoute } from './metrics-route.js';
 
 export interface ServiceContext {
@@ -59,10 +60,18 @@ export async function startService(
   options: StartServiceOptions,
 ): Promise<RunningService> {
   const config = loadConfigOrExit(role);
+  // Off (no OTLP endpoint): nothing registered, `@opentelemetry/api` answers with no-ops.
+  const tracing = startTracing({
+    endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
+    serviceName: config.OTEL_SERVICE_NAME ?? `agent-backend-${role}`,
+    instanceId: config.instanceId,
+    scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+  });
   const logger = createLogger({
     level: config.LOG_LEVEL,
     format: config.LOG_FORMAT,
     base: { role, instance: config.instanceId },
+    traceIds: tracing.enabled,
   });
   process.on('unhandledRejection', (reason) =>
     logger.error({ err: reason }, 'unhandled rejection'),
@@ -87,6 +96,7 @@ export async function startService(
   const app = createHttpServer({
     logger,
     readiness: engines.checks,
+    ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
     ...(metrics.enabled
       ? {
           observe: (method: string, route: string | undefined, status: number, seconds: number) =>
@@ -128,6 +138,8 @@ export async function startService(
         run: () => Promise.all([app.close(), ...roles.map((r) => r.close())]),
       },
       { name: 'engines', run: () => engines.close() },
+      // Last, so the spans of the shutdown itself are sent too.
+      { name: 'traces', run: () => tracing.close() },
     ],
   });
   return { ...context, shutdown };

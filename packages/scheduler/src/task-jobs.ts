@@ -9,17 +9,30 @@ export const SCHEDULED_TASKS_QUEUE = 'scheduled-tasks';
  * - `confirmed`: the user confirmed an occurrence; run it;
  * - `confirmation_timeout`: the confirmation window of an occurrence closed.
  */
+/**
+ * The W3C trace context (`traceparent`, `tracestate`) of the request that scheduled the job, so
+ * the worker's run continues that trace. Optional: jobs without it (older, or tracing off) stay
+ * valid.
+ */
+export const JobTraceContext = z.record(z.string(), z.string());
+
 export const TaskJob = z.discriminatedUnion('kind', [
-  z.object({ kind: z.literal('due'), taskId: z.string().min(1) }),
+  z.object({
+    kind: z.literal('due'),
+    taskId: z.string().min(1),
+    trace: JobTraceContext.optional(),
+  }),
   z.object({
     kind: z.literal('confirmed'),
     taskId: z.string().min(1),
     scheduledAt: z.number().int(),
+    trace: JobTraceContext.optional(),
   }),
   z.object({
     kind: z.literal('confirmation_timeout'),
     taskId: z.string().min(1),
     scheduledAt: z.number().int(),
+    trace: JobTraceContext.optional(),
   }),
 ]);
 export type TaskJob = z.infer<typeof TaskJob>;

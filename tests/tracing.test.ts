@@ -1,0 +1,375 @@
+/**
+ * Issue 17.4: OpenTelemetry traces across replicas. An api and a gateway replica (separate
+ * processes on Redis and PostgreSQL) export to a fake OTLP/HTTP collector on loopback; a tool
+ * call through `POST /node/tools/call` with a W3C `traceparent` must come back as one trace:
+ * the api's HTTP span, its node-rpc client span, and the gateway replica's span around the
+ * node's JSON-RPC call, each the child of the one before, across Redis.
+ */
+import { createServer, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { gunzipSync } from 'node:zlib';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  startScriptedModel,
+  textReply,
+  toolCallsReply,
+  type ScriptedModel,
+} from '@agent-backend/testing';
+import { invoke } from './agent-helpers.js';
+import { startCluster, type Cluster } from './cluster.js';
+import { json, post } from './helpers.js';
+import { eventually, ofType, openSocket, type TestSocket } from './ws-client.js';
+
+interface CollectedSpan {
+  service: string;
+  instance: string;
+  traceId: string;
+  spanId: string;
+  parentSpanId: string;
+  name: string;
+  kind: number;
+  attributes: Record<string, unknown>;
+}
+
+interface OtlpAttribute {
+  key: string;
+  value: Record<string, unknown>;
+}
+
+/** The collector: `POST /v1/traces` with an OTLP/HTTP JSON body, spans kept in order. */
+async function startFakeCollector(): Promise<{
+  url: string;
+  spans: CollectedSpan[];
+  contentTypes: string[];
+  close(): Promise<void>;
+}> {
+  const spans: CollectedSpan[] = [];
+  const contentTypes: string[] = [];
+  const value = (attrs: OtlpAttribute[] | undefined, key: string) =>
+    Object.values(attrs?.find((a) => a.key === key)?.value ?? {})[0];
+  const server: Server = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      if (req.method !== 'POST' || req.url !== '/v1/traces') {
+        res.writeHead(404).end();
+        return;
+      }
+      contentTypes.push(String(req.headers['content-type']));
+      let body = Buffer.concat(chunks);
+      if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+      const payload = JSON.parse(body.toString('utf8')) as {
+        resourceSpans: Array<{
+          resource: { attributes: OtlpAttribute[] };
+          scopeSpans: Array<{
+            spans: Array<
+              Omit<CollectedSpan, 'attributes' | 'service' | 'instance'> & {
+                attributes?: OtlpAttribute[];
+              }
+            >;
+          }>;
+        }>;
+      };
+      for (const rs of payload.resourceSpans) {
+        const service = String(value(rs.resource.attributes, 'service.name'));
+        const instance = String(value(rs.resource.attributes, 'service.instance.id'));
+        for (const ss of rs.scopeSpans) {
+          for (const s of ss.spans) {
+            spans.push({
+              service,
+              instance,
+              traceId: s.traceId,
+              spanId: s.spanId,
+              parentSpanId: s.parentSpanId ?? '',
+              name: s.name,
+              kind: s.kind,
+              attributes: Object.fromEntries(
+                (s.attributes ?? []).map((a) => [a.key, Object.values(a.value)[0]]),
+              ),
+            });
+          }
+        }
+      }
+      res.writeHead(200, { 'content-type': 'application/json' }).end('{}');
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return {
+    url: `http://127.0.0.1:${port}`,
+    spans,
+    contentTypes,
+    close: () => new Promise((resolve) => server.close(() => resolve())),
+  };
+}
+
+/** A device on the gateway that answers every `tools/call` with the time. */
+async function connectDevice(cluster: Cluster, token: string): Promise<TestSocket> {
+  const device = await openSocket(
+    cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_alice', node_id: 'mac', token }),
+  );
+  device.ws.on('message', (data) => {
+    const frame = JSON.parse(data.toString()) as { id?: string; method?: string };
+    if (frame.method !== 'tools/call') return;
+    device.send({
+      jsonrpc: '2.0',
+      id: frame.id,
+      result: { content: [{ type: 'text', text: '09:30' }], isError: false },
+    });
+  });
+  device.send({
+    type: 'register',
+    node_id: 'mac',
+    node_type: 'desktop',
+    tools: [{ name: 'read_clock', description: 'Read the clock', writes: false }],
+  });
+  await device.next(ofType('registered'));
+  return device;
+}
+
+const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
+const CALLER_SPAN = '00f067aa0ba902b7';
+const toolCall = { node_type: 'desktop', tool_name: 'read_clock', arguments: {} };
+
+describe('OpenTelemetry traces across an api and a gateway replica', () => {
+  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let cluster: Cluster;
+  let device: TestSocket;
+  let alice: string;
+  let model: ScriptedModel;
+
+  beforeAll(async () => {
+    collector = await startFakeCollector();
+    model = await startScriptedModel();
+    cluster = await startCluster({
+      gateways: 1,
+      apis: 1,
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
+    });
+    alice = await cluster.token('alice');
+    device = await connectDevice(cluster, alice);
+  }, 120_000);
+  afterAll(async () => {
+    device?.ws.terminate();
+    await cluster?.stop();
+    await collector?.close();
+    await model?.close();
+  });
+
+  it('follows a node tool call from the api replica through Redis to the gateway and back', async () => {
+    const res = await post(`${cluster.apis[0]!.url}/node/tools/call?secret=s3cr3t`, toolCall, {
+      authorization: `Bearer ${alice}`,
+      traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+    });
+    expect(res.status).toBe(200);
+    expect(await res.json()).toMatchObject({ success: true, text: '09:30' });
+
+    const ofTrace = () => collector.spans.filter((s) => s.traceId === TRACE_ID);
+    await eventually(
+      async () => ofTrace().some((s) => s.service === 'agent-backend-gateway'),
+      10_000,
+    );
+    await eventually(
+      async () => ofTrace().some((s) => s.kind === 2 && s.service.endsWith('api')),
+      10_000,
+    );
+    expect(collector.contentTypes[0]).toMatch(/^application\/json/);
+
+    const spans = ofTrace();
+    const http = spans.find((s) => s.name === 'POST /node/tools/call')!;
+    expect(http).toMatchObject({
+      service: 'agent-backend-api',
+      instance: 'api-1',
+      parentSpanId: CALLER_SPAN,
+      kind: 2, // server
+      attributes: { 'http.route': '/node/tools/call', 'http.response.status_code': 200 },
+    });
+    const rpc = spans.find((s) => s.name === 'node-rpc tools/call')!;
+    expect(rpc).toMatchObject({
+      service: 'agent-backend-api',
+      parentSpanId: http.spanId,
+      kind: 3, // client
+      attributes: { 'agent_backend.tool.name': 'read_clock' },
+    });
+    const gateway = spans.find((s) => s.name === 'gateway tools/call')!;
+    expect(gateway).toMatchObject({
+      service: 'agent-backend-gateway',
+      instance: 'gateway-1',
+      parentSpanId: rpc.spanId,
+    });
+    // Route templates only: no query string, no token, anywhere in what was exported.
+    const exported = JSON.stringify(collector.spans);
+    expect(exported).not.toContain('s3cr3t');
+    expect(exported).not.toContain(alice);
+
+    // The api's log line of that request carries the trace and its span.
+    const line = cluster.apis[0]!.stdout.find(
+      (l) => l.includes('"msg":"request"') && l.includes('/node/tools/call'),
+    );
+    expect(line).toBeDefined();
+    expect(JSON.parse(line!)).toMatchObject({ trace_id: TRACE_ID, span_id: http.spanId });
+  });
+
+  it('starts a new trace for a request without traceparent', async () => {
+    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${alice}`,
+    });
+    expect(res.status).toBe(200);
+    const fresh = () =>
+      collector.spans.find((s) => s.name === 'gateway tools/call' && s.traceId !== TRACE_ID);
+    const http = await eventually(async () => {
+      const gateway = fresh();
+      return collector.spans.find(
+        (s) => s.traceId === gateway?.traceId && s.name === 'POST /node/tools/call',
+      );
+    }, 10_000);
+    expect(http.parentSpanId).toBe('');
+  });
+
+  it('puts an agent run, its model requests and its node tool call in one trace', async () => {
+    model.script('m-tool', [
+      toolCallsReply([{ id: 'call_1', name: 'read_clock', args: {} }]),
+      textReply('It is 09:30.'),
+    ]);
+    const stream = await invoke(cluster.apis[0]!.url, alice, {
+      message: 'What time is it on my mac?',
+      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-model-key-secret', modelName: 'm-tool' },
+    });
+    const events = (await stream.ended).map((e) => e.data);
+    expect(events.at(-1)).toMatchObject({ type: 'done' });
+
+    const named = (name: string) => collector.spans.find((s) => s.name === name);
+    await eventually(async () => named('agent run') && named('chat m-tool'), 10_000);
+    const run = named('agent run')!;
+    await eventually(
+      async () =>
+        collector.spans.some((s) => s.traceId === run.traceId && s.name === 'gateway tools/call'),
+      10_000,
+    );
+    const inRun = collector.spans.filter((s) => s.traceId === run.traceId);
+    const http = inRun.find(
+      (s) => s.name === 'POST /agent/invoke' || (s.kind === 2 && s.service.endsWith('api')),
+    );
+    expect(http).toBeDefined();
+    expect(run.parentSpanId).toBe(http!.spanId);
+    const turns = inRun.filter((s) => s.name === 'chat m-tool');
+    expect(turns).toHaveLength(2);
+    for (const turn of turns) expect(turn.parentSpanId).toBe(run.spanId);
+    const tool = inRun.find((s) => s.name === 'execute_tool read_clock')!;
+    expect(tool.parentSpanId).toBe(run.spanId);
+    const rpc = inRun.find((s) => s.name === 'node-rpc tools/call')!;
+    expect(rpc.parentSpanId).toBe(tool.spanId);
+    const gateway = inRun.find((s) => s.name === 'gateway tools/call')!;
+    expect(gateway).toMatchObject({ service: 'agent-backend-gateway', parentSpanId: rpc.spanId });
+    expect(JSON.stringify(collector.spans)).not.toContain('sk-model-key-secret');
+  });
+});
+
+describe('a scheduled run on the worker continues the trace of its sync request', () => {
+  const SECRET = 'internal-secret-for-tests';
+  const MODEL = 'scheduled-model';
+  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let model: ScriptedModel;
+  let cluster: Cluster;
+
+  beforeAll(async () => {
+    collector = await startFakeCollector();
+    model = await startScriptedModel();
+    cluster = await startCluster({
+      gateways: 0,
+      apis: 1,
+      workers: 1,
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        INTERNAL_API_SECRET: SECRET,
+        DEFAULT_LLM_BASE_URL: model.baseUrl,
+        DEFAULT_LLM_API_KEY: 'sk-test-default',
+        DEFAULT_LLM_MODEL: MODEL,
+        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
+    });
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await collector?.close();
+    await model?.close();
+  });
+
+  it('has the worker span and the run span in the trace of POST /scheduled-task/sync', async () => {
+    model.script(MODEL, [textReply('All good.')]);
+    const at = new Date(Math.ceil((Date.now() + 2_000) / 1000) * 1000).toISOString();
+    const task = {
+      id: 'traced-1',
+      user_id: 'alice',
+      title: 'Report',
+      prompt: 'Write the report',
+      run_mode: 'auto',
+      connector: 'none',
+      scheduled_date: at.slice(0, 10),
+      scheduled_time: at.slice(11, 19),
+    };
+    const traceId = 'a'.repeat(31) + '1';
+    const synced = await json(
+      await post(
+        `${cluster.apis[0]!.url}/scheduled-task/sync`,
+        { action: 'add', task_id: 'traced-1', task },
+        { 'x-internal-secret': SECRET, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+      ),
+    );
+    expect(synced.status).toBe(200);
+    const run = await eventually(
+      async () =>
+        collector.spans.find(
+          (s) => s.traceId === traceId && s.name === 'agent run' && s.service.endsWith('worker'),
+        ),
+      30_000,
+    );
+    const spans = collector.spans.filter((s) => s.traceId === traceId);
+    const http = spans.find((s) => s.name === 'POST /scheduled-task/sync')!;
+    expect(http.parentSpanId).toBe(CALLER_SPAN);
+    const job = spans.find((s) => s.name === 'scheduled-task due')!;
+    expect(job).toMatchObject({ service: 'agent-backend-worker', parentSpanId: http.spanId });
+    expect(run.parentSpanId).toBe(job.spanId);
+    const chat = await eventually(
+      async () => collector.spans.find((s) => s.traceId === traceId && s.name === `chat ${MODEL}`),
+      10_000,
+    );
+    expect(chat.parentSpanId).toBe(run.spanId);
+  });
+});
+
+describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
+  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let cluster: Cluster;
+  let device: TestSocket;
+
+  beforeAll(async () => {
+    collector = await startFakeCollector();
+    cluster = await startCluster({ gateways: 1, apis: 1, env: { OTEL_BSP_SCHEDULE_DELAY: '100' } });
+    device = await connectDevice(cluster, await cluster.token('alice'));
+  }, 120_000);
+  afterAll(async () => {
+    device?.ws.terminate();
+    await cluster?.stop();
+    await collector?.close();
+  });
+
+  it('exports nothing and writes no trace ids', async () => {
+    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${await cluster.token('alice')}`,
+      traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+    });
+    expect(res.status).toBe(200);
+    await new Promise((resolve) => setTimeout(resolve, 500));
+    expect(collector.spans).toHaveLength(0);
+    const logs = [...cluster.apis[0]!.stdout, ...cluster.gateways[0]!.stdout].join('\n');
+    expect(logs).toContain('"msg":"request"');
+    expect(logs).not.toContain('trace_id');
+    expect(logs).not.toContain(TRACE_ID);
+  });
+});
