@@ -55,7 +55,6 @@ export async function startFaultCluster(options: {
       GATEWAY_PING_INTERVAL_MS: '2000',
       GATEWAY_REPLICA_TTL_MS: '3000',
       JOBS_LOCK_MS: '3000',
-      LOG_LEVEL: 'warn',
       ...options.env,
     },
   });
@@ -170,7 +169,9 @@ export async function countTask(
   const executions = taskExecutions(fc.model, taskId);
   if (runs.length > 1 || executions > run.attempts) {
     counts.doubled++;
-    tally.note(`${taskId}: ${runs.length} runs, ${executions} executions, ${run.attempts} attempts`);
+    tally.note(
+      `${taskId}: ${runs.length} runs, ${executions} executions, ${run.attempts} attempts`,
+    );
   }
 }
 

@@ -39,7 +39,11 @@ export interface OwnRedis {
 export async function startOwnRedis(): Promise<OwnRedis> {
   const port = await freePort();
   let child: ChildProcess | undefined;
-  const admin = () => new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 });
+  const admin = () =>
+    new Redis({ port, host: '127.0.0.1', lazyConnect: true, maxRetriesPerRequest: 0 }).on(
+      'error',
+      () => undefined,
+    );
   const start = async () => {
     child = spawn(
       REDIS_SERVER,

@@ -8,7 +8,13 @@
  */
 import { expect } from 'vitest';
 import { Redis } from 'ioredis';
-import { callEffect, deliverUntilAcked, sseRun, toolCallTraffic, type SseRunResult } from './traffic.js';
+import {
+  callEffect,
+  deliverUntilAcked,
+  sseRun,
+  toolCallTraffic,
+  type SseRunResult,
+} from './traffic.js';
 import { countReplies, countTask, dueIn, syncTask, type FaultCluster } from './fault-cluster.js';
 import type { FaultProfile } from './profile.js';
 import { sleep, until, type Tally } from './tally.js';
@@ -85,7 +91,9 @@ export async function runScenario(
   await until(
     async () => {
       const calls = await Promise.all(
-        fleet.users.map((_, i) => callEffect(tally, cluster, fleet, probe++ * 1000 + i, 'recovery probes')),
+        fleet.users.map((_, i) =>
+          callEffect(tally, cluster, fleet, probe++ * 1000 + i, 'recovery probes'),
+        ),
       );
       if (!calls.every((o) => o !== 'hung' && o.kind === 'succeeded')) return false;
       const ready = await fc.readiness();
@@ -116,7 +124,11 @@ export async function runScenario(
       const kept = tally.counts('daily schedule kept');
       kept.made++;
       const key = `${cluster.prefix}bull:scheduled-tasks:repeat`;
-      const present = await until(async () => (await redis.zscore(key, dailyId)) !== null, 30_000, 'daily schedule').then(
+      const present = await until(
+        async () => (await redis.zscore(key, dailyId)) !== null,
+        30_000,
+        'daily schedule',
+      ).then(
         () => true,
         () => false,
       );

@@ -85,9 +85,10 @@ export class Tally {
       }, deadlineMs);
     });
     const outcome = await Promise.race([
-      request(controller.signal).catch(
-        (error: unknown): Outcome => ({ kind: 'unclear', detail: describe(error) }),
-      ),
+      request(controller.signal).catch((error: unknown): Outcome => ({
+        kind: 'unclear',
+        detail: describe(error),
+      })),
       deadline,
     ]);
     clearTimeout(timer);
@@ -181,7 +182,12 @@ export async function until(
 ): Promise<number> {
   const started = Date.now();
   for (;;) {
-    if (await Promise.resolve().then(check).catch(() => false)) return Date.now() - started;
+    if (
+      await Promise.resolve()
+        .then(check)
+        .catch(() => false)
+    )
+      return Date.now() - started;
     if (Date.now() - started > timeoutMs) throw new Error(`${what}: not within ${timeoutMs} ms`);
     await sleep(stepMs);
   }

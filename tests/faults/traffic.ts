@@ -60,8 +60,7 @@ export async function startFleet(cluster: Cluster, users: string[]): Promise<Fle
 /** Reads an error body's code (`{ error: { code } }`), or undefined. */
 async function errorCode(res: Response): Promise<string | undefined> {
   const body = (await res.json().catch(() => undefined)) as
-    | { error?: { code?: unknown } | string }
-    | undefined;
+    { error?: { code?: unknown } | string } | undefined;
   const error = body?.error;
   if (error && typeof error === 'object' && typeof error.code === 'string') return error.code;
   return undefined;
@@ -96,7 +95,11 @@ export async function callEffect(
       signal,
     });
     if (res.status === 200) {
-      const body = (await res.json()) as { success: boolean; text?: string; error?: { code?: string } };
+      const body = (await res.json()) as {
+        success: boolean;
+        text?: string;
+        error?: { code?: string };
+      };
       if (body.success && body.text === `done ${id}`) return { kind: 'succeeded' };
       return body.success
         ? { kind: 'unclear', detail: `200 with text ${JSON.stringify(body.text)}` }
@@ -174,36 +177,45 @@ export async function sseRun(
   const api = cluster.apis[index % cluster.apis.length]!;
   const token = await cluster.token(userId);
   let sessionId = options.sessionId;
-  const outcome = await tally.track(options.kind ?? 'sse runs', options.deadlineMs, async (signal) => {
-    const stream = await invoke(api.url, token, {
-      message: `question ${index}`,
-      ...(sessionId ? { session_id: sessionId } : {}),
-      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-faults', modelName },
-      mode: 'ask',
-    });
-    signal.addEventListener('abort', () => stream.close());
-    if (stream.response.status !== 200) {
-      const code = await errorCode(stream.response);
-      return code
-        ? { kind: 'failed', code }
-        : { kind: 'unclear', detail: `HTTP ${stream.response.status}` };
-    }
-    const events = await stream.ended;
-    const session = events.find((e) => e.data.type === 'session');
-    if (session) sessionId = String(session.data.session_id);
-    const last = events.at(-1)?.data;
-    if (last?.type === 'done') return { kind: 'succeeded' };
-    if (last?.type === 'error') return { kind: 'failed', code: String(last.code) };
-    return {
-      kind: 'unclear',
-      detail: `stream ended after ${events.length} events without done or error`,
-    };
-  });
+  const outcome = await tally.track(
+    options.kind ?? 'sse runs',
+    options.deadlineMs,
+    async (signal) => {
+      const stream = await invoke(api.url, token, {
+        message: `question ${index}`,
+        ...(sessionId ? { session_id: sessionId } : {}),
+        llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-faults', modelName },
+        mode: 'ask',
+      });
+      signal.addEventListener('abort', () => stream.close());
+      if (stream.response.status !== 200) {
+        const code = await errorCode(stream.response);
+        return code
+          ? { kind: 'failed', code }
+          : { kind: 'unclear', detail: `HTTP ${stream.response.status}` };
+      }
+      const events = await stream.ended;
+      const session = events.find((e) => e.data.type === 'session');
+      if (session) sessionId = String(session.data.session_id);
+      const last = events.at(-1)?.data;
+      if (last?.type === 'done') return { kind: 'succeeded' };
+      if (last?.type === 'error') return { kind: 'failed', code: String(last.code) };
+      return {
+        kind: 'unclear',
+        detail: `stream ended after ${events.length} events without done or error`,
+      };
+    },
+  );
   return { outcome, sessionId };
 }
 
 /** The chat-platform settings of a cluster that receives webhook deliveries. */
-export const LARK = { appId: 'cli_faults', secret: 'lark-secret', encryptKey: 'enc-key', token: 'vt' };
+export const LARK = {
+  appId: 'cli_faults',
+  secret: 'lark-secret',
+  encryptKey: 'enc-key',
+  token: 'vt',
+};
 
 export function larkEnv(lark: FakeLark, model: ScriptedModel, modelName: string) {
   return {
@@ -278,8 +290,7 @@ export async function deliverUntilAcked(
         signal,
       });
       const body = (await res.json().catch(() => undefined)) as
-        | { code?: unknown; msg?: unknown; error?: { code?: string } }
-        | undefined;
+        { code?: unknown; msg?: unknown; error?: { code?: string } } | undefined;
       if (res.status === 200) return { kind: 'succeeded' };
       const code = body?.error?.code ?? (typeof body?.msg === 'string' ? body.msg : undefined);
       return code
