@@ -11,7 +11,9 @@ export type ProxyMode =
    */
   | 'stall'
   /** Destroys every open connection and each new one at once (a dropped network, RST). */
-  | 'drop';
+  | 'drop'
+  /** Open connections go on; each new one is reset at once (a server restarting). */
+  | 'refuse';
 
 /**
  * A TCP proxy written with `node:net`, put between the roles and Redis or PostgreSQL so a test
@@ -52,7 +54,7 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
   };
   const server: Server = createServer((client) => {
     accepted++;
-    if (mode === 'drop') {
+    if (mode === 'drop' || mode === 'refuse') {
       client.resetAndDestroy();
       return;
     }
