@@ -15,6 +15,7 @@ import { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
 import { parseJsonBody } from './json-body.js';
 import { assertText, refuseText, type TextProblem } from './text-rules.js';
+import { isDependencyUnavailable } from './dependency-errors.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point.
@@ -340,6 +341,15 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     const mapped = mapFrameworkError(error as FrameworkError);
     if (mapped) {
       sendJson(res, ERROR_STATUS[mapped.code], errorBody(mapped.code, mapped.message));
+      return;
+    }
+    if (isDependencyUnavailable(error)) {
+      req.log.warn({ err: error }, 'a dependency is unavailable');
+      sendJson(
+        res,
+        ERROR_STATUS.unavailable,
+        errorBody('unavailable', 'the database or Redis is unavailable; retry shortly'),
+      );
       return;
     }
     req.log.error({ err: error }, 'unhandled error');
