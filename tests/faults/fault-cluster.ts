@@ -3,15 +3,17 @@
  * Redis and PostgreSQL the test chooses (its own Redis, or a proxy in front of either), plus the
  * scripted model, the fake chat platform and the nodes.
  */
+import { mkdirSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
 import {
+  REPO_ROOT,
   startFakeLark,
   startScriptedModel,
-  textReply,
   type FakeLark,
   type ScriptedModel,
 } from '@agent-backend/testing';
 import { startCluster, type Cluster } from '../cluster.js';
-import { larkEnv, LARK, startFleet, type Fleet } from './traffic.js';
+import { larkEnv, LARK, slowText, startFleet, type Fleet } from './traffic.js';
 import type { Tally } from './tally.js';
 
 export const INTERNAL_SECRET = 'faults-internal-secret';
@@ -23,6 +25,8 @@ export interface FaultCluster {
   readonly model: ScriptedModel;
   readonly lark: FakeLark;
   readonly fleet: Fleet;
+  /** Writes every replica's log lines to `artifacts/faults/logs/<name>/` (for a failed run). */
+  dumpLogs(name: string): void;
   /** Every replica's `/readyz`: status and body. */
   readiness(): Promise<Array<{ role: string; status: number; body: unknown }>>;
   stop(): Promise<void>;
@@ -36,10 +40,14 @@ export async function startFaultCluster(options: {
 }): Promise<FaultCluster> {
   const model = await startScriptedModel();
   const lark = await startFakeLark({ appId: LARK.appId, appSecret: LARK.secret });
-  // Plenty of answers for the worker's runs (each request takes one).
+  // Plenty of answers for the worker's runs (each request takes one), each streaming for a
+  // second and a half, so runs are under way when a fault hits.
   model.script(
     WORKER_MODEL,
-    Array.from({ length: 500 }, (_, i) => textReply(`worker answer ${i}`)),
+    Array.from({ length: 500 }, (_, i) => ({
+      kind: 'stream' as const,
+      pieces: slowText(`worker answer ${i}`, 1_500, 3),
+    })),
   );
   const cluster = await startCluster({
     gateways: 2,
@@ -65,6 +73,14 @@ export async function startFaultCluster(options: {
     model,
     lark,
     fleet,
+    dumpLogs(name) {
+      const dir = join(REPO_ROOT, 'artifacts', 'faults', 'logs', name);
+      mkdirSync(dir, { recursive: true });
+      for (const p of [...cluster.apis, ...cluster.gateways, ...cluster.workers]) {
+        const id = p.stdout.map((l) => /"instance":"([^"]+)"/.exec(l)?.[1]).find(Boolean);
+        writeFileSync(join(dir, `${id ?? p.port}.log`), [...p.stdout, ...p.stderr].join('\n'));
+      }
+    },
     async readiness() {
       const replicas = [
         ...cluster.apis.map((p) => ['api', p] as const),
@@ -104,6 +120,7 @@ export async function syncTask(
   cluster: Cluster,
   taskId: string,
   task: Record<string, unknown>,
+  signal: AbortSignal = AbortSignal.timeout(10_000),
 ): Promise<Response> {
   return fetch(`${cluster.apis[0]!.url}/scheduled-task/sync`, {
     method: 'POST',
@@ -113,7 +130,7 @@ export async function syncTask(
       task_id: taskId,
       task: { id: taskId, user_id: 'task-user', title: taskId, prompt: `run ${taskId}`, ...task },
     }),
-    signal: AbortSignal.timeout(10_000),
+    signal,
   });
 }
 
@@ -151,12 +168,12 @@ export async function countTask(
   counts.made++;
   const started = Date.now();
   let state: TaskState | undefined;
-  while (Date.now() - started < deadlineMs) {
+  do {
     state = await readTask(fc.cluster, taskId).catch(() => undefined);
     const run = state?.runs[0];
     if (run && (run.status === 'succeeded' || run.status === 'failed')) break;
     await new Promise((r) => setTimeout(r, 250));
-  }
+  } while (Date.now() - started < deadlineMs);
   const runs = state?.runs ?? [];
   const run = runs[0];
   if (!run || (run.status !== 'succeeded' && run.status !== 'failed')) {

@@ -12,6 +12,8 @@ export interface FaultProfile {
   readonly sseRuns: number;
   /** How long each scripted answer streams (so the runs are open while the fault hits). */
   readonly runStreamMs: number;
+  /** Scheduled tasks due the moment the fault hits. */
+  readonly tasksAtFault: number;
   /** Chat-platform webhook deliveries during an outage. */
   readonly webhooks: number;
   /** Traffic before the fault, and the length of the outage. */
@@ -26,6 +28,7 @@ const PROFILES: Record<FaultProfile['name'], FaultProfile> = {
     sseRuns: 20,
     runStreamMs: 6_000,
     webhooks: 6,
+    tasksAtFault: 3,
     warmupMs: 1_500,
     outageMs: 5_000,
   },
@@ -35,6 +38,7 @@ const PROFILES: Record<FaultProfile['name'], FaultProfile> = {
     sseRuns: 50,
     runStreamMs: 12_000,
     webhooks: 20,
+    tasksAtFault: 10,
     warmupMs: 5_000,
     outageMs: 10_000,
   },

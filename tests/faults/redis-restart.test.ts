@@ -21,6 +21,7 @@ describe('Redis faults under traffic', () => {
     fc = await startFaultCluster({ redisUrl: redis.url });
   });
   afterAll(async () => {
+    fc?.dumpLogs(import.meta.url.split('/').pop()!.replace('.test.ts', ''));
     await fc?.stop();
     await redis?.close();
   });

@@ -39,13 +39,23 @@ export async function runScenario(
   profile: FaultProfile,
   fault: Fault,
   options: ScenarioOptions,
-): Promise<void> {
+): Promise<{ runs: SseRunResult[] }> {
   const { cluster, model, fleet } = fc;
   const jobs = options.jobs ?? true;
   const tag = `${tally.fault}-${Date.now().toString(36)}`;
   // A repeating task whose schedule lives in Redis: it must still be scheduled afterwards.
   const dailyId = `${tag}-daily`;
   if (jobs) expect((await syncTask(cluster, dailyId, { repeat_type: 'daily' })).status).toBe(200);
+
+  // Tasks due when the fault hits: their runs are under way (the worker's model answers slowly).
+  const atFaultIds = Array.from(
+    { length: jobs ? profile.tasksAtFault : 0 },
+    (_, i) => `${tag}-at-${i}`,
+  );
+  const dueAtFault = dueIn(profile.warmupMs / 1000);
+  for (const id of atFaultIds) {
+    expect((await syncTask(cluster, id, { run_mode: 'auto', ...dueAtFault })).status).toBe(200);
+  }
 
   const stop = new AbortController();
   const traffic = toolCallTraffic(tally, cluster, fleet, profile.toolCallsPerSecond, stop.signal);
@@ -72,11 +82,18 @@ export async function runScenario(
   const onceId = `${tag}-once`;
   const synced = jobs
     ? (async () => {
-        for (;;) {
-          const res = await syncTask(cluster, onceId, { run_mode: 'auto', ...dueIn(4) }).catch(
-            () => undefined,
-          );
-          if (res?.status === 200) return;
+        const giveUp = Date.now() + 60_000;
+        while (Date.now() < giveUp) {
+          const outcome = await tally.track('task syncs', 10_000, async (signal) => {
+            const res = await syncTask(cluster, onceId, { run_mode: 'auto', ...dueIn(4) }, signal);
+            if (res.status === 200) return { kind: 'succeeded' };
+            const body = (await res.json().catch(() => undefined)) as
+              { error?: { code?: string } } | undefined;
+            return body?.error?.code
+              ? { kind: 'failed', code: body.error.code }
+              : { kind: 'unclear', detail: `HTTP ${res.status}` };
+          });
+          if (outcome !== 'hung' && outcome.kind === 'succeeded') return;
           await sleep(500);
         }
       })()
@@ -113,12 +130,14 @@ export async function runScenario(
   await sleep(2_000); // traffic after the recovery too
   stop.abort();
   await traffic;
-  await Promise.all(runs);
+  const ended = await Promise.all(runs);
   await synced;
   if (jobs) {
     const acked = await Promise.all(deliveries);
-    await countTask(tally, fc, onceId, 60_000);
-    await countReplies(tally, fc, acked, 60_000);
+    // Jobs retry with backoff (1, 2, 4, … s): everything settles well within this.
+    const settleBy = Date.now() + 90_000;
+    for (const id of [onceId, ...atFaultIds]) await countTask(tally, fc, id, settleBy - Date.now());
+    await countReplies(tally, fc, acked, Math.max(1_000, settleBy - Date.now()));
     const redis = new Redis(options.redisUrl);
     try {
       const kept = tally.counts('daily schedule kept');
@@ -138,6 +157,7 @@ export async function runScenario(
       redis.disconnect();
     }
   }
+  return { runs: ended };
 }
 
 /** The suite's promise for every kind of traffic: nothing hung, unclear, lost or doubled. */
