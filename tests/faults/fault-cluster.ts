@@ -25,6 +25,8 @@ export interface FaultCluster {
   readonly model: ScriptedModel;
   readonly lark: FakeLark;
   readonly fleet: Fleet;
+  /** The worker's model name (`DEFAULT_LLM_MODEL`). */
+  readonly workerModel: string;
   /** Writes every replica's log lines to `artifacts/faults/logs/<name>/` (for a failed run). */
   dumpLogs(name: string): void;
   /** Every replica's `/readyz`: status and body. */
@@ -37,6 +39,8 @@ export async function startFaultCluster(options: {
   databaseUrl?: string;
   users?: number;
   env?: Record<string, string>;
+  /** The worker's model name; only {@link WORKER_MODEL} comes with answers scripted. */
+  workerModel?: string;
 }): Promise<FaultCluster> {
   const model = await startScriptedModel();
   const lark = await startFakeLark({ appId: LARK.appId, appSecret: LARK.secret });
@@ -56,7 +60,7 @@ export async function startFaultCluster(options: {
     env: {
       ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
       ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),
-      ...larkEnv(lark, model, WORKER_MODEL),
+      ...larkEnv(lark, model, options.workerModel ?? WORKER_MODEL),
       INTERNAL_API_SECRET: INTERNAL_SECRET,
       MCP_ALLOW_PRIVATE_NETWORKS: 'true',
       // Fast liveness, so recovery is measured in seconds rather than the production minutes.
@@ -73,6 +77,7 @@ export async function startFaultCluster(options: {
     model,
     lark,
     fleet,
+    workerModel: options.workerModel ?? WORKER_MODEL,
     dumpLogs(name) {
       const dir = join(REPO_ROOT, 'artifacts', 'faults', 'logs', name);
       mkdirSync(dir, { recursive: true });
@@ -146,9 +151,13 @@ export async function readTask(cluster: Cluster, taskId: string): Promise<TaskSt
  * How many times the worker's model was asked to run `taskId` (each attempt of a run asks once):
  * the side effect of a scheduled run.
  */
-export function taskExecutions(model: ScriptedModel, taskId: string): number {
+export function taskExecutions(
+  model: ScriptedModel,
+  taskId: string,
+  workerModel = WORKER_MODEL,
+): number {
   return model
-    .requests(WORKER_MODEL)
+    .requests(workerModel)
     .filter((r) => JSON.stringify(r.body.messages ?? []).includes(`run ${taskId}`)).length;
 }
 
@@ -183,7 +192,7 @@ export async function countTask(
   }
   if (run.status === 'succeeded') tally.add(kind, { kind: 'succeeded' });
   else tally.add(kind, { kind: 'failed', code: 'run_failed' });
-  const executions = taskExecutions(fc.model, taskId);
+  const executions = taskExecutions(fc.model, taskId, fc.workerModel);
   if (runs.length > 1 || executions > run.attempts) {
     counts.doubled++;
     tally.note(
