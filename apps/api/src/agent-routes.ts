@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import type { Agent } from '@agent-backend/agent';
 import {
   AgentRunError,
@@ -43,6 +44,16 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   const runs = new Map<string, LocalRun>();
   /** Runs not yet finished or not yet fully in the run log. */
   const settling = new Set<Promise<void>>();
+  const openStream = (reply: Response) =>
+    new SseStream(reply, {
+      keepaliveMs: settings.keepaliveMs,
+      stallTimeoutMs: settings.sseStallTimeoutMs,
+      onStall: (unsent) =>
+        logger.warn(
+          { unsent, stallTimeoutMs: settings.sseStallTimeoutMs },
+          'closing slow SSE consumer',
+        ),
+    });
 
   const invokeOptions = { preHandler: requireUser, bodyLimit: INVOKE_BODY_LIMIT };
   app.post('/api/agent/invoke', invokeOptions, async (request, reply) => {
@@ -77,7 +88,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       runs.delete(run.runId);
       settling.delete(settled);
     });
-    const stream = new SseStream(reply, settings.keepaliveMs);
+    const stream = openStream(reply);
     await streamLocalRun(run, stream, 0);
   });
 
@@ -106,7 +117,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       }
       const afterSeq = position?.seq ?? 0;
       const local = runs.get(runId);
-      if (local) return streamLocalRun(local, new SseStream(reply, settings.keepaliveMs), afterSeq);
+      if (local) return streamLocalRun(local, openStream(reply), afterSeq);
       if (!(await engines.runLog.info(runId))) {
         throw new AppError('not_found', `the stream of run ${runId} is no longer available`);
       }
@@ -121,7 +132,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
           isRunAlive: async () =>
             (await sessionLeaseHolder(engines.ephemeral, sessionId)) === runId,
         },
-        new SseStream(reply, settings.keepaliveMs),
+        openStream(reply),
       );
     },
   );

@@ -90,6 +90,8 @@ export const ENV_MEANINGS = {
     'retries (0-5) of a model request on 408/409/429/5xx and connection errors',
   AGENT_LLM_IDLE_TIMEOUT_MS: 'longest silence inside a streamed model answer before `llm_timeout`',
   AGENT_KEEPALIVE_MS: 'an SSE `: keepalive` comment after this long without a write (api)',
+  AGENT_SSE_STALL_TIMEOUT_MS:
+    'an SSE stream whose client took no bytes for this long (it stopped reading) is ended; the client resumes with Last-Event-ID (api)',
   AGENT_DISCONNECT_GRACE_MS:
     'how long a run outlives its last SSE client before it is aborted (0: at once)',
   AGENT_SESSION_LEASE_MS:
