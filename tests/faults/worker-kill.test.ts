@@ -31,7 +31,7 @@ const MODEL = 'faults-kill-model';
 
 describe('worker SIGKILLed mid-run', () => {
   const profile = faultProfile();
-  const kills = profile.name === 'long' ? 5 : 2;
+  const kills = profile.name === 'long' ? 5 : 1;
   let redis: OwnRedis;
   let fc: FaultCluster;
   let web: TestSocket;
