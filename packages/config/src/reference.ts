@@ -11,6 +11,8 @@ export const ENV_MEANINGS = {
   PORT: 'listen port (0: any free port; the log line `listening` names it)',
   HOST: 'listen address',
   REDIS_URL: '`redis://` or `rediss://`. Unset: in-process bus, presence and ephemeral keys',
+  REDIS_COMMAND_TIMEOUT_MS:
+    'a Redis command of a request (including adding a job or a schedule) without a reply after this long fails (the request gets 503 `unavailable`); blocking reads and BullMQ workers are not affected',
   REDIS_KEY_PREFIX:
     'prefix of every Redis key and channel, so deployments (and tests) can share a Redis',
   DATABASE_URL: '`postgres://`. Unset: PGlite under `DATA_DIR/pglite`',

@@ -66,6 +66,13 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   /** Redis; unset means the in-process engine. */
   REDIS_URL: url(['redis:', 'rediss:']),
+  /**
+   * A Redis command of a request (presence, ephemeral keys, run log, bus publishes, adding a
+   * job or a schedule) that has no reply after this long fails, so requests answer (503
+   * `unavailable`) while Redis is unreachable instead of waiting for it. Blocking reads and
+   * BullMQ's workers are not affected.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /** Prefix of every Redis key and channel, so several deployments (or tests) can share a Redis. */
   REDIS_KEY_PREFIX: z.string().min(1).default('ab:'),
   /** PostgreSQL; unset means PGlite under DATA_DIR. */

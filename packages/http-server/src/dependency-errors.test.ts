@@ -8,6 +8,7 @@ describe('isDependencyUnavailable', () => {
       expect(isDependencyUnavailable(withCode(code))).toBe(true);
     expect(isDependencyUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isDependencyUnavailable(new Error('Connection is closed.'))).toBe(true);
+    expect(isDependencyUnavailable(new Error('Command timed out'))).toBe(true);
     expect(
       isDependencyUnavailable(
         new Error('Reached the max retries per request limit (which is 20).'),

@@ -20,6 +20,7 @@ const CLIENT_MESSAGES = [
   'Connection terminated',
   'Connection is closed',
   'Reached the max retries per request limit',
+  'Command timed out',
 ];
 
 /**
