@@ -83,9 +83,11 @@ export async function runScenario(
   const synced = jobs
     ? (async () => {
         const giveUp = Date.now() + 60_000;
+        // A caller retries the same request: the same instant each time.
+        const task = { run_mode: 'auto', ...dueIn(4 + profile.outageMs / 1000) };
         while (Date.now() < giveUp) {
           const outcome = await tally.track('task syncs', 10_000, async (signal) => {
-            const res = await syncTask(cluster, onceId, { run_mode: 'auto', ...dueIn(4) }, signal);
+            const res = await syncTask(cluster, onceId, task, signal);
             if (res.status === 200) return { kind: 'succeeded' };
             const body = (await res.json().catch(() => undefined)) as
               { error?: { code?: string } } | undefined;
