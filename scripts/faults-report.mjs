@@ -1,7 +1,8 @@
 #!/usr/bin/env node
 // Writes the figures table of docs/RELIABILITY.md from the fault suite's last run
-// (artifacts/faults/*.json, written by `pnpm test:faults`): `node scripts/faults-report.mjs`
-// prints it, `--write` replaces the part of the page between its two markers.
+// (artifacts/faults/*.json, written by `pnpm test:faults`; *.long.json by the long profile):
+// `node scripts/faults-report.mjs [--profile long]` prints it, `--write` replaces the part of
+// the page between that profile's two markers.
 import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -9,8 +10,11 @@ import { fileURLToPath } from 'node:url';
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 const dir = join(root, 'artifacts', 'faults');
 const page = join(root, 'docs', 'RELIABILITY.md');
-const BEGIN = '<!-- faults:begin (scripts/faults-report.mjs writes this part) -->';
-const END = '<!-- faults:end -->';
+const profileArg = process.argv.indexOf('--profile');
+const profile = profileArg > 0 ? process.argv[profileArg + 1] : 'ci';
+const tag = profile === 'ci' ? 'faults' : `faults-${profile}`;
+const BEGIN = `<!-- ${tag}:begin (scripts/faults-report.mjs writes this part) -->`;
+const END = `<!-- ${tag}:end -->`;
 
 /** The order of the page: issue 19's points. */
 const ORDER = [
@@ -30,7 +34,11 @@ if (!existsSync(dir)) {
   process.exit(1);
 }
 const reports = readdirSync(dir)
-  .filter((f) => f.endsWith('.json'))
+  .filter((f) =>
+    profile === 'ci'
+      ? f.endsWith('.json') && f.split('.').length === 2
+      : f.endsWith(`.${profile}.json`),
+  )
   .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')))
   .sort((a, b) => ORDER.indexOf(a.fault) - ORDER.indexOf(b.fault));
 

@@ -45,7 +45,8 @@ const emptyCounts = (): Counts => ({
 
 /**
  * Counts every request of a fault scenario by kind of traffic, times the recovery, and writes
- * the figures to `artifacts/faults/<fault>.json` (docs/RELIABILITY.md is written from these).
+ * the figures to `artifacts/faults/<fault>.json` (`<fault>.long.json` in the long profile;
+ * docs/RELIABILITY.md is written from these).
  */
 export class Tally {
   readonly kinds = new Map<string, Counts>();
@@ -121,7 +122,11 @@ export class Tally {
   write(): string {
     const dir = join(REPO_ROOT, 'artifacts', 'faults');
     mkdirSync(dir, { recursive: true });
-    const file = join(dir, `${this.fault}.json`);
+    const profile = faultProfile().name;
+    const file = join(
+      dir,
+      profile === 'ci' ? `${this.fault}.json` : `${this.fault}.${profile}.json`,
+    );
     const report = {
       fault: this.fault,
       description: this.description,
