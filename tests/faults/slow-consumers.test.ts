@@ -35,7 +35,14 @@ describe('slow consumers', () => {
   const sockets: TestSocket[] = [];
 
   beforeAll(async () => {
-    fc = await startFaultCluster({ env: { AGENT_SSE_STALL_TIMEOUT_MS: String(STALL_MS) } });
+    fc = await startFaultCluster({
+      env: {
+        AGENT_SSE_STALL_TIMEOUT_MS: String(STALL_MS),
+        // The production ping interval: a paused client answers no ping, and the suite's 2 s
+        // would end it as silent (1006) before its buffer limit is what closes it.
+        GATEWAY_PING_INTERVAL_MS: '30000',
+      },
+    });
   });
   afterAll(async () => {
     for (const s of sockets) s.ws.terminate();
