@@ -89,11 +89,12 @@ describe('PostgreSQL restart under traffic', () => {
     // No half-written session: the next run of every session streams to `done`, and the model
     // gets a conversation that starts with the first question and alternates properly.
     // (A run refused before its stream started, 503 while the store was down, has no session.)
-    const sessions = runs.map((r) => r.sessionId).filter((id): id is string => id !== undefined);
+    // Each keeps its run's index: the index picks the run's user (traffic.ts `sseRun`).
+    const sessions = runs.flatMap((r, i) => (r.sessionId ? [{ sessionId: r.sessionId, i }] : []));
     expect(sessions.length).toBeGreaterThan(0);
     await new Promise((resolve) => setTimeout(resolve, 6_000)); // past any stale lease
     await Promise.all(
-      sessions.map((sessionId, i) =>
+      sessions.map(({ sessionId, i }) =>
         sseRun(tally, fc.cluster, fc.model, i, {
           durationMs: 100,
           deadlineMs: 30_000,
