@@ -5,7 +5,7 @@ import { defineConfig } from 'vitest/config';
 const root = fileURLToPath(new URL('.', import.meta.url));
 
 /** Tests import workspace packages from their TypeScript sources, so no build is needed to test. */
-const alias = Object.fromEntries(
+export const alias = Object.fromEntries(
   ['apps', 'packages'].flatMap((dir) =>
     readdirSync(`${root}${dir}`)
       .filter((name) => existsSync(`${root}${dir}/${name}/src/index.ts`))
@@ -13,10 +13,14 @@ const alias = Object.fromEntries(
   ),
 );
 
+/** The fault-injection suite is its own project (vitest.faults.config.ts, `pnpm test:faults`). */
+export const FAULTS_DIR = 'tests/faults';
+
 export default defineConfig({
   resolve: { alias },
   test: {
     include: ['packages/*/src/**/*.test.ts', 'apps/*/src/**/*.test.ts', 'tests/**/*.test.ts'],
+    exclude: ['**/node_modules/**', `${FAULTS_DIR}/**`],
     globalSetup: ['packages/testing/src/global-setup.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,

@@ -132,6 +132,21 @@ if (command === 'setup') {
     [process.execPath, 'node_modules/vitest/vitest.mjs', 'run', ...args],
     await testServices(),
   );
+} else if (command === 'test:faults') {
+  // The fault-injection suite (tests/faults, docs/RELIABILITY.md): its own vitest config, so
+  // `npm test` does not run it; FAULTS_PROFILE=long for the longer profile.
+  ensureBuilt();
+  handOver(
+    [
+      process.execPath,
+      'node_modules/vitest/vitest.mjs',
+      'run',
+      '--config',
+      'vitest.faults.config.ts',
+      ...args,
+    ],
+    await testServices(),
+  );
 } else if (command === 'bench') {
   ensureBuilt();
   const files =
@@ -147,7 +162,7 @@ if (command === 'setup') {
     });
 } else {
   say(
-    `unknown command ${command}; use one of setup, test, bench, ${Object.keys(ENTRIES).join(', ')}`,
+    `unknown command ${command}; use one of setup, test, test:faults, bench, ${Object.keys(ENTRIES).join(', ')}`,
   );
   process.exit(2);
 }

@@ -1,3 +1,4 @@
+import type { Response } from 'express';
 import type { Agent } from '@agent-backend/agent';
 import {
   AgentRunError,
@@ -44,6 +45,17 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   const runs = new Map<string, LocalRun>();
   /** Runs not yet finished or not yet fully in the run log. */
   const settling = new Set<Promise<void>>();
+  const openStream = (reply: Response) =>
+    new SseStream(reply, {
+      keepaliveMs: settings.keepaliveMs,
+      open: streamsOpen,
+      stallTimeoutMs: settings.sseStallTimeoutMs,
+      onStall: (unsent) =>
+        logger.warn(
+          { unsent, stallTimeoutMs: settings.sseStallTimeoutMs },
+          'closing slow SSE consumer',
+        ),
+    });
 
   const invokeOptions = {
     body: InvokeRequest,
@@ -82,7 +94,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       runs.delete(run.runId);
       settling.delete(settled);
     });
-    const stream = new SseStream(reply, settings.keepaliveMs, streamsOpen);
+    const stream = openStream(reply);
     await streamLocalRun(run, stream, 0);
   });
 
@@ -111,12 +123,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       }
       const afterSeq = position?.seq ?? 0;
       const local = runs.get(runId);
-      if (local)
-        return streamLocalRun(
-          local,
-          new SseStream(reply, settings.keepaliveMs, streamsOpen),
-          afterSeq,
-        );
+      if (local) return streamLocalRun(local, openStream(reply), afterSeq);
       if (!(await engines.runLog.info(runId))) {
         throw new AppError('not_found', `the stream of run ${runId} is no longer available`);
       }
@@ -131,7 +138,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
           isRunAlive: async () =>
             (await sessionLeaseHolder(engines.ephemeral, sessionId)) === runId,
         },
-        new SseStream(reply, settings.keepaliveMs, streamsOpen),
+        openStream(reply),
       );
     },
   );

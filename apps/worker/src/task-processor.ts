@@ -75,6 +75,14 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
       requireConfirmed: record.task.run_mode === 'require-confirmation',
     });
     const ctx = { taskId: record.taskId, scheduledAt: new Date(scheduledAt).toISOString() };
+    if (claim.kind === 'skip' && claim.status === 'running') {
+      // Another attempt holds an unexpired lease: a worker still running it, or an attempt of
+      // this job that failed after its claim (the store went away before `finish`). Completing
+      // the job here left such an occurrence `running` for good (tests/faults/
+      // postgres-restart.test.ts); failing the attempt retries it after the backoff, and a
+      // retry past the lease takes the run over.
+      throw new Error('scheduled run is held by an unexpired lease; retrying later');
+    }
     if (claim.kind === 'skip') {
       log.info({ ...ctx, status: claim.status }, 'scheduled run skipped: already handled');
       return;

@@ -8,12 +8,13 @@ import {
 import { CHAT_MESSAGE_QUEUE, larkClients, larkNotifier } from '@agent-backend/chat-platform';
 import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
-import { SCHEDULED_TASKS_QUEUE, reconcileSchedules } from '@agent-backend/scheduler';
+import { SCHEDULED_TASKS_QUEUE } from '@agent-backend/scheduler';
 import { createRunnerTaskAgent, type TaskAgent } from './task-agent.js';
 import { createTaskProcessor } from './task-processor.js';
 import { processChatMessages } from './chat-messages.js';
 import { processKnowledgeIngestion } from './kb-ingest.js';
 import { startSandboxSweep } from './sandbox-sweep.js';
+import { startScheduleWatch } from './schedule-watch.js';
 
 export interface WorkerOptions {
   /** Replaces the default agent (the agent runtime on `DEFAULT_LLM_*`). */
@@ -26,7 +27,7 @@ export interface WorkerOptions {
 
 /**
  * Mounts the background worker: reconciles the task schedules from the durable store (so a
- * Redis that lost its data loses no task), then processes the scheduled-tasks queue. Runs in the
+ * Redis that lost its data loses no task, at start and whenever it happens later), then processes the scheduled-tasks queue. Runs in the
  * worker process and in the all-in-one (on the in-process job queue).
  */
 export async function mountWorker(
@@ -55,8 +56,8 @@ export async function mountWorker(
         model: config.DEFAULT_LLM_MODEL,
       },
     });
-  const reconciled = await reconcileSchedules({ db: engines.db, jobs: engines.jobs });
-  logger.info(reconciled, 'scheduled tasks reconciled');
+  // Reconciles now, and again whenever Redis lost the schedules (schedule-watch.ts).
+  const stopScheduleWatch = await startScheduleWatch(context);
   await engines.jobs.process(
     SCHEDULED_TASKS_QUEUE,
     createTaskProcessor({
@@ -85,7 +86,7 @@ export async function mountWorker(
   return {
     name: 'worker',
     close: async () => {
-      await stopSweep();
+      await Promise.all([stopSweep(), stopScheduleWatch()]);
       await Promise.all([email?.close(), runAgent.close()]);
     },
   };

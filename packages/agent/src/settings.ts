@@ -5,6 +5,8 @@ import type { Config } from '@agent-backend/config';
 export interface AgentServiceSettings {
   readonly runner: Partial<AgentSettings>;
   readonly keepaliveMs: number;
+  /** An SSE stream whose client took nothing for this long is ended. */
+  readonly sseStallTimeoutMs: number;
   readonly disconnectGraceMs: number;
 }
 
@@ -20,6 +22,7 @@ export function agentSettings(config: Config): AgentServiceSettings {
       maxParallelTools: config.AGENT_MAX_PARALLEL_TOOLS,
     },
     keepaliveMs: config.AGENT_KEEPALIVE_MS,
+    sseStallTimeoutMs: config.AGENT_SSE_STALL_TIMEOUT_MS,
     disconnectGraceMs: config.AGENT_DISCONNECT_GRACE_MS,
   };
 }

@@ -28,6 +28,27 @@ export function randomNodeId(): string {
 
 type Listener = (envelope: Envelope) => void;
 
+/** Request ids remembered per node to drop a request delivered twice. */
+const RECENT_REQUESTS = 10_000;
+
+/**
+ * The last `max` keys seen, oldest forgotten first. A request can reach a responder twice: the
+ * Redis client re-sends a PUBLISH that was in flight when its connection dropped (ioredis's
+ * `autoResendUnfulfilledCommands`), although Redis may have delivered it already. A tool call
+ * then ran twice on its node (tests/faults/redis-restart.test.ts, `CLIENT KILL TYPE normal`).
+ */
+class RecentKeys {
+  private readonly keys = new Set<string>();
+  constructor(private readonly max: number) {}
+  /** True when `key` was seen before; remembers it otherwise. */
+  seen(key: string): boolean {
+    if (this.keys.has(key)) return true;
+    this.keys.add(key);
+    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value!);
+    return false;
+  }
+}
+
 interface TopicState {
   readonly listeners: Set<Listener>;
   readonly ready: Promise<void>;
@@ -48,6 +69,7 @@ export abstract class BaseBus implements Bus {
   private readonly topics = new Map<string, TopicState>();
   private readonly responders = new Set<string>();
   private readonly pending = new PendingRequests();
+  private readonly answered = new RecentKeys(RECENT_REQUESTS);
   private inbox: Promise<Subscription> | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -100,7 +122,10 @@ export abstract class BaseBus implements Bus {
     let subscription: Subscription;
     try {
       subscription = await this.listen({ kind: 'req', name: channel }, (envelope) => {
-        if (envelope.k === 'req') void this.answer(channel, responder, envelope);
+        if (envelope.k !== 'req') return;
+        // At most once per request: a duplicate delivery is dropped (see RecentKeys).
+        if (this.answered.seen(`${envelope.from}:${envelope.id}`)) return;
+        void this.answer(channel, responder, envelope);
       });
     } catch (err) {
       this.responders.delete(channel);

@@ -3,6 +3,7 @@ import { testRedisUrl, uniquePrefix } from '@agent-backend/testing';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import type { Bus } from './bus.js';
 import { describeBusContract } from './bus.contract.js';
+import { encodeEnvelope } from './envelope.js';
 import { BusTimeoutError } from './errors.js';
 import { createRedisBus } from './redis-bus.js';
 
@@ -57,6 +58,18 @@ describe('redis bus adapter', () => {
     if (!id) throw new Error(`no connection named ${name}`);
     return id;
   }
+
+  it('answers a request delivered twice once (a PUBLISH re-sent after a reconnect)', async () => {
+    const responder = node();
+    let calls = 0;
+    await responder.respond('svc', () => ++calls);
+    const request = encodeEnvelope({ v: 1, k: 'req', from: 'ghost', id: 'r-1', body: {} });
+    await raw.publish(redisKeys(prefix).busRequests('svc'), request);
+    await raw.publish(redisKeys(prefix).busRequests('svc'), request);
+    await vi.waitFor(() => expect(calls).toBe(1));
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    expect(calls).toBe(1);
+  });
 
   it('names its two connections after the node', async () => {
     const bus = node();

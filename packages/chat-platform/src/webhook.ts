@@ -32,9 +32,9 @@ export interface WebhookAnswer {
 
 /**
  * One webhook request (spec 4.5), answered fast: verification (docs/chat-platform.md), then
- * `url_verification` → `{ challenge }`; `im.message.receive_v1` → deduplicated by event id
- * across every replica, queued, `{ code: 0, msg: 'success' }` (a duplicate gets the same answer
- * and is not queued again); any other event type → acknowledged and ignored, so the platform
+ * `url_verification` → `{ challenge }`; `im.message.receive_v1` → queued under its event id as
+ * the job id (so a duplicate, from a retry or another replica, makes no second job),
+ * `{ code: 0, msg: 'success' }`; any other event type → acknowledged and ignored, so the platform
  * does not retry it for hours. Refusals are `{ code: <status>, msg }`.
  */
 export async function handleWebhook(
@@ -73,10 +73,10 @@ export async function handleWebhook(
   if (!event.success) return refuse(400, 'invalid im.message.receive_v1 event');
 
   const dedupKey = `chat-event:${platform}:${eventId}`;
-  if (!(await deps.ephemeral.set(dedupKey, '1', { ttlMs: EVENT_DEDUP_TTL_MS, ifAbsent: true }))) {
-    deps.logger.info({ platform, eventId }, 'duplicate chat-platform event; acknowledged again');
-    return { status: 200, body: ACK };
-  }
+  const first = await deps.ephemeral.set(dedupKey, '1', {
+    ttlMs: EVENT_DEDUP_TTL_MS,
+    ifAbsent: true,
+  });
   const { message, sender } = event.data.event;
   const text = parseMessageText(message.content)?.trim();
   if (!text) {
@@ -86,6 +86,12 @@ export async function handleWebhook(
     );
     return { status: 200, body: ACK };
   }
+  // A duplicate is queued again too: the job id is the event id, so the queue keeps one job per
+  // event, and an earlier delivery whose dedup write landed but whose job did not (its write
+  // timed out during a Redis outage and ran after it, or its replica died in between) is not
+  // acknowledged without a job. Acknowledging duplicates without queuing lost every message
+  // caught that way (tests/faults/redis-restart.test.ts, long profile).
+  if (!first) deps.logger.info({ platform, eventId }, 'duplicate chat-platform event');
   try {
     await deps.enqueue({
       platform,
@@ -98,7 +104,7 @@ export async function handleWebhook(
     });
   } catch (error) {
     // Not queued: forget the event so the platform's retry gets another chance.
-    await deps.ephemeral.delete(dedupKey).catch(() => {});
+    if (first) await deps.ephemeral.delete(dedupKey).catch(() => {});
     deps.logger.error({ err: error, platform, eventId }, 'could not queue chat-platform message');
     return refuse(503, 'temporarily unable to accept events');
   }

@@ -11,6 +11,8 @@ export const ENV_MEANINGS = {
   PORT: 'listen port (0: any free port; the log line `listening` names it)',
   HOST: 'listen address',
   REDIS_URL: '`redis://` or `rediss://`. Unset: in-process bus, presence and ephemeral keys',
+  REDIS_COMMAND_TIMEOUT_MS:
+    'a Redis command of a request (including adding a job or a schedule) without a reply after this long fails (the request gets 503 `unavailable`); blocking reads and BullMQ workers are not affected',
   REDIS_KEY_PREFIX:
     'prefix of every Redis key and channel, so deployments (and tests) can share a Redis',
   DATABASE_URL: '`postgres://`. Unset: PGlite under `DATA_DIR/pglite`',
@@ -90,6 +92,8 @@ export const ENV_MEANINGS = {
     'retries (0-5) of a model request on 408/409/429/5xx and connection errors',
   AGENT_LLM_IDLE_TIMEOUT_MS: 'longest silence inside a streamed model answer before `llm_timeout`',
   AGENT_KEEPALIVE_MS: 'an SSE `: keepalive` comment after this long without a write (api)',
+  AGENT_SSE_STALL_TIMEOUT_MS:
+    'an SSE stream whose client took no bytes for this long (it stopped reading) is ended; the client resumes with Last-Event-ID (api)',
   AGENT_DISCONNECT_GRACE_MS:
     'how long a run outlives its last SSE client before it is aborted (0: at once)',
   AGENT_SESSION_LEASE_MS:

@@ -77,6 +77,13 @@ export const EnvSchema = z.object({
   HOST: z.string().min(1).default('0.0.0.0'),
   /** Redis; unset means the in-process engine. */
   REDIS_URL: url(['redis:', 'rediss:']),
+  /**
+   * A Redis command of a request (presence, ephemeral keys, run log, bus publishes, adding a
+   * job or a schedule) that has no reply after this long fails, so requests answer (503
+   * `unavailable`) while Redis is unreachable instead of waiting for it. Blocking reads and
+   * BullMQ's workers are not affected.
+   */
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
   /** Prefix of every Redis key and channel, so several deployments (or tests) can share a Redis. */
   REDIS_KEY_PREFIX: z.string().min(1).default('ab:'),
   /** PostgreSQL; unset means PGlite under DATA_DIR. */
@@ -215,6 +222,12 @@ export const EnvSchema = z.object({
   AGENT_LLM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).default(60_000),
   /** An SSE `: keepalive` comment after this long without a write. */
   AGENT_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
+  /**
+   * An SSE client that takes no bytes of its stream for this long (its socket buffers full: it
+   * stopped reading) has the stream ended; it resumes with Last-Event-ID. Bounds how long a stuck
+   * client holds its connection and unsent bytes (docs/RELIABILITY.md).
+   */
+  AGENT_SSE_STALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
   /** How long a run outlives its last client before it is aborted (0: at once). */
   AGENT_DISCONNECT_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
   /** Session lease lifetime (renewed every third of it while the run lives). */

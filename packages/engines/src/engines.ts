@@ -105,7 +105,14 @@ export async function createEngines(
     if (config.REDIS_URL) {
       const onError = (error: Error) => logger.warn({ err: error }, 'redis connection error');
       const name = `${config.role}:${config.instanceId}`;
-      const redis: Redis = createRedis(config.REDIS_URL, { name, onError });
+      // Commands of requests (presence, ephemeral keys, run log, publishes) get a deadline, so a
+      // request answers while Redis is unreachable instead of waiting out every reconnect
+      // (tests/faults: webhook deliveries and syncs hung through a 10 s Redis outage).
+      const redis: Redis = createRedis(config.REDIS_URL, {
+        name,
+        onError,
+        commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+      });
       closers.push(() => closeRedis(redis));
       const subscriber = createRedis(config.REDIS_URL, {
         name: `${name}:sub`,
@@ -137,6 +144,7 @@ export async function createEngines(
         prefix: redisKeys(prefix).jobs(),
         lockDurationMs: config.JOBS_LOCK_MS,
         drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+        commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
         onError: (error, info) => logger.warn({ err: error, ...info }, 'job failed'),
       });
       jobs = bullJobs;

@@ -19,6 +19,7 @@ import { parseJsonBody } from './json-body.js';
 import { assertText, refuseText, type TextProblem } from './text-rules.js';
 import { traceRequests } from './trace-requests.js';
 import { parseInput } from './validate.js';
+import { isDependencyUnavailable } from './dependency-errors.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point.
@@ -441,6 +442,15 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     const mapped = mapFrameworkError(error as FrameworkError);
     if (mapped) {
       sendJson(res, ERROR_STATUS[mapped.code], errorBody(mapped.code, mapped.message));
+      return;
+    }
+    if (isDependencyUnavailable(error)) {
+      req.log.warn({ err: error }, 'a dependency is unavailable');
+      sendJson(
+        res,
+        ERROR_STATUS.unavailable,
+        errorBody('unavailable', 'the database or Redis is unavailable; retry shortly'),
+      );
       return;
     }
     req.log.error({ err: error }, 'unhandled error');

@@ -31,6 +31,37 @@ export interface BullmqJobQueueOptions {
   retentionMs?: number;
   /** Receives failed attempts and worker errors. */
   onError?: (error: unknown, info: { queue: string; jobId?: string }) => void;
+  /**
+   * `add`, `upsertSchedule`, `removeSchedule` and `listSchedules` reject after this long (an
+   * `ETIMEDOUT` error) instead of waiting for Redis to come back: the connection never gives up
+   * on a command (workers need that), but the request that adds a job must answer. The command
+   * may still complete later; adds with a job id and upserts are idempotent, so the caller's
+   * retry is safe. @default no deadline
+   */
+  commandTimeoutMs?: number;
+}
+
+/** Rejects with an `ETIMEDOUT` error when `work` takes longer than `ms` (undefined: no limit). */
+async function withTimeout<T>(work: Promise<T>, ms: number | undefined): Promise<T> {
+  if (!ms) return work;
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          Object.assign(new Error(`the job queue (Redis) did not answer within ${ms} ms`), {
+            code: 'ETIMEDOUT',
+          }),
+        ),
+      ms,
+    );
+  });
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /**
@@ -88,20 +119,7 @@ export function createBullmqJobQueue(
   /** Hash of a queue's `once` schedules: schedule id → job id. */
   const onceKey = (queue: string) => `${prefix}:${queue}:ab-once`;
 
-  return {
-    bullmq: {
-      queue: queueOf,
-      counts: (name) =>
-        queueOf(name).getJobCounts(
-          'waiting',
-          'active',
-          'delayed',
-          'prioritized',
-          'failed',
-          'completed',
-        ),
-    },
-
+  const jobQueue: JobQueue = {
     async add(queue, data, addOptions: AddJobOptions = {}) {
       const q = queueOf(queue);
       const id = addOptions.jobId ?? `job-${crypto.randomUUID()}`;
@@ -231,6 +249,28 @@ export function createBullmqJobQueue(
       await Promise.allSettled(workers.map((w) => w.close(true)));
       await Promise.allSettled([...queues.values()].map((q) => q.close()));
     },
+  };
+  const ms = options.commandTimeoutMs;
+  return {
+    ...jobQueue,
+    bullmq: {
+      queue: queueOf,
+      counts: (name) =>
+        queueOf(name).getJobCounts(
+          'waiting',
+          'active',
+          'delayed',
+          'prioritized',
+          'failed',
+          'completed',
+        ),
+    },
+    add: (queue, data, addOptions) => withTimeout(jobQueue.add(queue, data, addOptions), ms),
+    upsertSchedule: (queue, scheduleId, timing, data) =>
+      withTimeout(jobQueue.upsertSchedule(queue, scheduleId, timing, data), ms),
+    removeSchedule: (queue, scheduleId) =>
+      withTimeout(jobQueue.removeSchedule(queue, scheduleId), ms),
+    listSchedules: (queue) => withTimeout(jobQueue.listSchedules(queue), ms),
   };
 }
 

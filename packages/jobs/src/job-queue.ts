@@ -98,7 +98,12 @@ export class JobQueueClosedError extends Error {
   }
 }
 
-/** Attempts of a job unless the caller says otherwise. */
-export const DEFAULT_ATTEMPTS = 3;
+/**
+ * Attempts of a job unless the caller says otherwise. With the exponential backoff from
+ * {@link RETRY_BASE_DELAY_MS} the retries span about two minutes (1 + 2 + … + 64 s), so a Redis
+ * or PostgreSQL outage shorter than that loses no job. Three attempts (3 s) lost every chat
+ * message and scheduled run caught by a 5 s PostgreSQL outage (tests/faults).
+ */
+export const DEFAULT_ATTEMPTS = 8;
 /** First retry delay; doubled on each further attempt (both adapters). */
 export const RETRY_BASE_DELAY_MS = 1_000;

@@ -67,9 +67,15 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
     },
 
     async callTool(call: NodeToolCall): Promise<ParsedToolResult> {
-      const timeoutMs = call.timeoutMs ?? defaultTimeoutMs;
+      const deadline = Date.now() + (call.timeoutMs ?? defaultTimeoutMs);
       if (call.signal?.aborted) throw new NodeCallError('aborted', 'the tool call was cancelled');
-      const node = pickNode(await listNodeRecords(presence, call.userId), call);
+      // The deadline covers the presence lookup too: with Redis unreachable its commands wait in
+      // the client's queue for reconnects, far past any deadline (tests/faults/network-faults).
+      const node = pickNode(
+        await withinDeadline(listNodeRecords(presence, call.userId), deadline),
+        call,
+      );
+      const timeoutMs = Math.max(1, deadline - Date.now());
       const request: ToolCallRequest = {
         jsonrpc: JSONRPC_VERSION,
         id: randomUUID(),
@@ -151,6 +157,32 @@ function traceOptions(span: Span): { trace?: Record<string, string> } {
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(context.active(), span), carrier);
   return { trace: carrier };
+}
+
+/**
+ * `work`, or a `timeout` {@link NodeCallError} at `deadline` (the work goes on unobserved: a
+ * presence read has no side effect).
+ */
+async function withinDeadline<T>(work: Promise<T>, deadline: number): Promise<T> {
+  let timer: NodeJS.Timeout | undefined;
+  const expired = new Promise<never>((_, reject) => {
+    timer = setTimeout(
+      () =>
+        reject(
+          new NodeCallError(
+            'timeout',
+            'presence did not answer before the call deadline (is Redis reachable?)',
+          ),
+        ),
+      Math.max(0, deadline - Date.now()),
+    );
+  });
+  work.catch(() => undefined);
+  try {
+    return await Promise.race([work, expired]);
+  } finally {
+    clearTimeout(timer);
+  }
 }
 
 /** A live node of presence with its record, typed. */

@@ -13,6 +13,13 @@ export interface CreateRedisOptions {
    * A finite bound keeps callers from hanging while Redis is down. @default 20
    */
   maxRetriesPerRequest?: number | null;
+  /**
+   * A command without a reply after this long rejects (`Command timed out`), whether it waits
+   * in the offline queue for a reconnect or on a connection that went silent. Only for
+   * connections that send no blocking commands (a blocked `XREAD` or BullMQ's waits would be
+   * cut). @default no timeout
+   */
+  commandTimeoutMs?: number;
   /** Upper bound of the exponential reconnect backoff. @default 2000 */
   maxReconnectDelayMs?: number;
   /**
@@ -52,6 +59,7 @@ export function createRedis(url: string, options: CreateRedisOptions): Redis {
     retryStrategy: (times) =>
       Math.round(Math.min(50 * 2 ** times, maxDelay) * (0.5 + Math.random() / 2)),
     reconnectOnError: (err) => err.message.startsWith('READONLY'),
+    ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
     ...(options.subscriber ? { enableReadyCheck: false } : {}),
     ...options.redisOptions,
   });

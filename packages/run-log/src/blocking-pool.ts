@@ -22,6 +22,8 @@ export class BlockingPool {
         connectionName: `${this.source.options.connectionName ?? 'run-log'}:block`,
         // A blocked read must not be retried on another connection after a reconnect.
         maxRetriesPerRequest: 0,
+        // Nor cut by the shared connection's command timeout: `XREAD BLOCK` waits on purpose.
+        commandTimeout: undefined,
       });
     this.busy.add(connection);
     return connection;

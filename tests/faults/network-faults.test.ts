@@ -1,0 +1,105 @@
+/**
+ * Issue 19.2: a TCP proxy (node:net) between every role and Redis, and between every role and
+ * PostgreSQL, stalls (forwards nothing, connections stay open) or drops (resets every connection
+ * and refuses new ones) their traffic for the profile's outage, under the same traffic as the
+ * Redis restart. `/readyz` must report the outage (503 naming the failing check) while it lasts
+ * and recover after it.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { testDatabaseUrl } from '@agent-backend/testing';
+import { startFaultCluster, type FaultCluster } from './fault-cluster.js';
+import { faultProfile } from './profile.js';
+import { startOwnRedis, type OwnRedis } from './redis-server.js';
+import { expectNoHarm, runScenario, type Fault } from './scenario.js';
+import { Tally, until } from './tally.js';
+import { startTcpProxy, type ProxyMode, type TcpProxy } from './tcp-proxy.js';
+
+/** The same URL with host and port replaced by the proxy's. */
+function viaProxy(url: string, proxy: TcpProxy): string {
+  const parsed = new URL(url);
+  parsed.hostname = '127.0.0.1';
+  parsed.port = String(proxy.port);
+  return parsed.toString();
+}
+
+describe('network faults between the roles and their engines', () => {
+  const profile = faultProfile();
+  let redis: OwnRedis;
+  let redisProxy: TcpProxy;
+  let pgProxy: TcpProxy;
+  let fc: FaultCluster;
+
+  beforeAll(async () => {
+    redis = await startOwnRedis();
+    redisProxy = await startTcpProxy({ host: '127.0.0.1', port: redis.port });
+    const pg = new URL(testDatabaseUrl());
+    pgProxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
+    fc = await startFaultCluster({
+      redisUrl: viaProxy(redis.url, redisProxy),
+      databaseUrl: viaProxy(testDatabaseUrl(), pgProxy),
+    });
+  });
+  afterAll(async () => {
+    fc?.dumpLogs(import.meta.url.split('/').pop()!.replace('.test.ts', ''));
+    await fc?.stop();
+    await redisProxy?.close();
+    await pgProxy?.close();
+    await redis?.close();
+  });
+
+  /** The proxy in `mode` for the outage; `/readyz` of the roles using `check` must say so. */
+  const proxyFault = (tally: Tally, proxy: TcpProxy, mode: ProxyMode, check: string): Fault => ({
+    inject: async () => proxy.setMode(mode),
+    heal: async () => proxy.setMode('forward'),
+    during: async () => {
+      const kind = 'readyz reports the outage';
+      const counts = tally.counts(kind);
+      counts.made++;
+      let seen: unknown;
+      const reported = await until(
+        async () => {
+          const ready = await fc.readiness();
+          // The gateway serves nothing from PostgreSQL, so only Redis is among its checks.
+          const concerned = ready.filter((r) => check === 'redis' || r.role !== 'gateway');
+          seen = concerned;
+          return concerned.every(
+            (r) =>
+              r.status === 503 &&
+              (r.body as { checks?: Record<string, { ok: boolean }> }).checks?.[check]?.ok ===
+                false,
+          );
+        },
+        profile.outageMs - 500,
+        'readyz',
+        200,
+      ).then(
+        () => true,
+        () => false,
+      );
+      if (reported) tally.add(kind, { kind: 'succeeded' });
+      else tally.add(kind, { kind: 'unclear', detail: JSON.stringify(seen).slice(0, 400) });
+    },
+  });
+
+  for (const [engine, mode] of [
+    ['redis', 'stall'],
+    ['redis', 'drop'],
+    ['postgres', 'stall'],
+    ['postgres', 'drop'],
+  ] as const) {
+    it(`${engine}: the proxy ${mode}s every connection`, async () => {
+      const tally = new Tally(
+        `${engine}-${mode}`,
+        mode === 'stall'
+          ? `the proxy to ${engine === 'redis' ? 'Redis' : 'PostgreSQL'} forwards nothing (connections stay open)`
+          : `the proxy to ${engine === 'redis' ? 'Redis' : 'PostgreSQL'} resets every connection and refuses new ones`,
+      );
+      const proxy = engine === 'redis' ? redisProxy : pgProxy;
+      await runScenario(fc, tally, profile, proxyFault(tally, proxy, mode, engine), {
+        redisUrl: redis.url,
+      });
+      expectNoHarm(tally);
+      expect(tally.counts('readyz reports the outage').succeeded).toBe(1);
+    });
+  }
+});
