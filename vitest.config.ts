@@ -1,5 +1,4 @@
 import { readdirSync, existsSync } from 'node:fs';
-import { availableParallelism } from 'node:os';
 import { fileURLToPath } from 'node:url';
 import { defineConfig } from 'vitest/config';
 
@@ -26,10 +25,6 @@ export default defineConfig({
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',
-    // Vitest's default is one worker less than the cores: a single worker on a 2-core CI
-    // machine, where most test time is spent waiting on child processes, sockets and timers
-    // (the serial suite took over 15 minutes). Two at least.
-    maxWorkers: Math.max(2, availableParallelism() - 1),
     reporters: process.env.CI ? ['default'] : ['default'],
   },
 });
