@@ -3,10 +3,12 @@ import { encryptEvent, eventSignature } from '@agent-backend/lark';
 import {
   startFakeLark,
   startScriptedModel,
+  testRedisUrl,
   textReply,
   type FakeLark,
   type ScriptedModel,
 } from '@agent-backend/testing';
+import { Redis } from 'ioredis';
 import { startCluster, type Cluster } from './cluster.js';
 import { eventually } from './ws-client.js';
 
@@ -211,6 +213,39 @@ describe('chat platform', () => {
       await new Promise((r) => setTimeout(r, 1_000));
       expect(repliesTo(messageId).map((m) => m.content)).toEqual([
         { text: 'Answer after the crash' },
+      ]);
+    },
+  );
+
+  it(
+    'answers a message acknowledged just before Redis lost its data, once',
+    { timeout: 90_000 },
+    async () => {
+      // No worker runs while the message waits: its job exists only in Redis.
+      await Promise.all(cluster.workers.map((w) => w.stop('SIGKILL')));
+      model.script(MODEL, [textReply('Answer from the inbox')]);
+      const event = messageEvent('do not lose me', 'oc_redis_lost');
+      expect(await deliver(1, wire(event))).toEqual({
+        status: 200,
+        body: { code: 0, msg: 'success' },
+      });
+      // Redis restarted empty (no persistence): every key of this deployment is gone, the
+      // queued job, the dedup key and the queue's record of job ids among them.
+      const redis = new Redis(testRedisUrl());
+      try {
+        const keys = await redis.keys(`${cluster.prefix}*`);
+        expect(keys.some((k) => k.includes('chat-messages'))).toBe(true);
+        await redis.del(...keys);
+      } finally {
+        redis.disconnect();
+      }
+      await cluster.startReplica('worker', 'worker-3');
+      const messageId = event.event.message.message_id;
+      await eventually(async () => repliesTo(messageId).length > 0, 60_000);
+      // Later checks of the inbox find it answered: no second reply.
+      await new Promise((r) => setTimeout(r, 6_000));
+      expect(repliesTo(messageId).map((m) => m.content)).toEqual([
+        { text: 'Answer from the inbox' },
       ]);
     },
   );

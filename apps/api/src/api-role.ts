@@ -2,7 +2,7 @@ import { createAgent, type AgentOptions } from '@agent-backend/agent';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
-import { CHAT_MESSAGE_QUEUE } from '@agent-backend/chat-platform';
+import { acceptChatMessage } from '@agent-backend/chat-platform';
 import { registerChatPlatformRoutes } from './chat-platform-routes.js';
 import { registerDocsRoutes } from './docs-routes.js';
 import { registerKnowledgeRoutes } from './knowledge-routes.js';
@@ -37,9 +37,8 @@ export async function mountApi(
   registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
   registerPlaygroundRoutes(context);
-  registerChatPlatformRoutes(context, async (job) => {
-    await engines.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: `${job.platform}-${job.event_id}` });
-  });
+  // Recorded in the store, then queued: the queue (Redis) may lose it, the store may not.
+  registerChatPlatformRoutes(context, (job) => acceptChatMessage(engines, job));
   registerDocsRoutes(context);
   mountQueueDashboard(context); // /admin/queues: docs/operations.md
   // Closed after the server closed (runs ended with `server_shutdown`), not alongside it.

@@ -1,18 +1,43 @@
 import type { AgentRunner } from '@agent-backend/agent-runtime';
-import { CHAT_MESSAGE_QUEUE, larkClients, processChatMessage } from '@agent-backend/chat-platform';
+import {
+  CHAT_MESSAGE_QUEUE,
+  ChatInbox,
+  larkClients,
+  processChatMessage,
+  requeueUnanswered,
+} from '@agent-backend/chat-platform';
 import { ChatMessageJob } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
+import { startPeriodic } from './periodic.js';
+
+/** How often a worker looks for acknowledged messages the queue lost. */
+export const CHAT_INBOX_WATCH_INTERVAL_MS = 5_000;
+/**
+ * How old an unanswered message must be before it is queued again: younger ones are almost
+ * always still waiting or running, and queuing them again would only cost a Redis round trip.
+ */
+export const CHAT_INBOX_REQUEUE_AFTER_MS = 10_000;
+/** At most this many messages queued again per check. */
+const REQUEUE_BATCH = 100;
+/** Old rows are pruned once per this many checks (about an hour). */
+const PRUNE_EVERY = 720;
 
 /**
  * Processes queued chat-platform messages: the agent answers with the default model, the answer
- * goes back to the chat (docs/chat-platform.md). A job whose data does not parse is failed, not
+ * goes back to the chat (docs/chat-platform.md). A job whose data does not parse is dropped, not
  * retried: retrying cannot fix it.
+ *
+ * Every few seconds the worker also queues again the acknowledged messages that are still
+ * unanswered in the inbox (packages/chat-platform/src/inbox.ts): the queue ignores the ones it
+ * still holds, and answers the ones a Redis that restarted empty lost. Returns the stop function
+ * of that check.
  */
 export async function processChatMessages(
   context: ServiceContext,
   runner: AgentRunner,
-): Promise<void> {
+): Promise<() => Promise<void>> {
   const { config, engines, logger } = context;
+  const inbox = new ChatInbox(engines.db);
   const clients = larkClients(config);
   const llm =
     config.DEFAULT_LLM_BASE_URL && config.DEFAULT_LLM_MODEL
@@ -32,12 +57,21 @@ export async function processChatMessages(
         logger.error({ jobId: job.jobId }, 'invalid chat message job dropped');
         return;
       }
-      await processChatMessage(
-        parsed.data,
-        { runner, ephemeral: engines.ephemeral, logger, llm, clients },
-        job.signal,
-      );
+      await processChatMessage(parsed.data, { runner, inbox, logger, llm, clients }, job.signal);
     },
     { concurrency: 4 },
+  );
+  let checks = 0;
+  return startPeriodic(
+    CHAT_INBOX_WATCH_INTERVAL_MS,
+    async () => {
+      const requeued = await requeueUnanswered(engines, {
+        minAgeMs: CHAT_INBOX_REQUEUE_AFTER_MS,
+        limit: REQUEUE_BATCH,
+      });
+      if (requeued > 0) logger.debug({ requeued }, 'unanswered chat messages handed to the queue');
+      if (++checks % PRUNE_EVERY === 1) await inbox.prune();
+    },
+    (error) => logger.warn({ err: error }, 'chat inbox check failed'),
   );
 }

@@ -1,5 +1,6 @@
 import type { SandboxCapability } from '@agent-backend/sandbox';
 import type { ServiceContext } from '@agent-backend/runtime';
+import { startPeriodic } from './periodic.js';
 
 /** The ephemeral key that elects one worker per sweep interval. */
 const SWEEP_LOCK = 'sandbox-sweep';
@@ -18,7 +19,6 @@ export function startSandboxSweep(
   const { engines, logger, config } = context;
   if (sandboxes.providers.length === 0) return async () => {};
   const interval = config.SANDBOX_SWEEP_INTERVAL_MS;
-  let running: Promise<void> | undefined;
   const sweep = async () => {
     const elected = await engines.ephemeral.set(SWEEP_LOCK, config.instanceId, {
       ifAbsent: true,
@@ -30,15 +30,7 @@ export function startSandboxSweep(
       logger.info(outcome, 'sandboxes swept');
     }
   };
-  const timer = setInterval(() => {
-    if (running) return;
-    running = sweep()
-      .catch((error: unknown) => logger.error({ err: error }, 'sandbox sweep failed'))
-      .finally(() => (running = undefined));
-  }, interval);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return startPeriodic(interval, sweep, (error) =>
+    logger.error({ err: error }, 'sandbox sweep failed'),
+  );
 }

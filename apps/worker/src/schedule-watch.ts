@@ -1,5 +1,6 @@
 import type { ServiceContext } from '@agent-backend/runtime';
 import { reconcileSchedules } from '@agent-backend/scheduler';
+import { startPeriodic } from './periodic.js';
 
 /**
  * A key in the ephemeral store (Redis, next to the BullMQ schedules) written after each
@@ -32,21 +33,12 @@ export async function startScheduleWatch(
     return result;
   };
   logger.info(await reconcile(), 'scheduled tasks reconciled');
-  let running: Promise<void> | undefined;
   const check = async () => {
     if ((await engines.ephemeral.get(SCHEDULES_MARKER)) !== null) return;
     logger.warn('the job backend lost the task schedules (Redis restarted empty?): reconciling');
     logger.info(await reconcile(), 'scheduled tasks reconciled');
   };
-  const timer = setInterval(() => {
-    if (running) return;
-    running = check()
-      .catch((error: unknown) => logger.warn({ err: error }, 'schedule check failed'))
-      .finally(() => (running = undefined));
-  }, intervalMs);
-  timer.unref();
-  return async () => {
-    clearInterval(timer);
-    await running;
-  };
+  return startPeriodic(intervalMs, check, (error) =>
+    logger.warn({ err: error }, 'schedule check failed'),
+  );
 }

@@ -27,8 +27,9 @@ export interface WorkerOptions {
 
 /**
  * Mounts the background worker: reconciles the task schedules from the durable store (so a
- * Redis that lost its data loses no task, at start and whenever it happens later), then processes the scheduled-tasks queue. Runs in the
- * worker process and in the all-in-one (on the in-process job queue).
+ * Redis that lost its data loses no task, at start and whenever it happens later), then
+ * processes the scheduled-tasks, chat-message and knowledge-ingestion queues. Runs in the worker
+ * process and in the all-in-one (on the in-process job queue).
  */
 export async function mountWorker(
   context: ServiceContext,
@@ -73,7 +74,7 @@ export async function mountWorker(
     { concurrency: 4 },
   );
   // Chat-platform messages: their conversations belong to the chat, so no node tools.
-  await processChatMessages(context, runAgent.runner);
+  const stopChatInboxWatch = await processChatMessages(context, runAgent.runner);
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
   const stopSweep = startSandboxSweep(context, runAgent.sandboxes); // docs/sandbox.md
   // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
@@ -86,7 +87,7 @@ export async function mountWorker(
   return {
     name: 'worker',
     close: async () => {
-      await Promise.all([stopSweep(), stopScheduleWatch()]);
+      await Promise.all([stopSweep(), stopScheduleWatch(), stopChatInboxWatch()]);
       await Promise.all([email?.close(), runAgent.close()]);
     },
   };

@@ -7,8 +7,12 @@ export {
 } from './webhook.js';
 export {
   CHAT_MESSAGE_QUEUE,
-  chatSessionOwner,
-  processChatMessage,
-  type ChatReplyDeps,
-} from './process-message.js';
+  ChatInbox,
+  acceptChatMessage,
+  chatMessageJobId,
+  requeueUnanswered,
+  INBOX_REQUEUE_WINDOW_MS,
+  INBOX_RETENTION_MS,
+} from './inbox.js';
+export { chatSessionOwner, processChatMessage, type ChatReplyDeps } from './process-message.js';
 export { larkClients, larkNotifier, type LarkAppConfig } from './lark-clients.js';

@@ -7,14 +7,15 @@ import {
   type RunModel,
   type RunRequest,
 } from '@agent-backend/agent-runtime';
-import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { LarkClient } from '@agent-backend/lark';
 import type { Logger } from '@agent-backend/logger';
 import type { AgentEvent, ChatMessageJob } from '@agent-backend/protocol';
+import type { ChatInbox } from './inbox.js';
 
 export interface ChatReplyDeps {
   runner: AgentRunner;
-  ephemeral: EphemeralStore;
+  /** Where answered messages are marked (durable: a retry after Redis lost its data still sees it). */
+  inbox: ChatInbox;
   logger: Logger;
   /** The model for chat messages (`DEFAULT_LLM_*`); absent: nothing can answer. */
   llm?: RunModel;
@@ -22,18 +23,12 @@ export interface ChatReplyDeps {
   clients: Partial<Record<ChatMessageJob['platform'], LarkClient>>;
 }
 
-/** The queue of chat messages: the api's webhook adds to it, the worker answers from it. */
-export const CHAT_MESSAGE_QUEUE = 'chat-messages';
-
-/** How long a sent reply is remembered, so a retried job does not answer twice. */
-const REPLIED_TTL_MS = 24 * 60 * 60 * 1000;
-
 /**
  * The worker's side of one chat message: run the agent on the text in the chat's conversation
  * (one persisted session per chat) with the default model, then reply in the chat.
  *
  * Delivery is at least once (a worker that dies mid-job gets the job retried). A reply is
- * recorded under the event id once sent, and a retry that finds it does nothing; a retry after
+ * marked in the inbox (the store) once sent, and a retry that finds it does nothing; a retry after
  * the agent ran but before the reply was sent runs the agent again (the answer is not kept),
  * so the conversation may hold that turn twice, but the chat gets one reply.
  */
@@ -42,8 +37,7 @@ export async function processChatMessage(
   deps: ChatReplyDeps,
   signal: AbortSignal,
 ): Promise<void> {
-  const repliedKey = `chat-replied:${job.platform}:${job.event_id}`;
-  if (await deps.ephemeral.get(repliedKey)) return;
+  if (await deps.inbox.isReplied(job)) return;
   const log = deps.logger.child({
     platform: job.platform,
     eventId: job.event_id,
@@ -68,7 +62,7 @@ export async function processChatMessage(
     await client.replyText(job.message_id, answer);
     log.info({ chars: answer.length }, 'replied in chat');
   }
-  await deps.ephemeral.set(repliedKey, '1', { ttlMs: REPLIED_TTL_MS });
+  await deps.inbox.markReplied(job);
 }
 
 /** The owner of a chat's conversation: the chat itself (chat users are not service users). */

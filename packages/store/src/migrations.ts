@@ -212,6 +212,23 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX scheduled_tasks_user_idx ON scheduled_tasks (user_id, updated_at DESC);
     `,
   },
+  {
+    id: '0010_chat_inbox',
+    sql: `
+      -- Chat-platform messages acknowledged to the platform, kept until answered: the job
+      -- queue (Redis) may lose them, this table may not (packages/chat-platform/src/inbox.ts).
+      CREATE TABLE chat_inbox (
+        platform    text NOT NULL,
+        event_id    text NOT NULL,                  -- the platform's event id: one row per event
+        job         jsonb NOT NULL,                 -- the ChatMessageJob queued for the worker
+        received_at timestamptz NOT NULL DEFAULT now(),
+        replied_at  timestamptz,                    -- set once the reply went out (or was logged)
+        PRIMARY KEY (platform, event_id)
+      );
+      CREATE INDEX chat_inbox_unanswered ON chat_inbox (received_at) WHERE replied_at IS NULL;
+      CREATE INDEX chat_inbox_received ON chat_inbox (received_at);
+    `,
+  },
 ];
 
 /**
