@@ -27,6 +27,7 @@ const ORDER = [
   'postgres-restart',
   'worker-sigkill',
   'slow-consumers',
+  'soak',
 ];
 
 if (!existsSync(dir)) {

@@ -1,5 +1,4 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { encryptEvent, eventSignature } from '@agent-backend/lark';
 import {
   startFakeLark,
   startScriptedModel,
@@ -10,6 +9,7 @@ import {
 } from '@agent-backend/testing';
 import { Redis } from 'ioredis';
 import { startCluster, type Cluster } from './cluster.js';
+import { larkMessageEvent, larkWebhookRequest } from './lark-delivery.js';
 import { eventually } from './ws-client.js';
 
 const ENCRYPT_KEY = 'enc-key-for-tests';
@@ -26,43 +26,11 @@ describe('chat platform', () => {
   let model: ScriptedModel;
   let seq = 0;
 
-  const messageEvent = (
-    text: string,
-    chatId = 'oc_chat1',
-    eventId = `ev-${++seq}-${Date.now()}`,
-  ) => ({
-    schema: '2.0',
-    header: {
-      event_id: eventId,
-      event_type: 'im.message.receive_v1',
-      token: TOKEN,
-      create_time: String(Date.now()),
-      app_id: 'cli_test',
-    },
-    event: {
-      sender: { sender_id: { open_id: 'ou_user1' }, sender_type: 'user' },
-      message: {
-        message_id: `om_${eventId}`,
-        chat_id: chatId,
-        chat_type: 'p2p',
-        message_type: 'text',
-        content: JSON.stringify({ text }),
-      },
-    },
-  });
-  /** Encrypts and signs an event as the platform does; returns what goes on the wire. */
-  const wire = (event: unknown, options: { timestamp?: number; signature?: string } = {}) => {
-    const body = JSON.stringify({ encrypt: encryptEvent(ENCRYPT_KEY, JSON.stringify(event)) });
-    const timestamp = String(options.timestamp ?? Math.floor(Date.now() / 1000));
-    const headers = {
-      'content-type': 'application/json',
-      'x-lark-request-timestamp': timestamp,
-      'x-lark-request-nonce': 'nonce-1',
-      'x-lark-signature':
-        options.signature ?? eventSignature(timestamp, 'nonce-1', ENCRYPT_KEY, body),
-    };
-    return { body, headers };
-  };
+  const APP = { appId: 'cli_test', encryptKey: ENCRYPT_KEY, token: TOKEN };
+  const messageEvent = (text: string, chatId = 'oc_chat1', eventId = `ev-${++seq}-${Date.now()}`) =>
+    larkMessageEvent(APP, { eventId, chatId, text });
+  const wire = (event: unknown, options: { timestamp?: number; signature?: string } = {}) =>
+    larkWebhookRequest(APP, event, options);
   const deliver = async (
     api: number,
     request: { body: string; headers: Record<string, string> },

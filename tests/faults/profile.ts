@@ -19,6 +19,9 @@ export interface FaultProfile {
   /** Traffic before the fault, and the length of the outage. */
   readonly warmupMs: number;
   readonly outageMs: number;
+  /** The soak (tests/faults/soak.test.ts): how long its mixed load runs, how often it samples. */
+  readonly soakMs: number;
+  readonly soakSampleMs: number;
 }
 
 const PROFILES: Record<FaultProfile['name'], FaultProfile> = {
@@ -31,6 +34,8 @@ const PROFILES: Record<FaultProfile['name'], FaultProfile> = {
     tasksAtFault: 3,
     warmupMs: 1_500,
     outageMs: 5_000,
+    soakMs: 20_000,
+    soakSampleMs: 2_000,
   },
   long: {
     name: 'long',
@@ -41,6 +46,8 @@ const PROFILES: Record<FaultProfile['name'], FaultProfile> = {
     tasksAtFault: 10,
     warmupMs: 5_000,
     outageMs: 10_000,
+    soakMs: 600_000,
+    soakSampleMs: 10_000,
   },
 };
 

@@ -6,10 +6,10 @@
  * platform's replies), so lost and doubled effects show.
  */
 import { NodeClient } from '@agent-backend/node-client';
-import { encryptEvent, eventSignature } from '@agent-backend/lark';
 import type { FakeLark, ScriptedModel, StreamPiece } from '@agent-backend/testing';
 import { invoke } from '../agent-helpers.js';
 import type { Cluster } from '../cluster.js';
+import { larkMessageEvent, larkWebhookRequest } from '../lark-delivery.js';
 import { sleep, type Outcome, type Tally } from './tally.js';
 
 /** A node per user, half of them on each gateway, whose `effect` tool counts its calls by id. */
@@ -215,7 +215,7 @@ export const LARK = {
   secret: 'lark-secret',
   encryptKey: 'enc-key',
   token: 'vt',
-};
+} as const;
 
 export function larkEnv(lark: FakeLark, model: ScriptedModel, modelName: string) {
   return {
@@ -232,38 +232,8 @@ export function larkEnv(lark: FakeLark, model: ScriptedModel, modelName: string)
 
 /** An encrypted, signed `im.message.receive_v1` delivery, as the platform sends it. */
 export function larkDelivery(eventId: string, chatId: string, text: string) {
-  const event = {
-    schema: '2.0',
-    header: {
-      event_id: eventId,
-      event_type: 'im.message.receive_v1',
-      token: LARK.token,
-      create_time: String(Date.now()),
-      app_id: LARK.appId,
-    },
-    event: {
-      sender: { sender_id: { open_id: 'ou_faults' }, sender_type: 'user' },
-      message: {
-        message_id: `om_${eventId}`,
-        chat_id: chatId,
-        chat_type: 'p2p',
-        message_type: 'text',
-        content: JSON.stringify({ text }),
-      },
-    },
-  };
-  const body = JSON.stringify({ encrypt: encryptEvent(LARK.encryptKey, JSON.stringify(event)) });
-  const timestamp = String(Math.floor(Date.now() / 1000));
-  return {
-    messageId: `om_${eventId}`,
-    body,
-    headers: {
-      'content-type': 'application/json',
-      'x-lark-request-timestamp': timestamp,
-      'x-lark-request-nonce': 'nonce',
-      'x-lark-signature': eventSignature(timestamp, 'nonce', LARK.encryptKey, body),
-    },
-  };
+  const event = larkMessageEvent(LARK, { eventId, chatId, text, openId: 'ou_faults' });
+  return { messageId: event.event.message.message_id, ...larkWebhookRequest(LARK, event) };
 }
 
 /**

@@ -10,7 +10,7 @@ import { conceptEmbedding, startScriptedModel, type ScriptedModel } from '@agent
 import { createOpenAiEmbedder, EmbeddingError, type Embedder } from './embeddings.js';
 import { ingestDocument } from './ingest.js';
 import { KnowledgeRepository } from './knowledge-repository.js';
-import { fuseByRank, searchChunks, toTsQuery } from './search.js';
+import { searchChunks } from './search.js';
 import { knowledgeSearcher } from './search-tool.js';
 
 const REFUNDS =
@@ -485,34 +485,3 @@ export function describeKnowledgeContract(
     });
   });
 }
-
-describe('toTsQuery', () => {
-  it('quotes distinct lower-cased words joined by OR', () => {
-    expect(toTsQuery("Refund's policy, REFUND!")).toBe("'refund' | 's' | 'policy'");
-    expect(toTsQuery('  ?! ')).toBeUndefined();
-  });
-});
-
-describe('fuseByRank', () => {
-  const hit = (document_id: string, score = 0) => ({
-    knowledge_base_id: 'kb',
-    document_id,
-    document_name: 'd',
-    chunk_index: 0,
-    content: '',
-    score,
-  });
-  it('adds 1 / (60 + rank) per list and puts chunks found twice first', () => {
-    const fused = fuseByRank(
-      [
-        [hit('a'), hit('b')],
-        [hit('c'), hit('b')],
-      ],
-      3,
-    );
-    expect(fused.map((h) => h.document_id)).toEqual(['b', 'a', 'c']);
-    expect(fused[0]!.score).toBeCloseTo(2 / 62);
-    expect(fused[1]!.score).toBeCloseTo(1 / 61);
-    expect(fuseByRank([[hit('a')], []], 0)).toEqual([]);
-  });
-});
