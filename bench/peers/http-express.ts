@@ -25,7 +25,8 @@
  * (user + system from /proc) per request, pooled over the rounds.
  *
  * Env: CONNECTIONS (default 32), DURATION_S (default 10), ROUNDS (default 3), WARMUP_S (default
- * 3 per app and route), REDIS_URL, DATABASE_URL.
+ * 3 per app and route), PROFILE_DIR (both servers run with `--cpu-prof` into it), REDIS_URL,
+ * DATABASE_URL.
  */
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -61,6 +62,9 @@ const connections = Number(process.env.CONNECTIONS ?? 32);
 const durationS = Number(process.env.DURATION_S ?? 10);
 const rounds = Number(process.env.ROUNDS ?? 3);
 const warmUpS = Number(process.env.WARMUP_S ?? 3);
+/** Set: both server processes run with `--cpu-prof` and write their profiles here at the end. */
+const profileDir = process.env.PROFILE_DIR;
+const profile = profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : [];
 const USER = 'bench-http';
 
 // ---------------------------------------------------------------- the few peer members used
@@ -148,6 +152,8 @@ async function runExpress(): Promise<void> {
     res.json({ results });
   });
   app.listen(Number(process.env.PORT), '127.0.0.1');
+  // Exits normally on SIGTERM, so that `--cpu-prof` (PROFILE_DIR) writes its profile.
+  process.once('SIGTERM', () => process.exit(0));
 }
 
 // ---------------------------------------------------------------- main
@@ -207,10 +213,13 @@ async function main(): Promise<void> {
       cleanups.push(() => service.stop());
       return service;
     };
-    const api = await start('api', 'apps/api/dist/main.js'); // migrates the schema
+    const api = await start('api', 'apps/api/dist/main.js', { execArgv: profile }); // migrates the schema
     const gateway = await start('gateway', 'apps/gateway/dist/main.js');
     const worker = await start('worker', 'apps/worker/dist/main.js');
-    const bare = await start('express', SELF, { execArgv: ['--import', 'tsx'], role: 'express' });
+    const bare = await start('express', SELF, {
+      execArgv: [...profile, '--import', 'tsx'],
+      role: 'express',
+    });
     const fleet = await startFleet([
       { base: gateway.url.replace('http', 'ws'), userId: USER, token },
     ]);
