@@ -33,7 +33,15 @@ import { fileURLToPath } from 'node:url';
 import { uniquePrefix } from '../../packages/testing/src/index.js';
 import { startFleet } from '../support/node-fleet.js';
 import { fmt, openLoop, percentile, type RoundResult } from '../support/open-loop.js';
-import { cpuMs, machineLine, ROOT, startEntry, stopChild, sleep } from '../support/processes.js';
+import {
+  cpuMs,
+  machineJiffies,
+  machineLine,
+  ROOT,
+  startEntry,
+  stopChild,
+  sleep,
+} from '../support/processes.js';
 import { redisServer, unlinkPrefix } from '../support/redis.js';
 import { startSplitGateway } from '../support/split-gateway.js';
 import { ensurePeers, requirePeer } from './peers.js';
@@ -181,6 +189,8 @@ interface Variant {
 
 interface Pooled extends RoundResult {
   cpuMs: Record<string, number>;
+  /** Busy and total jiffies of the whole machine over the rounds. */
+  machine: { busy: number; total: number };
   roundP50s: number[];
 }
 
@@ -310,6 +320,7 @@ async function main(): Promise<void> {
         elapsedMs: 0,
         cpuMs: {},
         roundP50s: [],
+        machine: { busy: 0, total: 0 },
       }));
       for (let round = 0; round < rounds; round++) {
         for (let k = 0; k < variants.length; k++) {
@@ -317,9 +328,13 @@ async function main(): Promise<void> {
           const v = variants[index]!;
           const p = pooled[index]!;
           const before = Object.values(v.pids).map((pid) => cpuMs(pid) ?? 0);
+          const machineBefore = machineJiffies();
           const result = await openLoop(v.call, rate, durationS / rounds, offset);
           offset += Math.round((rate * durationS) / rounds);
           const after = Object.values(v.pids).map((pid) => cpuMs(pid) ?? 0);
+          const machineAfter = machineJiffies();
+          p.machine.busy += machineAfter.busy - machineBefore.busy;
+          p.machine.total += machineAfter.total - machineBefore.total;
           p.roundP50s.push(
             percentile(
               [...result.latenciesMs].sort((a, b) => a - b),
@@ -368,9 +383,11 @@ async function main(): Promise<void> {
           ([role, ms]) =>
             `${role} ${(ms / Math.max(1, p.ok)).toFixed(3)} (${((ms / p.elapsedMs) * 100).toFixed(0)} % of a core)`,
         );
-        breakdown.push(`- ${rate}/s, ${v.name}: ${parts.join(', ')}`);
+        const busy = ((p.machine.busy / Math.max(1, p.machine.total)) * 100).toFixed(0);
+        breakdown.push(`- ${rate}/s, ${v.name}: ${parts.join(', ')}; whole machine ${busy} % busy`);
       });
     }
+    console.log(`\nmachine after the load: ${machineLine()}`);
     console.log(
       "\nCPU per call by process (ms; in brackets: the process's busy share of one core while measured):\n",
     );

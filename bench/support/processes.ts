@@ -110,3 +110,12 @@ export function machineLine(): string {
 }
 
 export const sleep = (ms: number) => new Promise<void>((resolve) => setTimeout(resolve, ms));
+
+/** Jiffies of the whole machine so far (all CPUs): busy and total, from /proc/stat. */
+export function machineJiffies(): { busy: number; total: number } {
+  const fields = readFileSync('/proc/stat', 'utf8').split('\n')[0]!.trim().split(/\s+/).slice(1);
+  const values = fields.map(Number);
+  const total = values.reduce((a, b) => a + b, 0);
+  // idle + iowait
+  return { busy: total - values[3]! - (values[4] ?? 0), total };
+}
