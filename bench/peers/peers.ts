@@ -23,6 +23,10 @@ export const PINNED = {
   ioredis: '5.11.1',
   express: '5.3.0',
   autocannon: '9.0.0',
+  '@openai/agents': '0.20.0',
+  // The client @openai/agents 0.20 asks for (^7.2.0); the service's own is openai 6.
+  openai: '7.57.0',
+  zod: '4.6.7',
 } as const;
 
 export type PeerName = keyof typeof PINNED;
