@@ -18,7 +18,9 @@
  * HEARTBEAT_MS (default 20000), PING_INTERVAL_MS (the gateway's GATEWAY_PING_INTERVAL_MS, default
  * 15000), HOLD_S (idle time at full count before the final sample, default 45), OPEN_CONCURRENCY
  * (handshakes in flight per client process, default 100), WARMUP_CONNECTIONS (default 200),
- * REPLICA_TTL_MS (the gateway's GATEWAY_REPLICA_TTL_MS; unset: its default).
+ * REPLICA_TTL_MS (the gateway's GATEWAY_REPLICA_TTL_MS; unset: its default), PROFILE_DIR (the
+ * gateway runs with `--cpu-prof` and writes its profile there when it is stopped with SIGTERM at
+ * the end).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -52,6 +54,7 @@ const pingIntervalMs = Number(process.env.PING_INTERVAL_MS ?? 15_000);
 const holdS = Number(process.env.HOLD_S ?? 45);
 const openConcurrency = Number(process.env.OPEN_CONCURRENCY ?? 100);
 const warmUpConnections = Number(process.env.WARMUP_CONNECTIONS ?? 200);
+const profileDir = process.env.PROFILE_DIR;
 
 interface OpenCommand {
   cmd: 'open';
@@ -238,7 +241,13 @@ async function main(): Promise<void> {
     const port = await freePort();
     const gateway = spawn(
       process.execPath,
-      ['--expose-gc', '--import', PRELOAD, 'apps/gateway/dist/main.js'],
+      [
+        '--expose-gc',
+        ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+        '--import',
+        PRELOAD,
+        'apps/gateway/dist/main.js',
+      ],
       {
         cwd: ROOT,
         env: {
@@ -478,6 +487,13 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
+    const gateway = children[0];
+    if (profileDir && gateway && gateway.exitCode === null) {
+      // A graceful stop, so that --cpu-prof writes the profile.
+      const exited = new Promise((resolve) => gateway.once('exit', resolve));
+      gateway.kill('SIGTERM');
+      await Promise.race([exited, sleep(20_000)]);
+    }
     killAll();
     await unlinkPrefix(redisUrl, prefix);
     await schema?.drop();
