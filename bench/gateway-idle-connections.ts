@@ -18,12 +18,12 @@
  * HEARTBEAT_MS (default 20000), PING_INTERVAL_MS (the gateway's GATEWAY_PING_INTERVAL_MS, default
  * 15000), HOLD_S (idle time at full count before the final sample, default 45), OPEN_CONCURRENCY
  * (handshakes in flight per client process, default 100), WARMUP_CONNECTIONS (default 200),
- * REPLICA_TTL_MS (the gateway's GATEWAY_REPLICA_TTL_MS; unset: its default).
+ * REPLICA_TTL_MS (the gateway's GATEWAY_REPLICA_TTL_MS; unset: its default), PROFILE_DIR (the
+ * gateway runs with `--cpu-prof` and writes its profile there when it is stopped with SIGTERM at
+ * the end).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { createServer, type AddressInfo } from 'node:net';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
@@ -32,6 +32,15 @@ import { importKeys, signAccessToken } from '../packages/auth/src/index.js';
 import { createRedisPresence } from '../packages/presence/src/index.js';
 import { closeRedis, createRedis, redisKeys, type Redis } from '../packages/redis/src/index.js';
 import { createTestSchema, uniquePrefix, type TestSchema } from '../packages/testing/src/index.js';
+import {
+  nextMessage,
+  PRELOAD,
+  sampleMemory as sample,
+  type Memory,
+  type MemorySample as Sample,
+} from './support/memory-probe.js';
+import { cpuMs, freePort, procMemory as procStatus, sleep } from './support/processes.js';
+import { unlinkPrefix } from './support/redis.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const ROOT = fileURLToPath(new URL('../', import.meta.url));
@@ -45,26 +54,7 @@ const pingIntervalMs = Number(process.env.PING_INTERVAL_MS ?? 15_000);
 const holdS = Number(process.env.HOLD_S ?? 45);
 const openConcurrency = Number(process.env.OPEN_CONCURRENCY ?? 100);
 const warmUpConnections = Number(process.env.WARMUP_CONNECTIONS ?? 200);
-const CLK_TCK = 100;
-
-/**
- * Loaded into the gateway process, on request over IPC: the event-loop delay since the previous
- * request (to tell a starved event loop from a slow Redis), then (`-gc`: after two full GCs) the
- * memory figures. The forced GC's own pause is left out of the next delay figure.
- */
-const PRELOAD = `data:text/javascript,${encodeURIComponent(
-  [
-    `import { monitorEventLoopDelay } from 'node:perf_hooks';`,
-    `const delay = monitorEventLoopDelay({ resolution: 10 }); delay.enable();`,
-    `process.on('message', (m) => {`,
-    `  if (m !== 'bench:memory' && m !== 'bench:memory-gc') return;`,
-    `  const loop = { p99: delay.percentile(99) / 1e6, max: delay.max / 1e6 };`,
-    `  if (m === 'bench:memory-gc') { globalThis.gc(); globalThis.gc(); }`,
-    `  const memory = process.memoryUsage(); delay.reset();`,
-    `  process.send({ memory, loop });`,
-    `});`,
-  ].join('\n'),
-)}`;
+const profileDir = process.env.PROFILE_DIR;
 
 interface OpenCommand {
   cmd: 'open';
@@ -203,60 +193,6 @@ function runClients(): void {
 
 // ---------------------------------------------------------------- measuring
 
-interface Memory {
-  rss: number;
-  heapUsed: number;
-  heapTotal: number;
-  external: number;
-  arrayBuffers: number;
-}
-
-function procStatus(pid: number, field: 'VmRSS' | 'VmHWM'): number {
-  const match = new RegExp(`${field}:\\s+(\\d+) kB`).exec(
-    readFileSync(`/proc/${pid}/status`, 'utf8'),
-  );
-  return Number(match?.[1] ?? NaN) * 1024;
-}
-
-function cpuSeconds(pid: number): number {
-  const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return (Number(fields[11]) + Number(fields[12])) / CLK_TCK;
-}
-
-function nextMessage<T>(
-  child: ChildProcess,
-  match: (m: Record<string, unknown>) => boolean,
-  timeoutMs: number,
-): Promise<T> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(() => {
-      child.off('message', on);
-      reject(new Error(`no answer from pid ${child.pid} within ${timeoutMs} ms`));
-    }, timeoutMs);
-    const on = (m: Record<string, unknown>) => {
-      if (!match(m)) return;
-      clearTimeout(timer);
-      child.off('message', on);
-      resolve(m as T);
-    };
-    child.on('message', on);
-  });
-}
-
-interface Sample {
-  memory: Memory;
-  /** Event-loop delay of the gateway since the previous sample, ms. */
-  loop: { p99: number; max: number };
-}
-
-async function sample(gateway: ChildProcess, gc = true): Promise<Sample> {
-  const answer = nextMessage<Sample>(gateway, (m) => 'memory' in m, 30_000);
-  gateway.send(gc ? 'bench:memory-gc' : 'bench:memory');
-  const { memory, loop } = await answer;
-  return { memory: { ...memory, rss: procStatus(gateway.pid!, 'VmRSS') }, loop };
-}
-
 /**
  * Presence as stored, read without the adapter (whose reads delete what they find invisible):
  * entries, entries past their TTL, and whether the replica is live, by the Redis clock.
@@ -276,16 +212,6 @@ async function rawPresence(redis: Redis, prefix: string, userIds: string[]) {
   }
   return { entries, expired, replicaLiveForMs: replicaExpiry - now };
 }
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 
 // ---------------------------------------------------------------- main
 
@@ -315,7 +241,13 @@ async function main(): Promise<void> {
     const port = await freePort();
     const gateway = spawn(
       process.execPath,
-      ['--expose-gc', '--import', PRELOAD, 'apps/gateway/dist/main.js'],
+      [
+        '--expose-gc',
+        ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+        '--import',
+        PRELOAD,
+        'apps/gateway/dist/main.js',
+      ],
       {
         cwd: ROOT,
         env: {
@@ -442,7 +374,7 @@ async function main(): Promise<void> {
     const connectSample = await sample(gateway, false);
     const samples: Array<{ t: number } & Sample> = [];
     for (const c of clients) c.send({ cmd: 'recordAcks' });
-    const cpuStart = cpuSeconds(gateway.pid!);
+    const cpuStart = (cpuMs(gateway.pid!) ?? 0) / 1_000;
     const holdStart = Date.now();
     for (let t = 0; t < holdS;) {
       const step = Math.min(15, holdS - t);
@@ -453,7 +385,8 @@ async function main(): Promise<void> {
     }
     clearInterval(prober);
     await closeRedis(probe);
-    const cpuPerS = (cpuSeconds(gateway.pid!) - cpuStart) / ((Date.now() - holdStart) / 1_000);
+    const cpuPerS =
+      ((cpuMs(gateway.pid!) ?? 0) / 1_000 - cpuStart) / ((Date.now() - holdStart) / 1_000);
     const peakRss = procStatus(gateway.pid!, 'VmHWM');
     const reports = await Promise.all(
       clients.map((c) => {
@@ -554,15 +487,15 @@ async function main(): Promise<void> {
       process.exitCode = 1;
     }
   } finally {
+    const gateway = children[0];
+    if (profileDir && gateway && gateway.exitCode === null) {
+      // A graceful stop, so that --cpu-prof writes the profile.
+      const exited = new Promise((resolve) => gateway.once('exit', resolve));
+      gateway.kill('SIGTERM');
+      await Promise.race([exited, sleep(20_000)]);
+    }
     killAll();
-    const redis = createRedis(redisUrl, { name: 'bench-cleanup' });
-    let cursor = '0';
-    do {
-      const [next, found] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-      cursor = next;
-      if (found.length > 0) await redis.unlink(...found);
-    } while (cursor !== '0');
-    await closeRedis(redis);
+    await unlinkPrefix(redisUrl, prefix);
     await schema?.drop();
     clearTimeout(watchdog);
   }

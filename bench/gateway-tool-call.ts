@@ -13,7 +13,7 @@
  * - `HTTP all-in-one`: `POST /node/tools/call` to a real all-in-one process (baseline of the next).
  * - `HTTP split`: `POST /node/tools/call` to a real API process, which reaches the gateway process
  *   through Redis.
- * The nodes are WebSocket clients in a separate "fleet" process (this file, `fleet` argument), one
+ * The nodes are WebSocket clients in a separate "fleet" process (`support/node-fleet.ts`), one
  * per user and gateway, so in every variant the node side costs the same and sits outside the
  * measured process. Calls are scheduled by the clock (open loop) and latency is taken from the
  * scheduled time, so queueing in the load generator counts too.
@@ -31,16 +31,13 @@
  * serving `POST /node/tools/call` used about 2 ms of CPU per call here, so 1,000/s would measure
  * a saturated queue; see docs/BENCHMARKS.md).
  */
-import { spawn, type ChildProcess } from 'node:child_process';
+import { type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { Agent, request } from 'node:http';
-import { createServer, type AddressInfo } from 'node:net';
+import { type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { performance } from 'node:perf_hooks';
-import { fileURLToPath } from 'node:url';
-import WebSocket from 'ws';
 import { mountGateway } from '@agent-backend/gateway';
 import { importKeys, signAccessToken, verifyAccessToken } from '../packages/auth/src/index.js';
 import { loadConfig } from '../packages/config/src/index.js';
@@ -49,12 +46,13 @@ import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.
 import { createLogger } from '../packages/logger/src/index.js';
 import { NO_METRICS } from '../packages/metrics/src/index.js';
 import { createNodeToolCaller } from '../packages/node-rpc/src/index.js';
-import { closeRedis, createRedis } from '../packages/redis/src/index.js';
 import type { ServiceContext } from '../packages/runtime/src/index.js';
 import { createTestSchema, uniquePrefix, type TestSchema } from '../packages/testing/src/index.js';
+import { startFleet, type FleetTarget } from './support/node-fleet.js';
+import { fmt, openLoop, percentile, type RoundResult } from './support/open-loop.js';
+import { cpuMs, startEntry, stopChild, type Service } from './support/processes.js';
+import { redisServer, unlinkPrefix } from './support/redis.js';
 
-const SELF = fileURLToPath(import.meta.url);
-const ROOT = fileURLToPath(new URL('../', import.meta.url));
 const redisUrl = (process.env.REDIS_URL ??= 'redis://127.0.0.1:6379');
 const databaseUrl = (process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test');
 const rate = Number(process.env.RATE ?? 1_000);
@@ -66,189 +64,6 @@ const warmUpS = Number(process.env.WARMUP_S ?? 2);
 const nodeCount = Number(process.env.NODES ?? 10);
 const withHttp = process.env.HTTP !== '0';
 const CALL_TIMEOUT_MS = 10_000;
-const CLK_TCK = 100;
-
-/** One node socket the fleet opens: a desktop node of `userId` on the gateway at `base`. */
-interface FleetTarget {
-  base: string;
-  userId: string;
-  token: string;
-}
-
-// ---------------------------------------------------------------- fleet (child process)
-
-/** Connects every target, registers it and answers each `tools/call` at once with `ok <i>`. */
-function runFleet(): void {
-  process.on('disconnect', () => process.exit(0));
-  process.once('message', (message) => {
-    const targets = (message as { targets: FleetTarget[] }).targets;
-    let ready = 0;
-    for (const target of targets) {
-      const url = `${target.base}/ws/desktop?client_id=desktop_${target.userId}&node_id=pc`;
-      const ws = new WebSocket(url, { headers: { authorization: `Bearer ${target.token}` } });
-      ws.on('error', (error) => process.send?.({ error: `${url}: ${error.message}` }));
-      ws.on('open', () =>
-        ws.send(
-          JSON.stringify({
-            type: 'register',
-            node_id: 'pc',
-            node_type: 'desktop',
-            node_name: 'bench',
-            available_tools: ['echo'],
-          }),
-        ),
-      );
-      ws.on('message', (data) => {
-        const frame = JSON.parse(data.toString()) as {
-          type?: string;
-          method?: string;
-          id?: string;
-          params?: { arguments?: { i?: number } };
-        };
-        if (frame.method === 'tools/call') {
-          const text = `ok ${frame.params?.arguments?.i}`;
-          ws.send(
-            JSON.stringify({
-              jsonrpc: '2.0',
-              id: frame.id,
-              result: { content: [{ type: 'text', text }], isError: false },
-            }),
-          );
-        } else if (frame.type === 'registered' && ++ready === targets.length) {
-          process.send?.({ ready });
-        }
-      });
-    }
-  });
-}
-
-// ---------------------------------------------------------------- processes
-
-interface Service {
-  readonly child: ChildProcess;
-  readonly url: string;
-  stop(): Promise<void>;
-}
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  await new Promise((resolve) => server.close(resolve));
-  return port;
-}
-
-async function stopChild(child: ChildProcess): Promise<void> {
-  if (child.exitCode !== null || child.signalCode !== null) return;
-  const exited = new Promise((resolve) => child.once('exit', resolve));
-  child.kill('SIGTERM');
-  const timer = setTimeout(() => child.kill('SIGKILL'), 5_000);
-  await exited;
-  clearTimeout(timer);
-}
-
-/** Starts a built entry on a free port and waits until `/healthz` answers. */
-async function startEntry(entry: string, env: Record<string, string>): Promise<Service> {
-  const port = await freePort();
-  const child = spawn(process.execPath, [entry], {
-    cwd: ROOT,
-    env: {
-      PATH: process.env.PATH ?? '',
-      HOME: process.env.HOME ?? '',
-      HOST: '127.0.0.1',
-      PORT: String(port),
-      ...env,
-    },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  const output: string[] = [];
-  const keep = (chunk: Buffer) =>
-    output.push(...chunk.toString('utf8').split('\n').filter(Boolean).slice(-20));
-  child.stdout!.on('data', keep);
-  child.stderr!.on('data', keep);
-  const url = `http://127.0.0.1:${port}`;
-  const deadline = Date.now() + 60_000;
-  for (;;) {
-    if (child.exitCode !== null)
-      throw new Error(`${entry} exited with ${child.exitCode}:\n${output.slice(-20).join('\n')}`);
-    if (Date.now() > deadline) {
-      child.kill('SIGKILL');
-      throw new Error(
-        `${entry} did not answer /healthz within 60 s:\n${output.slice(-20).join('\n')}`,
-      );
-    }
-    const ok = await fetch(`${url}/healthz`).then(
-      (r) => r.ok,
-      () => false,
-    );
-    if (ok) return { child, url, stop: () => stopChild(child) };
-    await new Promise((r) => setTimeout(r, 100));
-  }
-}
-
-/** CPU time (user + system) of a process so far, in ms; undefined if it cannot be read. */
-function cpuMs(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return ((Number(fields[11]) + Number(fields[12])) * 1_000) / CLK_TCK;
-  } catch {
-    return undefined;
-  }
-}
-
-// ---------------------------------------------------------------- open-loop load
-
-interface RoundResult {
-  latenciesMs: number[];
-  errors: Map<string, number>;
-  ok: number;
-  elapsedMs: number;
-}
-
-/**
- * Issues `rate × seconds` calls on the clock's schedule without waiting for earlier ones, and
- * resolves when all settled. Latency runs from the scheduled time, so a late issue counts.
- */
-function openLoop(
-  call: (i: number) => Promise<void>,
-  rate: number,
-  seconds: number,
-  offset: number,
-): Promise<RoundResult> {
-  const total = Math.round(rate * seconds);
-  const result: RoundResult = { latenciesMs: [], errors: new Map(), ok: 0, elapsedMs: 0 };
-  return new Promise((resolve) => {
-    const start = performance.now();
-    let issued = 0;
-    let settled = 0;
-    const tick = () => {
-      const due = Math.min(total, Math.floor(((performance.now() - start) * rate) / 1_000) + 1);
-      while (issued < due) {
-        const scheduled = start + (issued * 1_000) / rate;
-        call(offset + issued++)
-          .then(
-            () => {
-              result.latenciesMs.push(performance.now() - scheduled);
-              result.ok++;
-            },
-            (error: unknown) => {
-              const key = (error as { code?: string }).code ?? (error as Error).message;
-              result.errors.set(key, (result.errors.get(key) ?? 0) + 1);
-            },
-          )
-          .finally(() => {
-            if (++settled === total) {
-              result.elapsedMs = performance.now() - start;
-              resolve(result);
-            }
-          });
-      }
-      if (issued < total) setTimeout(tick, 1);
-    };
-    tick();
-  });
-}
 
 /** A lean keep-alive HTTP client (global `fetch` costs the load generator about 1 ms CPU per call). */
 const agent = new Agent({ keepAlive: true, maxSockets: 1_024 });
@@ -292,10 +107,6 @@ function postJson(
     );
     req.end(payload);
   });
-}
-
-function percentile(sorted: number[], p: number): number {
-  return sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)] ?? NaN;
 }
 
 // ---------------------------------------------------------------- main
@@ -377,16 +188,7 @@ async function main(): Promise<void> {
       await createTestSchema('bench_aio'),
     ];
     cleanups.push(() => Promise.all(schemas.map((s) => s.drop())));
-    cleanups.push(async () => {
-      const redis = createRedis(redisUrl, { name: 'bench-cleanup' });
-      let cursor = '0';
-      do {
-        const [next, keysFound] = await redis.scan(cursor, 'MATCH', `${prefix}*`, 'COUNT', 1000);
-        cursor = next;
-        if (keysFound.length > 0) await redis.unlink(...keysFound);
-      } while (cursor !== '0');
-      await closeRedis(redis);
-    });
+    cleanups.push(() => unlinkPrefix(redisUrl, prefix));
     const common = {
       JWT_PUBLIC_KEY: pair.publicKey,
       JWT_PRIVATE_KEY: pair.privateKey,
@@ -447,12 +249,6 @@ async function main(): Promise<void> {
       bases.push(allInOne.url);
     }
 
-    const fleet = spawn(process.execPath, ['--import', 'tsx', SELF, 'fleet'], {
-      cwd: ROOT,
-      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
-    });
-    children.push(fleet);
-    cleanups.push(() => stopChild(fleet));
     const targets: FleetTarget[] = bases.flatMap((base) =>
       users.map((userId) => ({
         base: base.replace('http', 'ws'),
@@ -460,31 +256,11 @@ async function main(): Promise<void> {
         token: tokens.get(userId)!,
       })),
     );
-    await new Promise<void>((resolve, reject) => {
-      const timer = setTimeout(
-        () => reject(new Error('the fleet did not register within 30 s')),
-        30_000,
-      );
-      fleet.on('message', (m: { ready?: number; error?: string }) => {
-        if (m.error) console.error(`fleet: ${m.error}`);
-        if (m.ready === targets.length) {
-          clearTimeout(timer);
-          resolve();
-        }
-      });
-      fleet.send({ targets });
-    });
+    const fleet = await startFleet(targets);
+    children.push(fleet);
+    cleanups.push(() => stopChild(fleet));
 
-    const redisInfo = createRedis(redisUrl, { name: 'bench-info' });
-    const info = await redisInfo.info('server');
-    await closeRedis(redisInfo);
-    const redisVersion = /redis_version:(\S+)/.exec(info)?.[1] ?? '?';
-    const redisPid = Number(/process_id:(\d+)/.exec(info)?.[1]);
-    const redisPids =
-      ['127.0.0.1', 'localhost'].includes(new URL(redisUrl).hostname) &&
-      cpuMs(redisPid) !== undefined
-        ? [redisPid]
-        : [];
+    const { version: redisVersion, pid: redisPid } = await redisServer(redisUrl);
 
     const check = (i: number, result: { success: boolean; text: string }) => {
       if (!result.success || result.text !== `ok ${i}`)
@@ -522,7 +298,7 @@ async function main(): Promise<void> {
       elapsedMs: 0,
       cpuMs: {},
     });
-    const redisRole: Record<string, number> = redisPids.length > 0 ? { redis: redisPids[0]! } : {};
+    const redisRole: Record<string, number> = redisPid !== undefined ? { redis: redisPid } : {};
     const variants: Variant[] = [
       {
         name: 'in-process',
@@ -628,7 +404,6 @@ async function main(): Promise<void> {
     }
     loads.push(loadavg()[0]!);
 
-    const fmt = (n: number) => (n >= 100 ? n.toFixed(0) : n >= 10 ? n.toFixed(1) : n.toFixed(2));
     console.log(
       `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Redis ${redisVersion} at ${new URL(redisUrl).host}`,
     );
@@ -680,9 +455,5 @@ async function main(): Promise<void> {
   }
 }
 
-if (process.argv[2] === 'fleet') {
-  runFleet();
-} else {
-  await main();
-  process.exit(0);
-}
+await main();
+process.exit(0);
