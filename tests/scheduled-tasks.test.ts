@@ -195,6 +195,20 @@ describe('scheduled tasks on BullMQ with two workers', () => {
     expect(mails.find((m) => m.body.includes('Report'))!.to).toEqual(['alice@example.test']);
     expect(model.requests(MODEL)).toHaveLength(1);
     expect(model.requests(MODEL)[0]!.headers.authorization).toBe('Bearer sk-test-default');
+
+    // The owner's listing (GET /api/scheduled-tasks, runs of every task in one query) on
+    // PostgreSQL: the task with its run; another user sees none of it.
+    const list = async (user: string) =>
+      (await fetch(`${api.url}/api/scheduled-tasks`, {
+        headers: { authorization: `Bearer ${await accessToken(keys.privateKey, user)}` },
+      }).then((r) => r.json())) as {
+        tasks: Array<{ task_id: string; runs: Array<{ status: string; output: string | null }> }>;
+      };
+    const alice = await list('alice');
+    expect(alice.tasks.find((t) => t.task_id === 'auto-1')?.runs).toMatchObject([
+      { status: 'succeeded', output: 'Your report: all good.' },
+    ]);
+    expect((await list('mallory')).tasks).toEqual([]);
   });
 
   it('asks before running a require-confirmation task and runs it once confirmed', async () => {

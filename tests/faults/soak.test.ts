@@ -7,8 +7,8 @@
  * the second half of the load are reported (docs/RELIABILITY.md). Checked: nothing failed, hung,
  * was lost or doubled; once the load ended, every replica holds no more handles than before it;
  * no Redis key without an expiry accumulates outside the job queues (whose finished jobs are
- * kept for a retention period by design); and in the `long` profile, RSS grows by no more than
- * 2 MiB a minute on any replica over the second half.
+ * kept for a retention period by design); and in the `long` profile, the JavaScript heap grows
+ * by no more than 1 MiB a minute on any replica over the second half (RSS is reported).
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
@@ -33,6 +33,8 @@ import { deliverUntilAcked, sseRun, toolCallTraffic } from './traffic.js';
 interface ReplicaSample {
   rss: number;
   heapUsed: number;
+  /** Memory of Buffers and other objects outside V8's heap. */
+  external: number;
   handles: number;
 }
 interface Sample {
@@ -136,7 +138,8 @@ describe('soak: mixed load on the split deployment', () => {
         loops.push(
           (async () => {
             for (let i = 0; !stop.signal.aborted; i++) {
-              const id = `${tag}-task-${i}`;
+              // Padded: the model's requests are matched by `run <id>`, and task-1 must not match task-10.
+              const id = `${tag}-task-${String(i).padStart(4, '0')}`;
               const res = await syncTask(cluster, id, { run_mode: 'auto', ...dueIn(2) });
               if (res.status === 200) tasks.push(id);
               else tally.add('task syncs', { kind: 'failed', code: `HTTP ${res.status}` });
@@ -201,6 +204,7 @@ describe('soak: mixed load on the split deployment', () => {
             {
               rssMiBPerMin: slope((s) => s.replicas[name]!.rss / MiB),
               heapMiBPerMin: slope((s) => s.replicas[name]!.heapUsed / MiB),
+              externalMiBPerMin: slope((s) => s.replicas[name]!.external / MiB),
               handlesPerMin: slope((s) => s.replicas[name]!.handles),
             },
           ]),
@@ -225,7 +229,7 @@ describe('soak: mixed load on the split deployment', () => {
           const b = baseline.replicas[name]!;
           const a = after.replicas[name]!;
           tally.note(
-            `${name}: RSS ${(b.rss / MiB).toFixed(0)} → ${(a.rss / MiB).toFixed(0)} MiB (second half ${fmt(s.rssMiBPerMin)} MiB/min), heap ${fmt(s.heapMiBPerMin)} MiB/min, handles ${b.handles} → ${a.handles} (second half ${fmt(s.handlesPerMin)}/min)`,
+            `${name}: RSS ${(b.rss / MiB).toFixed(0)} → ${(a.rss / MiB).toFixed(0)} MiB (second half ${fmt(s.rssMiBPerMin)} MiB/min), heap ${fmt(s.heapMiBPerMin)} MiB/min, external ${fmt(s.externalMiBPerMin)} MiB/min, handles ${b.handles} → ${a.handles} (second half ${fmt(s.handlesPerMin)}/min)`,
           );
         }
         tally.note(
@@ -254,10 +258,12 @@ describe('soak: mixed load on the split deployment', () => {
           );
         expect(leakedHandles).toEqual([]);
         expect(grownWithoutExpiry).toEqual([]);
+        // The JavaScript heap is what a leak of ours grows; RSS also moves with the allocator
+        // and is reported (docs/RELIABILITY.md), not asserted.
         if (profile.name === 'long') {
           const growing = replicas
-            .filter(([name]) => slopes[name]!.rssMiBPerMin > 2)
-            .map(([name]) => `${name}: ${fmt(slopes[name]!.rssMiBPerMin)} MiB/min`);
+            .filter(([name]) => slopes[name]!.heapMiBPerMin > 1)
+            .map(([name]) => `${name}: heap ${fmt(slopes[name]!.heapMiBPerMin)} MiB/min`);
           expect(growing).toEqual([]);
         }
       } finally {
@@ -278,6 +284,7 @@ async function processMetrics(url: string): Promise<ReplicaSample> {
   return {
     rss: value('process_resident_memory_bytes'),
     heapUsed: value('nodejs_heap_size_used_bytes'),
+    external: value('nodejs_external_memory_bytes'),
     handles: value('nodejs_active_handles_total'),
   };
 }

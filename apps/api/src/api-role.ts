@@ -40,7 +40,7 @@ export async function mountApi(
   // Recorded in the store, then queued: the queue (Redis) may lose it, the store may not.
   registerChatPlatformRoutes(context, (job) => acceptChatMessage(engines, job));
   registerDocsRoutes(context);
-  mountQueueDashboard(context); // /admin/queues: docs/operations.md
+  await mountQueueDashboard(context); // /admin/queues: docs/operations.md
   // Closed after the server closed (runs ended with `server_shutdown`), not alongside it.
   context.app.addHook('onClose', () => agent.close());
   return { name: 'api', close: async () => {} };

@@ -104,12 +104,11 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
   // The caller's own tasks (the token's user): what a web client shows.
   app.get('/api/scheduled-tasks', { preHandler: requireUser }, async (request) => {
     const records = await new TaskRepository(engines.db).listForUser(request.userId!, LIST_TASKS);
-    const runs = new RunRepository(engines.db);
-    const tasks = await Promise.all(
-      records.map(async (record) =>
-        taskView(record, await runs.listForTask(record.taskId, LIST_RUNS)),
-      ),
+    const runs = await new RunRepository(engines.db).listForTasks(
+      records.map((record) => record.taskId),
+      LIST_RUNS,
     );
+    const tasks = records.map((record) => taskView(record, runs.get(record.taskId) ?? []));
     return { tasks } satisfies ScheduledTaskList;
   });
 

@@ -95,6 +95,25 @@ export class RunRepository {
     return rows.map(toRecord);
   }
 
+  /**
+   * The newest `perTask` runs of each of `taskIds`, in one query (a listing of many tasks),
+   * newest first per task. Tasks without runs get an empty list.
+   */
+  async listForTasks(taskIds: readonly string[], perTask = 20): Promise<Map<string, RunRecord[]>> {
+    const byTask = new Map<string, RunRecord[]>(taskIds.map((id) => [id, []]));
+    if (taskIds.length === 0) return byTask;
+    const { rows } = await this.db.query<RunRow>(
+      `SELECT * FROM (
+         SELECT *, row_number() OVER (PARTITION BY task_id ORDER BY scheduled_at DESC) AS nth
+         FROM scheduled_task_runs WHERE task_id = ANY($1::text[])
+       ) newest
+       WHERE nth <= $2 ORDER BY task_id, scheduled_at DESC`,
+      [taskIds, perTask],
+    );
+    for (const row of rows) byTask.get(row.task_id)?.push(toRecord(row));
+    return byTask;
+  }
+
   /** Creates the occurrence waiting for confirmation. @returns false when it already exists. */
   async createAwaiting(
     taskId: string,

@@ -1,13 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
-import {
-  CommandExitError,
-  NotFoundError,
-  Sandbox,
-  SandboxNotFoundError,
-  type CommandResult,
-  type ConnectionOpts,
-} from 'e2b';
+import type { CommandExitError, CommandResult, ConnectionOpts, Sandbox } from 'e2b';
 import { CappedOutput } from '../capped-output.js';
 import { pythonMain } from '../python-prelude.js';
 import {
@@ -87,6 +80,7 @@ export class E2BSandboxProvider implements SandboxProvider {
       sessionId: spec.metadata.sessionId,
       deployment: spec.metadata.deployment,
     };
+    const { Sandbox } = await e2b();
     const sandbox = await providerCall('create a sandbox', () =>
       Sandbox.create(this.options.template, {
         ...this.connection,
@@ -100,6 +94,7 @@ export class E2BSandboxProvider implements SandboxProvider {
   }
 
   async connect(id: string): Promise<SandboxHandle | undefined> {
+    const { Sandbox } = await e2b();
     try {
       const sandbox = await Sandbox.connect(id, {
         ...this.connection,
@@ -107,26 +102,29 @@ export class E2BSandboxProvider implements SandboxProvider {
       });
       return handleOf(sandbox);
     } catch (error) {
-      if (error instanceof SandboxNotFoundError || error instanceof NotFoundError) return undefined;
+      if (isE2bError(error, 'SandboxNotFoundError') || isE2bError(error, 'NotFoundError')) return undefined;
       throw providerError('reconnect to the sandbox', error);
     }
   }
 
   async pause(id: string): Promise<void> {
+    const { Sandbox } = await e2b();
     try {
       await Sandbox.pause(id, this.connection);
     } catch (error) {
-      if (error instanceof SandboxNotFoundError || error instanceof NotFoundError) return;
+      if (isE2bError(error, 'SandboxNotFoundError') || isE2bError(error, 'NotFoundError')) return;
       throw providerError('pause the sandbox', error);
     }
   }
 
   async destroy(id: string): Promise<void> {
     // `kill` answers false for a sandbox that is gone.
+    const { Sandbox } = await e2b();
     await providerCall('destroy the sandbox', () => Sandbox.kill(id, this.connection));
   }
 
   async list(deployment: string): Promise<SandboxListing[]> {
+    const { Sandbox } = await e2b();
     const pages = Sandbox.list({
       ...this.connection,
       query: { metadata: { deployment }, state: ['running', 'paused'] },
@@ -172,7 +170,7 @@ function handleOf(sandbox: Sandbox): SandboxHandle {
       try {
         stream = await sandbox.files.read(at, { format: 'stream' });
       } catch (error) {
-        if (error instanceof NotFoundError) {
+        if (isE2bError(error, 'NotFoundError')) {
           throw new SandboxError('not_found', `${path} does not exist`, { cause: error });
         }
         throw providerError('read the file', error);
@@ -200,7 +198,7 @@ function handleOf(sandbox: Sandbox): SandboxHandle {
       try {
         entries = await sandbox.files.list(at, { depth });
       } catch (error) {
-        if (error instanceof NotFoundError) {
+        if (isE2bError(error, 'NotFoundError')) {
           throw new SandboxError('not_found', `${path} is not a directory`, { cause: error });
         }
         throw providerError('list the directory', error);
@@ -322,7 +320,7 @@ async function runCommand(
     if (timedOut || options.signal?.aborted) stop();
     result = await handle.wait();
   } catch (error) {
-    if (error instanceof CommandExitError) result = error;
+    if (isE2bError(error, 'CommandExitError')) result = error as CommandExitError;
     else if (!timedOut && !stopped) {
       if (error instanceof SandboxError) throw error;
       throw providerError('run the command', error);
@@ -349,6 +347,27 @@ function insidePath(path: string): string {
   throw new SandboxError('path_outside', `${path} is outside the sandbox's home and /tmp`);
 }
 
+const importSdk = () => import('e2b');
+type E2bSdk = Awaited<ReturnType<typeof importSdk>>;
+let sdk: E2bSdk | undefined;
+let loading: Promise<E2bSdk> | undefined;
+
+/**
+ * The E2B SDK, imported on first use: it and its RPC stack take about a third of a second to
+ * load, which every api and worker start would pay in a deployment without cloud sandboxes.
+ */
+async function e2b(): Promise<E2bSdk> {
+  return (sdk ??= await (loading ??= importSdk()));
+}
+
+/** Whether `error` is the SDK's error class `name` (never before the SDK was loaded). */
+function isE2bError(
+  error: unknown,
+  name: 'NotFoundError' | 'SandboxNotFoundError' | 'CommandExitError',
+): boolean {
+  return sdk !== undefined && error instanceof sdk[name];
+}
+
 function toArrayBuffer(data: Uint8Array): ArrayBuffer {
   return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer;
 }
@@ -365,6 +384,6 @@ async function providerCall<T>(what: string, call: () => Promise<T>): Promise<T>
 function providerError(what: string, error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;
   const message = error instanceof Error ? error.message : String(error);
-  const code = error instanceof SandboxNotFoundError ? 'unavailable' : 'provider_error';
+  const code = isE2bError(error, 'SandboxNotFoundError') ? 'unavailable' : 'provider_error';
   return new SandboxError(code, `E2B: could not ${what}: ${message}`, { cause: error });
 }
