@@ -102,7 +102,8 @@ export class E2BSandboxProvider implements SandboxProvider {
       });
       return handleOf(sandbox);
     } catch (error) {
-      if (isE2bError(error, 'SandboxNotFoundError') || isE2bError(error, 'NotFoundError')) return undefined;
+      if (isE2bError(error, 'SandboxNotFoundError') || isE2bError(error, 'NotFoundError'))
+        return undefined;
       throw providerError('reconnect to the sandbox', error);
     }
   }
