@@ -1,4 +1,6 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { Redis } from 'ioredis';
+import { testRedisUrl } from '@agent-backend/testing';
 import { startCluster, type Cluster } from './cluster.js';
 import { eventually, ofType, openSocket, type TestSocket } from './ws-client.js';
 
@@ -304,5 +306,59 @@ describe('gateway legacy switch', () => {
     );
     expect((await wrong.closed).code).toBe(4403);
     legacy.ws.terminate();
+  });
+});
+
+/**
+ * Its own gateway with a short presence TTL and fast pings: a node that sends no heartbeat stays
+ * listed on its pongs alone, and its pongs refresh presence only every third of the TTL (one
+ * Redis write per pong made heartbeats queue behind each ping pass: docs/BENCHMARKS.md).
+ */
+describe('gateway presence refreshed by pongs', () => {
+  const TTL_MS = 1_800;
+  const PING_MS = 200;
+  let cluster: Cluster;
+  let socket: TestSocket | undefined;
+  beforeAll(async () => {
+    cluster = await startCluster({
+      gateways: 1,
+      apis: 1,
+      env: { GATEWAY_PING_INTERVAL_MS: String(PING_MS), NODE_SILENT_TIMEOUT_MS: String(TTL_MS) },
+    });
+  });
+  afterAll(async () => {
+    socket?.ws.terminate();
+    await cluster?.stop();
+  });
+
+  it('keeps a node that only answers pings listed, writing presence a third of the TTL apart', async () => {
+    const token = await cluster.token('quiet');
+    socket = await openSocket(
+      cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_quiet', token }),
+    );
+    socket.send({ type: 'register', node_id: 'desktop_quiet', node_type: 'desktop' });
+    await socket.next(ofType('registered'));
+    const redis = new Redis(testRedisUrl());
+    try {
+      // [expiresAt, lastSeenAt, connectedAt, replicaId, data]: lastSeenAt moves on each write.
+      const seen = new Set<number>();
+      const started = Date.now();
+      while (Date.now() - started < 2.5 * TTL_MS) {
+        const raw = await redis.hget(`${cluster.prefix}presence:user:quiet`, 'desktop_quiet');
+        if (raw) seen.add((JSON.parse(raw) as number[])[1]!);
+        await new Promise((r) => setTimeout(r, 25));
+      }
+      const writes = [...seen].sort((a, b) => a - b);
+      const gaps = writes.slice(1).map((t, i) => t - writes[i]!);
+      // Pongs every 200 ms; writes at least TTL / 3 (600 ms) apart, yet often enough to live.
+      expect(writes.length).toBeGreaterThanOrEqual(3);
+      expect(Math.min(...gaps)).toBeGreaterThanOrEqual(TTL_MS / 3 - 50);
+    } finally {
+      redis.disconnect();
+    }
+    const res = await fetch(`${cluster.apis[0]!.url}/node/devices?user_id=quiet`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    expect(((await res.json()) as { total: number }).total).toBe(1);
   });
 });

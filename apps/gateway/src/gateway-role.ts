@@ -40,6 +40,7 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
     workflows,
     logger,
     limits: { maxBufferedBytes: config.GATEWAY_MAX_BUFFERED_BYTES },
+    presenceRefreshMs: Math.floor(config.NODE_SILENT_TIMEOUT_MS / 3),
     metrics: context.metrics.gateway,
   };
   const heartbeat = await startReplicaHeartbeat({

@@ -17,6 +17,12 @@ export interface GatewayServices {
   readonly workflows: WorkflowTracker;
   readonly logger: Logger;
   readonly limits: ConnectionLimits;
+  /**
+   * A WebSocket pong refreshes the node's presence entry only when the last refresh is at least
+   * this old (a third of the entry's TTL, `NODE_SILENT_TIMEOUT_MS`): heartbeats refresh it too,
+   * and the pongs of one ping pass all arrive at once.
+   */
+  readonly presenceRefreshMs: number;
   /** Connections and frames by endpoint. */
   readonly metrics: GatewayMetrics;
 }
