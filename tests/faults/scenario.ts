@@ -165,7 +165,8 @@ export async function runScenario(
 /** The suite's promise for every kind of traffic: nothing hung, unclear, lost or doubled. */
 export function expectNoHarm(tally: Tally): void {
   const file = tally.write();
-  console.log(`${tally.summary()}\nrecovered in ${tally.recoveryMs} ms; figures in ${file}`);
+  const recovered = tally.recoveryMs === undefined ? '' : `recovered in ${tally.recoveryMs} ms; `;
+  console.log(`${tally.summary()}\n${recovered}figures in ${file}`);
   for (const [kind, c] of tally.kinds) {
     expect({ kind, hung: c.hung, unclear: c.unclear, lost: c.lost, doubled: c.doubled }).toEqual({
       kind,
