@@ -6,13 +6,17 @@
  * and recover after it.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDatabaseUrl } from '@agent-backend/testing';
+import {
+  testDatabaseUrl,
+  startTcpProxy,
+  type ProxyMode,
+  type TcpProxy,
+} from '@agent-backend/testing';
 import { startFaultCluster, type FaultCluster } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
 import { expectNoHarm, runScenario, type Fault } from './scenario.js';
 import { Tally, until } from './tally.js';
-import { startTcpProxy, type ProxyMode, type TcpProxy } from './tcp-proxy.js';
 
 /** The same URL with host and port replaced by the proxy's. */
 function viaProxy(url: string, proxy: TcpProxy): string {

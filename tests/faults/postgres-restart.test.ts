@@ -8,13 +8,12 @@
  */
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { testDatabaseUrl } from '@agent-backend/testing';
+import { testDatabaseUrl, startTcpProxy, type TcpProxy } from '@agent-backend/testing';
 import { startFaultCluster, type FaultCluster } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
 import { expectNoHarm, runScenario } from './scenario.js';
 import { Tally } from './tally.js';
-import { startTcpProxy, type TcpProxy } from './tcp-proxy.js';
 import { sseRun } from './traffic.js';
 
 describe('PostgreSQL restart under traffic', () => {

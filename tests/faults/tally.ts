@@ -104,6 +104,9 @@ export class Tally {
   /** Counts an outcome observed some other way (a job's run, a reply). */
   add(kind: string, outcome: Outcome): void {
     const counts = this.counts(kind);
+    // `internal_error` is the code of a bug, not an answer a caller can act on.
+    if (outcome.kind === 'failed' && outcome.code.includes('internal_error'))
+      outcome = { kind: 'unclear', detail: outcome.code };
     if (outcome.kind === 'succeeded') counts.succeeded++;
     else if (outcome.kind === 'failed') {
       counts.failed++;

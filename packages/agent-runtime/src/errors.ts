@@ -35,7 +35,9 @@ export const RUN_ERROR_CODES = {
   run_lost: 'the run stopped unexpectedly',
   /** A `local` run's `working_directory` is not inside the user's directory (or does not exist). */
   working_directory_refused: 'the working directory is not one this user may use',
-  /** A bug or a store failure; details are in the service log. */
+  /** The database or Redis could not be reached (down, restarting, stalled); retry shortly. */
+  unavailable: 'the database or Redis is unavailable; retry shortly',
+  /** A bug; details are in the service log. */
   internal_error: 'the run failed unexpectedly',
 } as const;
 export type RunErrorCode = keyof typeof RUN_ERROR_CODES;

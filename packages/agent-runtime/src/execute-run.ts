@@ -1,7 +1,7 @@
 import type { Logger } from '@agent-backend/logger';
 import type { AgentMetrics } from '@agent-backend/metrics';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
-import type { AgentEvent } from '@agent-backend/protocol';
+import { isDependencyUnavailable, type AgentEvent } from '@agent-backend/protocol';
 import { runAgentLoop } from './agent-loop.js';
 import type { ChatMessage } from './chat-message.js';
 import { contextSection, fitHistory, userMessage } from './context.js';
@@ -83,6 +83,9 @@ async function executeRunInSpan(options: ExecuteRunOptions): Promise<RunResult> 
         signal.reason instanceof AgentRunError ? signal.reason : new AgentRunError('run_aborted');
     } else if (error instanceof AgentRunError) {
       failure = error;
+    } else if (isDependencyUnavailable(error)) {
+      logger.warn({ ...log, err: error }, 'run failed: a dependency is unavailable');
+      failure = new AgentRunError('unavailable');
     } else {
       logger.error({ ...log, err: error }, 'run failed');
       failure = new AgentRunError('internal_error');

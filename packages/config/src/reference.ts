@@ -16,6 +16,8 @@ export const ENV_MEANINGS = {
   REDIS_KEY_PREFIX:
     'prefix of every Redis key and channel, so deployments (and tests) can share a Redis',
   DATABASE_URL: '`postgres://`. Unset: PGlite under `DATA_DIR/pglite`',
+  DATABASE_QUERY_TIMEOUT_MS:
+    'a PostgreSQL statement running longer is cancelled by the server; one whose reply does not come within 1 s more (a stalled network or server) is given up and its connection closed; waiting this long for a connection fails too. The request gets 503 `unavailable`. `0`: no limit. Migrations and the vector-search preparation at start are not limited. Raise it if single statements rightly take longer (deleting a knowledge base of millions of chunks)',
   DATABASE_SCHEMA:
     "PostgreSQL schema for every table (created if missing); unset: the connection's default",
   DATA_DIR: "PGlite files, generated development keys, the all-in-one's control socket",

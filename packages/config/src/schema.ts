@@ -88,6 +88,13 @@ export const EnvSchema = z.object({
   REDIS_KEY_PREFIX: z.string().min(1).default('ab:'),
   /** PostgreSQL; unset means PGlite under DATA_DIR. */
   DATABASE_URL: url(['postgres:', 'postgresql:']),
+  /**
+   * A PostgreSQL statement that runs longer than this is cancelled by the server, and one whose
+   * reply does not come within a second more (a stalled network) is given up and its connection
+   * closed, so requests answer (503 `unavailable`) instead of waiting; so does waiting this long
+   * for a connection. 0: no limit. Migrations are not limited.
+   */
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
   /** PostgreSQL schema for all tables; unset means the connection's default (`public`). */
   DATABASE_SCHEMA: optionalString.refine(
     (v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v),

@@ -76,19 +76,39 @@ export async function createEngines(
     const checks: Record<string, () => Promise<unknown>> = {};
 
     const db = config.DATABASE_URL
-      ? await createPostgresDatabase({ url: config.DATABASE_URL, schema: config.DATABASE_SCHEMA })
+      ? await createPostgresDatabase({
+          url: config.DATABASE_URL,
+          schema: config.DATABASE_SCHEMA,
+          queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+        })
       : await createPgliteDatabase({ dataDir: join(config.DATA_DIR, 'pglite'), thread: true });
     closers.push(() => db.close());
     if (options.databaseReadiness !== false)
       checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();
     if (options.migrate) {
-      const applied = await migrate(db);
-      if (applied.length > 0) logger.info({ applied }, 'migrations applied');
-      const vector = await prepareVectorSearch(db, config.KNOWLEDGE_PGVECTOR);
-      if (vector.kind === 'pgvector') {
-        logger.info({ version: vector.version }, 'knowledge vector search: pgvector');
-      } else {
-        logger.info({ reason: vector.reason }, 'knowledge vector search: plain SQL (no pgvector)');
+      // Migrations may rightly run long (and wait for another replica's): on PostgreSQL they get
+      // a connection of their own, without the query timeout of requests.
+      const unbounded = config.DATABASE_URL
+        ? await createPostgresDatabase({
+            url: config.DATABASE_URL,
+            schema: config.DATABASE_SCHEMA,
+            max: 1,
+          })
+        : db;
+      try {
+        const applied = await migrate(unbounded);
+        if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+        const vector = await prepareVectorSearch(unbounded, config.KNOWLEDGE_PGVECTOR);
+        if (vector.kind === 'pgvector') {
+          logger.info({ version: vector.version }, 'knowledge vector search: pgvector');
+        } else {
+          logger.info(
+            { reason: vector.reason },
+            'knowledge vector search: plain SQL (no pgvector)',
+          );
+        }
+      } finally {
+        if (unbounded !== db) await unbounded.close();
       }
     }
 

@@ -19,7 +19,7 @@ import { parseJsonBody } from './json-body.js';
 import { assertText, refuseText, type TextProblem } from './text-rules.js';
 import { traceRequests } from './trace-requests.js';
 import { parseInput } from './validate.js';
-import { isDependencyUnavailable } from './dependency-errors.js';
+import { isDependencyUnavailable } from '@agent-backend/protocol';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point.

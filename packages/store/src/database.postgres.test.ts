@@ -1,8 +1,19 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createTestSchema, testDatabaseUrl, type TestSchema } from '@agent-backend/testing';
+import {
+  createTestSchema,
+  startTcpProxy,
+  testDatabaseUrl,
+  type TestSchema,
+} from '@agent-backend/testing';
 import { describeDatabaseContract } from './database.contract.js';
 import pg from 'pg';
-import { createPostgresDatabase, migrate, MIGRATIONS, prepareVectorSearch } from './index.js';
+import {
+  createPostgresDatabase,
+  migrate,
+  MIGRATIONS,
+  prepareVectorSearch,
+  QueryTimeoutError,
+} from './index.js';
 
 let schema: TestSchema;
 beforeAll(async () => {
@@ -70,6 +81,92 @@ describe('PostgreSQL vector search preparation', () => {
     } finally {
       await reader.query('ROLLBACK').catch(() => undefined);
       await reader.end();
+      await db.close();
+      await fresh.drop();
+    }
+  });
+});
+
+describe('PostgreSQL behind a stalled network', () => {
+  it('fails statements and transactions after the query timeout, then recovers', async () => {
+    const fresh = await createTestSchema('stall');
+    const url = new URL(testDatabaseUrl());
+    const proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
+    url.hostname = '127.0.0.1';
+    url.port = String(proxy.port);
+    const db = await createPostgresDatabase({
+      url: url.toString(),
+      schema: fresh.schema,
+      max: 2,
+      queryTimeoutMs: 500,
+    });
+    try {
+      await db.query('CREATE TABLE stalled (id text PRIMARY KEY)');
+      proxy.setMode('stall');
+      // More statements than the pool has connections: two wait for a reply, the rest for a
+      // connection; every one of them fails with the timeout instead of waiting for the network.
+      const outcomes = await Promise.allSettled([
+        db.query('SELECT 1'),
+        db.transaction((tx) => tx.query(`INSERT INTO stalled VALUES ('during')`)),
+        db.query('SELECT 2'),
+        db.ping(),
+      ]);
+      for (const outcome of outcomes) {
+        expect(outcome.status).toBe('rejected');
+        const reason = (outcome as PromiseRejectedResult).reason as Error;
+        expect(reason).toBeInstanceOf(QueryTimeoutError);
+        expect(reason).toMatchObject({ code: 'ETIMEDOUT' });
+      }
+      // A new connection cannot be set up through the stall either.
+      await expect(db.query('SELECT 3')).rejects.toBeInstanceOf(QueryTimeoutError);
+
+      proxy.setMode('forward');
+      // The stalled connections were closed, not put back: new ones serve the next statements.
+      await db.transaction((tx) => tx.query(`INSERT INTO stalled VALUES ('after')`));
+      const { rows } = await db.query<{ id: string }>('SELECT id FROM stalled ORDER BY id');
+      // The transaction that timed out did not commit (or committed exactly once: it may have
+      // reached the server before the stall); the one after it did.
+      expect(rows.map((r) => r.id).filter((id) => id === 'after')).toEqual(['after']);
+      expect(rows.length).toBeLessThanOrEqual(2);
+    } finally {
+      proxy.setMode('forward');
+      await db.close();
+      await proxy.close();
+      await fresh.drop();
+    }
+  });
+
+  it('has the server end a statement that runs past the timeout', async () => {
+    const fresh = await createTestSchema('slow');
+    const db = await createPostgresDatabase({
+      url: testDatabaseUrl(),
+      schema: fresh.schema,
+      queryTimeoutMs: 300,
+    });
+    const observer = new pg.Client({ connectionString: testDatabaseUrl() });
+    await observer.connect();
+    const marker = `slow-${fresh.schema}`;
+    const running = async () =>
+      (
+        await observer.query(
+          `SELECT count(*)::int AS n FROM pg_stat_activity WHERE state = 'active' AND query LIKE $1`,
+          [`%${marker}%`],
+        )
+      ).rows[0].n as number;
+    try {
+      await expect(db.query(`SELECT pg_sleep(5) -- ${marker}`)).rejects.toBeInstanceOf(
+        QueryTimeoutError,
+      );
+      // The server cancelled it (statement_timeout) instead of sleeping 5 s.
+      let left = await running();
+      for (let i = 0; left > 0 && i < 30; i++) {
+        await new Promise((resolve) => setTimeout(resolve, 100));
+        left = await running();
+      }
+      expect(left).toBe(0);
+      expect(await db.query('SELECT 1 AS one')).toMatchObject({ rows: [{ one: 1 }] });
+    } finally {
+      await observer.end();
       await db.close();
       await fresh.drop();
     }

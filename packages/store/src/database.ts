@@ -40,3 +40,16 @@ export class DatabaseClosedError extends Error {
     this.name = 'DatabaseClosedError';
   }
 }
+
+/**
+ * Raised when PostgreSQL did not answer within the database's query timeout: a statement sent
+ * got no reply, or no connection could be had (the pool full of stalled ones, or a new one not
+ * set up in time). `code` is `ETIMEDOUT`, which the HTTP layer answers with 503 `unavailable`.
+ */
+export class QueryTimeoutError extends Error {
+  readonly code = 'ETIMEDOUT';
+  constructor(timeoutMs: number, options?: { cause?: unknown }) {
+    super(`the database did not answer within ${timeoutMs} ms`, options);
+    this.name = 'QueryTimeoutError';
+  }
+}

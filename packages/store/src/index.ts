@@ -1,5 +1,6 @@
 export {
   DatabaseClosedError,
+  QueryTimeoutError,
   type Database,
   type Queryable,
   type QueryResult,

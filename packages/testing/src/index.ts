@@ -24,3 +24,4 @@ export {
 export { startFakeE2B, type FakeE2B, type FakeE2BSandbox } from './fake-e2b.js';
 export { startFakeDocker, type FakeContainer, type FakeDocker } from './fake-docker.js';
 export * from './prometheus-text.js';
+export * from './tcp-proxy.js';

@@ -1,4 +1,7 @@
-/** Socket errors of a connection to a dependency (Node's `code`). */
+/**
+ * Socket errors of a connection to a dependency (Node's `code`). `ETIMEDOUT` is also the code of
+ * the store's `QueryTimeoutError` (PostgreSQL did not answer within `DATABASE_QUERY_TIMEOUT_MS`).
+ */
 const NETWORK_CODES = new Set([
   'ECONNRESET',
   'ECONNREFUSED',

@@ -4,7 +4,15 @@ import { isDependencyUnavailable } from './dependency-errors.js';
 describe('isDependencyUnavailable', () => {
   it('recognises dropped, refused and terminated connections to Redis and PostgreSQL', () => {
     const withCode = (code: string) => Object.assign(new Error('x'), { code });
-    for (const code of ['ECONNRESET', 'ECONNREFUSED', 'EPIPE', '57P01', '57P03', '08006'])
+    for (const code of [
+      'ECONNRESET',
+      'ECONNREFUSED',
+      'EPIPE',
+      'ETIMEDOUT',
+      '57P01',
+      '57P03',
+      '08006',
+    ])
       expect(isDependencyUnavailable(withCode(code))).toBe(true);
     expect(isDependencyUnavailable(new Error('Connection terminated unexpectedly'))).toBe(true);
     expect(isDependencyUnavailable(new Error('Connection is closed.'))).toBe(true);
