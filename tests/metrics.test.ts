@@ -17,7 +17,7 @@ import {
 import { invoke } from './agent-helpers.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { callApi } from './knowledge-helpers.js';
-import { ofType, openSocket, type TestSocket } from './ws-client.js';
+import { connectClockDevice, type TestSocket } from './ws-client.js';
 
 const METRICS_TOKEN = 'metrics-scrape-token-for-tests';
 
@@ -61,25 +61,9 @@ describe('Prometheus metrics of the split roles', () => {
       env: { MCP_ALLOW_PRIVATE_NETWORKS: 'true', METRICS_TOKEN },
     });
     alice = await cluster.token('alice');
-    device = await openSocket(
+    device = await connectClockDevice(
       cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_alice', node_id: 'mac', token: alice }),
     );
-    device.ws.on('message', (data) => {
-      const frame = JSON.parse(data.toString()) as { id?: string; method?: string };
-      if (frame.method !== 'tools/call') return;
-      device.send({
-        jsonrpc: '2.0',
-        id: frame.id,
-        result: { content: [{ type: 'text', text: '09:30' }], isError: false },
-      });
-    });
-    device.send({
-      type: 'register',
-      node_id: 'mac',
-      node_type: 'desktop',
-      tools: [{ name: 'read_clock', description: 'Read the clock', writes: false }],
-    });
-    await device.next(ofType('registered'));
   }, 120_000);
   afterAll(async () => {
     device?.ws.terminate();

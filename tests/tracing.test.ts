@@ -18,7 +18,7 @@ import {
 import { invoke } from './agent-helpers.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { json, post } from './helpers.js';
-import { eventually, ofType, openSocket, type TestSocket } from './ws-client.js';
+import { connectClockDevice, eventually, type TestSocket } from './ws-client.js';
 
 interface CollectedSpan {
   service: string;
@@ -104,28 +104,10 @@ async function startFakeCollector(): Promise<{
 }
 
 /** A device on the gateway that answers every `tools/call` with the time. */
-async function connectDevice(cluster: Cluster, token: string): Promise<TestSocket> {
-  const device = await openSocket(
+const connectDevice = (cluster: Cluster, token: string) =>
+  connectClockDevice(
     cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_alice', node_id: 'mac', token }),
   );
-  device.ws.on('message', (data) => {
-    const frame = JSON.parse(data.toString()) as { id?: string; method?: string };
-    if (frame.method !== 'tools/call') return;
-    device.send({
-      jsonrpc: '2.0',
-      id: frame.id,
-      result: { content: [{ type: 'text', text: '09:30' }], isError: false },
-    });
-  });
-  device.send({
-    type: 'register',
-    node_id: 'mac',
-    node_type: 'desktop',
-    tools: [{ name: 'read_clock', description: 'Read the clock', writes: false }],
-  });
-  await device.next(ofType('registered'));
-  return device;
-}
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';

@@ -97,3 +97,28 @@ export async function eventually<T>(
     await new Promise((r) => setTimeout(r, stepMs));
   }
 }
+
+/**
+ * A desktop node `mac` on the gateway at `url` (a `/ws/desktop` URL with its query), registered
+ * with one read tool, `read_clock`, and answering every `tools/call` with `09:30`.
+ */
+export async function connectClockDevice(url: string): Promise<TestSocket> {
+  const device = await openSocket(url);
+  device.ws.on('message', (data) => {
+    const frame = JSON.parse(String(data)) as { id?: string; method?: string };
+    if (frame.method !== 'tools/call') return;
+    device.send({
+      jsonrpc: '2.0',
+      id: frame.id,
+      result: { content: [{ type: 'text', text: '09:30' }], isError: false },
+    });
+  });
+  device.send({
+    type: 'register',
+    node_id: 'mac',
+    node_type: 'desktop',
+    tools: [{ name: 'read_clock', description: 'Read the clock', writes: false }],
+  });
+  await device.next(ofType('registered'));
+  return device;
+}
