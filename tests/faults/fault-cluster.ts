@@ -3,6 +3,7 @@
  * Redis and PostgreSQL the test chooses (its own Redis, or a proxy in front of either), plus the
  * scripted model, the fake chat platform and the nodes.
  */
+import { afterAll, beforeAll } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import {
@@ -226,4 +227,51 @@ export async function countReplies(
     else tally.add(kind, { kind: 'succeeded' });
     if (n > 1) counts.doubled++;
   }
+}
+
+/** Something a fault test starts in front of its cluster (its own Redis, a proxy). */
+interface Closeable {
+  close(): Promise<void>;
+}
+
+/**
+ * The fault cluster of a `describe` block. In `beforeAll`, `prepare` starts what the file puts
+ * in front of the cluster, registering each with `own`, and returns the cluster's options; in
+ * `afterAll` the replicas' logs go to `artifacts/faults/logs/<name>/`, the cluster stops, and
+ * what `prepare` owned closes, last started first. `fc` is the running cluster.
+ */
+export function useFaultCluster(
+  name: string,
+  prepare: (
+    own: <T extends Closeable>(resource: T) => T,
+  ) => Promise<Parameters<typeof startFaultCluster>[0]> = () => Promise.resolve({}),
+): { readonly fc: FaultCluster } {
+  const owned: Closeable[] = [];
+  let started: FaultCluster | undefined;
+  beforeAll(async () => {
+    const options = await prepare((resource) => {
+      owned.push(resource);
+      return resource;
+    });
+    started = await startFaultCluster(options);
+  });
+  afterAll(async () => {
+    started?.dumpLogs(name);
+    await started?.stop();
+    for (const resource of owned.splice(0).reverse()) await resource.close();
+  });
+  return {
+    get fc() {
+      if (!started) throw new Error(`the ${name} fault cluster did not start`);
+      return started;
+    },
+  };
+}
+
+/** `url` with its host and port replaced by the proxy's (on loopback). */
+export function viaProxy(url: string, proxy: { readonly port: number }): string {
+  const parsed = new URL(url);
+  parsed.hostname = '127.0.0.1';
+  parsed.port = String(proxy.port);
+  return parsed.toString();
 }

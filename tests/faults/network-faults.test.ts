@@ -5,50 +5,34 @@
  * Redis restart. `/readyz` must report the outage (503 naming the failing check) while it lasts
  * and recover after it.
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import {
   testDatabaseUrl,
   startTcpProxy,
   type ProxyMode,
   type TcpProxy,
 } from '@agent-backend/testing';
-import { startFaultCluster, type FaultCluster } from './fault-cluster.js';
+import { useFaultCluster, viaProxy } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
 import { expectNoHarm, runScenario, type Fault } from './scenario.js';
 import { Tally, until } from './tally.js';
-
-/** The same URL with host and port replaced by the proxy's. */
-function viaProxy(url: string, proxy: TcpProxy): string {
-  const parsed = new URL(url);
-  parsed.hostname = '127.0.0.1';
-  parsed.port = String(proxy.port);
-  return parsed.toString();
-}
 
 describe('network faults between the roles and their engines', () => {
   const profile = faultProfile();
   let redis: OwnRedis;
   let redisProxy: TcpProxy;
   let pgProxy: TcpProxy;
-  let fc: FaultCluster;
 
-  beforeAll(async () => {
-    redis = await startOwnRedis();
-    redisProxy = await startTcpProxy({ host: '127.0.0.1', port: redis.port });
+  const faults = useFaultCluster('network-faults', async (own) => {
+    redis = own(await startOwnRedis());
+    redisProxy = own(await startTcpProxy({ host: '127.0.0.1', port: redis.port }));
     const pg = new URL(testDatabaseUrl());
-    pgProxy = await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) });
-    fc = await startFaultCluster({
+    pgProxy = own(await startTcpProxy({ host: pg.hostname, port: Number(pg.port || 5432) }));
+    return {
       redisUrl: viaProxy(redis.url, redisProxy),
       databaseUrl: viaProxy(testDatabaseUrl(), pgProxy),
-    });
-  });
-  afterAll(async () => {
-    fc?.dumpLogs(import.meta.url.split('/').pop()!.replace('.test.ts', ''));
-    await fc?.stop();
-    await redisProxy?.close();
-    await pgProxy?.close();
-    await redis?.close();
+    };
   });
 
   /** The proxy in `mode` for the outage; `/readyz` of the roles using `check` must say so. */
@@ -62,7 +46,7 @@ describe('network faults between the roles and their engines', () => {
       let seen: unknown;
       const reported = await until(
         async () => {
-          const ready = await fc.readiness();
+          const ready = await faults.fc.readiness();
           // The gateway serves nothing from PostgreSQL, so only Redis is among its checks.
           const concerned = ready.filter((r) => check === 'redis' || r.role !== 'gateway');
           seen = concerned;
@@ -99,7 +83,7 @@ describe('network faults between the roles and their engines', () => {
           : `the proxy to ${engine === 'redis' ? 'Redis' : 'PostgreSQL'} resets every connection and refuses new ones`,
       );
       const proxy = engine === 'redis' ? redisProxy : pgProxy;
-      await runScenario(fc, tally, profile, proxyFault(tally, proxy, mode, engine), {
+      await runScenario(faults.fc, tally, profile, proxyFault(tally, proxy, mode, engine), {
         redisUrl: redis.url,
       });
       expectNoHarm(tally);

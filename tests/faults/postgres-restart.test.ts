@@ -7,9 +7,9 @@
  * run on every session works and sends the model a conversation it accepts.
  */
 import pg from 'pg';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { testDatabaseUrl, startTcpProxy, type TcpProxy } from '@agent-backend/testing';
-import { startFaultCluster, type FaultCluster } from './fault-cluster.js';
+import { useFaultCluster, viaProxy } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
 import { expectNoHarm, runScenario } from './scenario.js';
@@ -20,7 +20,6 @@ describe('PostgreSQL restart under traffic', () => {
   const profile = faultProfile();
   let redis: OwnRedis;
   let proxy: TcpProxy;
-  let fc: FaultCluster;
 
   /** Terminates the server processes of the cluster's connections; resolves with how many. */
   const terminateClusterBackends = async (): Promise<number> => {
@@ -42,25 +41,17 @@ describe('PostgreSQL restart under traffic', () => {
     }
   };
 
-  beforeAll(async () => {
-    redis = await startOwnRedis();
+  const faults = useFaultCluster('postgres-restart', async (own) => {
+    redis = own(await startOwnRedis());
     const url = new URL(testDatabaseUrl());
-    proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) });
-    url.hostname = '127.0.0.1';
-    url.port = String(proxy.port);
+    proxy = own(await startTcpProxy({ host: url.hostname, port: Number(url.port || 5432) }));
     // A run that failed while the store was down may not have released its session lease: it
     // expires after AGENT_SESSION_LEASE_MS (30 s in production, 5 s here).
-    fc = await startFaultCluster({
+    return {
       redisUrl: redis.url,
-      databaseUrl: url.toString(),
+      databaseUrl: viaProxy(url.toString(), proxy),
       env: { AGENT_SESSION_LEASE_MS: '5000' },
-    });
-  });
-  afterAll(async () => {
-    fc?.dumpLogs('postgres-restart');
-    await fc?.stop();
-    await proxy?.close();
-    await redis?.close();
+    };
   });
 
   it('every cluster connection terminated, new ones refused for the outage', async () => {
@@ -70,7 +61,7 @@ describe('PostgreSQL restart under traffic', () => {
     );
     let terminated = 0;
     const { runs } = await runScenario(
-      fc,
+      faults.fc,
       tally,
       profile,
       {
@@ -94,7 +85,7 @@ describe('PostgreSQL restart under traffic', () => {
     await new Promise((resolve) => setTimeout(resolve, 6_000)); // past any stale lease
     await Promise.all(
       sessions.map(({ sessionId, i }) =>
-        sseRun(tally, fc.cluster, fc.model, i, {
+        sseRun(tally, faults.fc.cluster, faults.fc.model, i, {
           durationMs: 100,
           deadlineMs: 30_000,
           kind: 'next run on the same session',
@@ -102,7 +93,7 @@ describe('PostgreSQL restart under traffic', () => {
         }),
       ),
     );
-    for (const request of fc.model.requests()) {
+    for (const request of faults.fc.model.requests()) {
       const messages = request.body.messages ?? [];
       // Every assistant tool call has its tool message, and no two user turns are glued together
       // without an answer in between unless the first run failed before answering.

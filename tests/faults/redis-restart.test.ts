@@ -4,8 +4,8 @@
  * tool calls, open SSE runs, chat-platform deliveries and scheduled tasks. Nothing may hang, be
  * lost or be doubled, and everything recovers without restarting a process.
  */
-import { afterAll, beforeAll, describe, it } from 'vitest';
-import { startFaultCluster, type FaultCluster } from './fault-cluster.js';
+import { describe, it } from 'vitest';
+import { useFaultCluster } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
 import { expectNoHarm, runScenario } from './scenario.js';
@@ -14,22 +14,16 @@ import { Tally } from './tally.js';
 describe('Redis faults under traffic', () => {
   const profile = faultProfile();
   let redis: OwnRedis;
-  let fc: FaultCluster;
 
-  beforeAll(async () => {
-    redis = await startOwnRedis();
-    fc = await startFaultCluster({ redisUrl: redis.url });
-  });
-  afterAll(async () => {
-    fc?.dumpLogs(import.meta.url.split('/').pop()!.replace('.test.ts', ''));
-    await fc?.stop();
-    await redis?.close();
+  const faults = useFaultCluster('redis-restart', async (own) => {
+    redis = own(await startOwnRedis());
+    return { redisUrl: redis.url };
   });
 
   it('Redis stopped and started again, empty', async () => {
     const tally = new Tally('redis-restart', 'Redis stopped (SIGTERM) and started again empty');
     await runScenario(
-      fc,
+      faults.fc,
       tally,
       profile,
       { inject: () => redis.stop(), heal: () => redis.start() },
@@ -45,7 +39,7 @@ describe('Redis faults under traffic', () => {
     );
     let killed = 0;
     await runScenario(
-      fc,
+      faults.fc,
       tally,
       profile,
       {

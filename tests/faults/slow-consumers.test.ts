@@ -10,10 +10,10 @@ import { request } from 'node:http';
 import type { Socket } from 'node:net';
 import { readFileSync } from 'node:fs';
 import WebSocket from 'ws';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, describe, expect, it } from 'vitest';
 import { resume } from '../agent-helpers.js';
 import { openSocket, type TestSocket } from '../ws-client.js';
-import { startFaultCluster, type FaultCluster } from './fault-cluster.js';
+import { useFaultCluster } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { expectNoHarm } from './scenario.js';
 import { sleep, Tally, until } from './tally.js';
@@ -31,23 +31,21 @@ function rssKiB(pid: number | undefined): number {
 
 describe('slow consumers', () => {
   const profile = faultProfile();
-  let fc: FaultCluster;
   const sockets: TestSocket[] = [];
 
-  beforeAll(async () => {
-    fc = await startFaultCluster({
+  const faults = useFaultCluster('slow-consumers', () =>
+    Promise.resolve({
       env: {
         AGENT_SSE_STALL_TIMEOUT_MS: String(STALL_MS),
         // The production ping interval: a paused client answers no ping, and the suite's 2 s
         // would end it as silent (1006) before its buffer limit is what closes it.
         GATEWAY_PING_INTERVAL_MS: '30000',
       },
-    });
-  });
-  afterAll(async () => {
+    }),
+  );
+  // Registered after the cluster's hooks, so it runs before the cluster stops.
+  afterAll(() => {
     for (const s of sockets) s.ws.terminate();
-    fc?.dumpLogs('slow-consumers');
-    await fc?.stop();
   });
 
   it('an SSE client and a /ws/web client that stop reading', async () => {
@@ -55,13 +53,13 @@ describe('slow consumers', () => {
       'slow-consumers',
       'an SSE client and a /ws/web client stop reading while 10 MiB are sent to each',
     );
-    const { cluster, model } = fc;
+    const { cluster, model } = faults.fc;
     const api = cluster.apis[0]!;
     const stop = new AbortController();
     const traffic = toolCallTraffic(
       tally,
       cluster,
-      fc.fleet,
+      faults.fc.fleet,
       profile.toolCallsPerSecond,
       stop.signal,
     );

@@ -11,20 +11,13 @@
  * profile, the JavaScript heap grows by no more than 1 MiB a minute on any replica over the
  * second half (RSS is reported).
  */
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { Redis } from 'ioredis';
 import { NodeClient } from '@agent-backend/node-client';
 import { parsePrometheusText, REPO_ROOT } from '@agent-backend/testing';
-import {
-  countReplies,
-  countTask,
-  dueIn,
-  startFaultCluster,
-  syncTask,
-  type FaultCluster,
-} from './fault-cluster.js';
+import { countReplies, countTask, dueIn, useFaultCluster, syncTask } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
 import { expectNoHarm } from './scenario.js';
@@ -53,23 +46,17 @@ const MiB = 2 ** 20;
 describe('soak: mixed load on the split deployment', () => {
   const profile = faultProfile();
   let redis: OwnRedis;
-  let fc: FaultCluster;
 
-  beforeAll(async () => {
-    redis = await startOwnRedis();
-    fc = await startFaultCluster({ redisUrl: redis.url });
-  });
-  afterAll(async () => {
-    fc?.dumpLogs('soak');
-    await fc?.stop();
-    await redis?.close();
+  const faults = useFaultCluster('soak', async (own) => {
+    redis = own(await startOwnRedis());
+    return { redisUrl: redis.url };
   });
 
   it(
     'memory, handles and Redis stay flat under mixed load',
     { timeout: profile.soakMs + 240_000 },
     async () => {
-      const { cluster, model, fleet } = fc;
+      const { cluster, model, fleet } = faults.fc;
       const tally = new Tally(
         'soak',
         `${profile.soakMs / 1000} s of mixed load: tool calls, SSE runs, chat messages, scheduled runs, node churn`,
@@ -185,10 +172,10 @@ describe('soak: mixed load on the split deployment', () => {
 
         // Every acknowledged message answered once, every task run once.
         const settleBy = Date.now() + 60_000;
-        for (const id of tasks) await countTask(tally, fc, id, settleBy - Date.now());
+        for (const id of tasks) await countTask(tally, faults.fc, id, settleBy - Date.now());
         await countReplies(
           tally,
-          fc,
+          faults.fc,
           await Promise.all(acked),
           Math.max(1_000, settleBy - Date.now()),
         );

@@ -16,10 +16,9 @@ import {
   countReplies,
   countTask,
   dueIn,
-  startFaultCluster,
+  useFaultCluster,
   syncTask,
   taskExecutions,
-  type FaultCluster,
 } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
@@ -33,34 +32,33 @@ describe('worker SIGKILLed mid-run', () => {
   const profile = faultProfile();
   const kills = profile.name === 'long' ? 5 : 1;
   let redis: OwnRedis;
-  let fc: FaultCluster;
   let web: TestSocket;
 
-  beforeAll(async () => {
-    redis = await startOwnRedis();
-    fc = await startFaultCluster({
+  const faults = useFaultCluster('worker-kill', async (own) => {
+    redis = own(await startOwnRedis());
+    return {
       redisUrl: redis.url,
       workerModel: MODEL,
       // A dead worker's hold on a chat's session ends within 5 s rather than 30.
       env: { AGENT_SESSION_LEASE_MS: '5000' },
-    });
+    };
+  });
+  // Registered after the cluster's hooks: runs after it started, and before it stops.
+  beforeAll(async () => {
     web = await openSocket(
-      fc.cluster.wsUrl(0, '/ws/web', {
+      faults.fc.cluster.wsUrl(0, '/ws/web', {
         user_id: 'task-user',
-        token: await fc.cluster.token('task-user'),
+        token: await faults.fc.cluster.token('task-user'),
       }),
     );
   });
-  afterAll(async () => {
+  afterAll(() => {
     web?.ws.terminate();
-    fc?.dumpLogs('worker-kill');
-    await fc?.stop();
-    await redis?.close();
   });
 
   /** Holds the next worker answer open until the worker dies; the retry gets `answer`. */
   const holdNextAnswer = (answer: string) => {
-    fc.model.script(MODEL, [
+    faults.fc.model.script(MODEL, [
       { kind: 'stream', pieces: [{ text: 'never finished' }, { waitFor: new Promise(() => {}) }] },
       textReply(answer),
     ]);
@@ -69,16 +67,16 @@ describe('worker SIGKILLed mid-run', () => {
   const killMidRun = async (marker: string, n: number) => {
     await until(
       () =>
-        fc.model
+        faults.fc.model
           .requests(MODEL)
           .some((r) => JSON.stringify(r.body.messages ?? []).includes(marker)),
       30_000,
       `the worker's run for ${marker}`,
     );
-    const worker = fc.cluster.workers.at(-1)!;
+    const worker = faults.fc.cluster.workers.at(-1)!;
     await worker.stop('SIGKILL');
     const killedAt = Date.now();
-    await fc.cluster.startReplica('worker', `worker-restarted-${n}`);
+    await faults.fc.cluster.startReplica('worker', `worker-restarted-${n}`);
     return killedAt;
   };
 
@@ -90,8 +88,8 @@ describe('worker SIGKILLed mid-run', () => {
     const stop = new AbortController();
     const traffic = toolCallTraffic(
       tally,
-      fc.cluster,
-      fc.fleet,
+      faults.fc.cluster,
+      faults.fc.fleet,
       profile.toolCallsPerSecond / 2,
       stop.signal,
     );
@@ -103,13 +101,13 @@ describe('worker SIGKILLed mid-run', () => {
       const taskId = `kill-task-${n}-${Date.now().toString(36)}`;
       taskIds.push(taskId);
       holdNextAnswer(`task ${taskId} done after the crash`);
-      expect((await syncTask(fc.cluster, taskId, { run_mode: 'auto', ...dueIn(1) })).status).toBe(
-        200,
-      );
+      expect(
+        (await syncTask(faults.fc.cluster, taskId, { run_mode: 'auto', ...dueIn(1) })).status,
+      ).toBe(200);
       let killedAt = await killMidRun(`run ${taskId}`, 2 * n);
       await until(
         async () =>
-          fc.model
+          faults.fc.model
             .requests(MODEL)
             .filter((r) => JSON.stringify(r.body.messages ?? []).includes(`run ${taskId}`))
             .length >= 2,
@@ -121,10 +119,13 @@ describe('worker SIGKILLed mid-run', () => {
       // A chat message.
       const eventId = `kill-chat-${n}-${Date.now().toString(36)}`;
       holdNextAnswer(`reply to ${eventId} after the crash`);
-      messageIds.push(await deliverUntilAcked(tally, fc.cluster, eventId, `oc_kill_${n}`, 30_000));
+      messageIds.push(
+        await deliverUntilAcked(tally, faults.fc.cluster, eventId, `oc_kill_${n}`, 30_000),
+      );
       killedAt = await killMidRun(`message ${eventId}`, 2 * n + 1);
       await until(
-        () => fc.lark.messages.some((m) => m.kind === 'reply' && m.target === `om_${eventId}`),
+        () =>
+          faults.fc.lark.messages.some((m) => m.kind === 'reply' && m.target === `om_${eventId}`),
         60_000,
         'the retried chat reply',
       );
@@ -133,8 +134,8 @@ describe('worker SIGKILLed mid-run', () => {
     stop.abort();
     await traffic;
 
-    for (const taskId of taskIds) await countTask(tally, fc, taskId, 30_000);
-    await countReplies(tally, fc, messageIds, 30_000);
+    for (const taskId of taskIds) await countTask(tally, faults.fc, taskId, 30_000);
+    await countReplies(tally, faults.fc, messageIds, 30_000);
     // The effects once: one in-app result per occurrence, one reply per message (counted above).
     await sleep(1_000);
     const notified = tally.counts('in-app results');
@@ -148,13 +149,13 @@ describe('worker SIGKILLed mid-run', () => {
       if (n > 1) notified.doubled++;
     }
     // At-least-once executions: each killed run ran again, and the run row says so.
-    const executions = taskIds.map((id) => taskExecutions(fc.model, id, MODEL));
+    const executions = taskIds.map((id) => taskExecutions(faults.fc.model, id, MODEL));
     tally.note(
       `agent executions per scheduled occurrence: ${JSON.stringify(executions)} (attempts 2 each: at-least-once execution, one run row, one notification)`,
     );
     const chatExecutions = messageIds.map(
       (id) =>
-        fc.model
+        faults.fc.model
           .requests(MODEL)
           .filter((r) => JSON.stringify(r.body.messages ?? []).includes(`message ${id?.slice(3)}`))
           .length,
