@@ -41,6 +41,8 @@ const reports = readdirSync(dir)
       : f.endsWith(`.${profile}.json`),
   )
   .map((f) => JSON.parse(readFileSync(join(dir, f), 'utf8')))
+  // Only the tallies: the soak's samples (soak-samples*.json) are kept beside them.
+  .filter((report) => ORDER.includes(report.fault))
   .sort((a, b) => ORDER.indexOf(a.fault) - ORDER.indexOf(b.fault));
 
 const seconds = (ms) => (ms === null || ms === undefined ? '—' : `${(ms / 1000).toFixed(1)} s`);
