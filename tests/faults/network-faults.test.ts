@@ -12,7 +12,15 @@ import {
   type ProxyMode,
   type TcpProxy,
 } from '@agent-backend/testing';
-import { useFaultCluster, viaProxy } from './fault-cluster.js';
+import {
+  dueIn,
+  readTask,
+  syncTask,
+  taskExecutions,
+  useFaultCluster,
+  viaProxy,
+  type TaskState,
+} from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { startOwnRedis, type OwnRedis } from './redis-server.js';
 import { expectNoHarm, runScenario, type Fault } from './scenario.js';
@@ -90,4 +98,39 @@ describe('network faults between the roles and their engines', () => {
       expect(tally.counts('readyz reports the outage').succeeded).toBe(1);
     });
   }
+
+  it('postgres: a scheduled run whose store writes time out in a stall runs again after it', async () => {
+    const { cluster, model } = faults.fc;
+    const worker = cluster.workers[0]!;
+    const taskId = `stalled-run-${Date.now().toString(36)}`;
+    expect((await syncTask(cluster, taskId, { run_mode: 'auto', ...dueIn(2) })).status).toBe(200);
+    // The worker's model streams its answer for 1.5 s: the stall starts while it does, so the
+    // run's next store write (the answer) gets no reply and times out.
+    await until(() => taskExecutions(model, taskId) === 1, 30_000, 'the run to start');
+    pgProxy.setMode('stall');
+    try {
+      await until(
+        () => worker.stdout.some((l) => l.includes(taskId) && l.includes('"msg":"run failed')),
+        30_000,
+        'the run to fail on the stalled store',
+      );
+    } finally {
+      pgProxy.setMode('forward');
+    }
+    // The store answers again at once: the occurrence is not recorded failed, its job's next
+    // attempt runs it again and it succeeds, in one run row.
+    let state: TaskState | undefined;
+    await until(
+      async () => {
+        state = await readTask(cluster, taskId);
+        return ['succeeded', 'failed'].includes(state.runs[0]?.status ?? '');
+      },
+      60_000,
+      'the occurrence to finish',
+      250,
+    );
+    expect(state!.runs).toHaveLength(1);
+    expect(state!.runs[0]).toMatchObject({ status: 'succeeded', attempts: 2 });
+    expect(taskExecutions(model, taskId)).toBe(2);
+  });
 });

@@ -9,6 +9,7 @@ import {
 import { UnrecoverableJobError, type JobContext, type JobQueue } from '@agent-backend/jobs';
 import type { Logger } from '@agent-backend/logger';
 import type { Notifier } from '@agent-backend/notify';
+import { isDependencyUnavailable } from '@agent-backend/protocol';
 import {
   RunRepository,
   SCHEDULED_TASKS_QUEUE,
@@ -65,7 +66,8 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
     );
   };
 
-  const execute = async (record: TaskRecord, scheduledAt: number, signal: AbortSignal) => {
+  const execute = async (record: TaskRecord, scheduledAt: number, context: JobContext) => {
+    const { signal } = context;
     const claim = await runs.claim({
       taskId: record.taskId,
       scheduledAt,
@@ -111,6 +113,26 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
       outcome = { status: 'succeeded', output: text };
     } catch (error) {
       if (signal.aborted) throw error; // shutting down: leave the lease to expire; retried
+      if (context.attempt < context.attempts && hitOutage(error)) {
+        // The database or Redis was unreachable during the run: not the task's failure. The
+        // job's next attempt (after its backoff) runs it again, in a new session.
+        clearInterval(renew);
+        await runs
+          .release(record.taskId, scheduledAt, options.workerId)
+          .catch((releaseError: unknown) =>
+            log.warn(
+              { ...ctx, err: releaseError },
+              'could not release the run; retried after its lease',
+            ),
+          );
+        log.warn(
+          { ...ctx, err: error, attempt: context.attempt },
+          'scheduled run hit an outage; retrying',
+        );
+        throw new Error('scheduled run hit an outage of the database or Redis; retrying', {
+          cause: error,
+        });
+      }
       const code = error instanceof TaskAgentError ? error.message : 'the agent run failed';
       if (!(error instanceof TaskAgentError))
         log.error({ ...ctx, err: error }, 'scheduled run failed');
@@ -197,9 +219,9 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
           return;
         }
       }
-      await execute(record, context.scheduledAt, context.signal);
+      await execute(record, context.scheduledAt, context);
     } else if (job.kind === 'confirmed') {
-      await execute(record, job.scheduledAt, context.signal);
+      await execute(record, job.scheduledAt, context);
     } else if (await runs.expire(record.taskId, job.scheduledAt)) {
       log.info({ taskId: record.taskId }, 'confirmation expired');
       await afterOccurrence(record, 'skipped');
@@ -230,6 +252,17 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
       },
     );
   };
+}
+
+/**
+ * Whether a scheduled run failed because the database or Redis could not be reached: its agent
+ * run ended with `unavailable`, or a store call of the run threw such an error.
+ */
+function hitOutage(error: unknown): boolean {
+  return (
+    (error instanceof TaskAgentError && error.code === 'unavailable') ||
+    isDependencyUnavailable(error)
+  );
 }
 
 /** The API's tracer: the no-op one unless tracing is on in this process. */

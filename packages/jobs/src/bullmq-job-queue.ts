@@ -141,6 +141,7 @@ export function createBullmqJobQueue(
             return await handler(job.data, {
               jobId: occurrence ? job.id! : decodeJobId(job.id ?? ''),
               attempt: job.attemptsMade + 1,
+              attempts: job.opts.attempts ?? 1,
               signal: shutdown.signal,
               ...(occurrence ?? {}),
             });

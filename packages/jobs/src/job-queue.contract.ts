@@ -5,6 +5,7 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { nextCronOccurrence } from './cron.js';
 import {
+  DEFAULT_ATTEMPTS,
   JobQueueClosedError,
   UnrecoverableJobError,
   type JobContext,
@@ -78,15 +79,15 @@ export function describeJobQueueContract(name: string, makeQueue: MakeJobQueue):
 
     it('retries a failing job with increasing attempt numbers, up to attempts', async () => {
       const queue = await make();
-      const attempts: number[] = [];
+      const attempts: string[] = [];
       await queue.process('q', async (_data, context) => {
-        attempts.push(context.attempt);
+        attempts.push(`${context.attempt} of ${context.attempts}`);
         throw new Error('boom');
       });
       await queue.add('q', {}, { attempts: 2 });
-      await vi.waitFor(() => expect(attempts).toEqual([1, 2]), soon);
+      await vi.waitFor(() => expect(attempts).toEqual(['1 of 2', '2 of 2']), soon);
       await new Promise((r) => setTimeout(r, 2_500));
-      expect(attempts).toEqual([1, 2]);
+      expect(attempts).toEqual(['1 of 2', '2 of 2']);
     });
 
     it('does not retry a job that failed as unrecoverable', async () => {
@@ -117,7 +118,12 @@ export function describeJobQueueContract(name: string, makeQueue: MakeJobQueue):
       await vi.waitFor(() => expect(seen).toHaveLength(1), soon);
       expect(seen[0]!.at).toBeGreaterThanOrEqual(at - 5);
       expect(seen[0]!.data).toEqual({ task: 1 });
-      expect(seen[0]!.context).toMatchObject({ scheduleId: 'task:1', scheduledAt: at, attempt: 1 });
+      expect(seen[0]!.context).toMatchObject({
+        scheduleId: 'task:1',
+        scheduledAt: at,
+        attempt: 1,
+        attempts: DEFAULT_ATTEMPTS,
+      });
       await vi.waitFor(async () => expect(await queue.listSchedules('q')).toEqual([]), soon);
     });
 

@@ -72,6 +72,8 @@ export interface JobContext {
   jobId: string;
   /** 1 on the first attempt. */
   attempt: number;
+  /** How many attempts the job has in all: `attempt === attempts` is its last. */
+  attempts: number;
   /** Aborted when the worker shuts down. */
   signal: AbortSignal;
   /** The schedule that made this job, for scheduled jobs. */

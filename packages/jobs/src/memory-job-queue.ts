@@ -105,6 +105,7 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
       await handler(structuredClone(job.data), {
         jobId: job.id,
         attempt: job.attempt,
+        attempts: job.attempts,
         signal: shutdown.signal,
         ...(job.scheduleId !== undefined ? { scheduleId: job.scheduleId } : {}),
         ...(job.scheduledAt !== undefined ? { scheduledAt: job.scheduledAt } : {}),

@@ -201,6 +201,19 @@ export class RunRepository {
     return rowCount > 0;
   }
 
+  /**
+   * Gives up this worker's lease of a run it did not finish, so the next attempt claims it at
+   * once instead of after the lease. @returns false when this worker no longer held it.
+   */
+  async release(taskId: string, scheduledAt: number, worker: string): Promise<boolean> {
+    const { rowCount } = await this.db.query(
+      `UPDATE scheduled_task_runs SET lease_until = now() - interval '1 second', updated_at = now()
+       WHERE task_id = $1 AND scheduled_at = $2 AND worker = $3 AND status = 'running'`,
+      [taskId, new Date(scheduledAt), worker],
+    );
+    return rowCount > 0;
+  }
+
   /** Records the outcome, only if this worker still holds the run. */
   async finish(
     taskId: string,
