@@ -218,6 +218,36 @@ describe('chat platform', () => {
     },
   );
 
+  it(
+    'replies once when the worker dies after sending the reply, before marking it',
+    { timeout: 90_000 },
+    async () => {
+      model.script(MODEL, [textReply('The one reply'), textReply('The same reply, again')]);
+      const before = model.requests(MODEL).length;
+      // The platform sends the reply but its answer does not arrive before the worker dies: the
+      // worker never marks the message answered, and its job is run again by the next worker.
+      const release = lark.holdAnswers();
+      const event = messageEvent('answer me once', 'oc_reply_crash');
+      const messageId = event.event.message.message_id;
+      try {
+        await deliver(0, wire(event));
+        await eventually(async () => repliesTo(messageId).length > 0, 30_000);
+        await Promise.all(cluster.workers.map((w) => w.stop('SIGKILL')));
+      } finally {
+        release();
+      }
+      const deduplicated = lark.deduplicated;
+      await cluster.startReplica('worker', 'worker-4');
+      // The next attempt runs the agent again and sends the reply with the same uuid.
+      await model.waitForRequests(MODEL, before + 2, 60_000);
+      await eventually(
+        async () => lark.deduplicated > deduplicated || repliesTo(messageId).length > 1,
+        30_000,
+      );
+      expect(repliesTo(messageId).map((m) => m.content)).toEqual([{ text: 'The one reply' }]);
+    },
+  );
+
   it('never logs the app secret, the model key or the encrypt key', () => {
     const logs = [...cluster.apis, ...cluster.workers]
       .flatMap((s) => [...s.stdout, ...s.stderr])

@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import {
   DEFAULT_LEASE_TTL_MS,
   runRequest,
@@ -29,8 +30,9 @@ export interface ChatReplyDeps {
  *
  * Delivery is at least once (a worker that dies mid-job gets the job retried). A reply is
  * marked in the inbox (the store) once sent, and a retry that finds it does nothing; a retry after
- * the agent ran but before the reply was sent runs the agent again (the answer is not kept),
- * so the conversation may hold that turn twice, but the chat gets one reply.
+ * the agent ran but before the reply was marked runs the agent again (the answer is not kept),
+ * so the conversation may hold that turn twice, but the chat gets one reply: every attempt sends
+ * it with the same {@link replyUuid}, which the platform sends once.
  */
 export async function processChatMessage(
   job: ChatMessageJob,
@@ -59,10 +61,22 @@ export async function processChatMessage(
       'reply not sent: LARK_APP_ID / LARK_APP_SECRET not configured',
     );
   } else {
-    await client.replyText(job.message_id, answer);
+    await client.replyText(job.message_id, answer, { uuid: replyUuid(job) });
     log.info({ chars: answer.length }, 'replied in chat');
   }
   await deps.inbox.markReplied(job);
+}
+
+/**
+ * The platform's dedup key of the reply to `job`: the same for every attempt at that message, so
+ * a reply sent by an attempt that died before marking it in the inbox is not sent again by the
+ * next (the platform keeps the key an hour). 32 hex characters (its limit is 50).
+ */
+export function replyUuid(job: Pick<ChatMessageJob, 'platform' | 'message_id'>): string {
+  return createHash('sha256')
+    .update(`reply\n${job.platform}\n${job.message_id}`)
+    .digest('hex')
+    .slice(0, 32);
 }
 
 /** The owner of a chat's conversation: the chat itself (chat users are not service users). */

@@ -52,12 +52,21 @@ export class LarkClient {
     this.now = options.now ?? Date.now;
   }
 
-  /** Replies in the thread of `messageId` with a text message; returns the new message id. */
-  async replyText(messageId: string, text: string): Promise<string | undefined> {
+  /**
+   * Replies in the thread of `messageId` with a text message; returns the new message id. With
+   * `uuid` (at most 50 characters), the platform replies at most once per uuid within an hour
+   * and answers a repeated request with success, so a retried job cannot reply twice.
+   */
+  async replyText(
+    messageId: string,
+    text: string,
+    options: { uuid?: string } = {},
+  ): Promise<string | undefined> {
     const path = `/open-apis/im/v1/messages/${encodeURIComponent(messageId)}/reply`;
     const data = await this.authorized('reply', path, {
       msg_type: 'text',
       content: JSON.stringify({ text }),
+      ...(options.uuid === undefined ? {} : { uuid: options.uuid }),
     });
     return typeof data?.message_id === 'string' ? data.message_id : undefined;
   }

@@ -12,14 +12,17 @@ export interface FakeLarkMessage {
   /** `content` parsed (the platform takes a JSON string). */
   content: Record<string, unknown>;
   token: string;
+  /** The request's `uuid` (the platform's dedup key), when it had one. */
+  uuid?: string;
 }
 
 /**
  * A stand-in for the Lark/Feishu open platform over HTTP, speaking its wire format for the calls
  * the service makes: `POST /open-apis/auth/v3/tenant_access_token/internal`,
  * `POST /open-apis/im/v1/messages/:message_id/reply`, `POST /open-apis/im/v1/messages`. It
- * checks app credentials and bearer tokens like the platform (codes 10014, 99991663) and
- * records every message.
+ * checks app credentials and bearer tokens like the platform (codes 10014, 99991663), sends at
+ * most one message per `uuid` (the platform's request dedup: a repeated request succeeds with
+ * the first one's message and sends nothing) and records every message.
  */
 export interface FakeLark {
   readonly url: string;
@@ -28,6 +31,13 @@ export interface FakeLark {
   tokensIssued: number;
   /** Invalidates every token issued so far (the next API call gets code 99991663). */
   revokeTokens(): void;
+  /** Requests that repeated an earlier request's `uuid` (answered, nothing sent). */
+  readonly deduplicated: number;
+  /**
+   * Withholds the answers to message requests (the messages are sent and recorded) until the
+   * returned function is called: a caller that dies meanwhile never learns its message went out.
+   */
+  holdAnswers(): () => void;
   close(): Promise<void>;
 }
 
@@ -38,7 +48,10 @@ export async function startFakeLark(app: {
 }): Promise<FakeLark> {
   const valid = new Set<string>();
   const messages: FakeLarkMessage[] = [];
-  const state = { tokensIssued: 0 };
+  const state = { tokensIssued: 0, deduplicated: 0 };
+  /** Message id sent per `uuid`. */
+  const sentByUuid = new Map<string, string>();
+  let held: Promise<void> | undefined;
   const server: Server = createServer((req, res) => {
     void readJson(req).then((body) => {
       const send = (status: number, payload: unknown) => {
@@ -70,30 +83,31 @@ export async function startFakeLark(app: {
         return send(400, { code: 230001, msg: 'invalid message content' });
       }
       const reply = /^\/open-apis\/im\/v1\/messages\/([^/]+)\/reply$/.exec(url.pathname);
+      if (!reply && url.pathname !== '/open-apis/im/v1/messages')
+        return send(404, { code: 404, msg: 'not found' });
+      const uuid = typeof body?.uuid === 'string' ? body.uuid : undefined;
+      const answer = (message_id: string) => {
+        const ok = () => send(200, { code: 0, msg: 'success', data: { message_id } });
+        if (held) void held.then(ok);
+        else ok();
+      };
+      const earlier = uuid === undefined ? undefined : sentByUuid.get(uuid);
+      if (earlier) {
+        state.deduplicated++;
+        return answer(earlier);
+      }
       const message_id = `om_${randomUUID().replace(/-/g, '')}`;
-      if (reply) {
-        messages.push({
-          kind: 'reply',
-          target: decodeURIComponent(reply[1]!),
-          msgType: String(body?.msg_type),
-          content,
-          token,
-        });
-        return send(200, { code: 0, msg: 'success', data: { message_id } });
-      }
-      if (url.pathname === '/open-apis/im/v1/messages') {
-        const receiveIdType = url.searchParams.get('receive_id_type') ?? '';
-        messages.push({
-          kind: 'send',
-          target: String(body?.receive_id),
-          receiveIdType,
-          msgType: String(body?.msg_type),
-          content,
-          token,
-        });
-        return send(200, { code: 0, msg: 'success', data: { message_id } });
-      }
-      return send(404, { code: 404, msg: 'not found' });
+      if (uuid !== undefined) sentByUuid.set(uuid, message_id);
+      messages.push({
+        kind: reply ? 'reply' : 'send',
+        target: reply ? decodeURIComponent(reply[1]!) : String(body?.receive_id),
+        ...(reply ? {} : { receiveIdType: url.searchParams.get('receive_id_type') ?? '' }),
+        msgType: String(body?.msg_type),
+        content,
+        token,
+        ...(uuid === undefined ? {} : { uuid }),
+      });
+      return answer(message_id);
     });
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -108,6 +122,17 @@ export async function startFakeLark(app: {
       state.tokensIssued = value;
     },
     revokeTokens: () => valid.clear(),
+    get deduplicated() {
+      return state.deduplicated;
+    },
+    holdAnswers() {
+      let release!: () => void;
+      held = new Promise<void>((resolve) => (release = resolve));
+      return () => {
+        held = undefined;
+        release();
+      };
+    },
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
