@@ -20,7 +20,16 @@
  * (handshakes in flight per client process, default 100), WARMUP_CONNECTIONS (default 200),
  * REPLICA_TTL_MS (the gateway's GATEWAY_REPLICA_TTL_MS; unset: its default), PROFILE_DIR (the
  * gateway runs with `--cpu-prof` and writes its profile there when it is stopped with SIGTERM at
- * the end).
+ * the end), SOURCE_ADDRESSES (loopback source addresses of the clients, 127.0.0.2 and up, each
+ * connection from the next in turn; default one per 25,000 connections, and below 25,000 none:
+ * the kernel picks 127.0.0.1).
+ *
+ * Beyond about 28,000 connections one source address runs out of ephemeral ports, hence the
+ * source addresses. Each process needs a file descriptor per socket: the gateway about
+ * CONNECTIONS, each client process CONNECTIONS / CLIENT_PROCESSES. The script raises the soft
+ * limit of its children up to the hard limit (`ulimit -Hn`) and stops before starting anything
+ * when the hard limit is too low, saying by how much (raise it as root, e.g. `ulimit -Hn 200000`
+ * in the shell that runs the script).
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -39,6 +48,7 @@ import {
   type Memory,
   type MemorySample as Sample,
 } from './support/memory-probe.js';
+import { fileLimits, sourceAddresses, withFileLimit } from './support/connection-limits.js';
 import { cpuMs, freePort, procMemory as procStatus, sleep } from './support/processes.js';
 import { unlinkPrefix } from './support/redis.js';
 
@@ -55,10 +65,20 @@ const holdS = Number(process.env.HOLD_S ?? 45);
 const openConcurrency = Number(process.env.OPEN_CONCURRENCY ?? 100);
 const warmUpConnections = Number(process.env.WARMUP_CONNECTIONS ?? 200);
 const profileDir = process.env.PROFILE_DIR;
+const sources = sourceAddresses(
+  connections,
+  process.env.SOURCE_ADDRESSES ? Number(process.env.SOURCE_ADDRESSES) : undefined,
+);
+/** Open files beyond the sockets of the connections: Redis, PostgreSQL, IPC, stdio, the loader. */
+const SPARE_FILES = 200;
+/** Waiting for every connection to open: 80 s, plus 8 ms a connection (125/s) beyond 10,000. */
+const openTimeoutMs = 80_000 + Math.max(0, connections - 10_000) * 8;
 
 interface OpenCommand {
   cmd: 'open';
   base: string;
+  /** Source addresses, one per connection in turn; empty: the kernel's choice. */
+  sources: string[];
   users: Array<{ userId: string; token: string }>;
 }
 interface ClientStats {
@@ -90,12 +110,21 @@ function runClients(): void {
   const report = setInterval(() => process.send?.({ stats }), 1_000);
   process.on('disconnect', () => process.exit(0));
 
-  const openOne = (base: string, userId: string, token: string, nodeId: string) =>
+  let opened = 0;
+  const openOne = (
+    base: string,
+    sources: string[],
+    userId: string,
+    token: string,
+    nodeId: string,
+  ) =>
     new Promise<void>((resolve) => {
       const url = `${base}/ws/desktop?client_id=desktop_${userId}&node_id=${nodeId}`;
+      const localAddress = sources.length > 0 ? sources[opened++ % sources.length] : undefined;
       const ws = new WebSocket(url, {
         headers: { authorization: `Bearer ${token}` },
         perMessageDeflate: false,
+        ...(localAddress ? { localAddress } : {}),
       });
       const entry = { ws, timers: [] as NodeJS.Timeout[] };
       const sentAt: number[] = [];
@@ -177,7 +206,7 @@ function runClients(): void {
     const work = message.users.flatMap(({ userId, token }) =>
       Array.from(
         { length: nodesPerUser },
-        (_, j) => () => openOne(message.base, userId, token, `n${j}`),
+        (_, j) => () => openOne(message.base, message.sources, userId, token, `n${j}`),
       ),
     );
     let next = 0;
@@ -218,11 +247,34 @@ async function rawPresence(redis: Redis, prefix: string, userIds: string[]) {
 async function main(): Promise<void> {
   const children: ChildProcess[] = [];
   const killAll = () => children.forEach((c) => c.kill('SIGKILL'));
+  // Checked before anything starts: a limit found too low after 10 minutes of opening helps no one.
+  const [gatewayCommand, gatewayArgs] = withFileLimit(
+    connections + SPARE_FILES,
+    process.execPath,
+    [
+      '--expose-gc',
+      ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
+      '--import',
+      PRELOAD,
+      'apps/gateway/dist/main.js',
+    ],
+    'the gateway',
+  );
+  const [clientCommand, clientArgs] = withFileLimit(
+    Math.ceil(connections / clientProcesses) + SPARE_FILES,
+    process.execPath,
+    ['--import', 'tsx', SELF, 'clients'],
+    'each client process',
+  );
+  const budgetMs =
+    90_000 + openTimeoutMs + holdS * 1_000 + Math.max(heartbeatMs, pingIntervalMs) + 2_000;
   const watchdog = setTimeout(() => {
-    console.error('gateway-idle-connections: over its time budget (170 s); killing children');
+    console.error(
+      `gateway-idle-connections: over its time budget (${budgetMs / 1_000} s); killing children`,
+    );
     killAll();
     process.exit(1);
-  }, 170_000);
+  }, budgetMs);
   watchdog.unref();
   process.once('SIGINT', () => {
     killAll();
@@ -239,37 +291,27 @@ async function main(): Promise<void> {
     const keys = await importKeys(pair);
     schema = await createTestSchema('bench_idle');
     const port = await freePort();
-    const gateway = spawn(
-      process.execPath,
-      [
-        '--expose-gc',
-        ...(profileDir ? ['--cpu-prof', `--cpu-prof-dir=${profileDir}`] : []),
-        '--import',
-        PRELOAD,
-        'apps/gateway/dist/main.js',
-      ],
-      {
-        cwd: ROOT,
-        env: {
-          PATH: process.env.PATH ?? '',
-          HOME: process.env.HOME ?? '',
-          HOST: '127.0.0.1',
-          PORT: String(port),
-          REDIS_URL: redisUrl,
-          REDIS_KEY_PREFIX: prefix,
-          DATABASE_URL: databaseUrl,
-          DATABASE_SCHEMA: schema.schema,
-          JWT_PUBLIC_KEY: pair.publicKey,
-          INSTANCE_ID: 'bench-idle-gateway',
-          GATEWAY_PING_INTERVAL_MS: String(pingIntervalMs),
-          ...(process.env.REPLICA_TTL_MS
-            ? { GATEWAY_REPLICA_TTL_MS: process.env.REPLICA_TTL_MS }
-            : {}),
-          LOG_LEVEL: 'warn',
-        },
-        stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    const gateway = spawn(gatewayCommand, gatewayArgs, {
+      cwd: ROOT,
+      env: {
+        PATH: process.env.PATH ?? '',
+        HOME: process.env.HOME ?? '',
+        HOST: '127.0.0.1',
+        PORT: String(port),
+        REDIS_URL: redisUrl,
+        REDIS_KEY_PREFIX: prefix,
+        DATABASE_URL: databaseUrl,
+        DATABASE_SCHEMA: schema.schema,
+        JWT_PUBLIC_KEY: pair.publicKey,
+        INSTANCE_ID: 'bench-idle-gateway',
+        GATEWAY_PING_INTERVAL_MS: String(pingIntervalMs),
+        ...(process.env.REPLICA_TTL_MS
+          ? { GATEWAY_REPLICA_TTL_MS: process.env.REPLICA_TTL_MS }
+          : {}),
+        LOG_LEVEL: 'warn',
       },
-    );
+      stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
+    });
     children.push(gateway);
     const base = `ws://127.0.0.1:${port}`;
     for (let up = false; !up; await sleep(100)) {
@@ -281,7 +323,7 @@ async function main(): Promise<void> {
     }
 
     const clients = Array.from({ length: clientProcesses }, () =>
-      spawn(process.execPath, ['--import', 'tsx', SELF, 'clients'], {
+      spawn(clientCommand, clientArgs, {
         cwd: ROOT,
         stdio: ['ignore', 'inherit', 'inherit', 'ipc'],
       }),
@@ -312,17 +354,27 @@ async function main(): Promise<void> {
       );
     const open = async (users: Array<{ userId: string; token: string }>, timeoutMs: number) => {
       const share = Math.ceil(users.length / clients.length);
+      const before = sum();
+      const started = Date.now();
+      // Progress on stderr: at 100,000 connections opening takes minutes.
+      const progress = setInterval(() => {
+        const now = sum();
+        console.error(
+          `  ${((Date.now() - started) / 1_000).toFixed(0)} s: ${now.registered - before.registered} of ${users.length * nodesPerUser} registered, ${now.failed - before.failed} failed`,
+        );
+      }, 10_000);
       await Promise.all(
         clients.map((c, k) => {
           const done = nextMessage(c, (m) => 'opened' in m, timeoutMs);
           c.send({
             cmd: 'open',
             base,
+            sources,
             users: users.slice(k * share, (k + 1) * share),
           } satisfies OpenCommand);
           return done;
         }),
-      );
+      ).finally(() => clearInterval(progress));
     };
 
     const cold = await sample(gateway);
@@ -369,7 +421,7 @@ async function main(): Promise<void> {
     }, 250);
     await sample(gateway, false); // resets the event-loop delay histogram
     const connectStart = Date.now();
-    await open(users, 80_000);
+    await open(users, openTimeoutMs);
     const connectS = (Date.now() - connectStart) / 1_000;
     const connectSample = await sample(gateway, false);
     const samples: Array<{ t: number } & Sample> = [];
@@ -447,7 +499,8 @@ async function main(): Promise<void> {
       `Node ${process.version}, ${cpus().length} × ${cpus()[0]?.model ?? '?'}, Redis ${redisVersion} at ${new URL(redisUrl).host}, load average (1 min) ${loadavg()[0]!.toFixed(1)}`,
     );
     console.log(
-      `${held} connections held (${totals.failed} failed to open, ${totals.closedUnexpectedly} closed unexpectedly) from ${clientProcesses} client processes; ` +
+      `${held} connections held (${totals.failed} failed to open, ${totals.closedUnexpectedly} closed unexpectedly) from ${clientProcesses} client processes ` +
+        `(source addresses ${sources.length > 0 ? `${sources[0]}–${sources.at(-1)}` : '127.0.0.1'}, open-file hard limit ${fileLimits().hard}); ` +
         `opened and registered in ${connectS.toFixed(1)} s (gateway event-loop delay meanwhile p99 ${connectSample.loop.p99.toFixed(0)} ms, max ${connectSample.loop.max.toFixed(0)} ms); ` +
         `presence: ${stored.entries} entries stored (${stored.expired} past their TTL, replica live for another ${stored.replicaLiveForMs} ms), listNodes returns ${inPresence} nodes of ${users.length} users${recheck}; ` +
         `slowest Redis round trip from outside during connect and hold ${redisMaxMs.toFixed(0)} ms; ` +

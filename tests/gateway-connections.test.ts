@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { testRedisUrl } from '@agent-backend/testing';
 import { startCluster, type Cluster } from './cluster.js';
+import { startTcpProxy, type TcpProxy } from './faults/tcp-proxy.js';
 import { eventually, ofType, openSocket, type TestSocket } from './ws-client.js';
 
 const ORIGIN = 'https://app.example';
@@ -360,5 +361,95 @@ describe('gateway presence refreshed by pongs', () => {
       headers: { authorization: `Bearer ${token}` },
     });
     expect(((await res.json()) as { total: number }).total).toBe(1);
+  });
+});
+
+/**
+ * Its own gateway, talking to Redis through a proxy the test can stall: a heartbeat or `ping`
+ * that changes nothing is answered without waiting on Redis (its presence write only extends the
+ * entry's TTL), and a failed presence write is logged and its change written again by the next
+ * heartbeat.
+ */
+describe('gateway heartbeats and presence writes', () => {
+  let cluster: Cluster;
+  let proxy: TcpProxy;
+  const sockets: TestSocket[] = [];
+  const redis = new Redis(testRedisUrl());
+  beforeAll(async () => {
+    const target = new URL(testRedisUrl());
+    proxy = await startTcpProxy({ host: target.hostname, port: Number(target.port || 6379) });
+    target.hostname = '127.0.0.1';
+    target.port = String(proxy.port);
+    cluster = await startCluster({ gateways: 0, apis: 1 });
+    // The command deadline far beyond the test's waits: a write stalled by the proxy never fails.
+    await cluster.startReplica('gateway', 'gateway-1', {
+      REDIS_URL: target.toString(),
+      REDIS_COMMAND_TIMEOUT_MS: '600000',
+      GATEWAY_PING_INTERVAL_MS: '600000',
+    });
+  });
+  afterAll(async () => {
+    for (const socket of sockets) socket.ws.terminate();
+    proxy?.setMode('forward');
+    await cluster?.stop();
+    await proxy?.close();
+    redis.disconnect();
+  });
+  const connectNode = async (userId: string) => {
+    const token = await cluster.token(userId);
+    const socket = await openSocket(
+      cluster.wsUrl(0, '/ws/desktop', { client_id: `desktop_${userId}`, token }),
+    );
+    sockets.push(socket);
+    socket.send({ type: 'register', node_id: `desktop_${userId}`, node_type: 'desktop' });
+    await socket.next(ofType('registered'));
+    return { socket, token };
+  };
+  const listed = async (userId: string, token: string) => {
+    const res = await fetch(`${cluster.apis[0]!.url}/node/devices?user_id=${userId}`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    return ((await res.json()) as { nodes: Array<Record<string, unknown>> }).nodes;
+  };
+
+  it('answers a heartbeat and a ping that change nothing while Redis is stalled', async () => {
+    const { socket, token } = await connectNode('stalled');
+    proxy.setMode('stall');
+    try {
+      socket.send({ type: 'heartbeat', status: 'online', current_tasks: 0 });
+      expect(await socket.next(ofType('heartbeat_ack'))).toEqual({ type: 'heartbeat_ack' });
+      socket.send({ type: 'ping' });
+      expect(await socket.next(ofType('pong'))).toEqual({ type: 'pong' });
+      // A change is acknowledged once presence holds it, so it waits for Redis.
+      socket.send({ type: 'heartbeat', status: 'busy', current_tasks: 1 });
+    } finally {
+      proxy.setMode('forward');
+    }
+    await socket.next(ofType('heartbeat_ack'));
+    expect(await listed('stalled', token)).toMatchObject([{ status: 'busy', current_tasks: 1 }]);
+  });
+
+  it('logs a failed presence write and writes the lost change with the next heartbeat', async () => {
+    const { socket, token } = await connectNode('failing');
+    const key = `${cluster.prefix}presence:user:failing`;
+    const log = cluster.gateways[0]!.stdout;
+    // The user's hash set aside and a string in its place: every write of the node fails.
+    await redis.rename(key, `${key}:aside`);
+    await redis.set(key, 'not a hash');
+    socket.send({ type: 'heartbeat', status: 'busy', current_tasks: 2 });
+    await socket.next(ofType('heartbeat_ack'));
+    await eventually(
+      async () => log.some((line) => line.includes('presence write failed')),
+      5_000,
+      20,
+    );
+    await redis.del(key);
+    await redis.rename(`${key}:aside`, key);
+    expect(await listed('failing', token)).toMatchObject([{ status: 'online', current_tasks: 0 }]);
+
+    // The same state again: not a change for the connection, but presence never got it.
+    socket.send({ type: 'heartbeat', status: 'busy', current_tasks: 2 });
+    await socket.next(ofType('heartbeat_ack'));
+    expect(await listed('failing', token)).toMatchObject([{ status: 'busy', current_tasks: 2 }]);
   });
 });

@@ -20,7 +20,10 @@
  *
  * Env (passed to both): CONNECTIONS (default 10000), CLIENT_PROCESSES (2), HEARTBEAT_MS (20000),
  * PING_INTERVAL_MS (15000), HOLD_S (45), OPEN_CONCURRENCY (100), WARMUP_CONNECTIONS (200),
- * REDIS_URL, DATABASE_URL; OURS=0 skips our side.
+ * REDIS_URL, DATABASE_URL, SOURCE_ADDRESSES (loopback source addresses of the clients, as in
+ * bench/gateway-idle-connections.ts: default one per 25,000 connections, 127.0.0.2 and up);
+ * OURS=0 skips our side. Each server needs about CONNECTIONS open files and each client process
+ * CONNECTIONS / CLIENT_PROCESSES: the script stops at once when `ulimit -n` is lower.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createServer } from 'node:http';
@@ -34,6 +37,7 @@ import {
   type Memory,
   type MemorySample,
 } from '../support/memory-probe.js';
+import { fileLimits, sourceAddresses } from '../support/connection-limits.js';
 import { cpuMs, machineLine, procMemory, ROOT, sleep, startEntry } from '../support/processes.js';
 import { unlinkPrefix } from '../support/redis.js';
 import { ensurePeers, requirePeer } from './peers.js';
@@ -47,6 +51,10 @@ const pingIntervalMs = Number(process.env.PING_INTERVAL_MS ?? 15_000);
 const holdS = Number(process.env.HOLD_S ?? 45);
 const openConcurrency = Number(process.env.OPEN_CONCURRENCY ?? 100);
 const warmUpConnections = Number(process.env.WARMUP_CONNECTIONS ?? 200);
+const sources = sourceAddresses(
+  connections,
+  process.env.SOURCE_ADDRESSES ? Number(process.env.SOURCE_ADDRESSES) : undefined,
+);
 
 // ---------------------------------------------------------------- the few peer members used
 
@@ -126,13 +134,16 @@ function runClients(): void {
   let recordAcks = false;
   let closing = false;
   process.on('disconnect', () => process.exit(0));
+  let opened = 0;
   const openOne = (url: string, userId: string, nodeId: string) =>
     new Promise<void>((resolve) => {
+      const localAddress = sources.length > 0 ? sources[opened++ % sources.length] : undefined;
       const socket = io(url, {
         auth: { userId },
         transports: ['websocket'],
         forceNew: true,
         reconnection: false,
+        ...(localAddress ? { localAddress } : {}),
       });
       const entry = { socket, timers: [] as NodeJS.Timeout[] };
       let registered = false;
@@ -311,7 +322,7 @@ async function runSocketIo(): Promise<Record<string, number>> {
     const started = Date.now();
     await open(
       Array.from({ length: Math.ceil(connections / 10) }, (_, i) => `idle-u${i}`),
-      120_000,
+      120_000 + Math.max(0, connections - 10_000) * 8,
     );
     const openS = (Date.now() - started) / 1_000;
     const connectSample = await sampleMemory(server.child, false);
@@ -378,6 +389,12 @@ async function runSocketIo(): Promise<Record<string, number>> {
 }
 
 async function main(): Promise<void> {
+  const needed = Math.max(connections, Math.ceil(connections / clientProcesses)) + 200;
+  if (fileLimits().soft < needed) {
+    throw new Error(
+      `the servers need ${needed} open files, above this shell's ulimit -n of ${fileLimits().soft}: raise it (as root for the hard limit, ulimit -Hn) or use fewer connections`,
+    );
+  }
   const versions = ensurePeers(['socket.io', 'socket.io-client', '@socket.io/redis-adapter']);
   console.log(`machine: ${machineLine()}`);
   console.log(`versions: ${versions.join(', ')}\n`);

@@ -41,6 +41,12 @@ export class NodeConnection extends Connection {
   private readonly pending = new Map<string, PendingCall>();
   /** When this connection last wrote its presence entry (ms since the epoch; 0: never). */
   private refreshedAt = 0;
+  /** A write of a change to `record` failed: presence may hold an older record until rewritten. */
+  private presenceStale = false;
+  /** Presence writes are failing; the first failure was logged as a warning, the rest at debug. */
+  private presenceFailing = false;
+  /** A refresh (TTL only) is in flight; another one meanwhile would add nothing. */
+  private refreshing = false;
 
   constructor(
     ws: WebSocket,
@@ -117,7 +123,7 @@ export class NodeConnection extends Connection {
    */
   protected override onPong(): void {
     if (Date.now() - this.refreshedAt < this.services.presenceRefreshMs) return;
-    void this.touch();
+    this.refresh();
   }
 
   protected override async handle(frame: Record<string, unknown>): Promise<void> {
@@ -134,8 +140,9 @@ export class NodeConnection extends Connection {
       case 'heartbeat':
         return this.onHeartbeat(message);
       case 'ping':
-        await this.touch();
+        // Changes nothing but the entry's TTL: answered at once (see onHeartbeat).
         this.send({ type: 'pong' });
+        this.refresh();
         return;
       case 'status': {
         const status = NodeStatus.safeParse(message.status);
@@ -144,7 +151,8 @@ export class NodeConnection extends Connection {
           return;
         }
         this.record.status = status.data;
-        await this.touch({ status: status.data });
+        // With the tasks, so this write also repairs a heartbeat's lost one.
+        await this.touch({ status: status.data, current_tasks: this.record.current_tasks });
         return;
       }
       case 'mcp_response':
@@ -192,10 +200,29 @@ export class NodeConnection extends Connection {
     this.send({ type: 'registered', node_id: this.nodeId, success: true });
   }
 
+  /**
+   * A heartbeat that changes the node's record is acknowledged after presence holds the change,
+   * so a client that waits for `heartbeat_ack` and then lists its nodes sees it. One that changes
+   * nothing (every heartbeat of an idle node) only extends the entry's TTL and `lastSeenAt`,
+   * which no API returns: it is acknowledged at once, and its refresh (one Redis command) runs
+   * without holding up this connection's next frame. A failed write is logged and retried by the
+   * next heartbeat (which writes the record's status and tasks again if a change was lost) or
+   * pong.
+   */
   private async onHeartbeat(message: HeartbeatMessage): Promise<void> {
-    this.record.status = message.status;
-    this.record.current_tasks = message.current_tasks;
-    await this.touch({ status: message.status, current_tasks: message.current_tasks });
+    const { status, current_tasks } = message;
+    if (
+      !this.presenceStale &&
+      status === this.record.status &&
+      current_tasks === this.record.current_tasks
+    ) {
+      this.send({ type: 'heartbeat_ack' });
+      this.refresh();
+      return;
+    }
+    this.record.status = status;
+    this.record.current_tasks = current_tasks;
+    await this.touch({ status, current_tasks });
     this.send({ type: 'heartbeat_ack' });
   }
 
@@ -276,17 +303,52 @@ export class NodeConnection extends Connection {
     }
   }
 
+  /**
+   * Refreshes the node's entry, merging `patch` (the fields of `record` that changed). Never
+   * rejects: a failure is logged, and when it lost a change (`patch`, or a rewrite of the whole
+   * record) the next heartbeat writes the record's status and tasks again.
+   */
   private async touch(patch?: Partial<NodeRecord>): Promise<void> {
     if (!this.isOpen) return;
-    const found = await this.services.presence.touchNode(this.userId, this.nodeId, patch).then(
-      (found) => {
-        this.refreshedAt = Date.now();
-        return found;
-      },
-      () => true,
-    );
-    // Our entry expired (e.g. Redis lost it): write it again, we still hold the node.
-    if (!found) await this.publishPresence();
+    let found: boolean;
+    try {
+      found = await this.services.presence.touchNode(this.userId, this.nodeId, patch);
+    } catch (error) {
+      this.presenceWriteFailed(error, patch !== undefined);
+      return;
+    }
+    try {
+      // Our entry expired (e.g. Redis lost it): write it again, we still hold the node.
+      if (!found && this.isOpen) await this.publishPresence();
+      else this.refreshedAt = Date.now();
+    } catch (error) {
+      this.presenceWriteFailed(error, true);
+      return;
+    }
+    // A refresh without a patch writes no change, so it does not repair a lost one.
+    if (patch || !found) this.presenceStale = false;
+    this.presenceFailing = false;
+  }
+
+  /**
+   * Extends the entry's TTL without waiting for Redis. It changes no data, so it needs no order
+   * against the connection's other writes, and one in flight at a time is enough (a client
+   * flooding pings cannot pile up Redis commands).
+   */
+  private refresh(): void {
+    if (this.refreshing) return;
+    this.refreshing = true;
+    void this.touch().finally(() => {
+      this.refreshing = false;
+    });
+  }
+
+  private presenceWriteFailed(error: unknown, lostChange: boolean): void {
+    if (lostChange) this.presenceStale = true;
+    const log = { err: error, node: this.nodeId, user: this.userId, stale: this.presenceStale };
+    if (this.presenceFailing) this.logger.debug(log, 'presence write failed again');
+    else this.logger.warn(log, 'presence write failed; the next heartbeat or pong retries it');
+    this.presenceFailing = true;
   }
 
   private async onClosed(): Promise<void> {
