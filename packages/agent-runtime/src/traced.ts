@@ -6,7 +6,9 @@ const tracer = trace.getTracer('@agent-backend/agent-runtime');
 /**
  * `fn(...args)` inside a span named `name`: the active span while it runs (so what it starts
  * and logs belongs to it), ended when its promise settles, marked as an error when it rejects.
- * Off (the no-op tracer): `fn` is called directly, no context switch and no closure.
+ * Off (the no-op tracer): `fn` is called directly, no context switch and no closure. Not
+ * sampled: `fn` runs inside the non-recording span, so what it starts is not sampled either,
+ * and nothing waits for its promise.
  */
 export function traced<A extends unknown[], R>(
   name: string,
@@ -15,7 +17,10 @@ export function traced<A extends unknown[], R>(
   ...args: A
 ): Promise<R> {
   const span = tracer.startSpan(name, { attributes });
-  if (!span.isRecording()) return fn(...args);
+  if (!span.isRecording()) {
+    if (!trace.isSpanContextValid(span.spanContext())) return fn(...args);
+    return context.with(trace.setSpan(context.active(), span), fn, undefined, ...args);
+  }
   return context.with(trace.setSpan(context.active(), span), fn, undefined, ...args).then(
     (value) => {
       span.end();
