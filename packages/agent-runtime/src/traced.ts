@@ -16,11 +16,14 @@ export function traced<A extends unknown[], R>(
   fn: (...args: A) => Promise<R>,
   ...args: A
 ): Promise<R> {
-  const span = tracer.startSpan(name, { attributes });
+  // Attributes only on a span that records: given at the start, the SDK copies them before it
+  // asks the sampler.
+  const span = tracer.startSpan(name);
   if (!span.isRecording()) {
     if (!trace.isSpanContextValid(span.spanContext())) return fn(...args);
     return context.with(trace.setSpan(context.active(), span), fn, undefined, ...args);
   }
+  span.setAttributes(attributes);
   return context.with(trace.setSpan(context.active(), span), fn, undefined, ...args).then(
     (value) => {
       span.end();

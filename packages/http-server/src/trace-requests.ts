@@ -26,21 +26,22 @@ import type { RequestHandler, Response } from 'express';
 export function traceRequests(tracer: Tracer): RequestHandler {
   return (req, res, next) => {
     const parent = propagation.extract(ROOT_CONTEXT, req.headers);
-    const span = tracer.startSpan(
-      req.method,
-      { kind: SpanKind.SERVER, attributes: { 'http.request.method': req.method } },
-      parent,
-    );
+    // Attributes go on once the span is known to record: the SDK copies start attributes
+    // before it asks the sampler, so they would cost unsampled requests too.
+    const span = tracer.startSpan(req.method, { kind: SpanKind.SERVER }, parent);
     res.locals.span = span;
     context.with(trace.setSpan(parent, span), next);
     if (!span.isRecording()) return;
     res.once('close', () => {
       const route = res.locals.route as string | undefined;
+      span.setAttributes({
+        'http.request.method': req.method,
+        'http.response.status_code': res.statusCode,
+      });
       if (route) {
         span.updateName(`${req.method} ${route}`);
         span.setAttribute('http.route', route);
       }
-      span.setAttribute('http.response.status_code', res.statusCode);
       if (res.statusCode >= 500) span.setStatus({ code: SpanStatusCode.ERROR });
       else if (!res.writableFinished)
         span.setStatus({ code: SpanStatusCode.ERROR, message: 'aborted' });

@@ -117,17 +117,19 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
       // A client span around the bus round trip; its context travels in the bus envelope, so
       // the gateway replica's span is its child (or, not sampled here, is not sampled there
       // either). Off: a span with no context, nothing injected.
-      const span = tracer.startSpan('node-rpc tools/call', {
-        kind: SpanKind.CLIENT,
-        attributes: {
+      // Attributes only on a span that records (given at the start, the SDK would copy them
+      // for an unsampled span too).
+      const span = tracer.startSpan('node-rpc tools/call', { kind: SpanKind.CLIENT });
+      if (span.isRecording()) {
+        span.setAttributes({
           'rpc.system': 'jsonrpc',
           'rpc.method': 'tools/call',
           'agent_backend.node.type': call.nodeType,
           'agent_backend.node.id': node.nodeId,
           'agent_backend.tool.name': call.toolName,
           'agent_backend.gateway.replica': node.replicaId,
-        },
-      });
+        });
+      }
       try {
         const reply = ToolCallReply.parse(
           await bus.request(gatewayChannel(node.replicaId), command, {
