@@ -212,6 +212,33 @@ describe('OpenTelemetry traces across an api and a gateway replica', () => {
     expect(http.parentSpanId).toBe('');
   });
 
+  it("follows a caller's decision not to sample on the api and the gateway replica", async () => {
+    const UNSAMPLED = 'c'.repeat(31) + '3';
+    const SAMPLED = 'd'.repeat(31) + '4';
+    for (const [traceId, flags] of [
+      [UNSAMPLED, '00'],
+      [SAMPLED, '01'],
+    ] as const) {
+      const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+        authorization: `Bearer ${alice}`,
+        traceparent: `00-${traceId}-${CALLER_SPAN}-${flags}`,
+      });
+      expect(res.status).toBe(200);
+    }
+    // Spans are exported in the order they ended: once the second call's are in, the first's
+    // would be. The gateway must not start a trace of its own for the first call either.
+    await eventually(
+      async () =>
+        collector.spans.some((s) => s.traceId === SAMPLED && s.name === 'gateway tools/call') &&
+        collector.spans.some((s) => s.traceId === SAMPLED && s.name === 'POST /node/tools/call'),
+      10_000,
+    );
+    expect(collector.spans.filter((s) => s.traceId === UNSAMPLED)).toEqual([]);
+    expect(
+      collector.spans.filter((s) => s.name === 'gateway tools/call' && s.parentSpanId === ''),
+    ).toEqual([]);
+  });
+
   it('puts an agent run, its model requests and its node tool call in one trace', async () => {
     model.script('m-tool', [
       toolCallsReply([{ id: 'call_1', name: 'read_clock', args: {} }]),
@@ -248,6 +275,71 @@ describe('OpenTelemetry traces across an api and a gateway replica', () => {
     const gateway = inRun.find((s) => s.name === 'gateway tools/call')!;
     expect(gateway).toMatchObject({ service: 'agent-backend-gateway', parentSpanId: rpc.spanId });
     expect(JSON.stringify(collector.spans)).not.toContain('sk-model-key-secret');
+  });
+});
+
+describe('sampling: OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0', () => {
+  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let cluster: Cluster;
+  let device: TestSocket;
+  let alice: string;
+
+  beforeAll(async () => {
+    collector = await startFakeCollector();
+    cluster = await startCluster({
+      gateways: 1,
+      apis: 1,
+      env: {
+        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_BSP_SCHEDULE_DELAY: '100',
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0',
+      },
+    });
+    alice = await cluster.token('alice');
+    device = await connectDevice(cluster, alice);
+  }, 120_000);
+  afterAll(async () => {
+    device?.ws.terminate();
+    await cluster?.stop();
+    await collector?.close();
+  });
+
+  it('exports no span of a request that starts a trace, and all of one whose caller sampled it', async () => {
+    const UNSAMPLED = 'b'.repeat(31) + '2';
+    for (const traceparent of [undefined, `00-${UNSAMPLED}-${CALLER_SPAN}-00`]) {
+      const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+        authorization: `Bearer ${alice}`,
+        ...(traceparent ? { traceparent } : {}),
+      });
+      expect(res.status).toBe(200);
+    }
+    // A sampled caller: its trace is recorded on both replicas, across the bus, at ratio 0.
+    // Each replica exports in the order its spans ended, so once this trace's spans are in,
+    // any span of the requests above would be too.
+    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${alice}`,
+      traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+    });
+    expect(res.status).toBe(200);
+    const named = (name: string) =>
+      collector.spans.find((s) => s.traceId === TRACE_ID && s.name === name);
+    await eventually(
+      async () => named('gateway tools/call') && named('POST /node/tools/call'),
+      10_000,
+    );
+    const http = named('POST /node/tools/call')!;
+    const rpc = named('node-rpc tools/call')!;
+    expect(http.parentSpanId).toBe(CALLER_SPAN);
+    expect(rpc.parentSpanId).toBe(http.spanId);
+    expect(named('gateway tools/call')!.parentSpanId).toBe(rpc.spanId);
+    expect(collector.spans.filter((s) => s.traceId !== TRACE_ID)).toEqual([]);
+
+    // Not exported, but still followed in the logs: the request lines carry their trace ids.
+    const lines = cluster.apis[0]!.stdout.filter(
+      (l) => l.includes('"msg":"request"') && l.includes('/node/tools/call'),
+    );
+    expect(lines.some((l) => l.includes(`"trace_id":"${UNSAMPLED}"`))).toBe(true);
   });
 });
 

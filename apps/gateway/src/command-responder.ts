@@ -52,19 +52,16 @@ export function respondToCommands(
     const parent = meta.trace
       ? propagation.extract(context.active(), meta.trace)
       : context.active();
-    const span = tracer.startSpan(
-      'gateway tools/call',
-      {
-        kind: SpanKind.SERVER,
-        attributes: {
-          'rpc.system': 'jsonrpc',
-          'rpc.method': 'tools/call',
-          'agent_backend.node.id': command.nodeId,
-          'agent_backend.tool.name': command.request.params.name,
-        },
-      },
-      parent,
-    );
+    // Attributes only on a span that records (the caller may not have sampled the trace).
+    const span = tracer.startSpan('gateway tools/call', { kind: SpanKind.SERVER }, parent);
+    if (span.isRecording()) {
+      span.setAttributes({
+        'rpc.system': 'jsonrpc',
+        'rpc.method': 'tools/call',
+        'agent_backend.node.id': command.nodeId,
+        'agent_backend.tool.name': command.request.params.name,
+      });
+    }
     try {
       return { response: await node.call(command.request, command.timeoutMs) };
     } catch (error) {

@@ -242,7 +242,11 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
       },
       parent,
     );
-    if (!span.isRecording()) return handle(job, context);
+    // Off: no context to carry. Not sampled: the run's spans inherit that decision.
+    if (!trace.isSpanContextValid(span.spanContext())) return handle(job, context);
+    if (!span.isRecording()) {
+      return otelContext.with(trace.setSpan(parent, span), handle, undefined, job, context);
+    }
     return otelContext.with(trace.setSpan(parent, span), handle, undefined, job, context).then(
       () => span.end(),
       (error: unknown) => {

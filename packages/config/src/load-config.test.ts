@@ -182,4 +182,33 @@ describe('loadConfig', () => {
     expect(loadConfig('all-in-one', { SKILLS_DIR: ' ' }).SKILLS_DIR).toBeUndefined();
     expect(loadConfig('all-in-one', { SKILLS_DIR: '/srv/skills' }).SKILLS_DIR).toBe('/srv/skills');
   });
+
+  it("reads the OpenTelemetry sampler variables, the specification's default when unset", () => {
+    expect(loadConfig('all-in-one', {})).toMatchObject({
+      OTEL_TRACES_SAMPLER: 'parentbased_always_on',
+      OTEL_TRACES_SAMPLER_ARG: 1,
+    });
+    expect(
+      loadConfig('all-in-one', {
+        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+        OTEL_TRACES_SAMPLER_ARG: '0.1',
+      }),
+    ).toMatchObject({
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: 0.1,
+    });
+    // Empty is unset (1), not a ratio of 0.
+    expect(loadConfig('all-in-one', { OTEL_TRACES_SAMPLER_ARG: '' }).OTEL_TRACES_SAMPLER_ARG).toBe(
+      1,
+    );
+    const problems = problemsOf(() =>
+      loadConfig('all-in-one', {
+        OTEL_TRACES_SAMPLER: 'jaeger_remote',
+        OTEL_TRACES_SAMPLER_ARG: '2',
+      }),
+    );
+    expect(problems).toHaveLength(2);
+    expect(problems.join('\n')).toContain('OTEL_TRACES_SAMPLER');
+    expect(problems.join('\n')).toContain('OTEL_TRACES_SAMPLER_ARG');
+  });
 });

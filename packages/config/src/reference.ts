@@ -190,6 +190,10 @@ export const ENV_MEANINGS = {
   OTEL_SERVICE_NAME:
     "the traces' `service.name`; unset: `agent-backend-<role>` (`agent-backend-api`, ...)",
   OTEL_BSP_SCHEDULE_DELAY: 'milliseconds finished spans wait to be exported in one batch',
+  OTEL_TRACES_SAMPLER:
+    "which traces are recorded and exported, as the OpenTelemetry specification names them: `parentbased_*` follow the caller's decision (the `traceparent` sampled flag, the bus envelope's, the scheduling request's) and apply the rest of the name to traces that start here; `traceidratio` keeps that fraction of trace ids. A trace not sampled costs a span id and a context switch per span, and is not exported. Log lines carry its `trace_id` all the same (see Traces in [operations.md](operations.md))",
+  OTEL_TRACES_SAMPLER_ARG:
+    'the fraction of traces the `traceidratio` samplers keep, e.g. `0.1`; ignored by the other samplers',
   LOG_LEVEL: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
   LOG_FORMAT:
     '`json`: one JSON object per line (for log collectors); `pretty`: readable, coloured lines (pino-pretty, for development). Both are redacted the same way',

@@ -372,6 +372,25 @@ export const EnvSchema = z.object({
   OTEL_SERVICE_NAME: optionalString,
   /** How long finished spans wait before they are sent in one batch (ms). */
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5_000),
+  /**
+   * Which traces are recorded (the OpenTelemetry specification's variable and values; the SDK
+   * no longer reads it itself). Remote-sampler values (`jaeger_remote`, `xray`) are refused.
+   */
+  OTEL_TRACES_SAMPLER: z
+    .enum([
+      'always_on',
+      'always_off',
+      'traceidratio',
+      'parentbased_always_on',
+      'parentbased_always_off',
+      'parentbased_traceidratio',
+    ])
+    .default('parentbased_always_on'),
+  /** The `traceidratio` samplers' ratio, 0 to 1; ignored by the others. */
+  OTEL_TRACES_SAMPLER_ARG: z.preprocess(
+    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+    z.coerce.number().min(0).max(1).default(1),
+  ),
   /** pino level. */
   LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
   /** `json` (one object per line) or `pretty` (readable lines, for development). */

@@ -11,13 +11,13 @@ import express, {
 } from 'express';
 import type { RouteParameters } from 'express-serve-static-core';
 import type { z } from 'zod';
-import type { Tracer } from '@opentelemetry/api';
-import { redactUrl, type Logger } from '@agent-backend/logger';
+import { context, type Tracer } from '@opentelemetry/api';
+import { redactUrl, traceFields, type Logger } from '@agent-backend/logger';
 import { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
 import { parseJsonBody } from './json-body.js';
 import { assertText, refuseText, type TextProblem } from './text-rules.js';
-import { traceRequests } from './trace-requests.js';
+import { requestSpan, traceRequests } from './trace-requests.js';
 import { parseInput } from './validate.js';
 import { isDependencyUnavailable } from '@agent-backend/protocol';
 
@@ -223,7 +223,8 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     const done = () => {
       if (logged) return;
       logged = true;
-      const line = { reqId: id, ...requestLine(req, res) };
+      // Written on `close`, outside the request span's context: its ids are added here.
+      const line = { reqId: id, ...requestLine(req, res), ...traceFields(requestSpan(res)) };
       if (res.statusCode >= 500) logger.error(line, 'request');
       else logger.info(line, 'request');
       if (observe) {
@@ -535,7 +536,10 @@ function jsonBody(limit: number, raw: boolean): RequestHandler {
     const chunks: Buffer[] = [];
     let received = 0;
     let done = false;
-    const finish = (error?: unknown) => {
+    // The body's events come from the socket, outside the request's context (the trace span,
+    // when tracing is on): the chain resumes in the context this middleware was called in.
+    // Tracing off: `bind` hands the function back as it is.
+    const finish = context.bind(context.active(), (error?: unknown) => {
       if (done) return;
       done = true;
       req.off('data', onData);
@@ -558,7 +562,7 @@ function jsonBody(limit: number, raw: boolean): RequestHandler {
         },
         (parseError: unknown) => next(parseError),
       );
-    };
+    });
     const onData = (chunk: Buffer) => {
       received += chunk.length;
       if (received > limit) {

@@ -1,4 +1,4 @@
-import { trace } from '@opentelemetry/api';
+import { trace, type Span } from '@opentelemetry/api';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
 import { PinoPretty } from 'pino-pretty';
 import { redactSecrets } from './redact.js';
@@ -24,12 +24,20 @@ export interface CreateLoggerOptions {
   traceIds?: boolean;
 }
 
-/** The active span's ids, for a log line (nothing when no span is active). */
-function traceMixin(): Record<string, string> {
-  const span = trace.getActiveSpan();
+/**
+ * A span's ids as the fields of a log line (`trace_id`, `span_id`); nothing without a span.
+ * For lines written outside the span's context, such as the request line written when the
+ * response closes.
+ */
+export function traceFields(span: Span | undefined): Record<string, string> {
   if (!span) return {};
   const { traceId, spanId } = span.spanContext();
   return { trace_id: traceId, span_id: spanId };
+}
+
+/** The active span's ids, for every log line (nothing when no span is active). */
+function traceMixin(): Record<string, string> {
+  return traceFields(trace.getActiveSpan());
 }
 
 /**

@@ -115,18 +115,21 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
       }, replicaCheckMs);
       timer.unref();
       // A client span around the bus round trip; its context travels in the bus envelope, so
-      // the gateway replica's span is its child. Off: a non-recording span, nothing injected.
-      const span = tracer.startSpan('node-rpc tools/call', {
-        kind: SpanKind.CLIENT,
-        attributes: {
+      // the gateway replica's span is its child (or, not sampled here, is not sampled there
+      // either). Off: a span with no context, nothing injected.
+      // Attributes only on a span that records (given at the start, the SDK would copy them
+      // for an unsampled span too).
+      const span = tracer.startSpan('node-rpc tools/call', { kind: SpanKind.CLIENT });
+      if (span.isRecording()) {
+        span.setAttributes({
           'rpc.system': 'jsonrpc',
           'rpc.method': 'tools/call',
           'agent_backend.node.type': call.nodeType,
           'agent_backend.node.id': node.nodeId,
           'agent_backend.tool.name': call.toolName,
           'agent_backend.gateway.replica': node.replicaId,
-        },
-      });
+        });
+      }
       try {
         const reply = ToolCallReply.parse(
           await bus.request(gatewayChannel(node.replicaId), command, {
@@ -151,9 +154,12 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
   };
 }
 
-/** The bus request's trace context: the span's, when it records; nothing otherwise. */
+/**
+ * The bus request's trace context: the span's, sampled or not (so the gateway replica follows
+ * this sampling decision instead of taking one of its own); nothing when tracing is off.
+ */
 function traceOptions(span: Span): { trace?: Record<string, string> } {
-  if (!span.isRecording()) return {};
+  if (!trace.isSpanContextValid(span.spanContext())) return {};
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(context.active(), span), carrier);
   return { trace: carrier };

@@ -66,6 +66,8 @@ export async function startService(
     serviceName: config.OTEL_SERVICE_NAME ?? `agent-backend-${role}`,
     instanceId: config.instanceId,
     scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
+    sampler: config.OTEL_TRACES_SAMPLER,
+    samplerRatio: config.OTEL_TRACES_SAMPLER_ARG,
   });
   const logger = createLogger({
     level: config.LOG_LEVEL,

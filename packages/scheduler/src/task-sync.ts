@@ -43,9 +43,13 @@ export async function syncTask(
   return applyTask(deps, task);
 }
 
-/** The active span's W3C trace context, when tracing is on and a span is active. */
+/**
+ * The active span's W3C trace context, when tracing is on and a span is active, sampled or not
+ * (the worker's span follows the sampling decision of the request that scheduled the run).
+ */
 function activeTraceContext(): Record<string, string> | undefined {
-  if (!trace.getActiveSpan()?.isRecording()) return undefined;
+  const span = trace.getActiveSpan();
+  if (!span || !trace.isSpanContextValid(span.spanContext())) return undefined;
   const carrier: Record<string, string> = {};
   propagation.inject(context.active(), carrier);
   return carrier;

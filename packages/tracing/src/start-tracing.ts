@@ -5,6 +5,7 @@ import { OTLPTraceExporter } from '@opentelemetry/exporter-trace-otlp-http';
 import { resourceFromAttributes } from '@opentelemetry/resources';
 import { BatchSpanProcessor, TracerProvider } from '@opentelemetry/sdk-trace';
 import { ATTR_SERVICE_NAME, ATTR_SERVICE_VERSION } from '@opentelemetry/semantic-conventions';
+import { createSampler, type TracesSamplerName } from './sampler.js';
 
 /** `service.instance.id` (still incubating in the semantic conventions, so spelled here). */
 const ATTR_SERVICE_INSTANCE_ID = 'service.instance.id';
@@ -18,6 +19,10 @@ export interface StartTracingOptions {
   instanceId: string;
   /** How long finished spans wait to be exported in one batch. @default 5000 */
   scheduleDelayMs?: number;
+  /** `OTEL_TRACES_SAMPLER`. @default 'parentbased_always_on' */
+  sampler?: TracesSamplerName;
+  /** `OTEL_TRACES_SAMPLER_ARG`: the ratio of the `traceidratio` samplers. @default 1 */
+  samplerRatio?: number;
 }
 
 /** Tracing of one process, as {@link startTracing} left it. */
@@ -45,7 +50,9 @@ const OFF: Tracing = {
  * answers with its no-op tracer, and nothing of the SDK runs.
  *
  * The exporter reads its standard variables itself (`OTEL_EXPORTER_OTLP_ENDPOINT`,
- * `OTEL_EXPORTER_OTLP_HEADERS`, ...).
+ * `OTEL_EXPORTER_OTLP_HEADERS`, ...); the sampler comes from the options (see
+ * {@link createSampler}). A span the sampler drops is a non-recording span: it carries its
+ * context to its children and across processes, and is neither recorded nor exported.
  */
 export function startTracing(options: StartTracingOptions): Tracing {
   if (!options.endpoint) return OFF;
@@ -61,6 +68,7 @@ export function startTracing(options: StartTracingOptions): Tracing {
       [ATTR_SERVICE_INSTANCE_ID]: options.instanceId,
     }),
     spanProcessors: [processor],
+    sampler: createSampler(options.sampler ?? 'parentbased_always_on', options.samplerRatio ?? 1),
   });
   const contextManager = new AsyncLocalStorageContextManager().enable();
   context.setGlobalContextManager(contextManager);
