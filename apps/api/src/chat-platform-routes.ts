@@ -36,6 +36,7 @@ export function registerChatPlatformRoutes(
           encryptKey: config.LARK_ENCRYPT_KEY,
           verificationToken: config.LARK_VERIFICATION_TOKEN,
           enqueue,
+          acceptTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
         },
       );
       return reply.status(answer.status).send(answer.body);

@@ -23,6 +23,13 @@ export interface WebhookDeps {
   verificationToken?: string;
   /** Queues a message for the worker; the job id is the event id. */
   enqueue(job: ChatMessageJob): Promise<void>;
+  /**
+   * How long accepting a message (the dedup write and `enqueue`) may take before the webhook
+   * answers 503, so the platform retries instead of waiting out its deadline while Redis or
+   * PostgreSQL reconnects. What is still running finishes in the background (idempotent: the job
+   * id is the event id). @default 5000
+   */
+  acceptTimeoutMs?: number;
 }
 
 export interface WebhookAnswer {
@@ -72,11 +79,6 @@ export async function handleWebhook(
   const event = MessageReceiveEvent.safeParse(body);
   if (!event.success) return refuse(400, 'invalid im.message.receive_v1 event');
 
-  const dedupKey = `chat-event:${platform}:${eventId}`;
-  const first = await deps.ephemeral.set(dedupKey, '1', {
-    ttlMs: EVENT_DEDUP_TTL_MS,
-    ifAbsent: true,
-  });
   const { message, sender } = event.data.event;
   const text = parseMessageText(message.content)?.trim();
   if (!text) {
@@ -86,13 +88,17 @@ export async function handleWebhook(
     );
     return { status: 200, body: ACK };
   }
-  // A duplicate is queued again too: the job id is the event id, so the queue keeps one job per
-  // event, and an earlier delivery whose dedup write landed but whose job did not (its write
-  // timed out during a Redis outage and ran after it, or its replica died in between) is not
-  // acknowledged without a job. Acknowledging duplicates without queuing lost every message
-  // caught that way (tests/faults/redis-restart.test.ts, long profile).
-  if (!first) deps.logger.info({ platform, eventId }, 'duplicate chat-platform event');
-  try {
+  const accept = async () => {
+    const first = await deps.ephemeral.set(`chat-event:${platform}:${eventId}`, '1', {
+      ttlMs: EVENT_DEDUP_TTL_MS,
+      ifAbsent: true,
+    });
+    // A duplicate is queued again too: the job id is the event id, so the queue keeps one job
+    // per event, and an earlier delivery whose dedup write landed but whose job did not (its
+    // write timed out during a Redis outage and ran after it, or its replica died in between)
+    // is not acknowledged without a job. Acknowledging duplicates without queuing lost every
+    // message caught that way (tests/faults/redis-restart.test.ts, long profile).
+    if (!first) deps.logger.info({ platform, eventId }, 'duplicate chat-platform event');
     await deps.enqueue({
       platform,
       event_id: eventId,
@@ -102,9 +108,14 @@ export async function handleWebhook(
       sender_open_id: sender.sender_id.open_id,
       text,
     });
+  };
+  try {
+    // One deadline for both steps: each Redis command has its own, but two in a row (the dedup
+    // write on a connection already back, the queue's still reconnecting) made webhooks answer
+    // after 10 s (tests/faults/redis-restart.test.ts, long profile).
+    await withinDeadline(accept(), deps.acceptTimeoutMs ?? 5_000);
   } catch (error) {
-    // Not queued: forget the event so the platform's retry gets another chance.
-    if (first) await deps.ephemeral.delete(dedupKey).catch(() => {});
+    // Not queued: the platform retries, and its retry is queued.
     deps.logger.error({ err: error, platform, eventId }, 'could not queue chat-platform message');
     return refuse(503, 'temporarily unable to accept events');
   }
@@ -114,4 +125,14 @@ export async function handleWebhook(
     deps.logger.warn({ platform, reason: msg }, 'chat-platform event refused');
     return { status, body: { code: status, msg } };
   }
+}
+
+/** `work`, or a rejection once `ms` passed (`work` goes on; its late failure is ignored). */
+function withinDeadline(work: Promise<void>, ms: number): Promise<void> {
+  let timer: NodeJS.Timeout | undefined;
+  const deadline = new Promise<never>((_, reject) => {
+    timer = setTimeout(() => reject(new Error(`not accepted within ${ms} ms`)), ms);
+  });
+  work.catch(() => {});
+  return Promise.race([work, deadline]).finally(() => clearTimeout(timer));
 }
