@@ -1,8 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { testRedisUrl } from '@agent-backend/testing';
+import { startTcpProxy, testRedisUrl, type TcpProxy } from '@agent-backend/testing';
 import { startCluster, type Cluster } from './cluster.js';
-import { startTcpProxy, type TcpProxy } from './faults/tcp-proxy.js';
 import { eventually, ofType, openSocket, type TestSocket } from './ws-client.js';
 
 const ORIGIN = 'https://app.example';
