@@ -406,7 +406,8 @@ async function main(): Promise<void> {
           if (++started === open) allStarted();
         }),
       );
-      await allFirst;
+      // A failed answer must end the wait, not leave it hanging.
+      await Promise.race([allFirst, Promise.all(answers)]);
       await sleep(200);
       const during = procMemory(service.child.pid!);
       release();
