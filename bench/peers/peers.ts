@@ -27,6 +27,13 @@ export const PINNED = {
   // The client @openai/agents 0.20 asks for (^7.2.0); the service's own is openai 6.
   openai: '7.57.0',
   zod: '4.6.7',
+  // Mastra's agent; it calls an OpenAI-compatible server through its own `{ id, url, apiKey }`
+  // model config, so no AI SDK provider package is needed.
+  '@mastra/core': '1.71.0',
+  '@langchain/langgraph': '1.7.3',
+  '@langchain/openai': '1.6.0',
+  // The core both LangChain packages above ask for (^1.2.13, ^1.3.4).
+  '@langchain/core': '1.4.0',
 } as const;
 
 export type PeerName = keyof typeof PINNED;
