@@ -103,42 +103,60 @@ async function startFakeCollector(): Promise<{
   };
 }
 
-/** A device on the gateway that answers every `tools/call` with the time. */
-const connectDevice = (cluster: Cluster, token: string) =>
-  connectClockDevice(
-    cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_alice', node_id: 'mac', token }),
+type Collector = Awaited<ReturnType<typeof startFakeCollector>>;
+
+/**
+ * A collector, one api and one gateway replica exporting to it (not with `tracing: false`), with
+ * `env` on top, and alice's desktop node on the gateway, answering every `tools/call` with the
+ * time.
+ */
+async function startTracedPair(env: Record<string, string>, { tracing = true } = {}) {
+  const collector = await startFakeCollector();
+  const cluster = await startCluster({
+    gateways: 1,
+    apis: 1,
+    env: {
+      ...(tracing ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } : {}),
+      OTEL_BSP_SCHEDULE_DELAY: '100',
+      ...env,
+    },
+  });
+  const alice = await cluster.token('alice');
+  const device = await connectClockDevice(
+    cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_alice', node_id: 'mac', token: alice }),
   );
+  return { collector, cluster, alice, device };
+}
+
+async function stopTracedPair(pair: {
+  collector?: Collector;
+  cluster?: Cluster;
+  device?: TestSocket;
+}) {
+  pair.device?.ws.terminate();
+  await pair.cluster?.stop();
+  await pair.collector?.close();
+}
 
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 const toolCall = { node_type: 'desktop', tool_name: 'read_clock', arguments: {} };
 
 describe('OpenTelemetry traces across an api and a gateway replica', () => {
-  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let collector: Collector;
   let cluster: Cluster;
   let device: TestSocket;
   let alice: string;
   let model: ScriptedModel;
 
   beforeAll(async () => {
-    collector = await startFakeCollector();
     model = await startScriptedModel();
-    cluster = await startCluster({
-      gateways: 1,
-      apis: 1,
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
-      },
-    });
-    alice = await cluster.token('alice');
-    device = await connectDevice(cluster, alice);
+    ({ collector, cluster, alice, device } = await startTracedPair({
+      MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+    }));
   }, 120_000);
   afterAll(async () => {
-    device?.ws.terminate();
-    await cluster?.stop();
-    await collector?.close();
+    await stopTracedPair({ collector, cluster, device });
     await model?.close();
   });
 
@@ -279,31 +297,18 @@ describe('OpenTelemetry traces across an api and a gateway replica', () => {
 });
 
 describe('sampling: OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0', () => {
-  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let collector: Collector;
   let cluster: Cluster;
   let device: TestSocket;
   let alice: string;
 
   beforeAll(async () => {
-    collector = await startFakeCollector();
-    cluster = await startCluster({
-      gateways: 1,
-      apis: 1,
-      env: {
-        OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
-        OTEL_BSP_SCHEDULE_DELAY: '100',
-        OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-        OTEL_TRACES_SAMPLER_ARG: '0',
-      },
-    });
-    alice = await cluster.token('alice');
-    device = await connectDevice(cluster, alice);
+    ({ collector, cluster, alice, device } = await startTracedPair({
+      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+      OTEL_TRACES_SAMPLER_ARG: '0',
+    }));
   }, 120_000);
-  afterAll(async () => {
-    device?.ws.terminate();
-    await cluster?.stop();
-    await collector?.close();
-  });
+  afterAll(() => stopTracedPair({ collector, cluster, device }));
 
   it('exports no span of a request that starts a trace, and all of one whose caller sampled it', async () => {
     const UNSAMPLED = 'b'.repeat(31) + '2';
@@ -346,7 +351,7 @@ describe('sampling: OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SA
 describe('a scheduled run on the worker continues the trace of its sync request', () => {
   const SECRET = 'internal-secret-for-tests';
   const MODEL = 'scheduled-model';
-  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let collector: Collector;
   let model: ScriptedModel;
   let cluster: Cluster;
 
@@ -418,20 +423,14 @@ describe('a scheduled run on the worker continues the trace of its sync request'
 });
 
 describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
-  let collector: Awaited<ReturnType<typeof startFakeCollector>>;
+  let collector: Collector;
   let cluster: Cluster;
   let device: TestSocket;
 
   beforeAll(async () => {
-    collector = await startFakeCollector();
-    cluster = await startCluster({ gateways: 1, apis: 1, env: { OTEL_BSP_SCHEDULE_DELAY: '100' } });
-    device = await connectDevice(cluster, await cluster.token('alice'));
+    ({ collector, cluster, device } = await startTracedPair({}, { tracing: false }));
   }, 120_000);
-  afterAll(async () => {
-    device?.ws.terminate();
-    await cluster?.stop();
-    await collector?.close();
-  });
+  afterAll(() => stopTracedPair({ collector, cluster, device }));
 
   it('exports nothing and writes no trace ids', async () => {
     const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
