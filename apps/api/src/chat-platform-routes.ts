@@ -14,7 +14,7 @@ export function registerChatPlatformRoutes(
   context: ServiceContext,
   enqueue: (job: ChatMessageJob) => Promise<void>,
 ): void {
-  const { app, engines, config, logger } = context;
+  const { app, config, logger } = context;
   app.post(
     '/channels/:platform/webhook',
     // The body as received: the signature is over these bytes.
@@ -31,7 +31,6 @@ export function registerChatPlatformRoutes(
         String(request.body ?? ''),
         request.headers as SignatureHeaders,
         {
-          ephemeral: engines.ephemeral,
           logger,
           encryptKey: config.LARK_ENCRYPT_KEY,
           verificationToken: config.LARK_VERIFICATION_TOKEN,

@@ -1,7 +1,6 @@
 export {
   handleWebhook,
   ACK,
-  EVENT_DEDUP_TTL_MS,
   type WebhookDeps,
   type WebhookAnswer,
 } from './webhook.js';

@@ -1,8 +1,9 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createRedisEphemeralStore, type EphemeralStore } from '@agent-backend/ephemeral';
+import { createBullmqJobQueue } from '@agent-backend/jobs';
 import { createLogger } from '@agent-backend/logger';
-import type { ChatMessageJob } from '@agent-backend/protocol';
 import { startTcpProxy, testRedisUrl, uniquePrefix, type TcpProxy } from '@agent-backend/testing';
+import { CHAT_MESSAGE_QUEUE, chatMessageJobId } from './inbox.js';
 import { ACK, handleWebhook } from './webhook.js';
 
 const TOKEN = 'verification-token';
@@ -23,23 +24,28 @@ const messageEvent = (eventId: string) =>
     },
   });
 
-/** The webhook with its dedup store on a Redis behind a proxy the test can stall. */
+/** The webhook queuing into BullMQ on a Redis behind a proxy the test can stall. */
 describe('chat-platform webhook while Redis stalls', () => {
   let proxy: TcpProxy;
-  let ephemeral: EphemeralStore;
-  const queued: ChatMessageJob[] = [];
+  let connection: Redis;
+  let jobs: ReturnType<typeof createBullmqJobQueue>;
+  const prefix = `${uniquePrefix('webhook')}bull`;
 
   beforeAll(async () => {
     const url = new URL(testRedisUrl());
     proxy = await startTcpProxy({ host: url.hostname, port: Number(url.port || 6379) });
     url.hostname = '127.0.0.1';
     url.port = String(proxy.port);
+    connection = new Redis(url.toString(), { maxRetriesPerRequest: null });
     // No command timeout of its own: only the webhook's deadline can end the wait.
-    ephemeral = createRedisEphemeralStore({ url: url.toString(), prefix: uniquePrefix('webhook') });
+    jobs = createBullmqJobQueue({ connection, prefix });
   });
   afterAll(async () => {
     proxy.setMode('forward');
-    await ephemeral.close();
+    const queue = jobs.bullmq.queue(CHAT_MESSAGE_QUEUE);
+    await queue.obliterate({ force: true });
+    await jobs.close();
+    await connection.quit();
     await proxy.close();
   });
 
@@ -49,31 +55,37 @@ describe('chat-platform webhook while Redis stalls', () => {
       messageEvent(eventId),
       {},
       {
-        ephemeral,
         logger: createLogger({ level: 'silent' }),
         verificationToken: TOKEN,
-        enqueue: (job) => {
-          queued.push(job);
-          return Promise.resolve();
+        enqueue: async (job) => {
+          await jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: chatMessageJobId(job) });
         },
         acceptTimeoutMs: 300,
       },
     );
+  const queuedIds = async () =>
+    (await jobs.bullmq.queue(CHAT_MESSAGE_QUEUE).getJobs(['waiting']))
+      .map((job) => (job.data as { event_id: string }).event_id)
+      .sort();
 
-  it('answers 503 within its deadline, and the retry after the stall is queued', async () => {
+  it('queues one job per event, however often the event is delivered', async () => {
     expect(await deliver('ev-1')).toEqual({ status: 200, body: ACK });
+    // The platform's retry, or the same event at another replica.
+    expect(await deliver('ev-1')).toEqual({ status: 200, body: ACK });
+    expect(await queuedIds()).toEqual(['ev-1']);
+  });
+
+  it('answers 503 within its deadline, and the retry after the stall is queued once', async () => {
     proxy.setMode('stall');
-    // The dedup write gets no reply: the platform is told to retry rather than left waiting.
+    // The queue gets no reply: the platform is told to retry rather than left waiting.
     expect(await deliver('ev-2')).toEqual({
       status: 503,
       body: { code: 503, msg: 'temporarily unable to accept events' },
     });
     proxy.setMode('forward');
-    // The platform's retry: the held dedup write has landed by now, so the retry looks like a
-    // duplicate, and is queued all the same.
+    // The platform's retry is accepted; the refused attempt's add also went on once the stall
+    // ended, and both carry the event id as the job id, so the queue holds one job.
     expect(await deliver('ev-2')).toEqual({ status: 200, body: ACK });
-    // The refused attempt also went on once the stall ended and queued its job: both carry the
-    // event id as the job id, so the queue keeps one.
-    expect(queued.map((job) => job.event_id)).toEqual(['ev-1', 'ev-2', 'ev-2']);
+    expect(await queuedIds()).toEqual(['ev-1', 'ev-2']);
   });
 });

@@ -1,5 +1,4 @@
 import { verifyEvent, type SignatureHeaders } from '@agent-backend/lark';
-import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { Logger } from '@agent-backend/logger';
 import {
   EventCallbackEnvelope,
@@ -11,20 +10,16 @@ import {
   type WebhookAck,
 } from '@agent-backend/protocol';
 
-/** How long an event id is remembered: the platform retries for about 7 hours. */
-export const EVENT_DEDUP_TTL_MS = 8 * 60 * 60 * 1000;
-
 export const ACK: WebhookAck = { code: 0, msg: 'success' };
 
 export interface WebhookDeps {
-  ephemeral: EphemeralStore;
   logger: Logger;
   encryptKey?: string;
   verificationToken?: string;
   /** Queues a message for the worker; the job id is the event id. */
   enqueue(job: ChatMessageJob): Promise<void>;
   /**
-   * How long accepting a message (the dedup write and `enqueue`) may take before the webhook
+   * How long accepting a message (`enqueue`) may take before the webhook
    * answers 503, so the platform retries instead of waiting out its deadline while Redis or
    * PostgreSQL reconnects. What is still running finishes in the background (idempotent: the job
    * id is the event id). @default 5000
@@ -88,32 +83,24 @@ export async function handleWebhook(
     );
     return { status: 200, body: ACK };
   }
-  const accept = async () => {
-    const first = await deps.ephemeral.set(`chat-event:${platform}:${eventId}`, '1', {
-      ttlMs: EVENT_DEDUP_TTL_MS,
-      ifAbsent: true,
-    });
-    // A duplicate is queued again too: the job id is the event id, so the queue keeps one job
-    // per event, and an earlier delivery whose dedup write landed but whose job did not (its
-    // write timed out during a Redis outage and ran after it, or its replica died in between)
-    // is not acknowledged without a job. Acknowledging duplicates without queuing lost every
-    // message caught that way (tests/faults/redis-restart.test.ts, long profile).
-    if (!first) deps.logger.info({ platform, eventId }, 'duplicate chat-platform event');
-    await deps.enqueue({
-      platform,
-      event_id: eventId,
-      message_id: message.message_id,
-      chat_id: message.chat_id,
-      chat_type: message.chat_type,
-      sender_open_id: sender.sender_id.open_id,
-      text,
-    });
+  // A duplicate (a retry, or the same event on another replica) is handed to the queue like the
+  // first delivery: the job id is the event id, and the queue keeps one job per id for a day
+  // (the platform retries for about 7 hours), so no second job results. Nothing is remembered
+  // beside the queue: a separate "seen" record, written first, lost every message whose record
+  // landed but whose job did not (tests/faults/redis-restart.test.ts, long profile).
+  const job: ChatMessageJob = {
+    platform,
+    event_id: eventId,
+    message_id: message.message_id,
+    chat_id: message.chat_id,
+    chat_type: message.chat_type,
+    sender_open_id: sender.sender_id.open_id,
+    text,
   };
   try {
-    // One deadline for both steps: each Redis command has its own, but two in a row (the dedup
-    // write on a connection already back, the queue's still reconnecting) made webhooks answer
-    // after 10 s (tests/faults/redis-restart.test.ts, long profile).
-    await withinDeadline(accept(), deps.acceptTimeoutMs ?? 5_000);
+    // A deadline of its own: the queue's connection may be reconnecting (Redis restarting), and
+    // the platform waits for an answer only so long (tests/faults/redis-restart.test.ts).
+    await withinDeadline(deps.enqueue(job), deps.acceptTimeoutMs ?? 5_000);
   } catch (error) {
     // Not queued: the platform retries, and its retry is queued.
     deps.logger.error({ err: error, platform, eventId }, 'could not queue chat-platform message');
