@@ -10,14 +10,17 @@ import type { AddressInfo } from 'node:net';
 import { gunzipSync } from 'node:zlib';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
+  startFakeLark,
   startScriptedModel,
   textReply,
+  type FakeLark,
   toolCallsReply,
   type ScriptedModel,
 } from '@agent-backend/testing';
 import { invoke } from './agent-helpers.js';
 import { startCluster, type Cluster } from './cluster.js';
 import { json, post } from './helpers.js';
+import { larkMessageEvent, larkWebhookRequest } from './lark-delivery.js';
 import { connectClockDevice, eventually, type TestSocket } from './ws-client.js';
 
 interface CollectedSpan {
@@ -348,16 +351,19 @@ describe('sampling: OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SA
   });
 });
 
-describe('a scheduled run on the worker continues the trace of its sync request', () => {
+describe('jobs on the worker continue the trace of the request that queued them', () => {
   const SECRET = 'internal-secret-for-tests';
   const MODEL = 'scheduled-model';
+  const LARK = { appId: 'cli_test', encryptKey: 'enc-key-for-tests', token: 'verification-token' };
   let collector: Collector;
   let model: ScriptedModel;
+  let lark: FakeLark;
   let cluster: Cluster;
 
   beforeAll(async () => {
     collector = await startFakeCollector();
     model = await startScriptedModel();
+    lark = await startFakeLark({ appId: LARK.appId, appSecret: 'lark-secret' });
     cluster = await startCluster({
       gateways: 0,
       apis: 1,
@@ -370,6 +376,11 @@ describe('a scheduled run on the worker continues the trace of its sync request'
         DEFAULT_LLM_API_KEY: 'sk-test-default',
         DEFAULT_LLM_MODEL: MODEL,
         MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+        LARK_APP_ID: LARK.appId,
+        LARK_APP_SECRET: 'lark-secret',
+        LARK_API_BASE_URL: lark.url,
+        LARK_ENCRYPT_KEY: LARK.encryptKey,
+        LARK_VERIFICATION_TOKEN: LARK.token,
       },
     });
   }, 120_000);
@@ -377,7 +388,18 @@ describe('a scheduled run on the worker continues the trace of its sync request'
     await cluster?.stop();
     await collector?.close();
     await model?.close();
+    await lark?.close();
   });
+
+  /** The span named `name` on the worker in trace `traceId`, once exported. */
+  const workerSpan = (traceId: string, name: string) =>
+    eventually(
+      async () =>
+        collector.spans.find(
+          (s) => s.traceId === traceId && s.name === name && s.service.endsWith('worker'),
+        ),
+      30_000,
+    );
 
   it('has the worker span and the run span in the trace of POST /scheduled-task/sync', async () => {
     model.script(MODEL, [textReply('All good.')]);
@@ -411,7 +433,8 @@ describe('a scheduled run on the worker continues the trace of its sync request'
     const spans = collector.spans.filter((s) => s.traceId === traceId);
     const http = spans.find((s) => s.name === 'POST /scheduled-task/sync')!;
     expect(http.parentSpanId).toBe(CALLER_SPAN);
-    const job = spans.find((s) => s.name === 'scheduled-task due')!;
+    // The job's span ends after the run inside it, so it may come in a later export.
+    const job = await workerSpan(traceId, 'scheduled-task due');
     expect(job).toMatchObject({ service: 'agent-backend-worker', parentSpanId: http.spanId });
     expect(run.parentSpanId).toBe(job.spanId);
     const chat = await eventually(
@@ -419,6 +442,51 @@ describe('a scheduled run on the worker continues the trace of its sync request'
       10_000,
     );
     expect(chat.parentSpanId).toBe(run.spanId);
+  });
+
+  it('has the ingestion span of a knowledge document in the trace of the request that added it', async () => {
+    const token = await cluster.token('alice');
+    const auth = { authorization: `Bearer ${token}` };
+    const base = await json(
+      await post(`${cluster.apis[0]!.url}/api/knowledge-bases`, { name: 'Traced' }, auth),
+    );
+    const traceId = 'b'.repeat(31) + '2';
+    const added = await post(
+      `${cluster.apis[0]!.url}/api/knowledge-bases/${(base.body as { id: string }).id}/documents`,
+      { name: 'notes.txt', content: 'The deploy runs at noon on Tuesdays.' },
+      { ...auth, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    );
+    expect(added.status).toBe(202);
+    const job = await workerSpan(traceId, 'kb-ingest');
+    const http = collector.spans.find(
+      (s) => s.traceId === traceId && s.name === 'POST /api/knowledge-bases/:id/documents',
+    )!;
+    expect(http.parentSpanId).toBe(CALLER_SPAN);
+    expect(job.parentSpanId).toBe(http.spanId);
+  });
+
+  it('has the answer to a chat message in the trace of the webhook request', async () => {
+    model.script(MODEL, [textReply('Hello from the worker.')]);
+    const traceId = 'c'.repeat(31) + '3';
+    const request = larkWebhookRequest(
+      LARK,
+      larkMessageEvent(LARK, { eventId: `ev-traced-${Date.now()}`, chatId: 'oc_t', text: 'Hi' }),
+    );
+    const res = await fetch(`${cluster.apis[0]!.url}/channels/feishu/webhook`, {
+      method: 'POST',
+      body: request.body,
+      headers: { ...request.headers, traceparent: `00-${traceId}-${CALLER_SPAN}-01` },
+    });
+    expect(res.status).toBe(200);
+    const job = await workerSpan(traceId, 'chat-message');
+    const http = collector.spans.find(
+      (s) => s.traceId === traceId && s.name === 'POST /channels/:platform/webhook',
+    )!;
+    expect(http.parentSpanId).toBe(CALLER_SPAN);
+    expect(job.parentSpanId).toBe(http.spanId);
+    // The agent's run answering the message is a child of the job's span.
+    const run = await workerSpan(traceId, 'agent run');
+    expect(run.parentSpanId).toBe(job.spanId);
   });
 });
 

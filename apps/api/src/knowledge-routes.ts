@@ -1,5 +1,6 @@
 import { ChunkLimitError } from '@agent-backend/chunking';
 import { AppError } from '@agent-backend/http-server';
+import { jobTraceContext } from '@agent-backend/jobs';
 import {
   KB_INGEST_ATTEMPTS,
   KB_INGEST_QUEUE,
@@ -139,7 +140,12 @@ function registerKnowledgeBaseRoutes(
       const doc = await repo.addDocument(userId, request.params.id, body);
       if (!doc) throw baseNotFound();
       try {
-        const job: KbIngestJob = { document_id: doc.id, user_id: userId };
+        const trace = jobTraceContext();
+        const job: KbIngestJob = {
+          document_id: doc.id,
+          user_id: userId,
+          ...(trace ? { trace } : {}),
+        };
         await engines.jobs.add(KB_INGEST_QUEUE, job, {
           jobId: doc.id,
           attempts: KB_INGEST_ATTEMPTS,

@@ -6,6 +6,7 @@ import {
   processChatMessage,
   requeueUnanswered,
 } from '@agent-backend/chat-platform';
+import { inJobSpan } from '@agent-backend/jobs';
 import { ChatMessageJob } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { startPeriodic } from './periodic.js';
@@ -57,7 +58,13 @@ export async function processChatMessages(
         logger.error({ jobId: job.jobId }, 'invalid chat message job dropped');
         return;
       }
-      await processChatMessage(parsed.data, { runner, inbox, logger, llm, clients }, job.signal);
+      // The trace of the webhook request that queued the message continues here.
+      await inJobSpan(
+        'chat-message',
+        parsed.data.trace,
+        { 'agent_backend.chat.platform': parsed.data.platform },
+        () => processChatMessage(parsed.data, { runner, inbox, logger, llm, clients }, job.signal),
+      );
     },
     { concurrency: 4 },
   );

@@ -1,4 +1,5 @@
 import { createHash } from 'node:crypto';
+import { inJobSpan } from '@agent-backend/jobs';
 import {
   embedderFromSettings,
   ingestDocument,
@@ -32,15 +33,22 @@ export async function processKnowledgeIngestion(
         logger.error({ jobId: job.jobId }, 'invalid kb-ingest job dropped');
         return;
       }
-      const { document_id: documentId, user_id: userId, reembed } = parsed.data;
+      const { document_id: documentId, user_id: userId, reembed, trace } = parsed.data;
       let outcome;
       try {
-        outcome = await ingestDocument(repo, userId, documentId, {
-          embedder,
-          lastAttempt: job.attempt >= KB_INGEST_ATTEMPTS,
-          reembed,
-          signal: job.signal,
-        });
+        // The trace of the request that added the document continues here.
+        outcome = await inJobSpan(
+          'kb-ingest',
+          trace,
+          { 'agent_backend.document.id': documentId },
+          () =>
+            ingestDocument(repo, userId, documentId, {
+              embedder,
+              lastAttempt: job.attempt >= KB_INGEST_ATTEMPTS,
+              reembed,
+              signal: job.signal,
+            }),
+        );
       } catch (error) {
         metrics.failed();
         throw error;

@@ -1,12 +1,9 @@
 import {
-  context as otelContext,
-  propagation,
-  ROOT_CONTEXT,
-  SpanKind,
-  SpanStatusCode,
-  trace,
-} from '@opentelemetry/api';
-import { UnrecoverableJobError, type JobContext, type JobQueue } from '@agent-backend/jobs';
+  inJobSpan,
+  UnrecoverableJobError,
+  type JobContext,
+  type JobQueue,
+} from '@agent-backend/jobs';
 import type { Logger } from '@agent-backend/logger';
 import type { Notifier } from '@agent-backend/notify';
 import { isDependencyUnavailable } from '@agent-backend/protocol';
@@ -233,27 +230,11 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
     if (!parsed.success) throw new UnrecoverableJobError('invalid scheduled-task job payload');
     const job = parsed.data;
     // The run continues the trace of the request that scheduled it (`POST /scheduled-task/sync`).
-    const parent = job.trace ? propagation.extract(ROOT_CONTEXT, job.trace) : otelContext.active();
-    const span = tracer.startSpan(
+    return inJobSpan(
       `scheduled-task ${job.kind}`,
-      {
-        kind: SpanKind.CONSUMER,
-        attributes: { 'agent_backend.task.id': job.taskId, 'agent_backend.job.kind': job.kind },
-      },
-      parent,
-    );
-    // Off: no context to carry. Not sampled: the run's spans inherit that decision.
-    if (!trace.isSpanContextValid(span.spanContext())) return handle(job, context);
-    if (!span.isRecording()) {
-      return otelContext.with(trace.setSpan(parent, span), handle, undefined, job, context);
-    }
-    return otelContext.with(trace.setSpan(parent, span), handle, undefined, job, context).then(
-      () => span.end(),
-      (error: unknown) => {
-        span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error)?.name });
-        span.end();
-        throw error;
-      },
+      job.trace,
+      { 'agent_backend.task.id': job.taskId, 'agent_backend.job.kind': job.kind },
+      () => handle(job, context),
     );
   };
 }
@@ -268,6 +249,3 @@ function hitOutage(error: unknown): boolean {
     isDependencyUnavailable(error)
   );
 }
-
-/** The API's tracer: the no-op one unless tracing is on in this process. */
-const tracer = trace.getTracer('@agent-backend/worker');

@@ -1,9 +1,4 @@
-export {
-  handleWebhook,
-  ACK,
-  type WebhookDeps,
-  type WebhookAnswer,
-} from './webhook.js';
+export { handleWebhook, ACK, type WebhookDeps, type WebhookAnswer } from './webhook.js';
 export {
   CHAT_MESSAGE_QUEUE,
   ChatInbox,

@@ -1,4 +1,5 @@
 import { verifyEvent, type SignatureHeaders } from '@agent-backend/lark';
+import { jobTraceContext } from '@agent-backend/jobs';
 import type { Logger } from '@agent-backend/logger';
 import {
   EventCallbackEnvelope,
@@ -97,6 +98,8 @@ export async function handleWebhook(
     sender_open_id: sender.sender_id.open_id,
     text,
   };
+  const trace = jobTraceContext();
+  if (trace) job.trace = trace;
   try {
     // A deadline of its own: the queue's connection may be reconnecting (Redis restarting), and
     // the platform waits for an answer only so long (tests/faults/redis-restart.test.ts).

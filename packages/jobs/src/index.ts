@@ -18,3 +18,4 @@ export {
   type BullmqJobQueueOptions,
   type BullmqQueues,
 } from './bullmq-job-queue.js';
+export { inJobSpan, jobTraceContext } from './job-trace.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JobTraceContext } from './job-trace.js';
 
 /*
  * Bodies of the chat-platform event callback, `POST /channels/<platform>/webhook` (spec 4.5, 6.3).
@@ -124,5 +125,7 @@ export const ChatMessageJob = z.object({
   chat_type: z.string().optional(),
   sender_open_id: z.string().optional(),
   text: z.string().min(1),
+  /** The trace context of the webhook request that queued it (docs/operations.md, "Traces"). */
+  trace: JobTraceContext.optional(),
 });
 export type ChatMessageJob = z.infer<typeof ChatMessageJob>;

@@ -11,6 +11,7 @@ export * from './errors.js';
 export * from './health.js';
 export * from './invoke.js';
 export * from './json-rpc.js';
+export * from './job-trace.js';
 export * from './knowledge.js';
 export * from './mcp.js';
 export * from './memory.js';

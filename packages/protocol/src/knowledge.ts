@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JobTraceContext } from './job-trace.js';
 
 /**
  * Body of `POST /api/knowledge-base/preview-chunks` (spec 4.7). The spec leaves open what happens
@@ -117,6 +118,8 @@ export const KbIngestJob = z.object({
    * fails, the document keeps its chunks and stays `ready`.
    */
   reembed: z.boolean().optional(),
+  /** The trace context of the request that added the document (docs/operations.md, "Traces"). */
+  trace: JobTraceContext.optional(),
 });
 export type KbIngestJob = z.infer<typeof KbIngestJob>;
 

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { JobTraceContext } from '@agent-backend/protocol';
 
 /** The queue every scheduled-task job goes through. */
 export const SCHEDULED_TASKS_QUEUE = 'scheduled-tasks';
@@ -9,13 +10,6 @@ export const SCHEDULED_TASKS_QUEUE = 'scheduled-tasks';
  * - `confirmed`: the user confirmed an occurrence; run it;
  * - `confirmation_timeout`: the confirmation window of an occurrence closed.
  */
-/**
- * The W3C trace context (`traceparent`, `tracestate`) of the request that scheduled the job, so
- * the worker's run continues that trace. Optional: jobs without it (older, or tracing off) stay
- * valid.
- */
-export const JobTraceContext = z.record(z.string(), z.string());
-
 export const TaskJob = z.discriminatedUnion('kind', [
   z.object({
     kind: z.literal('due'),

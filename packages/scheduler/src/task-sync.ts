@@ -1,5 +1,4 @@
-import { context, propagation, trace } from '@opentelemetry/api';
-import type { JobQueue } from '@agent-backend/jobs';
+import { jobTraceContext, type JobQueue } from '@agent-backend/jobs';
 import type { ScheduledTask, TaskSyncRequest } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { planSchedule, scheduleIssues, type ScheduleIssue } from './schedule-rules.js';
@@ -43,18 +42,6 @@ export async function syncTask(
   return applyTask(deps, task);
 }
 
-/**
- * The active span's W3C trace context, when tracing is on and a span is active, sampled or not
- * (the worker's span follows the sampling decision of the request that scheduled the run).
- */
-function activeTraceContext(): Record<string, string> | undefined {
-  const span = trace.getActiveSpan();
-  if (!span || !trace.isSpanContextValid(span.spanContext())) return undefined;
-  const carrier: Record<string, string> = {};
-  propagation.inject(context.active(), carrier);
-  return carrier;
-}
-
 /** Stores `task` with the status its schedule gives, and (un)schedules it. */
 export async function applyTask(
   deps: { db: Database; jobs: JobQueue; now?: () => number },
@@ -74,7 +61,7 @@ export async function applyTask(
     return { success: true, status: 'expired', nextRunAt: null };
   }
   await tasks.upsert(task, 'pending', plan.nextRunAt);
-  const trace = activeTraceContext();
+  const trace = jobTraceContext();
   const data: TaskJob = { kind: 'due', taskId: task.id, ...(trace ? { trace } : {}) };
   await deps.jobs.upsertSchedule(SCHEDULED_TASKS_QUEUE, task.id, plan.timing, data);
   return { success: true, status: 'pending', nextRunAt: plan.nextRunAt };
