@@ -81,6 +81,11 @@ describe('playground in split mode behind infra/nginx.conf', () => {
   });
 
   it('mints, chats through an approval, lists the node and calls its tool', async () => {
+    // The api role itself redirects the bare path, as the all-in-one does.
+    const bare = await fetch(`${cluster.apis[0]!.url}/playground`, {
+      redirect: 'manual',
+    });
+    expect([bare.status, bare.headers.get('location')]).toEqual([301, '/playground/']);
     await page.goto(`${lb}/`);
     expect(new URL(page.url()).pathname).toBe('/playground/');
     await page.waitForSelector('body[data-ready="true"]');

@@ -2,9 +2,11 @@
  * Issue 18: the playground in headless Chromium against `pnpm demo` (apps/all-in-one/dist/demo.js)
  * from a fresh data dir, on a phone-sized screen: minting a token, a streamed run of the scripted
  * demo model with todos, a held node tool call approved (and one rejected) with the buttons, a
- * run resumed after a reload, nodes appearing and disappearing, a node tool called by hand,
- * knowledge bases with the chunk preview's boundaries, memories, skills and scheduled tasks, and
- * an axe check of every screen. Screenshots go to artifacts/playground/ (kept by CI).
+ * run resumed after a reload, a model error, arguments edited before approval, nodes appearing
+ * and disappearing, a node tool called by hand, knowledge bases with the chunk preview's
+ * boundaries, plan mode with a skill, memories saved and forgotten, a scheduled task confirmed
+ * and run, and an axe check of every screen. The screenshots are the ones the README and
+ * docs/playground.md show: written to docs/images/playground-*.png on every run.
  */
 import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
@@ -16,7 +18,8 @@ import { requireBuild, tempDir } from './helpers.js';
 
 const DEMO = 'apps/all-in-one/dist/demo.js';
 const CHROMIUM = process.env.CHROMIUM_PATH ?? '/usr/bin/chromium';
-const SHOTS = join(REPO_ROOT, 'artifacts/playground');
+/** Where the README and docs/playground.md link them: each run writes them anew. */
+const SHOTS = join(REPO_ROOT, 'docs/images');
 const AXE = readFileSync(join(REPO_ROOT, 'node_modules/axe-core/axe.min.js'), 'utf8');
 const SECRET = 'playground-internal-secret';
 
@@ -25,6 +28,9 @@ describe('playground (pnpm demo) in headless Chromium', () => {
   let browser: Browser;
   let context: BrowserContext;
   let page: Page;
+  /** Every URL the page requested (HTTP and WebSocket). */
+  const requested: string[] = [];
+  const written = new Set<string>();
 
   beforeAll(async () => {
     requireBuild(DEMO, 'packages/playground/dist/app.js', 'packages/client/dist/index.js');
@@ -42,14 +48,30 @@ describe('playground (pnpm demo) in headless Chromium', () => {
       bypassCSP: true,
     });
     page = await context.newPage();
+    page.on('request', (request) => requested.push(request.url()));
+    page.on('websocket', (socket) => requested.push(socket.url()));
   }, 180_000);
   afterAll(async () => {
     await browser?.close();
     await demo?.stop('SIGTERM');
   });
 
-  const shot = (name: string) =>
-    page.screenshot({ path: join(SHOTS, `${name}.png`), fullPage: true });
+  const shot = (name: string) => {
+    written.add(`playground-${name}.png`);
+    return page.screenshot({ path: join(SHOTS, `playground-${name}.png`), fullPage: true });
+  };
+  const send = async (message: string) => {
+    await page.getByLabel('Message').fill(message);
+    await page.getByRole('button', { name: 'Send' }).click();
+  };
+  const runsDone = () => page.locator('[data-event="done"]').count();
+  /** The approval card after the `before` ones already shown. */
+  const approvalAfter = (before: number) =>
+    page.locator('[data-event="approval_request"]').nth(before);
+  const approvalsShown = () => page.locator('[data-event="approval_request"]').count();
+  /** Waits for the run that made `before` runs finished so far to finish. */
+  const nextDone = (before: number) =>
+    page.locator('[data-event="done"]').nth(before).waitFor({ timeout: 20_000 });
   const tab = (name: string) => page.getByRole('button', { name, exact: true }).click();
 
   /** axe-core's violations on the current screen, as `rule: selectors`. */
@@ -63,12 +85,19 @@ describe('playground (pnpm demo) in headless Chromium', () => {
     return result;
   }
 
-  it('GET / opens the playground, which mints a token in dev mode', async () => {
+  it('GET / opens the playground: a pasted token signs in, and so does minting one in dev mode', async () => {
     await page.goto(`${demo.url}/`);
     expect(new URL(page.url()).pathname).toBe('/playground/');
     await page.waitForSelector('body[data-ready="true"]');
     expect(await axeViolations()).toEqual([]);
     await shot('sign-in');
+    // A token minted elsewhere (as `pnpm token:issue` prints), pasted into the form.
+    await page.getByLabel('Access token or refresh token').fill(await accessToken(demo.url));
+    await page.getByRole('button', { name: 'Use this token' }).click();
+    await expect.poll(() => page.locator('#identity').textContent()).toBe('Signed in as demo');
+    await page.getByRole('button', { name: 'Sign out' }).click();
+    await expect.poll(() => page.locator('#identity').textContent()).toBe('Not signed in');
+
     await page.getByLabel('User id').fill('demo');
     await page.getByRole('button', { name: 'Mint a token' }).click();
     await expect.poll(() => page.locator('#identity').textContent()).toBe('Signed in as demo');
@@ -90,7 +119,7 @@ describe('playground (pnpm demo) in headless Chromium', () => {
       'Tell you what came back (pending)',
     ]);
     expect(await axeViolations()).toEqual([]);
-    await shot('chat-approval');
+    await shot('approval');
 
     await approval.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.locator('[data-event="done"]').first().waitFor({ timeout: 20_000 });
@@ -101,7 +130,7 @@ describe('playground (pnpm demo) in headless Chromium', () => {
     expect(answer).toContain('This is the scripted demo model');
     expect(answer).toContain('screenshot taken (64x40, generated)');
     expect(await page.locator('#todos li.todo-completed').count()).toBe(2);
-    await shot('chat-done');
+    await shot('chat');
   });
 
   it('Reject refuses the held call, and the run ends saying so', async () => {
@@ -116,7 +145,13 @@ describe('playground (pnpm demo) in headless Chromium', () => {
     );
   });
 
-  it('resumes a streaming run after a reload (Last-Event-ID) and can still decide it', async () => {
+  it('resumes a streaming run after a reload (Last-Event-ID) and can still decide it; the model form is kept', async () => {
+    // A field changed by hand, so the values after the reload cannot be the demo preselection.
+    await page.getByText('Model', { exact: true }).click();
+    await page.getByLabel('API key').fill('key-kept-across-reloads');
+    await page.getByLabel('API key').press('Tab');
+    const demoBaseUrl = await page.getByLabel('Base URL (OpenAI-compatible)').inputValue();
+    expect(demoBaseUrl).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/v1$/);
     await page.getByLabel('Message').fill('And once more');
     await page.getByRole('button', { name: 'Send' }).click();
     await page.locator('[data-event="approval_request"]').nth(2).waitFor();
@@ -126,10 +161,50 @@ describe('playground (pnpm demo) in headless Chromium', () => {
     const approval = page.locator('[data-event="approval_request"]').nth(2);
     await approval.waitFor();
     expect(await page.getByRole('button', { name: 'Stop' }).isEnabled()).toBe(true);
+    expect(await page.getByLabel('Base URL (OpenAI-compatible)').inputValue()).toBe(demoBaseUrl);
+    expect(await page.getByLabel('API key').inputValue()).toBe('key-kept-across-reloads');
+    expect(await page.getByLabel('Model name').inputValue()).toBe('demo-scripted');
     await approval.getByRole('button', { name: 'Approve', exact: true }).click();
     await page.locator('[data-event="done"]').nth(2).waitFor({ timeout: 20_000 });
     expect(await approval.getAttribute('data-outcome')).toBe('approved');
     expect(await page.locator('.bubble.user').count()).toBe(3);
+  });
+
+  it('shows a model error, and an approval edited by hand reaches the node tool', async () => {
+    // A base URL of the allowed demo origin but a path the demo model does not serve.
+    const baseUrl = page.getByLabel('Base URL (OpenAI-compatible)');
+    if (!(await baseUrl.isVisible())) await page.getByText('Model', { exact: true }).click();
+    const demoBaseUrl = await baseUrl.inputValue();
+    await baseUrl.fill(demoBaseUrl.replace(/\/v1$/, '/missing/v1'));
+    await baseUrl.press('Tab');
+    let before = await runsDone();
+    await send('Hello?');
+    const error = page.locator('[data-event="error"]');
+    await error.waitFor({ timeout: 20_000 });
+    expect(await error.getAttribute('role')).toBe('alert');
+    expect(await error.textContent()).toMatch(/^Error \(\w+\): /);
+    expect(await axeViolations()).toEqual([]);
+    await page.getByRole('button', { name: 'Use the scripted demo model' }).click();
+    expect(await baseUrl.inputValue()).toBe(demoBaseUrl);
+    await page.getByText('Model', { exact: true }).click();
+
+    before = await runsDone();
+    const approval = approvalAfter(await approvalsShown());
+    await send('echo written by the model');
+    await approval.waitFor();
+    expect(await approval.locator('h3').textContent()).toBe('Approve echo?');
+    const args = approval.getByLabel('Arguments');
+    expect(JSON.parse(await args.inputValue())).toEqual({ text: 'written by the model' });
+    await args.fill('{"text": "edited by the person"}');
+    await approval.getByRole('button', { name: 'Approve with these arguments' }).click();
+    await nextDone(before);
+    expect(await approval.getAttribute('data-outcome')).toBe('edited');
+    const result = page.locator('[data-event="tool_result"]').last();
+    expect(await result.locator('h3').textContent()).toBe('Tool result: echo');
+    expect(await result.locator('pre').textContent()).toBe('edited by the person');
+    expect(await page.locator('.bubble.assistant').last().textContent()).toContain(
+      'echo answered: "edited by the person"',
+    );
   });
 
   it('shows nodes as they come and go, and calls a node tool by hand', async () => {
@@ -227,7 +302,7 @@ describe('playground (pnpm demo) in headless Chromium', () => {
     await shot('knowledge');
   });
 
-  it('lists skills, memories and scheduled tasks', async () => {
+  it('runs plan mode with a skill: the skills event and the proposed plan', async () => {
     await tab('Memories & skills');
     await page.locator('#memory-list li').first().waitFor();
     expect(await page.locator('#memory-list').textContent()).toContain('Nothing remembered yet');
@@ -236,30 +311,133 @@ describe('playground (pnpm demo) in headless Chromium', () => {
       .fill('---\nname: haiku\ndescription: Answers in a haiku.\n---\nWrite a haiku.\n');
     await page.getByRole('button', { name: 'Upload' }).click();
     await page.locator('#skill-list', { hasText: 'haiku (user)' }).waitFor();
+
+    await tab('Chat');
+    await page.getByLabel('Mode', { exact: true }).selectOption('plan');
+    await page.getByLabel('Skills to use').fill('haiku');
+    const before = await runsDone();
+    await send('A haiku about tea');
+    await nextDone(before);
+    const skills = page.locator('[data-event="skills"]').last();
+    expect(await skills.locator('p').first().textContent()).toBe('Active: haiku (explicit)');
+    const plan = page.locator('[data-event="plan"]').last();
+    expect(await plan.locator('h3').textContent()).toBe('Plan (proposed)');
+    expect(await plan.locator('p').first().textContent()).toContain('A haiku about tea');
+    expect(await plan.locator('ol li').allTextContents()).toEqual([
+      'Look at the desktop node',
+      'Describe what it returned',
+      'Answer the question',
+    ]);
+    expect(await axeViolations()).toEqual([]);
+    await shot('plan');
+    await page.getByLabel('Mode', { exact: true }).selectOption('agent');
+    await page.getByLabel('Skills to use').fill('');
+  });
+
+  it('saves memories from a run with Memory on, lists them, forgets one, then all', async () => {
+    await page.getByLabel('Memory').check();
+    for (const fact of ['I drink green tea', 'My desk faces north']) {
+      const before = await runsDone();
+      const approval = approvalAfter(await approvalsShown());
+      await send(`remember ${fact}`);
+      await approval.waitFor();
+      expect(await approval.locator('h3').textContent()).toBe('Approve memory_save?');
+      await approval.getByRole('button', { name: 'Approve', exact: true }).click();
+      await nextDone(before);
+      expect(await page.locator('.bubble.assistant').last().textContent()).toMatch(
+        /memory_save answered: "Saved as memory /,
+      );
+    }
+    await page.getByLabel('Memory').uncheck();
+
+    await tab('Memories & skills');
+    const memories = page.locator('#memory-list li.card');
+    await expect
+      .poll(() => memories.locator('p:first-child').allTextContents())
+      .toEqual(expect.arrayContaining(['I drink green tea', 'My desk faces north']));
+    expect(await memories.count()).toBe(2);
     expect(await axeViolations()).toEqual([]);
     await shot('memories-skills');
 
-    const sync = await fetch(`${demo.url}/scheduled-task/sync`, {
-      method: 'POST',
-      headers: { 'content-type': 'application/json', 'x-internal-secret': SECRET },
-      body: JSON.stringify({
-        action: 'add',
-        task_id: 'morning-news',
-        task: {
-          id: 'morning-news',
-          user_id: 'demo',
-          title: 'Morning news',
-          prompt: 'Summarize the news',
-          repeat_type: 'daily',
-          scheduled_time: '07:30',
-        },
-      }),
+    await memories
+      .filter({ hasText: 'I drink green tea' })
+      .getByRole('button', { name: 'Forget' })
+      .click();
+    await expect
+      .poll(() => memories.locator('p:first-child').allTextContents())
+      .toEqual(['My desk faces north']);
+    // Forgetting everything takes two clicks.
+    await page.getByRole('button', { name: 'Forget everything' }).click();
+    await page.getByRole('button', { name: 'Click again to forget every memory' }).click();
+    await expect
+      .poll(() => page.locator('#memory-list').textContent())
+      .toContain('Nothing remembered yet');
+    const left = (await (
+      await fetch(`${demo.url}/api/memories`, {
+        headers: { authorization: `Bearer ${await accessToken(demo.url)}` },
+      })
+    ).json()) as { memories: unknown[] };
+    expect(left.memories).toEqual([]);
+  }, 90_000);
+
+  it('lists scheduled tasks, and runs a due one confirmed from the notification', async () => {
+    const sync = (task: Record<string, unknown>) =>
+      fetch(`${demo.url}/scheduled-task/sync`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', 'x-internal-secret': SECRET },
+        body: JSON.stringify({
+          action: 'add',
+          task_id: task.id,
+          task: { user_id: 'demo', ...task },
+        }),
+      });
+    const daily = await sync({
+      id: 'morning-news',
+      title: 'Morning news',
+      prompt: 'Summarize the news',
+      repeat_type: 'daily',
+      scheduled_time: '07:30',
     });
-    expect(sync.status).toBe(200);
+    expect(daily.status).toBe(200);
+    // A one-off task whose time passed a few seconds ago: due at once, and it asks first.
+    const due = new Date(Date.now() - 5_000).toISOString();
+    const once = await sync({
+      id: 'tea-break',
+      title: 'Tea break',
+      prompt: 'Remind me of my tea break',
+      repeat_type: 'no-repeat',
+      run_mode: 'require-confirmation',
+      scheduled_date: due.slice(0, 10),
+      scheduled_time: due.slice(11, 19),
+      timezone: 'UTC',
+    });
+    expect(once.status).toBe(200);
+
+    await tab('Nodes');
+    const confirmation = page.locator('#notifications li', { hasText: 'Tea break is due.' });
+    await confirmation.waitFor({ timeout: 30_000 });
+    await confirmation.getByRole('button', { name: 'Run it' }).click();
+
     await tab('Scheduled tasks');
-    const task = page.locator('#task-list li.card').first();
-    await task.waitFor();
-    expect(await task.locator('h3').textContent()).toBe('Morning news (pending)');
+    const task = page.locator('#task-list li.card', { hasText: 'Tea break' });
+    await expect
+      .poll(
+        async () => {
+          await page.getByRole('button', { name: 'Refresh' }).click();
+          return (await task.locator('ul li').allTextContents()).join('\n');
+        },
+        { timeout: 60_000 },
+      )
+      .toMatch(/: succeeded/);
+    expect(await task.locator('ul li pre').first().textContent()).toContain(
+      'This is the scripted demo model',
+    );
+    expect(
+      await page
+        .locator('#task-list li.card', { hasText: 'Morning news' })
+        .locator('h3')
+        .textContent(),
+    ).toBe('Morning news (pending)');
     expect(await axeViolations()).toEqual([]);
     await shot('tasks');
   });
@@ -271,6 +449,23 @@ describe('playground (pnpm demo) in headless Chromium', () => {
         'document.documentElement.scrollWidth - document.documentElement.clientWidth',
       )) as number;
       expect(overflow, name).toBeLessThanOrEqual(0);
+    }
+  });
+
+  it('requested nothing outside the service (no CDN), and wrote every screenshot the docs show', () => {
+    const service = new URL(demo.url);
+    expect(requested.length).toBeGreaterThan(10);
+    const elsewhere = requested.filter((url) => {
+      const { protocol, host } = new URL(url);
+      return protocol === 'data:' ? false : host !== service.host;
+    });
+    expect(elsewhere).toEqual([]);
+    for (const doc of ['README.md', 'docs/playground.md']) {
+      const linked = [
+        ...readFileSync(join(REPO_ROOT, doc), 'utf8').matchAll(/images\/(playground-[\w-]+\.png)/g),
+      ].map((match) => match[1]!);
+      expect(linked.length, doc).toBeGreaterThan(0);
+      for (const image of linked) expect([...written], `${doc} links ${image}`).toContain(image);
     }
   });
 });

@@ -61,6 +61,34 @@ describe('demo model script', () => {
   });
 });
 
+describe('demo model directives', () => {
+  it('`echo <text>` calls echo with the text, skipping the todos, then quotes its result', () => {
+    const offered = tools('write_todos', 'screenshot', 'echo__1a2b3c4d');
+    const messages: ChatMessage[] = [user('echo: hello there')];
+    expect(nextStep({ messages, tools: offered }).call).toEqual({
+      name: 'echo__1a2b3c4d',
+      args: { text: 'hello there' },
+    });
+    messages.push(called('a', 'echo__1a2b3c4d'), result('a', 'edited text'));
+    const answer = nextStep({ messages, tools: offered });
+    expect(answer.call).toBeUndefined();
+    expect(answer.text).toContain('echo__1a2b3c4d answered: "edited text"');
+  });
+
+  it('`remember <fact>` calls memory_save only when memory is on', () => {
+    const messages: ChatMessage[] = [user('Remember I drink green tea')];
+    expect(nextStep({ messages, tools: tools('write_todos', 'memory_save') }).call).toEqual({
+      name: 'memory_save',
+      args: { text: 'I drink green tea', tags: ['demo'] },
+    });
+    expect(nextStep({ messages, tools: tools('write_todos') }).call?.name).toBe('write_todos');
+    messages.push(called('a', 'memory_save'), result('a', 'Saved as memory m1.'));
+    expect(nextStep({ messages, tools: tools('memory_save') }).text).toContain(
+      'memory_save answered: "Saved as memory m1."',
+    );
+  });
+});
+
 describe('demo model over HTTP (the openai client)', () => {
   let model: DemoModel;
   beforeAll(async () => {

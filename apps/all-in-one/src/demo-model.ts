@@ -14,6 +14,10 @@ import { DEMO_MODEL_NAME } from '@agent-backend/api';
  *    for approval,
  * 4. marks the todos done, and
  * 5. streams an answer quoting what the node returned (or that the call was rejected).
+ *
+ * Two messages skip the todos: `echo <text>` calls the node's `echo` with that text (its
+ * arguments can be edited in the approval card), and `remember <fact>` (with Memory on) calls
+ * `memory_save` with the fact; each then answers quoting the tool's result.
  */
 export interface DemoModel {
   /** The base URL to put in `llm_config.baseUrl` (`http://127.0.0.1:<port>/v1`). */
@@ -144,6 +148,33 @@ export function nextStep(body: ChatRequest): Reply {
     [...offered].find((name) => name === 'screenshot' || name.startsWith('screenshot__')) ??
     [...offered].find((name) => name === 'echo' || name.startsWith('echo__'));
   const todoCalls = called.filter((c) => c.function.name === 'write_todos').length;
+
+  const directive = /^(echo|remember)\b[\s:]*([\s\S]*)$/i.exec(question.trim());
+  const directTool =
+    directive?.[1]!.toLowerCase() === 'remember'
+      ? offered.has('memory_save')
+        ? 'memory_save'
+        : undefined
+      : directive && [...offered].find((name) => name === 'echo' || name.startsWith('echo__'));
+  if (directive && directTool && !offered.has('propose_plan')) {
+    const argument = directive[2]!.trim();
+    if (!called.some((c) => c.function.name === directTool)) {
+      return directTool === 'memory_save'
+        ? {
+            text: 'I will remember that. ',
+            call: { name: directTool, args: { text: argument, tags: ['demo'] } },
+          }
+        : {
+            text: `I will call ${directTool} on your desktop node. `,
+            call: { name: directTool, args: { text: argument } },
+          };
+    }
+    return {
+      text:
+        `This is the scripted demo model: no AI wrote this. ${directTool} answered: ` +
+        `"${clip(resultOf(directTool) ?? '', 300)}".`,
+    };
+  }
 
   if (offered.has('propose_plan')) {
     if (!called.some((c) => c.function.name === 'propose_plan')) {

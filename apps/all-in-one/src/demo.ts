@@ -2,6 +2,7 @@ import { spawn } from 'node:child_process';
 import { createServer } from 'node:net';
 import { fileURLToPath } from 'node:url';
 import { setTimeout as sleep } from 'node:timers/promises';
+import { DEMO_MODEL_NAME } from '@agent-backend/api';
 import { loadConfigOrExit } from '@agent-backend/config';
 import { demoTools, NodeClient } from '@agent-backend/node-client';
 import type { DevTokenResponse, RefreshResponse } from '@agent-backend/protocol';
@@ -17,7 +18,8 @@ let node: NodeClient | undefined;
 /**
  * `pnpm demo`: the all-in-one with everything a first look needs and no API key: the scripted
  * demo model (an OpenAI-compatible server on loopback, allowed through `LLM_ALLOWED_ORIGINS`
- * and offered by the playground), `DEV_TOKENS=true` so the playground mints tokens, and one
+ * and offered by the playground, also the default model of scheduled tasks unless
+ * `DEFAULT_LLM_BASE_URL` is set), `DEV_TOKENS=true` so the playground mints tokens, and one
  * simulated desktop node of user `demo`. Development only; see docs/playground.md.
  */
 async function main(): Promise<void> {
@@ -29,6 +31,15 @@ async function main(): Promise<void> {
     DEV_TOKENS: 'true',
     LLM_ALLOWED_ORIGINS: allowed,
     PLAYGROUND_DEMO_MODEL_URL: model.baseUrl,
+    // Scheduled tasks (and chat-platform messages) run on the default model: the demo model,
+    // unless one is configured.
+    ...(process.env.DEFAULT_LLM_BASE_URL
+      ? {}
+      : {
+          DEFAULT_LLM_BASE_URL: model.baseUrl,
+          DEFAULT_LLM_API_KEY: 'demo',
+          DEFAULT_LLM_MODEL: DEMO_MODEL_NAME,
+        }),
   };
   const config = loadConfigOrExit('all-in-one', env);
   const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST;

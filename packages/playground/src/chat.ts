@@ -121,6 +121,13 @@ export function createChatPanel(): Panel {
         ? { hitl_config: { default_requires_interrupt: true, allowlist: NEVER_ASK } }
         : {}),
     };
+    const skillNames = byId<HTMLInputElement>('skill-names')
+      .value.split(',')
+      .map((name) => name.trim())
+      .filter(Boolean);
+    const autoMatch = byId<HTMLInputElement>('skills-auto').checked;
+    if (skillNames.length || autoMatch)
+      request.skills = { skill_names: skillNames, auto_match: autoMatch };
     input.value = '';
     add({ type: 'user', content: message });
     await stream((signal) => session!.client.invoke(request, { signal }));
