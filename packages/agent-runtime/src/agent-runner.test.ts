@@ -278,6 +278,38 @@ describe('AgentRunner', () => {
     expect(logLines.join('')).toContain('a tool source failed');
   });
 
+  it("gives tool sources the session's earlier user turns, or the client history's", async () => {
+    model.script('r-turns', [textReply('a'), textReply('b'), textReply('c')]);
+    const seen: Array<readonly string[]> = [];
+    const source: ToolSource = async (run) => {
+      seen.push((await run.earlierUserTurns?.()) ?? ['(none)']);
+      return [];
+    };
+    const first = await invoke(
+      replica([source]),
+      'gil',
+      request({ modelName: 'r-turns', message: 'Draft an email' }),
+    );
+    await invoke(
+      replica([source]),
+      'gil',
+      request({ modelName: 'r-turns', message: 'Shorter', session_id: first.prepared.sessionId }),
+    );
+    await invoke(
+      replica([source]),
+      'gil',
+      request({
+        modelName: 'r-turns',
+        message: 'And now?',
+        chat_history: [
+          { role: 'user', content: 'From the client' },
+          { role: 'assistant', content: 'Hello.' },
+        ],
+      }),
+    );
+    expect(seen).toEqual([[], ['Draft an email'], ['From the client']]);
+  });
+
   it('ends with an error event on provider failure, keeps the session usable, and logs no key', async () => {
     model.script('r-fail', [
       { kind: 'error', status: 401, message: 'bad key sk-runner-secret-99' },

@@ -109,11 +109,18 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
   const { run, sessions, settings, emit } = options;
   const { request } = run;
   const limits = settings.limits;
-  // Re-read under the lease (the claim read the state before it), in parallel with the tools.
+  // Re-read under the lease (the claim read the state before it), in parallel with the tools,
+  // which may read the user's earlier turns from the same read.
+  const storedRead = sessions.messages(run.sessionId);
+  const sourcesRun: RunInfo = {
+    ...run,
+    earlierUserTurns: () =>
+      storedRead.then((stored) => userTurns(stored.length > 0 ? stored : request.history)),
+  };
   const [session, stored, { registry, promptSections, events }] = await Promise.all([
     sessions.find(run.sessionId, run.userId),
-    sessions.messages(run.sessionId),
-    buildRegistry(options),
+    storedRead,
+    buildRegistry({ ...options, run: sourcesRun }),
   ]);
   for (const event of events) emit(event);
   const state: SessionState = session?.state ?? { todos: [] };
@@ -224,6 +231,10 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
     },
   });
 }
+
+/** The text of a conversation's user messages, oldest first. */
+const userTurns = (messages: ReadonlyArray<{ role: string; content: unknown }>): string[] =>
+  messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
 
 /** Built-in tools, then the user's node tools, then the other sources, unique by name. */
 async function buildRegistry(options: ExecuteRunOptions): Promise<Assembled> {

@@ -65,6 +65,12 @@ export interface RunInfo {
   readonly runId: string;
   readonly request: RunRequest;
   readonly signal: AbortSignal;
+  /**
+   * The user's earlier messages of the session, oldest first, without the run's own message
+   * (skills matching reads the latest few). From the conversation the run reads once anyway;
+   * absent outside a run (a source must then assume none).
+   */
+  readonly earlierUserTurns?: () => Promise<readonly string[]>;
 }
 
 /** What a capability adds to one run besides tools. */

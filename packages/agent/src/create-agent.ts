@@ -155,11 +155,14 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
   const skillsFor = (run: RunInfo) => {
     let prepared = runSkills.get(run);
     if (!prepared) {
-      prepared = skills.then((catalog) =>
+      prepared = skills.then(async (catalog) =>
         prepareRunSkills(catalog, {
           userId: run.userId,
           skills: run.request.capabilities.skills,
           message: run.request.message,
+          recentTurns: run.request.capabilities.skills
+            ? await (run.earlierUserTurns?.() ?? [])
+            : [],
         }),
       );
       runSkills.set(run, prepared);

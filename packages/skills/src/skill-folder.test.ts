@@ -5,7 +5,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { BUILTIN_SKILLS_DIR, loadSharedSkills } from './catalog.js';
 import { SKILL_LIMITS } from './limits.js';
 import { loadSkillsDirectory } from './skill-folder.js';
-import { skillMarkdown } from './testing/zip-writer.js';
+import { skillMarkdown } from '@agent-backend/testing';
 
 let root: string;
 beforeEach(async () => {

@@ -3,7 +3,7 @@ import { SKILL_LIMITS } from './limits.js';
 import type { SkillPackage, SkillProblem, SkillResult } from './skill.js';
 import { readSkillZip } from './skill-zip.js';
 import { parseSkillUpload } from './upload.js';
-import { skillMarkdown, writeZip, type ZipEntrySpec } from './testing/zip-writer.js';
+import { skillMarkdown, writeZip, type ZipEntrySpec } from '@agent-backend/testing';
 
 function valueOf(result: SkillResult<SkillPackage>): SkillPackage {
   if (!result.ok) throw new Error(`expected a valid skill: ${JSON.stringify(result.problems)}`);

@@ -25,3 +25,4 @@ export { startFakeE2B, type FakeE2B, type FakeE2BSandbox } from './fake-e2b.js';
 export { startFakeDocker, type FakeContainer, type FakeDocker } from './fake-docker.js';
 export * from './prometheus-text.js';
 export * from './tcp-proxy.js';
+export * from './zip-writer.js';
