@@ -79,8 +79,10 @@ describe('API documents of the running roles', () => {
       DATA_DIR: tempDir('apidocs'),
       JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
       JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
-      // Registers the one conditional route, so every documented route is there to compare.
+      // Registers the conditional routes (the dev token route, the queue dashboard on BullMQ), so
+      // every documented route is there to compare.
       DEV_TOKENS: 'true',
+      ADMIN_TOKEN: 'apidocs-admin-token',
     });
     // One after the other: each reads its configuration from the environment when it starts.
     for (const role of Object.keys(MOUNTS) as Role[]) {
@@ -100,7 +102,11 @@ describe('API documents of the running roles', () => {
   it.each(Object.keys(MOUNTS) as Role[])(
     'the %s role registers exactly the routes the document lists for it',
     (role) => {
-      const registered = services.get(role)!.app.routes().map(key).sort();
+      const app = services.get(role)!.app;
+      const registered = [
+        ...app.routes().map(key),
+        ...app.mounts().map((path) => key({ method: 'GET', path })),
+      ].sort();
       const listed = documented(role);
       expect(
         registered.filter((route) => !listed.includes(route)),
@@ -134,11 +140,11 @@ describe('API documents of the running roles', () => {
     const served = Object.entries(document.paths)
       .flatMap(([path, item]) => Object.keys(item).map((m) => `${m.toUpperCase()} ${path}`))
       .sort();
-    const registered = services
-      .get('api')!
-      .app.routes()
-      .map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`)
-      .sort();
+    const api = services.get('api')!.app;
+    const registered = [
+      ...api.routes().map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`),
+      ...api.mounts().map((path) => `GET ${path}`),
+    ].sort();
     expect(served).toEqual(registered);
 
     // Every status MCP validation answers a failure with is documented.

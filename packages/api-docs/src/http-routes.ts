@@ -72,6 +72,7 @@ export const HTTP_TAGS = {
   health: 'Liveness and readiness, on every role.',
   documents: 'These API documents and the page that shows them.',
   playground: 'The web playground (docs/playground.md), a client of this API like any other.',
+  operations: "Operators' tools (docs/operations.md).",
 } as const;
 
 type Tag = keyof typeof HTTP_TAGS;
@@ -632,6 +633,44 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
     summary: 'What the playground offers on this service',
     auth: 'none',
     responses: { 200: { description: 'The settings.', json: PlaygroundConfig } },
+  },
+  ...(
+    [
+      ['/playground', 'The playground: its page and stylesheet'],
+      ['/playground/js', "The playground's scripts"],
+      ['/playground/sdk', "The client SDK's browser module, as the playground loads it"],
+    ] as const
+  ).map(([path, summary]): TaggedRoute => ({
+    method: 'GET',
+    path,
+    mount: true,
+    roles: 'api',
+    tag: 'playground',
+    summary,
+    description:
+      'Static files under this prefix (`x-mount`), with `Cache-Control: no-cache` and a strict ' +
+      'Content-Security-Policy (nothing loaded from elsewhere). What is not there goes on to ' +
+      'the routes, then 404.',
+    auth: 'none',
+    responses: { 200: { description: 'A file.', text: 'the file, by its extension' } },
+    errors: ['not_found'],
+  })),
+  {
+    method: 'GET',
+    path: '/admin/queues',
+    mount: true,
+    roles: 'api',
+    tag: 'operations',
+    summary: 'The job queues dashboard (bull-board)',
+    description:
+      'Mounted only when the engine is BullMQ and `ADMIN_TOKEN` is set (otherwise 404): the ' +
+      "service's queues, their jobs and outcomes, with bull-board's own pages and JSON API under " +
+      'this prefix (`x-mount`). Needs `ADMIN_TOKEN` as a bearer token or as the password of ' +
+      'basic authentication (a browser asks for it); a user access token is refused. See ' +
+      'docs/operations.md.',
+    auth: 'admin',
+    responses: { 200: { description: "The dashboard's page.", html: true } },
+    errors: ['not_found'],
   },
   {
     method: 'POST',

@@ -18,7 +18,8 @@ export function commonErrors(route: RouteDoc): ErrorCode[] {
     if (!route.rawBody) codes.push('invalid_json');
     codes.push('payload_too_large', 'unsupported_media_type');
   }
-  if (route.auth === 'bearer' || route.auth === 'internal') codes.push('unauthorized');
+  if (route.auth === 'bearer' || route.auth === 'internal' || route.auth === 'admin')
+    codes.push('unauthorized');
   if (route.auth === 'internal') codes.push('not_configured');
   codes.push('internal_error', 'unavailable');
   return codes;
@@ -82,6 +83,16 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         name: 'X-Internal-Secret',
         description: '`INTERNAL_API_SECRET`; when it is not configured the routes answer 503.',
       },
+      adminToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description: '`ADMIN_TOKEN`, an operator credential (never a user access token).',
+      },
+      adminBasic: {
+        type: 'http',
+        scheme: 'basic',
+        description: 'Any user name with `ADMIN_TOKEN` as the password (for a browser).',
+      },
     },
   };
   return document;
@@ -94,12 +105,16 @@ function operation(route: RouteDoc, schemas: SchemaCollector): Record<string, un
     summary: route.summary,
   };
   if (route.description) op.description = route.description;
+  // A mount prefix answers every path below it too (static files, the queue dashboard).
+  if (route.mount) op['x-mount'] = true;
   op.security =
     route.auth === 'bearer'
       ? [{ bearerAuth: [] }]
       : route.auth === 'internal'
         ? [{ internalSecret: [] }]
-        : [];
+        : route.auth === 'admin'
+          ? [{ adminToken: [] }, { adminBasic: [] }]
+          : [];
   const parameters = parametersOf(route, schemas);
   if (parameters.length > 0) op.parameters = parameters;
   const body = route.body ?? route.rawBody;

@@ -12,7 +12,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  *   checked on the body when configured;
  * - `none`: public (health, documents, token refresh).
  */
-export type RouteAuth = 'bearer' | 'internal' | 'webhook' | 'none';
+/** `admin`: the operator credential `ADMIN_TOKEN` (bearer or basic), never a user's token. */
+export type RouteAuth = 'bearer' | 'internal' | 'webhook' | 'admin' | 'none';
 
 /** One schema, or several a body may match (`anyOf`). Protocol exports only. */
 export type SchemaRef = z.ZodType | readonly z.ZodType[];
@@ -53,6 +54,11 @@ export interface RouteDoc {
   readonly method: HttpMethod;
   /** As registered: Express-style parameters (`/api/knowledge-bases/:id`). */
   readonly path: string;
+  /**
+   * The path is a mount prefix (`HttpServer.mount`, static files included): the route answers
+   * the prefix and every path below it, with files or a small web application of its own.
+   */
+  readonly mount?: true;
   /** `api`: the api role (and the all-in-one); `every role`: api, gateway, worker and all-in-one. */
   readonly roles: 'api' | 'every role';
   /** The group the route is listed under. */

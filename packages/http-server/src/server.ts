@@ -152,6 +152,8 @@ export interface HttpServer {
   delete: Register;
   /** Every route registered so far, in registration order (the health routes first). */
   routes(): RegisteredRoute[];
+  /** The prefix of every {@link HttpServer.mount} so far (static files included), in order. */
+  mounts(): string[];
   /**
    * `preClose`: when closing starts, once the server stopped accepting connections (drain or
    * end long streams here: the server is closed once they end); `onClose`: once every
@@ -377,6 +379,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     patch: register('patch'),
     delete: register('delete'),
     routes: () => [...registered],
+    mounts: () => mounts.map((mount) => mount.prefix),
     addHook(name, hookFn) {
       (name === 'preClose' ? preClose : onClose).push(hookFn);
     },
