@@ -306,7 +306,8 @@ describe('code execution in agent runs (local sandboxes)', () => {
       hitl_config: {},
     });
     await stream.waitFor(() => stream.events.some((e) => e.data.type === 'approval_request'));
-    const request = stream.events.find((e) => e.data.type === 'approval_request')!.data as {
+    const request = stream.events.find((e) => e.data.type === 'approval_request')!
+      .data as unknown as {
       request_id: string;
       tool_name: string;
       tool_args: unknown;
