@@ -213,10 +213,15 @@ describe('code execution in agent runs (cloud sandboxes on E2B)', () => {
         ...cluster.env,
         INSTANCE_ID: 'worker-cloud',
         SANDBOX_IDLE_TIMEOUT_MS: '1000',
-        SANDBOX_MAX_IDLE_MS: '4000',
+        SANDBOX_MAX_IDLE_MS: '6000',
         SANDBOX_SWEEP_INTERVAL_MS: '1000',
       },
     });
+    // The idle clock from now: a worker slower to start than SANDBOX_MAX_IDLE_MS (a loaded
+    // machine) would otherwise destroy the sandbox at its first sweep, skipping the pause.
+    await cluster.sql(
+      `UPDATE session_sandboxes SET last_used_at = now() WHERE session_id = 'cloud-session-doomed'`,
+    );
     await expect
       .poll(() => fake.sandboxes.get(created!.id)?.state, { timeout: 15_000, interval: 100 })
       .toBe('paused');
@@ -229,5 +234,42 @@ describe('code execution in agent runs (cloud sandboxes on E2B)', () => {
       `SELECT count(*)::int AS n FROM session_sandboxes WHERE session_id = 'cloud-session-doomed'`,
     );
     expect(rows[0]!.n).toBe(0);
-  }, 60_000);
+  }, 120_000);
+
+  it('reaps a sandbox E2B created for a replica killed before it learned the id (found by metadata)', async () => {
+    expect(worker).toBeDefined(); // the previous test's worker, sweeping every second
+    const doomed = await cluster.startReplica('api-doomed-create');
+    cluster.model.script('cloud-orphan', [
+      toolCallsReply([{ name: 'run_command', args: { command: 'echo never' } }]),
+      textReply('Never.'),
+    ]);
+    // E2B makes the sandbox but its answer is held: the replica is killed while it waits.
+    fake.holdCreates = true;
+    const run = await invoke(doomed.url, alice, {
+      message: 'Say hi',
+      llm_config: llm('cloud-orphan'),
+      sandbox_mode: 'cloud',
+      session_id: 'cloud-session-orphan',
+    });
+    void run.ended.catch(() => undefined);
+    await expect
+      .poll(() => sessionSandboxes('cloud-session-orphan').length, { timeout: 30_000 })
+      .toBe(1);
+    const [orphan] = sessionSandboxes('cloud-session-orphan');
+    await doomed.stop('SIGKILL');
+    fake.holdCreates = false;
+    fake.releaseCreates();
+    // No session records it: only its metadata (this deployment) tells the reaper it is ours.
+    const rows = await cluster.sql<{ n: number }>(
+      `SELECT count(*)::int AS n FROM session_sandboxes WHERE session_id = 'cloud-session-orphan'`,
+    );
+    expect(rows[0]!.n).toBe(0);
+    expect(orphan!.metadata).toMatchObject({ deployment: 'agent-backend' });
+    await expect
+      .poll(() => fake.sandboxes.has(orphan!.id), { timeout: 30_000, interval: 100 })
+      .toBe(false);
+    expect(
+      fake.requests.some((r) => r.method === 'DELETE' && r.path === `/sandboxes/${orphan!.id}`),
+    ).toBe(true);
+  }, 120_000);
 });

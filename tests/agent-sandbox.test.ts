@@ -8,6 +8,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  symlinkSync,
   writeFileSync,
 } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -34,6 +35,8 @@ describe('code execution in agent runs (local sandboxes)', () => {
     mkdirSync(join(usersRoot, 'alice-sbx', 'project'), { recursive: true });
     mkdirSync(join(usersRoot, 'bob-sbx'), { recursive: true });
     writeFileSync(join(usersRoot, 'alice-sbx', 'project', 'data.csv'), 'x,y\n1,1\n2,4\n3,9\n');
+    // A link inside alice's directory to bob's: the path looks like hers, it resolves to his.
+    symlinkSync(join(usersRoot, 'bob-sbx'), join(usersRoot, 'alice-sbx', 'to-bob'));
     cluster = await startAgentCluster({
       AGENT_LLM_MAX_RETRIES: '0',
       SANDBOX_LOCAL_ROOT: usersRoot,
@@ -173,7 +176,14 @@ describe('code execution in agent runs (local sandboxes)', () => {
   });
 
   it('refuses a working directory outside the user’s own, with an error event', async () => {
-    for (const workingDirectory of ['../bob-sbx', join(usersRoot, 'bob-sbx'), '/etc']) {
+    for (const workingDirectory of [
+      '../bob-sbx',
+      join(usersRoot, 'bob-sbx'),
+      '/etc',
+      'to-bob',
+      join(usersRoot, 'alice-sbx', 'to-bob'),
+      'project/../to-bob',
+    ]) {
       cluster.model.script('sbx-refused', [textReply('never')]);
       const run = await invoke(cluster.api[0]!.url, alice, {
         message: 'Look around',
@@ -184,6 +194,9 @@ describe('code execution in agent runs (local sandboxes)', () => {
       const last = (await run.ended).at(-1)!.data as { type: string; code?: string };
       expect(last).toMatchObject({ type: 'error', code: 'working_directory_refused' });
     }
+    // Refused before any model call or sandbox.
+    expect(cluster.model.requests('sbx-refused')).toHaveLength(0);
+    expect(readdirSync(join(usersRoot, 'bob-sbx'))).toEqual([]);
     const missing = await fetch(`${cluster.api[0]!.url}/api/agent/invoke`, {
       method: 'POST',
       headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
@@ -211,6 +224,135 @@ describe('code execution in agent runs (local sandboxes)', () => {
         name === 'sbx-cloud' ? [expect.objectContaining({ code: 'sandbox_unavailable' })] : [],
       );
     }
+  });
+
+  it('contains a fork bomb and a 10 GB write; the service answers and the session’s next run works', async () => {
+    cluster.model.script('sbx-escapes', [
+      toolCallsReply([
+        {
+          name: 'run_command',
+          args: { command: 'bomb() { bomb | bomb & }; bomb; sleep 2; echo survived' },
+        },
+      ]),
+      toolCallsReply([
+        {
+          name: 'run_command',
+          args: {
+            command:
+              'head -c 10G /dev/zero > /tmp/big.bin; echo "exit $?"; stat -c %s /tmp/big.bin; rm -f /tmp/big.bin',
+          },
+        },
+      ]),
+      textReply('Contained.'),
+    ]);
+    const run = await invoke(cluster.api[0]!.url, alice, {
+      message: 'Try to break out',
+      llm_config: llm('sbx-escapes'),
+      ...local('sbx-session-escapes'),
+    });
+    const events = await run.ended;
+    expect(events.at(-1)!.data.type).toBe('done');
+    const [bomb, write] = events
+      .filter((e) => e.data.type === 'tool_result')
+      .map((e) => (e.data as unknown as { result: string }).result);
+    // The bomb hit the process limit (fork fails) and the call still ended.
+    expect(bomb).toMatch(/fork|Resource temporarily unavailable|retry/i);
+    // The write stopped at the file-size limit (1 GiB), far short of 10 GB.
+    expect(write).not.toContain('exit 0');
+    const size = Number(/^(\d+)$/m.exec(write!)![1]);
+    expect(size).toBeLessThanOrEqual(1024 ** 3);
+
+    for (const api of cluster.api) {
+      expect((await fetch(`${api.url}/healthz`)).status).toBe(200);
+    }
+    cluster.model.script('sbx-after', [
+      toolCallsReply([
+        { name: 'execute_code', args: { language: 'python', code: 'print(6 * 7)' } },
+      ]),
+      textReply('Still here.'),
+    ]);
+    const next = await invoke(cluster.api[1]!.url, alice, {
+      message: 'Still working?',
+      llm_config: llm('sbx-after'),
+      ...local('sbx-session-escapes'),
+    });
+    const after = await next.ended;
+    expect(after.at(-1)!.data.type).toBe('done');
+    const result = after.find((e) => e.data.type === 'tool_result')!.data as unknown as {
+      result: string;
+      is_error?: boolean;
+    };
+    expect(result.is_error).not.toBe(true);
+    expect(result.result).toContain('Exit code: 0');
+    expect(result.result).toContain('42');
+  }, 120_000);
+
+  it('holds execute_code for approval under hitl_config, and runs it only once approved', async () => {
+    const marker = join(usersRoot, 'alice-sbx', 'project', 'approved.txt');
+    cluster.model.script('sbx-hitl', [
+      toolCallsReply([
+        {
+          id: 'call_code',
+          name: 'execute_code',
+          args: { language: 'bash', code: 'echo approved > approved.txt; echo wrote' },
+        },
+      ]),
+      textReply('Done.'),
+    ]);
+    const stream = await invoke(cluster.api[0]!.url, alice, {
+      message: 'Write the marker',
+      llm_config: llm('sbx-hitl'),
+      ...local('sbx-session-hitl'),
+      hitl_config: {},
+    });
+    await stream.waitFor(() => stream.events.some((e) => e.data.type === 'approval_request'));
+    const request = stream.events.find((e) => e.data.type === 'approval_request')!
+      .data as unknown as {
+      request_id: string;
+      tool_name: string;
+      tool_args: unknown;
+    };
+    expect(request).toMatchObject({
+      tool_name: 'execute_code',
+      tool_args: { language: 'bash', code: 'echo approved > approved.txt; echo wrote' },
+    });
+    // Nothing ran while it waits.
+    expect(existsSync(marker)).toBe(false);
+    expect(stream.events.some((e) => e.data.type === 'tool_result')).toBe(false);
+    const decision = await fetch(
+      `${cluster.api[1]!.url}/api/agent/approvals/${encodeURIComponent(request.request_id)}/decision`,
+      {
+        method: 'POST',
+        headers: { authorization: `Bearer ${alice}`, 'content-type': 'application/json' },
+        body: JSON.stringify({ decision: 'approve' }),
+      },
+    );
+    expect(decision.status).toBe(200);
+    const events = await stream.ended;
+    const result = events.find((e) => e.data.type === 'tool_result')!.data as unknown as {
+      result: string;
+    };
+    expect(result.result).toContain('wrote');
+    expect(readFileSync(marker, 'utf8')).toBe('approved\n');
+  });
+
+  it('offers no code-running tool in plan mode, only the reading ones', async () => {
+    cluster.model.script('sbx-plan', [textReply('Here is my plan.')]);
+    const run = await invoke(cluster.api[0]!.url, alice, {
+      message: 'Plan how to plot data.csv',
+      llm_config: llm('sbx-plan'),
+      ...local('sbx-session-plan'),
+      mode: 'plan',
+    });
+    const events = await run.ended;
+    expect(events.at(-1)!.data.type).toBe('done');
+    const offered = tools('sbx-plan');
+    expect(offered).toEqual(expect.arrayContaining(['read_file', 'list_files']));
+    for (const write of ['execute_code', 'run_command', 'write_file']) {
+      expect(offered).not.toContain(write);
+    }
+    const system = String(cluster.model.requests('sbx-plan')[0]!.body.messages![0]!.content);
+    expect(system).toMatch(/once the plan is accepted[\s\S]*- execute_code:/);
   });
 
   it('reaps the sandbox of a replica killed with SIGKILL: paused when idle, then destroyed', async () => {
@@ -250,10 +392,15 @@ describe('code execution in agent runs (local sandboxes)', () => {
         ...cluster.env,
         INSTANCE_ID: 'worker-sbx',
         SANDBOX_IDLE_TIMEOUT_MS: '1000',
-        SANDBOX_MAX_IDLE_MS: '4000',
+        SANDBOX_MAX_IDLE_MS: '6000',
         SANDBOX_SWEEP_INTERVAL_MS: '1000',
       },
     });
+    // The idle clock from now: a worker that took longer to start than SANDBOX_MAX_IDLE_MS (a
+    // loaded machine) would otherwise destroy the sandbox at its first sweep, skipping the pause.
+    await cluster.sql(
+      `UPDATE session_sandboxes SET last_used_at = now() WHERE session_id = 'sbx-session-doomed'`,
+    );
     const until = async (check: () => Promise<boolean>) => {
       for (let i = 0; i < 150 && !(await check()); i++) {
         await new Promise((resolve) => setTimeout(resolve, 100));
@@ -272,5 +419,5 @@ describe('code execution in agent runs (local sandboxes)', () => {
     expect(existsSync(join(stateDir, orphan))).toBe(false);
     // The user's files stay: only the sandbox's own state goes.
     expect(existsSync(join(usersRoot, 'alice-sbx', 'project', 'data.csv'))).toBe(true);
-  }, 60_000);
+  }, 120_000);
 });

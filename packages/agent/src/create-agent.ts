@@ -212,6 +212,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
                     image: config.SANDBOX_DOCKER_IMAGE,
                     network: config.SANDBOX_LOCAL_NETWORK,
                     user: config.SANDBOX_DOCKER_USER,
+                    idleStopMs: config.SANDBOX_IDLE_TIMEOUT_MS,
                   })
                 : new BubblewrapSandboxProvider({
                     stateDir: config.SANDBOX_STATE_DIR ?? join(config.DATA_DIR, 'sandboxes'),

@@ -122,7 +122,7 @@ export const ENV_MEANINGS = {
   SANDBOX_MAX_OUTPUT_BYTES:
     'stdout and stderr of one call are each cut here (marked in the result); also the most `read_file` reads',
   SANDBOX_IDLE_TIMEOUT_MS:
-    "a session's sandbox unused this long is paused (local: any process left is killed)",
+    "a session's sandbox unused this long is paused by the worker's sweep (bubblewrap: nothing runs between calls, so there is nothing to stop; Docker: the container is stopped, killing what runs in it, and a container also stops itself after this long without a call when no worker runs; E2B: paused)",
   SANDBOX_MAX_IDLE_MS:
     "a session's sandbox unused this long is destroyed with its `/tmp` (the user's working directory stays)",
   SANDBOX_SWEEP_INTERVAL_MS:

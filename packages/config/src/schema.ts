@@ -274,7 +274,10 @@ export const EnvSchema = z.object({
   SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
   /** stdout and stderr of one call are each cut at this many bytes. */
   SANDBOX_MAX_OUTPUT_BYTES: z.coerce.number().int().min(1_024).max(10_485_760).default(65_536),
-  /** A session's sandbox idle this long is paused. */
+  /**
+   * A session's sandbox idle this long is paused by the sweep; Docker containers also stop
+   * themselves after this long without a call (for when no worker runs).
+   */
   SANDBOX_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(600_000),
   /** A session's sandbox idle this long is destroyed (its files in `/tmp` with it). */
   SANDBOX_MAX_IDLE_MS: z.coerce.number().int().min(1_000).default(86_400_000),

@@ -19,6 +19,7 @@ export { isWithin } from './local/host-path.js';
 export {
   SessionSandboxes,
   type SessionSandboxSettings,
+  type SweepFailure,
   type SweepOutcome,
 } from './session-sandboxes.js';
 export { sandboxTools, type SandboxAccess, type SandboxToolSettings } from './tools.js';

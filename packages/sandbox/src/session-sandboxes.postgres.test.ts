@@ -7,10 +7,12 @@ import { createPostgresDatabase, migrate, type Database } from '@agent-backend/s
 import {
   createTestSchema,
   redisTestKeys,
+  startFakeE2B,
   testDatabaseUrl,
   testRedisUrl,
   type TestSchema,
 } from '@agent-backend/testing';
+import { E2BSandboxProvider } from './cloud/e2b-provider.js';
 import { BubblewrapSandboxProvider } from './local/bwrap-provider.js';
 import { SessionSandboxes } from './session-sandboxes.js';
 
@@ -70,5 +72,80 @@ describe('session sandboxes across replicas (PostgreSQL + Redis)', () => {
     await expect(
       a.sessions.acquire(a.provider, 'intruder', 'owned-session', work),
     ).rejects.toMatchObject({ code: 'not_found' });
+  });
+
+  it('goes on past a sandbox the provider refuses to pause or destroy, and retries it next sweep', async () => {
+    const fake = await startFakeE2B();
+    try {
+      const db = await createPostgresDatabase({ url: testDatabaseUrl(), schema: schema.schema });
+      const ephemeral = createRedisEphemeralStore({
+        url: testRedisUrl(),
+        prefix: redisKeys.fresh(),
+      });
+      open.push(db, ephemeral);
+      const sessions = new SessionSandboxes(db, ephemeral, {
+        deployment: 'sweep-isolation',
+        leaseMs: 1_000,
+        idleMs: 60_000,
+        maxIdleMs: 120_000,
+      });
+      const provider = new E2BSandboxProvider({
+        apiKey: fake.apiKey,
+        template: 'base',
+        apiUrl: fake.apiUrl,
+        sandboxUrl: fake.sandboxUrl,
+        lifetimeMs: 3_600_000,
+      });
+      const [a, b, c] = await Promise.all(
+        ['iso-a', 'iso-b', 'iso-c'].map((id) => sessions.acquire(provider, 'u1', id)),
+      );
+      // One the sweep finds by metadata only (no session records it).
+      const orphan = await provider.create({
+        metadata: { userId: 'u1', sessionId: 'lost', deployment: 'sweep-isolation' },
+      });
+      // E2B answers 500 for b and for the orphan, whatever is asked of them.
+      fake.failing.add(b!.id);
+      fake.failing.add(orphan.id);
+      const state = (id: string) => fake.sandboxes.get(id)?.state ?? 'gone';
+
+      const idle = await sessions.sweep([provider], Date.now() + 90_000);
+      expect(idle).toMatchObject({ paused: 2, orphans: 0 });
+      expect(idle.failures).toEqual(
+        expect.arrayContaining([
+          expect.objectContaining({ step: 'pause', provider: 'e2b', sandboxId: b!.id }),
+          expect.objectContaining({ step: 'orphan', provider: 'e2b', sandboxId: orphan.id }),
+        ]),
+      );
+      expect(idle.failures).toHaveLength(2);
+      expect(idle.failures[0]!.message).toMatch(/E2B: could not/);
+      expect(JSON.stringify(idle.failures)).not.toContain(fake.apiKey);
+      expect([a, b, c].map((s) => state(s!.id))).toEqual(['paused', 'running', 'paused']);
+
+      const old = await sessions.sweep([provider], Date.now() + 200_000);
+      expect(old).toMatchObject({ destroyed: 2, orphans: 0 });
+      expect(old.failures.map((f) => [f.step, f.sandboxId])).toEqual(
+        expect.arrayContaining([
+          ['destroy', b!.id],
+          ['orphan', orphan.id],
+        ]),
+      );
+      expect([a, b, c, orphan].map((s) => state(s!.id))).toEqual([
+        'gone',
+        'running',
+        'gone',
+        'running',
+      ]);
+      // Still recorded, so the next sweep tries it again; once E2B answers, it is gone.
+      fake.failing.clear();
+      const retried = await sessions.sweep([provider], Date.now() + 200_000);
+      expect(retried).toEqual({ paused: 0, destroyed: 1, orphans: 1, failures: [] });
+      expect(fake.sandboxes.size).toBe(0);
+      const { rows } = await db.query<{ n: number }>(
+        `SELECT count(*)::int AS n FROM session_sandboxes WHERE session_id LIKE 'iso-%'`,
+      );
+      expect(rows[0]!.n).toBe(0);
+    } finally {
+      await fake.close();
+    }
   });
 });

@@ -3,6 +3,7 @@ import type { Database } from '@agent-backend/store';
 import {
   SandboxError,
   type SandboxHandle,
+  type SandboxListing,
   type SandboxProvider,
   type SandboxSpec,
 } from './sandbox.js';
@@ -28,11 +29,22 @@ type SandboxRow = {
   last_used_at: Date;
 };
 
+/** One step of a sweep that failed; the sweep went on with the others and retries it next pass. */
+export interface SweepFailure {
+  readonly step: 'pause' | 'destroy' | 'orphan' | 'list';
+  readonly provider: string;
+  /** The sandbox, for every step but `list`. */
+  readonly sandboxId?: string;
+  /** The provider's error message (SandboxError messages carry no credentials). */
+  readonly message: string;
+}
+
 /** What a sweep did. */
 export interface SweepOutcome {
   paused: number;
   destroyed: number;
   orphans: number;
+  failures: SweepFailure[];
 }
 
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
@@ -123,10 +135,34 @@ export class SessionSandboxes {
   /**
    * Pauses sandboxes idle past `idleMs`, destroys those idle past `maxIdleMs`, and destroys the
    * providers' sandboxes of this deployment that no session records (older than twice the
-   * lease, so one being recorded right now is spared).
+   * lease, so one being recorded right now is spared). A step that fails (the provider refuses
+   * one sandbox) is reported in `failures` and the sweep goes on with the rest; the failed one is
+   * tried again by the next sweep. Only a store error ends a sweep early.
    */
   async sweep(providers: readonly SandboxProvider[], now = Date.now()): Promise<SweepOutcome> {
-    const outcome: SweepOutcome = { paused: 0, destroyed: 0, orphans: 0 };
+    const outcome: SweepOutcome = { paused: 0, destroyed: 0, orphans: 0, failures: [] };
+    // Each step on its own: one sandbox the provider refuses to pause or destroy (or one provider
+    // that does not answer) must not keep the others running; its row stays, so the next pass
+    // tries it again.
+    const attempt = async (
+      step: SweepFailure['step'],
+      provider: string,
+      sandboxId: string | undefined,
+      work: () => Promise<void>,
+    ): Promise<boolean> => {
+      try {
+        await work();
+        return true;
+      } catch (error) {
+        outcome.failures.push({
+          step,
+          provider,
+          ...(sandboxId ? { sandboxId } : {}),
+          message: error instanceof Error ? error.message : String(error),
+        });
+        return false;
+      }
+    };
     const byName = new Map(providers.map((p) => [p.name, p]));
     const { rows } = await this.db.query<SandboxRow>(
       `SELECT session_id, user_id, provider, sandbox_id, state, last_used_at
@@ -137,35 +173,46 @@ export class SessionSandboxes {
       const provider = byName.get(row.provider);
       if (!provider) continue;
       if (row.last_used_at.getTime() < now - this.settings.maxIdleMs) {
-        await provider.destroy(row.sandbox_id);
-        await this.db.query(
-          `DELETE FROM session_sandboxes WHERE session_id = $1 AND sandbox_id = $2`,
-          [row.session_id, row.sandbox_id],
-        );
-        outcome.destroyed += 1;
+        const done = await attempt('destroy', provider.name, row.sandbox_id, async () => {
+          await provider.destroy(row.sandbox_id);
+          await this.db.query(
+            `DELETE FROM session_sandboxes WHERE session_id = $1 AND sandbox_id = $2`,
+            [row.session_id, row.sandbox_id],
+          );
+        });
+        if (done) outcome.destroyed += 1;
       } else if (row.state === 'running') {
-        await provider.pause(row.sandbox_id);
-        await this.db.query(
-          // Not when a run used it meanwhile (its touch moved last_used_at past the cutoff).
-          `UPDATE session_sandboxes SET state = 'paused'
-           WHERE session_id = $1 AND sandbox_id = $2 AND last_used_at < $3`,
-          [row.session_id, row.sandbox_id, new Date(now - this.settings.idleMs)],
-        );
-        outcome.paused += 1;
+        const done = await attempt('pause', provider.name, row.sandbox_id, async () => {
+          await provider.pause(row.sandbox_id);
+          await this.db.query(
+            // Not when a run used it meanwhile (its touch moved last_used_at past the cutoff).
+            `UPDATE session_sandboxes SET state = 'paused'
+             WHERE session_id = $1 AND sandbox_id = $2 AND last_used_at < $3`,
+            [row.session_id, row.sandbox_id, new Date(now - this.settings.idleMs)],
+          );
+        });
+        if (done) outcome.paused += 1;
       }
     }
     for (const provider of providers) {
+      let listings: SandboxListing[] = [];
+      const listed = await attempt('list', provider.name, undefined, async () => {
+        listings = await provider.list(this.settings.deployment);
+      });
+      if (!listed) continue;
       const { rows: known } = await this.db.query<{ sandbox_id: string }>(
         `SELECT sandbox_id FROM session_sandboxes WHERE provider = $1`,
         [provider.name],
       );
       const recorded = new Set(known.map((r) => r.sandbox_id));
-      for (const listing of await provider.list(this.settings.deployment)) {
+      for (const listing of listings) {
         if (recorded.has(listing.id)) continue;
         const started = listing.startedAt?.getTime() ?? 0;
         if (started > now - 2 * this.leaseMs) continue;
-        await provider.destroy(listing.id);
-        outcome.orphans += 1;
+        const done = await attempt('orphan', provider.name, listing.id, () =>
+          provider.destroy(listing.id),
+        );
+        if (done) outcome.orphans += 1;
       }
     }
     return outcome;

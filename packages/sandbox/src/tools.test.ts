@@ -45,6 +45,8 @@ describe('sandbox tools', () => {
     const loud = await tool('run_command').execute({ command: 'seq 1 1000' }, context);
     expect(loud.isError).toBeUndefined();
     expect(loud.content).toContain('[output cut at 200 bytes per stream]');
+    const killed = await tool('run_command').execute({ command: 'kill -9 $$' }, context);
+    expect(killed.content).toMatch(/^Exit code: 137 \(killed by SIGKILL: a sandbox limit/);
     const bad = await tool('execute_code').execute({ language: 'cobol', code: 'x' }, context);
     expect(bad).toMatchObject({ isError: true });
   });

@@ -1,3 +1,4 @@
+import { constants } from 'node:os';
 import type { AgentTool, ToolOutput } from '@agent-backend/agent-runtime';
 import { SandboxError, type CodeLanguage, type ExecResult, type SandboxHandle } from './sandbox.js';
 
@@ -19,12 +20,25 @@ export interface SandboxAccess {
 
 const LANGUAGES: readonly CodeLanguage[] = ['python', 'javascript', 'bash'];
 
+const SIGNAL_NAMES = new Map(Object.entries(constants.signals).map(([name, n]) => [n, name]));
+
+/**
+ * The exit code, with the signal named when a shell reports one (128 + its number): how a
+ * sandbox limit (CPU time, memory) or a kill shows, so the model knows it was not the code's own.
+ */
+function exitText(code: number | null): string {
+  if (code === null) return 'killed';
+  const signal = code > 128 ? SIGNAL_NAMES.get(code - 128) : undefined;
+  if (!signal) return String(code);
+  return `${code} (killed by ${signal}: a sandbox limit such as CPU time or memory, or a kill)`;
+}
+
 function describe(result: ExecResult, settings: SandboxToolSettings): ToolOutput {
   const parts: string[] = [];
   if (result.timedOut) {
     parts.push(`Killed: the call ran past its ${settings.timeoutMs / 1000} s deadline.`);
   } else {
-    parts.push(`Exit code: ${result.exitCode ?? 'killed'}`);
+    parts.push(`Exit code: ${exitText(result.exitCode)}`);
   }
   if (result.stdout) parts.push(`stdout:\n${result.stdout}`);
   if (result.stderr) parts.push(`stderr:\n${result.stderr}`);

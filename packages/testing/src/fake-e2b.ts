@@ -35,6 +35,19 @@ export interface FakeE2B {
   readonly requests: Array<{ readonly method: string; readonly path: string }>;
   /** The largest page `GET /v2/sandboxes` answers (E2B's is 100); lower it to test paging. */
   pageSize: number;
+  /**
+   * Sandbox ids whose control-API requests (connect, pause, kill) answer 500, as E2B does when
+   * one sandbox's host is in trouble; remove an id to let it through again.
+   */
+  readonly failing: Set<string>;
+  /**
+   * While true, `POST /v2/sandboxes` creates the sandbox (it runs, and lists with its metadata)
+   * but holds back its answer until {@link releaseCreates}: the window in which a client that
+   * dies never learns the sandbox's id.
+   */
+  holdCreates: boolean;
+  /** Sends the held create answers (the connection may be gone by then). */
+  releaseCreates(): void;
   /** Processes running in a sandbox now. */
   running(id: string): number;
   close(): Promise<void>;
@@ -66,6 +79,8 @@ export async function startFakeE2B(options: { apiKey?: string } = {}): Promise<F
   const base = await mkdtemp(join(tmpdir(), 'fake-e2b-'));
   const sandboxes = new Map<string, Live>();
   const requests: Array<{ method: string; path: string }> = [];
+  const failing = new Set<string>();
+  let heldCreates: Array<() => void> = [];
   let nextPid = 100;
 
   /** Applies E2B's lifecycle lazily: a sandbox past `endAt` is paused or killed. */
@@ -97,6 +112,10 @@ export async function startFakeE2B(options: { apiKey?: string } = {}): Promise<F
     if (req.headers['x-api-key'] !== apiKey) return fail(res, 401, 'Invalid API key');
     const body = req.method === 'GET' || req.method === 'DELETE' ? {} : await readJson(req);
     let match: RegExpMatchArray | null;
+    const named = url.pathname.match(/^(?:\/v2)?\/sandboxes\/([^/]+)/);
+    if (named && failing.has(decodeURIComponent(named[1]!))) {
+      return fail(res, 500, 'Internal server error');
+    }
     if (req.method === 'POST' && url.pathname === '/v2/sandboxes') {
       const id = `i${randomBytes(10).toString('hex')}`;
       const dir = join(base, id);
@@ -117,6 +136,8 @@ export async function startFakeE2B(options: { apiKey?: string } = {}): Promise<F
         processes: new Map(),
       };
       sandboxes.set(id, sandbox);
+      if (fake.holdCreates) await new Promise<void>((resolve) => heldCreates.push(resolve));
+      if (res.destroyed) return;
       return json(res, 201, created(sandbox));
     }
     if (
@@ -345,8 +366,16 @@ export async function startFakeE2B(options: { apiKey?: string } = {}): Promise<F
     sandboxes,
     requests,
     pageSize: 100,
+    failing,
+    holdCreates: false,
+    releaseCreates() {
+      const held = heldCreates;
+      heldCreates = [];
+      for (const release of held) release();
+    },
     running: (id) => sandboxes.get(id)?.processes.size ?? 0,
     async close() {
+      fake.releaseCreates();
       for (const sandbox of sandboxes.values()) stopProcesses(sandbox, 'paused');
       api.closeAllConnections();
       envd.closeAllConnections();

@@ -335,6 +335,9 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     // The runtime of `javascript` code: this Node.js. Outside /usr it is mounted at /opt/node
     // (after /tmp, which would hide a Node.js installed under the host's /tmp).
     if (NODE.prefix) args.push('--ro-bind', NODE.prefix, NODE_PREFIX_INSIDE);
+    // Last: bwrap's root is a tmpfs in which it made the mount points (`/etc`, `/opt`); read-only,
+    // so only the working directory and `/tmp` take writes.
+    args.push('--remount-ro', '/');
     return args;
   }
 }

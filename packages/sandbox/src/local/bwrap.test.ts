@@ -1,7 +1,7 @@
 import { execFileSync } from 'node:child_process';
 import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync, existsSync, statSync } from 'node:fs';
 import { createServer, type Server } from 'node:net';
-import { tmpdir } from 'node:os';
+import { hostname, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeSandboxContract } from '../sandbox.contract.js';
@@ -142,5 +142,87 @@ describe('bubblewrap sandbox: escapes tried', () => {
     // Nothing it started lives on (pgrep answers 1 when it finds no process).
     await new Promise((resolve) => setTimeout(resolve, 200));
     expect(() => execFileSync('pgrep', ['-f', marker])).toThrow();
+  });
+
+  it('fails an allocation past the memory limit, and the next call works', async () => {
+    const small = new BubblewrapSandboxProvider({
+      stateDir,
+      limits: { memoryBytes: 64 * 1024 * 1024 },
+    });
+    const sandbox = await small.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const big = await sandbox.runCode(
+      'python',
+      'x = bytearray(256 * 1024 * 1024)\nprint("allocated", len(x))',
+      limits,
+    );
+    expect(big.stdout).not.toContain('allocated');
+    expect(big.stderr).toContain('MemoryError');
+    expect(big.exitCode).not.toBe(0);
+    const fits = await sandbox.runCode(
+      'python',
+      'x = bytearray(8 * 1024 * 1024)\nprint(len(x))',
+      limits,
+    );
+    expect(fits).toMatchObject({ stdout: '8388608\n', exitCode: 0 });
+  });
+
+  it('kills a process past its CPU time by a signal, long before the deadline', async () => {
+    const brief = new BubblewrapSandboxProvider({ stateDir, limits: { cpuSeconds: 1 } });
+    const sandbox = await brief.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const spin = await sandbox.runCommand('echo spinning; while true; do :; done', {
+      ...limits,
+      timeoutMs: 600_000,
+    });
+    // Not the deadline (10 min away): the CPU limit ended it, by a signal (128 + its number).
+    expect(spin.timedOut).toBe(false);
+    expect(spin.stdout).toBe('spinning\n');
+    expect(spin.exitCode).toBeGreaterThan(128);
+  });
+
+  it('cannot write under /usr or the other read-only system paths', async () => {
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const result = await sandbox.runCommand(
+      'for p in /usr/evil /usr/bin/evil /etc/evil /bin/evil; do touch $p 2>&1 && echo "wrote $p"; done',
+      limits,
+    );
+    expect(result.stdout).not.toContain('wrote');
+    expect(result.stdout).toMatch(/Read-only file system|Permission denied/);
+    expect(existsSync('/usr/evil')).toBe(false);
+    expect(existsSync('/usr/bin/evil')).toBe(false);
+  });
+
+  it('sees only its own processes in /proc (PID namespace) and its own hostname (UTS)', async () => {
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const procs = await sandbox.runCode(
+      'python',
+      [
+        'import os',
+        'for pid in sorted(int(p) for p in os.listdir("/proc") if p.isdigit()):',
+        '    with open(f"/proc/{pid}/cmdline", "rb") as f:',
+        '        print(pid, f.read().split(b"\\0")[0].decode())',
+      ].join('\n'),
+      limits,
+    );
+    const lines = procs.stdout.trim().split('\n');
+    // bwrap's init as 1, then the call's own processes; nothing of the host (the test runner,
+    // the host's init, PostgreSQL) and not this test's PID.
+    expect(lines[0]).toBe('1 bwrap');
+    expect(lines.length).toBeLessThanOrEqual(4);
+    expect(procs.stdout).not.toMatch(/vitest|node|postgres|redis|systemd|init/);
+    expect(lines.map((l) => Number(l.split(' ')[0]))).not.toContain(process.pid);
+    const name = await sandbox.runCommand('hostname; cat /proc/sys/kernel/hostname', limits);
+    expect(name.stdout).toBe('sandbox\nsandbox\n');
+    expect(hostname()).not.toBe('sandbox');
+  });
+
+  it('reaches a server on the host loopback only with SANDBOX_LOCAL_NETWORK (network: true)', async () => {
+    const connect = `import socket\ntry:\n    s = socket.create_connection(('127.0.0.1', ${port}), timeout=5)\n    print('connected', s.recv(100).decode().strip())\nexcept OSError as e:\n    print('refused', e)`;
+    const networked = new BubblewrapSandboxProvider({ stateDir, network: true });
+    const open = await networked.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    expect((await open.runCode('python', connect, limits)).stdout).toBe(
+      'connected reached the host\n',
+    );
+    const closed = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    expect((await closed.runCode('python', connect, limits)).stdout).toMatch(/^refused/);
   });
 });

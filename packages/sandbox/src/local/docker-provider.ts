@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { realpathSync } from 'node:fs';
-import { mkdir, rm } from 'node:fs/promises';
+import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CappedOutput } from '../capped-output.js';
 import {
@@ -32,6 +32,12 @@ export interface DockerOptions {
   readonly cpus?: number;
   /** `uid:gid` code runs as. @default the service's own */
   readonly user?: string;
+  /**
+   * A container with no call for this long stops itself (its main process exits): the safety
+   * net under the worker's sweep for when no worker runs. `SANDBOX_IDLE_TIMEOUT_MS`.
+   * @default 600 000 (10 min)
+   */
+  readonly idleStopMs?: number;
 }
 
 /** Labels on every container, so the reaper finds a deployment's sandboxes. */
@@ -51,6 +57,43 @@ const ENV = [
   'PYTHONDONTWRITEBYTECODE=1',
 ];
 
+/** Every process of a call carries this variable, so what it left behind can be found. */
+const CALL_MARKER = 'AGENT_SANDBOX_CALL';
+
+/**
+ * The container's main process: sleeps, and exits (stopping the container) once `/tmp/.run` has
+ * not changed for `$0` seconds and no call is running (the service writes a `<call>.active`
+ * file there before each call and removes it after, which also moves the directory's mtime).
+ */
+export const IDLE_WATCHDOG = [
+  'mkdir -p "$1"',
+  'while sleep 1; do',
+  '  compgen -G "$1/*.active" > /dev/null && continue',
+  '  idle=$(( $(date +%s) - $(stat -c %Y "$1") ))',
+  '  [ "$idle" -ge "$0" ] && exit 0',
+  'done',
+].join('\n');
+
+/**
+ * Kills every process whose environment has `CALL_MARKER=$0` (a call's leftovers: `nohup`,
+ * `setsid`, `&` children), a few passes in case one forks meanwhile. It reads `/proc/<pid>/environ`,
+ * so it never touches a process of another call or the container's own.
+ */
+export const KILL_LEFTOVERS = [
+  'for pass in 1 2 3 4 5; do',
+  '  found=',
+  '  for e in /proc/[0-9]*/environ; do',
+  '    while IFS= read -r -d "" v; do',
+  '      if [ "$v" = "' +
+    CALL_MARKER +
+    '=$0" ]; then p=${e%/environ}; kill -KILL "${p#/proc/}" 2>/dev/null; found=1; break; fi',
+  '    done < "$e" 2>/dev/null',
+  '  done',
+  '  [ -z "$found" ] && break',
+  'done',
+  'true',
+].join('\n');
+
 interface ContainerInfo {
   Name: string;
   State: { Running: boolean };
@@ -60,7 +103,8 @@ interface ContainerInfo {
 /**
  * Local sandboxes in containers, through the Docker Engine API (`SANDBOX_LOCAL_RUNTIME=docker`;
  * Podman's compatible API works the same): one container per session sandbox, named by the
- * sandbox id, idling on `sleep infinity`, each call an exec in it. Like bubblewrap sandboxes the
+ * sandbox id, idling on a watchdog that stops it after `idleStopMs` without a call, each call an
+ * exec in it whose leftover processes are killed when it ends. Like bubblewrap sandboxes the
  * working directory is mounted at `/workspace` and the sandbox's own `/tmp` from `stateDir`, so
  * files, code files and figures are handled on the host; the container adds a read-only root, no
  * network (unless configured), all capabilities dropped, `no-new-privileges`, an init, and
@@ -193,18 +237,31 @@ export class DockerSandboxProvider implements SandboxProvider {
     const call = randomUUID();
     const pgidFile = `${LOCAL_RUN_DIR}/${call}.pgid`;
     await mkdir(join(tmp, '.run'), { recursive: true });
+    // Keeps the idle watchdog from stopping the container during the call.
+    const active = join(tmp, '.run', `${call}.active`);
+    await writeFile(active, '');
     const backstop = String(Math.ceil(options.timeoutMs / 1000) + 2);
-    const execId = await this.createExec(id, [
-      'timeout',
-      '-s',
-      'KILL',
-      backstop,
-      '/bin/bash',
-      '-c',
-      `read -r _ _ _ _ group _ < /proc/$$/stat; echo "$group" > ${pgidFile}; exec "$@"`,
-      'sandbox',
-      ...argv,
-    ]);
+    let execId: string;
+    try {
+      execId = await this.createExec(
+        id,
+        [`${CALL_MARKER}=${call}`],
+        [
+          'timeout',
+          '-s',
+          'KILL',
+          backstop,
+          '/bin/bash',
+          '-c',
+          `read -r _ _ _ _ group _ < /proc/$$/stat; echo "$group" > ${pgidFile}; exec "$@"`,
+          'sandbox',
+          ...argv,
+        ],
+      );
+    } catch (error) {
+      await rm(active, { force: true });
+      throw error;
+    }
     const stdout = new CappedOutput(options.maxOutputBytes);
     const stderr = new CappedOutput(options.maxOutputBytes);
     let timedOut = false;
@@ -230,7 +287,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     } finally {
       clearTimeout(timer);
       options.signal?.removeEventListener('abort', kill);
+      // What the call left running (`nohup x &`, `setsid x`) would otherwise live on in the
+      // container until it stops; a process that cleared its environment escapes this.
+      await this.run(id, ['/bin/bash', '-c', KILL_LEFTOVERS, call]).catch(() => undefined);
       await rm(join(tmp, '.run', `${call}.pgid`), { force: true });
+      await rm(active, { force: true });
     }
     const { body } = await this.engine.json<{ ExitCode: number | null }>(
       'GET',
@@ -245,12 +306,17 @@ export class DockerSandboxProvider implements SandboxProvider {
     };
   }
 
-  /** Runs a short helper command in the container and waits for it. */
+  /** Runs a short helper command in the container and waits for it (never starts a stopped one). */
   private async run(id: string, cmd: string[]): Promise<void> {
-    await this.engine.attachExec(await this.createExec(id, cmd), () => undefined);
+    await this.engine.attachExec(await this.createExec(id, [], cmd, false), () => undefined);
   }
 
-  private async createExec(id: string, cmd: readonly string[]): Promise<string> {
+  private async createExec(
+    id: string,
+    env: readonly string[],
+    cmd: readonly string[],
+    startIfStopped = true,
+  ): Promise<string> {
     const { status, body } = await this.engine.json<{ Id: string; message?: string }>(
       'POST',
       `/containers/${id}/exec`,
@@ -260,13 +326,14 @@ export class DockerSandboxProvider implements SandboxProvider {
         Cmd: cmd,
         WorkingDir: LOCAL_WORKDIR,
         User: this.user,
-        Env: ENV,
+        Env: [...ENV, ...env],
       },
     );
-    if (status === 409) {
-      // Stopped meanwhile (the sweep paused it): start it and try once more.
+    if (status === 409 && startIfStopped) {
+      // Stopped meanwhile (the sweep paused it, or it stopped itself when idle): start it and
+      // try once more.
       await this.start(id);
-      return this.createExec(id, cmd);
+      return this.createExec(id, env, cmd);
     }
     if (status !== 201 || !body)
       throw engineError('run in the container', status, JSON.stringify(body));
@@ -282,7 +349,13 @@ export class DockerSandboxProvider implements SandboxProvider {
     const network = this.options.network ?? false;
     const { status, body } = await this.engine.json('POST', `/containers/create?name=${id}`, {
       Image: this.options.image,
-      Cmd: ['sleep', 'infinity'],
+      Cmd: [
+        '/bin/bash',
+        '-c',
+        IDLE_WATCHDOG,
+        String(Math.ceil((this.options.idleStopMs ?? 600_000) / 1000)),
+        LOCAL_RUN_DIR,
+      ],
       WorkingDir: LOCAL_WORKDIR,
       User: this.user,
       Env: ENV,

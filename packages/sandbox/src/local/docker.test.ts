@@ -1,11 +1,11 @@
-import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { startFakeDocker, type FakeDocker } from '@agent-backend/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeSandboxContract } from '../sandbox.contract.js';
-import { DockerSandboxProvider, type DockerOptions } from './docker-provider.js';
+import { DockerSandboxProvider, IDLE_WATCHDOG, type DockerOptions } from './docker-provider.js';
 
 // The Docker runtime of local sandboxes against a fake Docker engine on a unix socket that speaks
 // the Engine API (these machines have no Docker engine); the fake runs each exec in bubblewrap.
@@ -56,7 +56,8 @@ describe('Docker runtime', () => {
     expect(container.running).toBe(true);
     expect(container.config).toMatchObject({
       Image: 'sandbox:test',
-      Cmd: ['sleep', 'infinity'],
+      // The idle watchdog (10 min by default), on the sandbox's run directory.
+      Cmd: ['/bin/bash', '-c', IDLE_WATCHDOG, '600', '/tmp/.run'],
       NetworkDisabled: true,
       Labels: {
         'agent-backend.user': 'alice',
@@ -117,5 +118,49 @@ describe('Docker runtime', () => {
     expect(read.stdout).toBe('kept\ntwo\n');
     expect(readFileSync(join(first, 'here.txt'), 'utf8')).toBe('one\n');
     await provider.destroy(sandbox.id);
+  });
+
+  it('kills what a call left running (nohup, setsid) when the call ends, and only that', async () => {
+    const provider = new DockerSandboxProvider(options());
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const left = `left-${Date.now()}`;
+    // Another call's process, still running: not this call's, so it stays.
+    const other = sandbox.runCommand(`exec -a ${left}-other sleep 15`, {
+      ...limits,
+      timeoutMs: 60_000,
+    });
+    await expect.poll(() => docker.running(sandbox.id)).toBe(1);
+    const result = await sandbox.runCommand(
+      `nohup bash -c 'exec -a ${left}-nohup sleep 600' > /dev/null 2>&1 &\n` +
+        `setsid bash -c 'exec -a ${left}-setsid sleep 600' > /dev/null 2>&1 < /dev/null &\n` +
+        'echo started',
+      limits,
+    );
+    expect(result).toMatchObject({ stdout: 'started\n', exitCode: 0 });
+    // pgrep answers 1 when it finds no process.
+    expect(() => execFileSync('pgrep', ['-f', `${left}-nohup`])).toThrow();
+    expect(() => execFileSync('pgrep', ['-f', `${left}-setsid`])).toThrow();
+    expect(execFileSync('pgrep', ['-f', `${left}-other`]).toString()).toMatch(/^\d+/);
+    expect(await other).toMatchObject({ exitCode: 0, timedOut: false });
+    await provider.destroy(sandbox.id);
+  }, 60_000);
+});
+
+describe("Docker runtime: the idle watchdog (the container's main process)", () => {
+  it('exits once the run directory is idle past the bound, never while a call is active', async () => {
+    const dir = join(root, `watchdog-${n++}`);
+    mkdirSync(dir, { recursive: true });
+    writeFileSync(join(dir, 'call.active'), '');
+    const watchdog = spawn('/bin/bash', ['-c', IDLE_WATCHDOG, '1', dir], { stdio: 'ignore' });
+    const exited = new Promise<number | null>((resolve) => watchdog.once('exit', resolve));
+    try {
+      // Several of its 1 s checks with a call active and the directory idle past the bound.
+      await new Promise((resolve) => setTimeout(resolve, 3_000));
+      expect(watchdog.exitCode).toBeNull();
+      rmSync(join(dir, 'call.active'));
+      expect(await exited).toBe(0);
+    } finally {
+      watchdog.kill('SIGKILL');
+    }
   });
 });
