@@ -477,6 +477,18 @@ describe('SaaS account tools against fakes of the five providers', () => {
         'GitHub is rate-limiting requests; try again in 60 min: API rate limit exceeded for user ID 1.',
       isError: true,
     });
+    // GitHub's secondary limit: retried after its Retry-After; without one (GitHub asks for a
+    // minute at least) reported at once.
+    fake.githubSecondaryLimit(1, 1);
+    expect((await call('github_list_repos')).isError).toBeUndefined();
+    const requests = fake.requests.length;
+    fake.githubSecondaryLimit(1);
+    expect(await call('github_list_repos')).toEqual({
+      content:
+        'GitHub is rate-limiting requests: You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+      isError: true,
+    });
+    expect(fake.requests.length - requests).toBe(1);
     // A 403 without the rate-limit signs stays a permissions error.
     fake.failNext('github', 403);
     expect((await call('github_list_repos')).content).toMatch(/HTTP 403.*more scopes/);

@@ -35,6 +35,11 @@ export interface FakeSaas {
    * `x-ratelimit-remaining: 0` and `x-ratelimit-reset` this many seconds from now.
    */
   exhaustGitHubRateLimit(resetInSeconds: number, times?: number): void;
+  /**
+   * GitHub's secondary rate limit: the next requests answer 403 "You have exceeded a secondary
+   * rate limit", with `Retry-After` when given (GitHub sends it only sometimes).
+   */
+  githubSecondaryLimit(times?: number, retryAfter?: number): void;
   /** Slows the token endpoint (to make concurrent refreshes overlap). */
   slowRefresh(ms: number): void;
   /** What the fakes store (issues, messages, drafts, files, pages), to check writes. */
@@ -151,7 +156,13 @@ export async function startFakeSaas(): Promise<FakeSaas> {
   const refresh = new Map<string, FakeSaasProvider>();
   const failures = new Map<
     FakeSaasProvider,
-    { status: number; times: number; retryAfter?: number; resetInSeconds?: number }
+    {
+      status: number;
+      times: number;
+      retryAfter?: number;
+      resetInSeconds?: number;
+      secondary?: boolean;
+    }
   >();
   let githubUsed = 0;
   const githubReset = Math.floor(Date.now() / 1000) + 3600;
@@ -329,6 +340,19 @@ export async function startFakeSaas(): Promise<FakeSaas> {
           {
             message: 'API rate limit exceeded for user ID 1.',
             documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
+          },
+          headers,
+        );
+      }
+      if (failure.secondary) {
+        return json(
+          res,
+          403,
+          {
+            message:
+              'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+            documentation_url:
+              'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
           },
           headers,
         );
@@ -803,6 +827,14 @@ export async function startFakeSaas(): Promise<FakeSaas> {
     },
     exhaustGitHubRateLimit(resetInSeconds, times = 1) {
       failures.set('github', { status: 403, times, resetInSeconds });
+    },
+    githubSecondaryLimit(times = 1, retryAfter) {
+      failures.set('github', {
+        status: 403,
+        times,
+        secondary: true,
+        ...(retryAfter !== undefined ? { retryAfter } : {}),
+      });
     },
     slowRefresh(ms) {
       refreshDelay = ms;
