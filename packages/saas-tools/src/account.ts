@@ -391,8 +391,9 @@ interface RateLimit {
 /**
  * A rate-limited answer: any 429; a 403 with `x-ratelimit-remaining: 0` (GitHub's primary
  * limit, until `x-ratelimit-reset`, epoch seconds) or with `Retry-After` or a "secondary rate
- * limit" message (GitHub's secondary limits; without a time GitHub asks for at least a minute).
- * A 429 that names no time gets {@link DEFAULT_RATE_LIMIT_WAIT_MS}.
+ * limit" message (GitHub's secondary limits; without a time GitHub asks for at least a minute);
+ * Google's 403 whose `errors[].reason` is `userRateLimitExceeded` / `rateLimitExceeded`.
+ * A 429 (or Google's 403) that names no time gets {@link DEFAULT_RATE_LIMIT_WAIT_MS}.
  */
 export function rateLimit(response: Response, body: unknown): RateLimit | undefined {
   const { status, headers } = response;
@@ -409,7 +410,18 @@ export function rateLimit(response: Response, body: unknown): RateLimit | undefi
   if (exhausted || retryAfter !== undefined || /secondary rate limit/i.test(message)) {
     return { waitMs: retryAfter ?? untilReset };
   }
+  if (googleRateLimited(body)) return { waitMs: DEFAULT_RATE_LIMIT_WAIT_MS };
   return undefined;
+}
+
+/** Google's 403 "User rate limit exceeded": `error.errors[].reason` names a rate limit. */
+function googleRateLimited(body: unknown): boolean {
+  const error = isRecord(body) ? body.error : undefined;
+  const errors = isRecord(error) && Array.isArray(error.errors) ? (error.errors as unknown[]) : [];
+  return errors.some(
+    (e) =>
+      isRecord(e) && (e.reason === 'userRateLimitExceeded' || e.reason === 'rateLimitExceeded'),
+  );
 }
 
 /** Waits for `promise` unless `signal` aborts first; the promise runs on either way. */

@@ -523,6 +523,14 @@ describe('SaaS account tools against fakes of the five providers', () => {
     expect((await drive.call('drive_search', { query: 'x' })).content).toMatch(
       /^Google Drive is rate-limiting requests/,
     );
+    // Google's per-user quota is a 403 too, told apart by its reason: retried once, then a
+    // rate-limit text rather than a scopes one.
+    fake.googleUserRateLimit('google_drive', 1);
+    expect((await drive.call('drive_read_file', { id: 'doc-1' })).content).toContain('Q1:');
+    fake.googleUserRateLimit('google_drive', 2);
+    expect((await drive.call('drive_read_file', { id: 'doc-1' })).content).toBe(
+      'Google Drive is rate-limiting requests; try again in 1 s: User Rate Limit Exceeded.',
+    );
     const gmail = await account('gmail');
     expect((await gmail.call('gmail_read_message', { id: 'msg-404' })).content).toBe(
       'Gmail found nothing there (HTTP 404): Requested entity was not found.',

@@ -40,6 +40,11 @@ export interface FakeSaas {
    * rate limit", with `Retry-After` when given (GitHub sends it only sometimes).
    */
   githubSecondaryLimit(times?: number, retryAfter?: number): void;
+  /**
+   * Google's per-user quota: the next requests to Gmail or Drive answer 403 "User Rate Limit
+   * Exceeded" with `errors[].reason: "userRateLimitExceeded"` (domain `usageLimits`).
+   */
+  googleUserRateLimit(provider: 'gmail' | 'google_drive', times?: number): void;
   /** Slows the token endpoint (to make concurrent refreshes overlap). */
   slowRefresh(ms: number): void;
   /** What the fakes store (issues, messages, drafts, files, pages), to check writes. */
@@ -162,6 +167,7 @@ export async function startFakeSaas(): Promise<FakeSaas> {
       retryAfter?: number;
       resetInSeconds?: number;
       secondary?: boolean;
+      userRateLimit?: boolean;
     }
   >();
   let githubUsed = 0;
@@ -343,6 +349,17 @@ export async function startFakeSaas(): Promise<FakeSaas> {
           },
           headers,
         );
+      }
+      if (failure.userRateLimit) {
+        const message = 'User Rate Limit Exceeded';
+        return json(res, 403, {
+          error: {
+            code: 403,
+            message,
+            errors: [{ domain: 'usageLimits', reason: 'userRateLimitExceeded', message }],
+            status: 'PERMISSION_DENIED',
+          },
+        });
       }
       if (failure.secondary) {
         return json(
@@ -827,6 +844,9 @@ export async function startFakeSaas(): Promise<FakeSaas> {
     },
     exhaustGitHubRateLimit(resetInSeconds, times = 1) {
       failures.set('github', { status: 403, times, resetInSeconds });
+    },
+    googleUserRateLimit(provider, times = 1) {
+      failures.set(provider, { status: 403, times, userRateLimit: true });
     },
     githubSecondaryLimit(times = 1, retryAfter) {
       failures.set('github', {
