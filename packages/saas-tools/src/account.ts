@@ -55,7 +55,7 @@ export interface PagedAnswer {
 export interface AccountSettings {
   /** Whole deadline of one tool call, retries and refresh included. */
   readonly callTimeoutMs: number;
-  /** A 429 is retried once when its Retry-After is at most this (and fits the deadline). */
+  /** A rate-limited call is retried once when the wait it asks for is at most this (and fits the deadline). */
   readonly maxRetryAfterMs: number;
 }
 
@@ -85,7 +85,7 @@ export type ErrorText = (body: unknown) => string | undefined;
  * minute of it) or when the provider answers 401 (and Slack's `token_expired`), once per call,
  * single-flight across replicas ({@link refreshOnce}); the client learns the new pair from a
  * `credentials_refreshed` event. Provider failures become {@link SaasError}s with readable
- * messages; a 429 is retried once within the call's deadline.
+ * messages; a rate-limited call ({@link rateLimit}) is retried once within the call's deadline.
  */
 export class SaasAccount {
   private accessToken: string;
