@@ -44,6 +44,13 @@ describe('SaaS account tools in agent runs', () => {
     secrets.push(access, refresh);
     return { type: 'oauth', name: provider, access_token: access, refresh_token: refresh };
   };
+  /** Every run's events, to check that no event but `credentials_refreshed` holds a token. */
+  const allRuns: Array<Array<{ data: Record<string, unknown> }>> = [];
+  const ended = async (run: { ended: Promise<Array<{ data: Record<string, unknown> }>> }) => {
+    const events = await run.ended;
+    allRuns.push(events);
+    return events;
+  };
   const resultOf = (events: Array<{ data: Record<string, unknown> }>, name: string) =>
     events.find((e) => e.data.type === 'tool_result' && e.data.tool_name === name)?.data as
       { result: string; is_error?: boolean } | undefined;
@@ -88,7 +95,7 @@ describe('SaaS account tools in agent runs', () => {
       llm_config: llm('saas-all'),
       tools: (['github', 'gmail', 'google_drive', 'slack', 'notion'] as const).map(grant),
     });
-    const events = await run.ended;
+    const events = await ended(run);
     expect(events.at(-1)!.data.type).toBe('done');
     for (const [name, , expected] of calls) {
       const result = resultOf(events, name);
@@ -127,13 +134,14 @@ describe('SaaS account tools in agent runs', () => {
       },
     );
     expect(decided.status).toBe(200);
-    const events = await run.ended;
+    const events = await ended(run);
     expect(resultOf(events, 'slack_post_message')?.result).toMatch(/^Posted to C01/);
     expect(fake.data.slack.at(-1)).toMatchObject({ text: 'Needs approval' });
   });
 
   it('refreshes an expired token, sends credentials_refreshed, and the call succeeds', async () => {
     const entry = { ...grant('github'), access_token: 'github-e2e-expired', expires_at: 1 };
+    secrets.push(entry.access_token);
     cluster.model.script('saas-refresh', [
       toolCallsReply([{ name: 'github_list_repos', args: {} }]),
       textReply('Listed.'),
@@ -143,7 +151,7 @@ describe('SaaS account tools in agent runs', () => {
       llm_config: llm('saas-refresh'),
       tools: [entry],
     });
-    const events = await run.ended;
+    const events = await ended(run);
     const refreshed = events.find((e) => e.data.type === 'credentials_refreshed')?.data as
       { name: string; access_token: string; refresh_token: string; expires_at: number } | undefined;
     expect(refreshed).toMatchObject({ name: 'github' });
@@ -158,6 +166,7 @@ describe('SaaS account tools in agent runs', () => {
 
   it('two replicas refreshing the same token at once: one refresh reaches the provider', async () => {
     const entry = { ...grant('notion'), access_token: 'notion-e2e-expired', expires_at: 1 };
+    secrets.push(entry.access_token);
     fake.slowRefresh(500);
     try {
       const before = fake.refreshes('notion').length;
@@ -175,7 +184,7 @@ describe('SaaS account tools in agent runs', () => {
           });
         }),
       );
-      const results = await Promise.all(runs.map((r) => r.ended));
+      const results = await Promise.all(runs.map(ended));
       for (const events of results) {
         expect(resultOf(events, 'notion_search')?.result).toContain('Team notes');
       }
@@ -196,7 +205,7 @@ describe('SaaS account tools in agent runs', () => {
       access_token: 'slack-e2e-revoked',
       refresh_token: 'slack-e2e-unknown-refresh',
     };
-    secrets.push(entry.refresh_token);
+    secrets.push(entry.access_token, entry.refresh_token);
     cluster.model.script('saas-dead', [
       toolCallsReply([{ name: 'slack_list_channels', args: {} }]),
       textReply('Please reconnect Slack.'),
@@ -206,7 +215,7 @@ describe('SaaS account tools in agent runs', () => {
       llm_config: llm('saas-dead'),
       tools: [entry],
     });
-    const events = await run.ended;
+    const events = await ended(run);
     expect(events.at(-1)!.data.type).toBe('done');
     const result = resultOf(events, 'slack_list_channels')!;
     expect(result.is_error).toBe(true);
@@ -217,5 +226,15 @@ describe('SaaS account tools in agent runs', () => {
     const logs = cluster.logs();
     expect(logs).toContain('/api/agent/invoke');
     for (const secret of secrets) expect(logs).not.toContain(secret);
+  });
+
+  it('sends no token in any SSE event but credentials_refreshed', () => {
+    expect(allRuns.length).toBeGreaterThanOrEqual(6);
+    expect(allRuns.flat().some((e) => e.data.type === 'credentials_refreshed')).toBe(true);
+    for (const event of allRuns.flat()) {
+      if (event.data.type === 'credentials_refreshed') continue;
+      const text = JSON.stringify(event.data);
+      for (const secret of secrets) expect(text, String(event.data.type)).not.toContain(secret);
+    }
   });
 });

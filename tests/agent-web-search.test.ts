@@ -148,6 +148,37 @@ describe('web search in agent runs', () => {
     }
   });
 
+  it('asks the providers in WEB_SEARCH_PROVIDERS order (brave,tavily: Brave first)', async () => {
+    const braveFirst = await startServiceProcess({
+      entry: 'apps/api/dist/main.js',
+      env: { ...cluster.env, INSTANCE_ID: 'api-brave-first', WEB_SEARCH_PROVIDERS: 'brave,tavily' },
+    });
+    try {
+      reset();
+      fakes.tavily.behave({ kind: 'results', results: RESULTS });
+      fakes.brave.behave({ kind: 'results', results: RESULTS });
+      cluster.model.script('ws-order', [
+        toolCallsReply([{ name: 'web_search', args: { query: 'order of providers' } }]),
+        textReply('Found.'),
+      ]);
+      const run = await invoke(braveFirst.url, token, {
+        message: 'Search',
+        llm_config: llm('ws-order'),
+        enable_web_search: true,
+      });
+      const events = await run.ended;
+      expect(events.find((e) => e.data.type === 'tool_result')?.data.result).toContain(
+        'example.org/release',
+      );
+      expect(fakes.brave.requests).toHaveLength(1);
+      expect(fakes.tavily.requests).toHaveLength(0);
+      // The model named no max_results: the default 5 is asked for.
+      expect(fakes.brave.requests[0]!.query.count).toBe('5');
+    } finally {
+      await braveFirst.stop('SIGKILL');
+    }
+  });
+
   it('never writes a search key into a log line', () => {
     const logs = cluster.logs();
     expect(logs).toContain('/api/agent/invoke');

@@ -178,7 +178,7 @@ export const ENV_MEANINGS = {
   NOTION_CLIENT_SECRET: 'its client secret',
   SAAS_CALL_TIMEOUT_MS: 'whole deadline of one SaaS tool call, refresh and retry included',
   SAAS_MAX_RETRY_AFTER_MS:
-    'a 429 is retried once when its `Retry-After` is at most this and fits the deadline',
+    "a rate-limited SaaS call (429, GitHub's 403 with `x-ratelimit-remaining: 0`, ...) is retried once when the wait it asks for (`Retry-After`, `x-ratelimit-reset`, 1 s) is at most this and fits the deadline",
   METRICS_ENABLED:
     '`GET /metrics` in the Prometheus text format on every role ([operations.md](operations.md)); `false`: that path is 404 and nothing is measured',
   METRICS_TOKEN:

@@ -358,7 +358,7 @@ export const EnvSchema = z.object({
   NOTION_CLIENT_SECRET: optionalString,
   /** Whole deadline of one SaaS tool call (a refresh and one retry included). */
   SAAS_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(30_000),
-  /** A 429 is retried once when its Retry-After is at most this. */
+  /** A rate-limited SaaS call is retried once when the wait it asks for is at most this. */
   SAAS_MAX_RETRY_AFTER_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
   /** `GET /metrics` (Prometheus) on every role; false: 404 and nothing is measured. */
   METRICS_ENABLED: booleanStringDefaultTrue,

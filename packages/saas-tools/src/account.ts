@@ -1,3 +1,4 @@
+import { setTimeout as sleep } from 'node:timers/promises';
 import type { ToolContext, ToolOutput } from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { OAuthToolEntry } from '@agent-backend/protocol';
@@ -44,16 +45,31 @@ export interface SaasRequest {
   readonly baseUrl?: string;
 }
 
+/** An answer's body and whether its `Link` header names a next page (GitHub's pagination). */
+export interface PagedAnswer {
+  readonly body: unknown;
+  readonly hasNextPage: boolean;
+}
+
 /** Settings of every account of a run. */
 export interface AccountSettings {
   /** Whole deadline of one tool call, retries and refresh included. */
   readonly callTimeoutMs: number;
-  /** A 429 is retried once when its Retry-After is at most this (and fits the deadline). */
+  /** A rate-limited call is retried once when the wait it asks for is at most this (and fits the deadline). */
   readonly maxRetryAfterMs: number;
 }
 
 /** Refresh this early before `expires_at`. */
-const EXPIRY_MARGIN_MS = 60_000;
+export const EXPIRY_MARGIN_MS = 60_000;
+
+/** The wait before retrying a 429 that names no time (no `Retry-After`, no reset). */
+export const DEFAULT_RATE_LIMIT_WAIT_MS = 1_000;
+
+/**
+ * The token endpoint's own deadline. A refresh is not cut by the run's abort: once the provider
+ * has rotated the refresh token, the new pair must reach the shared cache, or it is lost.
+ */
+const REFRESH_TIMEOUT_MS = 10_000;
 
 /** `expires_at` as the client sends it: seconds since the epoch, or ms when above 10^12. */
 export function expiryMs(expiresAt: number | undefined): number | undefined {
@@ -69,7 +85,7 @@ export type ErrorText = (body: unknown) => string | undefined;
  * minute of it) or when the provider answers 401 (and Slack's `token_expired`), once per call,
  * single-flight across replicas ({@link refreshOnce}); the client learns the new pair from a
  * `credentials_refreshed` event. Provider failures become {@link SaasError}s with readable
- * messages; a 429 is retried once within the call's deadline.
+ * messages; a rate-limited call ({@link rateLimit}) is retried once within the call's deadline.
  */
 export class SaasAccount {
   private accessToken: string;
@@ -97,13 +113,19 @@ export class SaasAccount {
   /** Runs a provider call for a tool, its failure as the tool's error text. */
   async run(
     context: ToolContext,
-    fn: (call: (request: SaasRequest) => Promise<unknown>) => Promise<ToolOutput>,
+    fn: (
+      call: (request: SaasRequest) => Promise<unknown>,
+      paged: (request: SaasRequest) => Promise<PagedAnswer>,
+    ) => Promise<ToolOutput>,
   ): Promise<ToolOutput> {
     const deadline = AbortSignal.timeout(this.settings.callTimeoutMs);
     const signal = AbortSignal.any([context.signal, deadline]);
     const started = Date.now();
     try {
-      return await fn((request) => this.request(request, context, signal, started));
+      return await fn(
+        async (request) => (await this.request(request, context, signal, started)).body,
+        (request) => this.request(request, context, signal, started),
+      );
     } catch (error) {
       if (error instanceof SaasError) return { content: this.scrub(error.message), isError: true };
       if (deadline.aborted && !context.signal.aborted) {
@@ -134,7 +156,7 @@ export class SaasAccount {
     context: ToolContext,
     signal: AbortSignal,
     started: number,
-  ): Promise<unknown> {
+  ): Promise<PagedAnswer> {
     if (this.expiresAt !== undefined && this.expiresAt - EXPIRY_MARGIN_MS <= Date.now()) {
       await this.refresh(context, signal, 'expired');
     }
@@ -153,19 +175,21 @@ export class SaasAccount {
         await this.refresh(context, signal, 'refused');
         continue;
       }
-      if (response.status === 429 && !retried) {
-        const wait = retryAfterMs(response.headers.get('retry-after'));
+      const limit = rateLimit(response, body);
+      if (limit && !retried) {
+        const wait = limit.waitMs;
         const left = this.settings.callTimeoutMs - (Date.now() - started);
         if (wait !== undefined && wait <= this.settings.maxRetryAfterMs && wait < left - 1_000) {
           retried = true;
-          await new Promise((resolve) => setTimeout(resolve, wait));
+          await sleep(wait, undefined, { signal });
           continue;
         }
       }
       if (response.ok && !(isRecord(body) && body.ok === false && this.provider === 'slack')) {
-        return body;
+        const link = response.headers.get('link') ?? '';
+        return { body, hasNextPage: /rel="?next"?/.test(link) };
       }
-      throw new SaasError(this.describe(response, body));
+      throw new SaasError(this.describe(response, body, limit));
     }
   }
 
@@ -204,10 +228,20 @@ export class SaasAccount {
     }
   }
 
-  private describe(response: Response, body: unknown): string {
-    const detail = this.errorText(body);
+  private describe(response: Response, body: unknown, limit: RateLimit | undefined): string {
+    const detail = this.errorText(body)?.replace(/[.\s]+$/, '');
     const said = detail ? `: ${detail}` : '';
     const name = this.label();
+    if (limit) {
+      const wait = limit.waitMs;
+      const when =
+        wait === undefined
+          ? ''
+          : wait > 90_000
+            ? `; try again in ${Math.ceil(wait / 60_000)} min`
+            : `; try again in ${Math.max(1, Math.ceil(wait / 1000))} s`;
+      return `${name} is rate-limiting requests${when}${said}.`;
+    }
     if (response.status === 401 || (isRecord(body) && body.error === 'invalid_auth')) {
       return `${name} refused the account's authorization${said}. The user needs to reconnect the account.`;
     }
@@ -215,10 +249,6 @@ export class SaasAccount {
       return `${name} does not allow this with the account's permissions (HTTP 403)${said}. The account may need more scopes.`;
     }
     if (response.status === 404) return `${name} found nothing there (HTTP 404)${said}.`;
-    if (response.status === 429) {
-      const wait = retryAfterMs(response.headers.get('retry-after'));
-      return `${name} is rate-limiting requests${wait ? `; try again in ${Math.ceil(wait / 1000)} s` : ''}${said}.`;
-    }
     if (response.status >= 500) return `${name} failed (HTTP ${response.status})${said}.`;
     if (response.ok) return `${name} refused the request${said}.`;
     return `${name} refused the request (HTTP ${response.status})${said}.`;
@@ -236,13 +266,18 @@ export class SaasAccount {
     }
     let tokens: RefreshedTokens;
     try {
-      tokens = await refreshOnce(
+      // The refresh runs on its own deadline, not the run's: aborting the run must not drop a
+      // pair the provider has already rotated to. The finished pair is sealed into the shared
+      // cache by refreshOnce, where the client's next run with the old refresh token finds it.
+      // (The run's signal only stops waiting for another caller's refresh.)
+      const pending = refreshOnce(
         this.ephemeral,
         this.provider,
         refreshToken,
-        () => this.callTokenEndpoint(refreshToken, signal),
+        () => this.callTokenEndpoint(refreshToken, AbortSignal.timeout(REFRESH_TIMEOUT_MS)),
         signal,
       );
+      tokens = await untilAborted(pending, signal);
     } catch (error) {
       if (error instanceof RefreshFailedError) {
         throw new SaasError(
@@ -304,6 +339,8 @@ export class SaasAccount {
       if (signal.aborted) throw new RefreshFailedError('the token endpoint did not answer in time');
       throw new RefreshFailedError('the token endpoint could not be reached');
     }
+    // GitHub answers a refused refresh with HTTP 200 and `{ error: "bad_refresh_token" }`,
+    // Slack with 200 and `ok: false`: a 200 without an access token is a refusal too.
     const answer = (await readBody(response, false)) as Record<string, unknown> | undefined;
     const access =
       answer && typeof answer.access_token === 'string' ? answer.access_token : undefined;
@@ -344,6 +381,76 @@ async function readBody(response: Response, text: boolean): Promise<unknown> {
   } catch {
     return raw.slice(0, 200);
   }
+}
+
+/** Why an answer is a rate limit, and how long it asks to wait (unknown: undefined). */
+interface RateLimit {
+  readonly waitMs: number | undefined;
+}
+
+/**
+ * A rate-limited answer: any 429; a 403 with `x-ratelimit-remaining: 0` (GitHub's primary
+ * limit, until `x-ratelimit-reset`, epoch seconds) or with `Retry-After` or a "secondary rate
+ * limit" message (GitHub's secondary limits; without a time GitHub asks for at least a minute);
+ * Google's 403 whose `errors[].reason` is `userRateLimitExceeded` / `rateLimitExceeded`.
+ * A 429 (or Google's 403) that names no time gets {@link DEFAULT_RATE_LIMIT_WAIT_MS}.
+ */
+export function rateLimit(response: Response, body: unknown): RateLimit | undefined {
+  const { status, headers } = response;
+  if (status !== 429 && status !== 403) return undefined;
+  const retryAfter = retryAfterMs(headers.get('retry-after'));
+  const exhausted = headers.get('x-ratelimit-remaining') === '0';
+  const reset = Number(headers.get('x-ratelimit-reset'));
+  const untilReset =
+    exhausted && Number.isFinite(reset) && reset > 0
+      ? Math.max(0, reset * 1000 - Date.now())
+      : undefined;
+  if (status === 429) return { waitMs: retryAfter ?? untilReset ?? DEFAULT_RATE_LIMIT_WAIT_MS };
+  const message = isRecord(body) && typeof body.message === 'string' ? body.message : '';
+  if (exhausted || retryAfter !== undefined || /secondary rate limit/i.test(message)) {
+    return { waitMs: retryAfter ?? untilReset };
+  }
+  if (googleRateLimited(body)) return { waitMs: DEFAULT_RATE_LIMIT_WAIT_MS };
+  return undefined;
+}
+
+/** Google's 403 "User rate limit exceeded": `error.errors[].reason` names a rate limit. */
+function googleRateLimited(body: unknown): boolean {
+  const error = isRecord(body) ? body.error : undefined;
+  const errors = isRecord(error) && Array.isArray(error.errors) ? (error.errors as unknown[]) : [];
+  return errors.some(
+    (e) =>
+      isRecord(e) && (e.reason === 'userRateLimitExceeded' || e.reason === 'rateLimitExceeded'),
+  );
+}
+
+/** Waits for `promise` unless `signal` aborts first; the promise runs on either way. */
+function untilAborted<T>(promise: Promise<T>, signal: AbortSignal): Promise<T> {
+  promise.catch(() => undefined);
+  if (signal.aborted) return Promise.reject(signal.reason as Error);
+  return new Promise<T>((resolve, reject) => {
+    const onAbort = () => reject(signal.reason as Error);
+    signal.addEventListener('abort', onAbort, { once: true });
+    promise.then(
+      (value) => {
+        signal.removeEventListener('abort', onAbort);
+        resolve(value);
+      },
+      (error: unknown) => {
+        signal.removeEventListener('abort', onAbort);
+        reject(error as Error);
+      },
+    );
+  });
+}
+
+/**
+ * One path segment from a model-supplied id: percent-encoded, so `/`, `?`, `#` or `..` in an id
+ * cannot change which endpoint is asked. Ids that are only dots are refused.
+ */
+export function segment(id: string): string {
+  if (/^\.+$/.test(id)) throw new SaasError(`"${id}" is not a valid id.`);
+  return encodeURIComponent(id);
 }
 
 /** `Retry-After` in ms: seconds, or an HTTP date. */

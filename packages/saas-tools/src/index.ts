@@ -1,10 +1,15 @@
 export {
   cut,
+  DEFAULT_RATE_LIMIT_WAIT_MS,
+  EXPIRY_MARGIN_MS,
   expiryMs,
+  rateLimit,
   retryAfterMs,
+  segment,
   SaasAccount,
   SaasError,
   type AccountSettings,
+  type PagedAnswer,
   type ProviderEndpoints,
   type SaasRequest,
 } from './account.js';

@@ -63,6 +63,7 @@ describe('SaaS account tools against fakes of the five providers', () => {
     options: {
       ephemeral?: ReturnType<typeof createMemoryEphemeralStore>;
       endpoints?: SaasEndpoints;
+      signal?: AbortSignal;
     } = {},
   ) => {
     counter += 1;
@@ -90,7 +91,7 @@ describe('SaaS account tools against fakes of the five providers', () => {
     } as unknown as RunInfo)) as AgentTool[];
     const events: AgentEvent[] = [];
     const context = {
-      signal: new AbortController().signal,
+      signal: options.signal ?? new AbortController().signal,
       emit: (e: AgentEvent) => events.push(e),
     } as unknown as ToolContext;
     const call = (name: string, args: Record<string, unknown> = {}) => {
@@ -116,8 +117,16 @@ describe('SaaS account tools against fakes of the five providers', () => {
     expect((await call('github_get_issue', { repo: 'acme/widgets', number: 7 })).content).toContain(
       'Steps: send an empty form.',
     );
-    expect((await call('github_list_repos')).content).toContain(
-      'acme/widgets https://github.com/acme/widgets',
+    expect((await call('github_list_repos')).content).toBe(
+      'acme/widgets https://github.com/acme/widgets — Widgets\n' +
+        'acme/gadgets (private) https://github.com/acme/gadgets — Gadgets\n' +
+        'ana/dotfiles https://github.com/ana/dotfiles',
+    );
+    // One page of `limit`; GitHub's Link rel="next" is reported, not followed.
+    expect((await call('github_list_repos', { limit: 2 })).content).toBe(
+      'acme/widgets https://github.com/acme/widgets — Widgets\n' +
+        'acme/gadgets (private) https://github.com/acme/gadgets — Gadgets\n' +
+        'More repositories exist; ask with a higher limit (up to 50) to see more.',
     );
     const opened = await call('github_create_issue', {
       repo: 'acme/widgets',
@@ -145,7 +154,13 @@ describe('SaaS account tools against fakes of the five providers', () => {
   it('Gmail: search, read (reads); draft, send (writes)', async () => {
     const { call } = await account('gmail');
     expect((await call('gmail_search', { query: 'report' })).content).toBe(
-      'msg-1: Quarterly report — The report is attached. https://mail.google.com/mail/u/0/#all/msg-1',
+      'msg-1: Quarterly report — The report is attached. https://mail.google.com/mail/u/0/#all/msg-1\n' +
+        'msg-2: Re: Quarterly report — Thanks for the report. https://mail.google.com/mail/u/0/#all/msg-2',
+    );
+    // One page of `limit`; a nextPageToken is reported.
+    expect((await call('gmail_search', { query: 'report', limit: 1 })).content).toBe(
+      'msg-1: Quarterly report — The report is attached. https://mail.google.com/mail/u/0/#all/msg-1\n' +
+        'More results exist; narrow the query or raise the limit to see them.',
     );
     expect((await call('gmail_read_message', { id: 'msg-1' })).content).toContain(
       'From: ana@example.com',
@@ -173,8 +188,15 @@ describe('SaaS account tools against fakes of the five providers', () => {
 
   it('Google Drive: search, read (a Google Doc exported as text); create a file', async () => {
     const { call } = await account('google_drive');
-    expect((await call('drive_search', { query: 'roadmap' })).content).toContain(
-      'Roadmap (application/vnd.google-apps.document, id doc-1)',
+    expect((await call('drive_search', { query: 'roadmap' })).content).toBe(
+      'Roadmap (application/vnd.google-apps.document, id doc-1) https://docs.google.com/document/d/doc-1\n' +
+        'Roadmap 2027 (application/vnd.google-apps.document, id doc-2) https://docs.google.com/document/d/doc-2',
+    );
+    expect((await call('drive_search', { query: 'roadmap', limit: 1 })).content).toMatch(
+      /id doc-1\) \S+\nMore results exist/,
+    );
+    expect(fake.requests.at(-1)?.query.fields).toBe(
+      'nextPageToken,files(id,name,mimeType,webViewLink,modifiedTime)',
     );
     expect((await call('drive_read_file', { id: 'doc-1' })).content).toContain('Q1: ship search.');
     expect(
@@ -191,17 +213,40 @@ describe('SaaS account tools against fakes of the five providers', () => {
 
   it('Slack: channels, history, search (reads); post (write); its ok:false errors', async () => {
     const { call } = await account('slack');
-    expect((await call('slack_list_channels')).content).toBe('C01 #general');
-    expect((await call('slack_read_history', { channel: 'C01' })).content).toContain(
-      'U1: deploy at 5pm',
+    // Slack answers fewer channels a page than asked (two here) with a cursor: it is followed.
+    expect((await call('slack_list_channels')).content).toBe(
+      'C01 #general https://acme.slack.com/archives/C01\n' +
+        'C02 #random https://acme.slack.com/archives/C02\n' +
+        'C03 #deploys (private) https://acme.slack.com/archives/C03',
+    );
+    const listed = fake.requests.filter((r) => r.path === '/api/conversations.list').slice(-2);
+    expect(listed[1]!.query.cursor).toBeTruthy();
+    expect((await call('slack_list_channels', { limit: 2 })).content).toBe(
+      'C01 #general https://acme.slack.com/archives/C01\n' +
+        'C02 #random https://acme.slack.com/archives/C02\n' +
+        'More channels exist; raise the limit (up to 200) to see them.',
+    );
+    expect((await call('slack_read_history', { channel: 'C01' })).content).toBe(
+      '[1700000000.000100] U1: deploy at 5pm https://acme.slack.com/archives/C01/p1700000000000100',
     );
     expect((await call('slack_search_messages', { query: 'deploy' })).content).toContain(
       'https://acme.slack.com/archives/C01/p1700000000000100',
     );
-    expect(
-      (await call('slack_post_message', { channel: 'C01', text: 'Deployed.' })).content,
-    ).toMatch(/^Posted to C01/);
+    const posted = await call('slack_post_message', { channel: 'C01', text: 'Deployed.' });
+    const ts = fake.data.slack.at(-1)!.ts;
     expect(fake.data.slack.at(-1)).toMatchObject({ text: 'Deployed.' });
+    expect(posted.content).toBe(
+      `Posted to C01 (message ${ts}). https://acme.slack.com/archives/C01/p${ts.replace('.', '')}`,
+    );
+    expect(fake.requests.at(-1)).toMatchObject({
+      path: '/api/chat.getPermalink',
+      query: { channel: 'C01', message_ts: ts },
+    });
+    // Newest first, one page of `limit`; has_more is reported.
+    expect((await call('slack_read_history', { channel: 'C01', limit: 1 })).content).toBe(
+      `[${ts}] UBOT: Deployed. https://acme.slack.com/archives/C01/p${ts.replace('.', '')}\n` +
+        'Older messages exist; raise the limit (up to 100) to read further back.',
+    );
     expect(await call('slack_read_history', { channel: 'C99' })).toEqual({
       content: 'Slack refused the request: channel_not_found.',
       isError: true,
@@ -231,7 +276,18 @@ describe('SaaS account tools against fakes of the five providers', () => {
     });
     expect(
       (await call('notion_append_text', { page_id: 'page-1', text: 'Second note.' })).content,
-    ).toBe('Appended 1 paragraph(s) to page page-1.');
+    ).toBe('Appended 1 paragraph(s) to page page-1: https://www.notion.so/page-1');
+    // A page's blocks follow next_cursor (150 blocks: two requests of 100).
+    const long = await call('notion_read_page', { page_id: 'page-2' });
+    expect(long.content).toContain('Item 1.\nItem 2.');
+    expect(long.content).toContain('Item 150.');
+    const reads = fake.requests.filter((r) => r.path === '/v1/blocks/page-2/children');
+    expect(reads.map((r) => r.query.start_cursor ?? null)).toEqual([null, expect.any(String)]);
+    // Search: one page of `limit`; has_more is reported.
+    expect((await call('notion_search', { query: '', limit: 1 })).content).toBe(
+      'Team notes https://www.notion.so/page-1 (id page-1)\n' +
+        'More results exist; narrow the query or raise the limit to see them.',
+    );
   });
 
   it('refreshes an expired token first, tells the client, and the call goes through', async () => {
@@ -258,7 +314,7 @@ describe('SaaS account tools against fakes of the five providers', () => {
 
   it('refreshes after a 401 and retries once (Slack: token_expired / invalid_auth)', async () => {
     const { call, events } = await account('slack', { access_token: 'slack-revoked' });
-    expect((await call('slack_list_channels')).content).toBe('C01 #general');
+    expect((await call('slack_list_channels')).content).toMatch(/^C01 #general/);
     expect(events.filter((e) => e.type === 'credentials_refreshed')).toHaveLength(1);
     const google = await account('gmail', { access_token: 'gmail-revoked' });
     expect((await google.call('gmail_search', { query: 'report' })).isError).toBeUndefined();
@@ -340,7 +396,7 @@ describe('SaaS account tools against fakes of the five providers', () => {
         stores.map((ephemeral) => account('slack', entry, { ephemeral })),
       );
       const outputs = await Promise.all(runs.map((r) => r.call('slack_list_channels')));
-      expect(outputs.map((o) => o.content)).toEqual(['C01 #general', 'C01 #general']);
+      for (const output of outputs) expect(output.content).toMatch(/^C01 #general/);
       expect(fake.refreshes('slack').length - before).toBe(1);
       // Both runs tell their client the same new pair.
       const pairs = runs.map((r) => r.events.find((e) => e.type === 'credentials_refreshed'));
@@ -349,5 +405,202 @@ describe('SaaS account tools against fakes of the five providers', () => {
       fake.slowRefresh(0);
       await Promise.all(stores.map((s) => s.close()));
     }
+  });
+  it("flags each provider's reads and writes (writes follow modes and HITL)", async () => {
+    const flags = async (provider: FakeSaasProvider) =>
+      (await account(provider)).tools.map((t) => [t.name, t.writes]);
+    expect(await flags('gmail')).toEqual([
+      ['gmail_search', false],
+      ['gmail_read_message', false],
+      ['gmail_create_draft', true],
+      ['gmail_send', true],
+    ]);
+    expect(await flags('google_drive')).toEqual([
+      ['drive_search', false],
+      ['drive_read_file', false],
+      ['drive_create_file', true],
+    ]);
+    expect(await flags('slack')).toEqual([
+      ['slack_list_channels', false],
+      ['slack_read_history', false],
+      ['slack_search_messages', false],
+      ['slack_post_message', true],
+    ]);
+    expect(await flags('notion')).toEqual([
+      ['notion_search', false],
+      ['notion_read_page', false],
+      ['notion_create_page', true],
+      ['notion_append_text', true],
+    ]);
+  });
+
+  it('refreshes first when expires_at is within the minute, not when it is further away', async () => {
+    const soon = await account('github', {
+      access_token: 'github-expiring-soon',
+      expires_at: Math.floor(Date.now() / 1000) + 30,
+    });
+    const before = fake.refreshes('github').length;
+    expect((await soon.call('github_list_repos')).isError).toBeUndefined();
+    expect(fake.refreshes('github').length - before).toBe(1);
+    // The expired token was never sent: the refresh came first.
+    expect(
+      fake.requests.some((r) => r.headers.authorization === 'Bearer github-expiring-soon'),
+    ).toBe(false);
+    const later = await account('github', { expires_at: Math.floor(Date.now() / 1000) + 300 });
+    expect((await later.call('github_list_repos')).isError).toBeUndefined();
+    expect(fake.refreshes('github').length - before).toBe(1);
+    expect(later.events).toEqual([]);
+  });
+
+  it("reads GitHub's 200 with bad_refresh_token as a refused refresh", async () => {
+    const dead = await account('github', {
+      access_token: 'github-revoked-3',
+      refresh_token: 'github-never-issued',
+    });
+    expect(await dead.call('github_list_repos')).toEqual({
+      content:
+        'The GitHub authorization could not be renewed (the token endpoint answered bad_refresh_token). The user needs to reconnect the account.',
+      isError: true,
+    });
+    expect(dead.events).toEqual([]);
+  });
+
+  it('treats 403 with x-ratelimit-remaining: 0 as a rate limit: waits for a near reset, reports a far one', async () => {
+    const { call } = await account('github');
+    fake.exhaustGitHubRateLimit(1);
+    expect((await call('github_list_repos')).isError).toBeUndefined();
+    const last = fake.requests.filter((r) => r.provider === 'github').slice(-2);
+    expect(last.map((r) => r.path)).toEqual(['/user/repos', '/user/repos']);
+    fake.exhaustGitHubRateLimit(3600);
+    expect(await call('github_list_repos')).toEqual({
+      content:
+        'GitHub is rate-limiting requests; try again in 60 min: API rate limit exceeded for user ID 1.',
+      isError: true,
+    });
+    // GitHub's secondary limit: retried after its Retry-After; without one (GitHub asks for a
+    // minute at least) reported at once.
+    fake.githubSecondaryLimit(1, 1);
+    expect((await call('github_list_repos')).isError).toBeUndefined();
+    const requests = fake.requests.length;
+    fake.githubSecondaryLimit(1);
+    expect(await call('github_list_repos')).toEqual({
+      content:
+        'GitHub is rate-limiting requests: You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+      isError: true,
+    });
+    expect(fake.requests.length - requests).toBe(1);
+    // A 403 without the rate-limit signs stays a permissions error.
+    fake.failNext('github', 403);
+    expect((await call('github_list_repos')).content).toMatch(/HTTP 403.*more scopes/);
+  });
+
+  it('retries a 429 without Retry-After once after a short wait; Slack and Notion 429s', async () => {
+    const github = await account('github');
+    fake.failNext('github', 429, 1);
+    expect((await github.call('github_list_repos')).isError).toBeUndefined();
+    fake.failNext('github', 429, 2);
+    expect((await github.call('github_list_repos')).content).toBe(
+      'GitHub is rate-limiting requests; try again in 1 s: injected 429.',
+    );
+    const slack = await account('slack');
+    fake.failNext('slack', 429, 2, 1);
+    expect(await slack.call('slack_list_channels', { limit: 1 })).toEqual({
+      content: 'Slack is rate-limiting requests; try again in 1 s: ratelimited.',
+      isError: true,
+    });
+    const notion = await account('notion');
+    fake.failNext('notion', 429, 1, 1);
+    expect((await notion.call('notion_search', { query: 'team' })).content).toMatch(/^Team notes/);
+  });
+
+  it("reports Google's and Notion's error statuses readably", async () => {
+    const drive = await account('google_drive');
+    fake.failNext('google_drive', 403);
+    expect((await drive.call('drive_read_file', { id: 'doc-1' })).content).toBe(
+      "Google Drive does not allow this with the account's permissions (HTTP 403): injected 403. The account may need more scopes.",
+    );
+    fake.failNext('google_drive', 429, 2);
+    expect((await drive.call('drive_search', { query: 'x' })).content).toMatch(
+      /^Google Drive is rate-limiting requests/,
+    );
+    // Google's per-user quota is a 403 too, told apart by its reason: retried once, then a
+    // rate-limit text rather than a scopes one.
+    fake.googleUserRateLimit('google_drive', 1);
+    expect((await drive.call('drive_read_file', { id: 'doc-1' })).content).toContain('Q1:');
+    fake.googleUserRateLimit('google_drive', 2);
+    expect((await drive.call('drive_read_file', { id: 'doc-1' })).content).toBe(
+      'Google Drive is rate-limiting requests; try again in 1 s: User Rate Limit Exceeded.',
+    );
+    const gmail = await account('gmail');
+    expect((await gmail.call('gmail_read_message', { id: 'msg-404' })).content).toBe(
+      'Gmail found nothing there (HTTP 404): Requested entity was not found.',
+    );
+    const notion = await account('notion');
+    fake.failNext('notion', 403);
+    expect((await notion.call('notion_read_page', { page_id: 'page-1' })).content).toMatch(
+      /^Notion does not allow this .*HTTP 403/,
+    );
+    expect((await notion.call('notion_read_page', { page_id: 'nope' })).content).toBe(
+      'Notion found nothing there (HTTP 404): Could not find page with ID: nope.',
+    );
+  });
+
+  it('keeps a crafted id inside its path segment', async () => {
+    const gmail = await account('gmail');
+    const crafted = await gmail.call('gmail_read_message', { id: '../drafts?x=1#' });
+    expect(crafted.isError).toBe(true);
+    expect(fake.requests.at(-1)!.path).toBe('/gmail/v1/users/me/messages/..%2Fdrafts%3Fx%3D1%23');
+    expect((await gmail.call('gmail_read_message', { id: '..' })).content).toBe(
+      '".." is not a valid id.',
+    );
+    const drive = await account('google_drive');
+    await drive.call('drive_read_file', { id: 'doc-1/export' });
+    expect(fake.requests.at(-1)!.path).toBe('/drive/v3/files/doc-1%2Fexport');
+    const notion = await account('notion');
+    await notion.call('notion_read_page', { page_id: '../../v1/users' });
+    expect(fake.requests.at(-1)!.path).toBe('/v1/pages/..%2F..%2Fv1%2Fusers');
+    const github = await account('github');
+    const before = fake.requests.length;
+    for (const repo of ['../..', 'acme/..', 'acme/widgets/../x', 'acme/wid%2fgets']) {
+      const output = await github.call('github_get_issue', { repo, number: 7 });
+      expect(output.content, repo).toMatch(/^Invalid arguments for github_get_issue: repo:/);
+    }
+    expect(fake.requests.length).toBe(before);
+  });
+
+  it('keeps a rotated pair when the run is aborted during the refresh', async () => {
+    const ephemeral = createMemoryEphemeralStore();
+    const entry = { access_token: 'notion-expired-abort', expires_at: 1 };
+    const aborted = new AbortController();
+    const first = await account('notion', entry, { ephemeral, signal: aborted.signal });
+    const before = fake.refreshes('notion').length;
+    fake.slowRefresh(400);
+    try {
+      const call = first.call('notion_search', { query: 'team' });
+      while (fake.refreshes('notion').length === before) {
+        await new Promise((resolve) => setTimeout(resolve, 10));
+      }
+      aborted.abort(new Error('run cancelled'));
+      await expect(call).rejects.toThrow('run cancelled');
+      expect(first.events).toEqual([]);
+    } finally {
+      fake.slowRefresh(0);
+    }
+    // The provider rotated the refresh token; the client retries with the old pair and gets
+    // the new one from the shared cache, with no second refresh (which would be refused).
+    const again = await account(
+      'notion',
+      { ...entry, refresh_token: first.refreshToken },
+      { ephemeral },
+    );
+    expect((await again.call('notion_search', { query: 'team' })).content).toMatch(/^Team notes/);
+    expect(fake.refreshes('notion').length - before).toBe(1);
+    expect(again.events).toEqual([
+      expect.objectContaining({
+        type: 'credentials_refreshed',
+        name: 'notion',
+        refresh_token: expect.stringMatching(/^notion-refresh-/),
+      }),
+    ]);
   });
 });

@@ -24,8 +24,27 @@ export interface FakeSaas {
   refreshes(provider: FakeSaasProvider | 'google'): SaasRecordedRequest[];
   /** Makes `token` a valid access token of `provider` (and `refresh` its refresh token). */
   grant(provider: FakeSaasProvider, token: string, refresh?: string): void;
-  /** The next API requests to `provider` answer this status (with Retry-After for 429). */
+  /**
+   * The next API requests to `provider` answer this status with the provider's error body
+   * (Google's `status`, Notion's `code`, Slack's `ratelimited` on 429), with `Retry-After` when
+   * given.
+   */
   failNext(provider: FakeSaasProvider, status: number, times?: number, retryAfter?: number): void;
+  /**
+   * GitHub's primary rate limit: the next requests answer 403 "API rate limit exceeded" with
+   * `x-ratelimit-remaining: 0` and `x-ratelimit-reset` this many seconds from now.
+   */
+  exhaustGitHubRateLimit(resetInSeconds: number, times?: number): void;
+  /**
+   * GitHub's secondary rate limit: the next requests answer 403 "You have exceeded a secondary
+   * rate limit", with `Retry-After` when given (GitHub sends it only sometimes).
+   */
+  githubSecondaryLimit(times?: number, retryAfter?: number): void;
+  /**
+   * Google's per-user quota: the next requests to Gmail or Drive answer 403 "User Rate Limit
+   * Exceeded" with `errors[].reason: "userRateLimitExceeded"` (domain `usageLimits`).
+   */
+  googleUserRateLimit(provider: 'gmail' | 'google_drive', times?: number): void;
   /** Slows the token endpoint (to make concurrent refreshes overlap). */
   slowRefresh(ms: number): void;
   /** What the fakes store (issues, messages, drafts, files, pages), to check writes. */
@@ -52,6 +71,8 @@ export interface FakeSaasData {
     draft?: boolean;
   }>;
   files: Array<{ id: string; name: string; mimeType: string; content: string }>;
+  repos: Array<{ full_name: string; private: boolean; description: string }>;
+  channels: Array<{ id: string; name: string; is_private: boolean }>;
   slack: Array<{ channel: string; user: string; text: string; ts: string }>;
   pages: Array<{ id: string; title: string; parent?: string; blocks: string[] }>;
 }
@@ -78,6 +99,41 @@ function json(
   res.end(JSON.stringify(value));
 }
 
+/** Google's canonical error `status` for an HTTP status (cloud.google.com/apis/design/errors). */
+const GOOGLE_STATUS: Record<number, string> = {
+  400: 'INVALID_ARGUMENT',
+  401: 'UNAUTHENTICATED',
+  403: 'PERMISSION_DENIED',
+  404: 'NOT_FOUND',
+  429: 'RESOURCE_EXHAUSTED',
+  500: 'INTERNAL',
+  502: 'UNAVAILABLE',
+  503: 'UNAVAILABLE',
+};
+
+/** Notion's error `code` for an HTTP status (developers.notion.com/reference/status-codes). */
+const NOTION_CODE: Record<number, string> = {
+  400: 'validation_error',
+  401: 'unauthorized',
+  403: 'restricted_resource',
+  404: 'object_not_found',
+  409: 'conflict_error',
+  429: 'rate_limited',
+  500: 'internal_server_error',
+  502: 'internal_server_error',
+  503: 'service_unavailable',
+};
+
+/** A page of `items` from an opaque cursor (the index of the first item), and the next one. */
+function page<T>(items: T[], size: number, cursor: string | null | undefined) {
+  const start = cursor ? Number(Buffer.from(cursor, 'base64url').toString()) || 0 : 0;
+  const end = start + size;
+  return {
+    items: items.slice(start, end),
+    next: end < items.length ? Buffer.from(String(end)).toString('base64url') : undefined,
+  };
+}
+
 /** Each provider's error body, as its real API shapes it. */
 function errorBody(provider: FakeSaasProvider, status: number, message: string): unknown {
   switch (provider) {
@@ -85,22 +141,11 @@ function errorBody(provider: FakeSaasProvider, status: number, message: string):
       return { message, documentation_url: 'https://docs.github.com/rest' };
     case 'gmail':
     case 'google_drive':
-      return {
-        error: {
-          code: status,
-          message,
-          status: status === 401 ? 'UNAUTHENTICATED' : 'FAILED_PRECONDITION',
-        },
-      };
+      return { error: { code: status, message, status: GOOGLE_STATUS[status] ?? 'UNKNOWN' } };
     case 'notion':
-      return {
-        object: 'error',
-        status,
-        code: status === 401 ? 'unauthorized' : 'object_not_found',
-        message,
-      };
+      return { object: 'error', status, code: NOTION_CODE[status] ?? 'invalid_request', message };
     case 'slack':
-      return { ok: false, error: message };
+      return { ok: false, error: status === 429 ? 'ratelimited' : message };
   }
 }
 
@@ -116,8 +161,17 @@ export async function startFakeSaas(): Promise<FakeSaas> {
   const refresh = new Map<string, FakeSaasProvider>();
   const failures = new Map<
     FakeSaasProvider,
-    { status: number; times: number; retryAfter?: number }
+    {
+      status: number;
+      times: number;
+      retryAfter?: number;
+      resetInSeconds?: number;
+      secondary?: boolean;
+      userRateLimit?: boolean;
+    }
   >();
+  let githubUsed = 0;
+  const githubReset = Math.floor(Date.now() / 1000) + 3600;
   let refreshDelay = 0;
   let issued = 0;
   const data: FakeSaasData = {
@@ -139,6 +193,13 @@ export async function startFakeSaas(): Promise<FakeSaas> {
         subject: 'Quarterly report',
         text: 'The report is attached.',
       },
+      {
+        id: 'msg-2',
+        from: 'bo@example.com',
+        to: 'me@example.com',
+        subject: 'Re: Quarterly report',
+        text: 'Thanks for the report.',
+      },
     ],
     files: [
       {
@@ -147,9 +208,32 @@ export async function startFakeSaas(): Promise<FakeSaas> {
         mimeType: 'application/vnd.google-apps.document',
         content: 'Q1: ship search.',
       },
+      {
+        id: 'doc-2',
+        name: 'Roadmap 2027',
+        mimeType: 'application/vnd.google-apps.document',
+        content: 'Later.',
+      },
+    ],
+    repos: [
+      { full_name: 'acme/widgets', private: false, description: 'Widgets' },
+      { full_name: 'acme/gadgets', private: true, description: 'Gadgets' },
+      { full_name: 'ana/dotfiles', private: false, description: '' },
+    ],
+    channels: [
+      { id: 'C01', name: 'general', is_private: false },
+      { id: 'C02', name: 'random', is_private: false },
+      { id: 'C03', name: 'deploys', is_private: true },
     ],
     slack: [{ channel: 'C01', user: 'U1', text: 'deploy at 5pm', ts: '1700000000.000100' }],
-    pages: [{ id: 'page-1', title: 'Team notes', blocks: ['First note.'] }],
+    pages: [
+      { id: 'page-1', title: 'Team notes', blocks: ['First note.'] },
+      {
+        id: 'page-2',
+        title: 'Long list',
+        blocks: Array.from({ length: 150 }, (_, i) => `Item ${i + 1}.`),
+      },
+    ],
   };
 
   const server = createServer(async (req, res) => {
@@ -199,6 +283,16 @@ export async function startFakeSaas(): Promise<FakeSaas> {
       const owner = refresh.get(fields.refresh_token ?? '');
       const expected = tokenFor === 'google' ? ['gmail', 'google_drive'] : [tokenFor];
       if (fields.grant_type !== 'refresh_token' || !owner || !expected.includes(owner)) {
+        // GitHub answers its token endpoint's errors with 200 and an `error` field; Slack with
+        // 200 and `ok: false`; Google and Notion with 400 `invalid_grant`.
+        if (tokenFor === 'github') {
+          return json(res, 200, {
+            error: 'bad_refresh_token',
+            error_description: 'The refresh token passed is incorrect or expired.',
+            error_uri:
+              'https://docs.github.com/apps/managing-oauth-apps/troubleshooting-oauth-app-access-token-request-errors',
+          });
+        }
         return tokenFor === 'slack'
           ? json(res, 200, { ok: false, error: 'invalid_refresh_token' })
           : json(res, 400, {
@@ -226,12 +320,60 @@ export async function startFakeSaas(): Promise<FakeSaas> {
     if (provider === 'google') return json(res, 404, { error: 'not_found' });
 
     // API requests: injected failures, then authentication.
+    if (provider === 'github') {
+      // Every GitHub answer carries the primary rate limit's state (docs.github.com, "Rate
+      // limits for the REST API"); `x-ratelimit-reset` is in epoch seconds.
+      githubUsed += 1;
+      res.setHeader('x-ratelimit-limit', '5000');
+      res.setHeader('x-ratelimit-remaining', String(Math.max(0, 5000 - githubUsed)));
+      res.setHeader('x-ratelimit-used', String(githubUsed));
+      res.setHeader('x-ratelimit-reset', String(githubReset));
+      res.setHeader('x-ratelimit-resource', path.startsWith('/search/') ? 'search' : 'core');
+    }
     const failure = failures.get(provider);
     if (failure && failure.times > 0) {
       failure.times -= 1;
       const headers: Record<string, string> =
         failure.retryAfter !== undefined ? { 'retry-after': String(failure.retryAfter) } : {};
-      if (provider === 'github' && failure.status === 429) headers['x-ratelimit-remaining'] = '0';
+      if (failure.resetInSeconds !== undefined) {
+        headers['x-ratelimit-remaining'] = '0';
+        headers['x-ratelimit-reset'] = String(
+          Math.floor(Date.now() / 1000) + failure.resetInSeconds,
+        );
+        return json(
+          res,
+          403,
+          {
+            message: 'API rate limit exceeded for user ID 1.',
+            documentation_url: 'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api',
+          },
+          headers,
+        );
+      }
+      if (failure.userRateLimit) {
+        const message = 'User Rate Limit Exceeded';
+        return json(res, 403, {
+          error: {
+            code: 403,
+            message,
+            errors: [{ domain: 'usageLimits', reason: 'userRateLimitExceeded', message }],
+            status: 'PERMISSION_DENIED',
+          },
+        });
+      }
+      if (failure.secondary) {
+        return json(
+          res,
+          403,
+          {
+            message:
+              'You have exceeded a secondary rate limit. Please wait a few minutes before you try again.',
+            documentation_url:
+              'https://docs.github.com/rest/overview/rate-limits-for-the-rest-api#about-secondary-rate-limits',
+          },
+          headers,
+        );
+      }
       return json(
         res,
         failure.status,
@@ -277,14 +419,28 @@ export async function startFakeSaas(): Promise<FakeSaas> {
           });
         }
         if (route === 'GET /user/repos') {
-          return json(res, 200, [
-            {
-              full_name: 'acme/widgets',
-              html_url: 'https://github.com/acme/widgets',
-              private: false,
-              description: 'Widgets',
-            },
-          ]);
+          const perPage = Math.min(100, Number(q.get('per_page') ?? 30));
+          const number = Math.max(1, Number(q.get('page') ?? 1));
+          const last = Math.max(1, Math.ceil(data.repos.length / perPage));
+          const headers: Record<string, string> = {};
+          if (number < last) {
+            // GitHub's pagination: a Link header with the next and last pages' URLs.
+            const at = (n: number) => {
+              const next = new URL(url.href);
+              next.searchParams.set('page', String(n));
+              return `<https://api.github.com/user/repos${next.search}>`;
+            };
+            headers.link = `${at(number + 1)}; rel="next", ${at(last)}; rel="last"`;
+          }
+          return json(
+            res,
+            200,
+            data.repos.slice((number - 1) * perPage, number * perPage).map((r) => ({
+              ...r,
+              html_url: `https://github.com/${r.full_name}`,
+            })),
+            headers,
+          );
         }
         let m = /^\/repos\/([^/]+\/[^/]+)\/issues\/(\d+)$/.exec(path);
         if (m && req.method === 'GET') {
@@ -324,8 +480,14 @@ export async function startFakeSaas(): Promise<FakeSaas> {
           const found = data.gmail.filter(
             (m) => !m.draft && `${m.subject} ${m.text} ${m.from}`.toLowerCase().includes(text),
           );
+          const { items, next } = page(
+            found,
+            Math.min(500, Number(q.get('maxResults') ?? 100)),
+            q.get('pageToken'),
+          );
           return json(res, 200, {
-            messages: found.map((m) => ({ id: m.id, threadId: m.id })),
+            ...(items.length ? { messages: items.map((m) => ({ id: m.id, threadId: m.id })) } : {}),
+            ...(next ? { nextPageToken: next } : {}),
             resultSizeEstimate: found.length,
           });
         }
@@ -409,10 +571,15 @@ export async function startFakeSaas(): Promise<FakeSaas> {
         if (route === 'GET /drive/v3/files') {
           const term =
             /contains '((?:[^'\\]|\\.)*)'/.exec(q.get('q') ?? '')?.[1]?.toLowerCase() ?? '';
+          const { items, next } = page(
+            data.files.filter((f) => `${f.name} ${f.content}`.toLowerCase().includes(term)),
+            Math.min(1000, Number(q.get('pageSize') ?? 100)),
+            q.get('pageToken'),
+          );
           return json(res, 200, {
-            files: data.files
-              .filter((f) => `${f.name} ${f.content}`.toLowerCase().includes(term))
-              .map(file),
+            kind: 'drive#fileList',
+            ...(next ? { nextPageToken: next } : {}),
+            files: items.map(file),
           });
         }
         const m = /^\/drive\/v3\/files\/([\w-]+)(\/export)?$/.exec(path);
@@ -445,28 +612,77 @@ export async function startFakeSaas(): Promise<FakeSaas> {
       }
       case 'slack': {
         if (route === 'GET /api/conversations.list') {
+          // Slack may answer fewer than `limit` channels with a cursor for more (it filters after
+          // paging); here at most two a page.
+          const { items, next } = page(
+            data.channels,
+            Math.min(2, Number(q.get('limit') ?? 100)),
+            q.get('cursor'),
+          );
           return json(res, 200, {
             ok: true,
-            channels: [{ id: 'C01', name: 'general', is_private: false }],
-            response_metadata: { next_cursor: '' },
+            channels: items,
+            response_metadata: { next_cursor: next ?? '' },
           });
         }
         if (route === 'GET /api/conversations.history') {
-          if (q.get('channel') !== 'C01')
+          const channel = q.get('channel') ?? '';
+          if (!data.channels.some((c) => c.id === channel))
             return json(res, 200, { ok: false, error: 'channel_not_found' });
+          const { items, next } = page(
+            data.slack.filter((s) => s.channel === channel).reverse(),
+            Math.min(999, Number(q.get('limit') ?? 100)),
+            q.get('cursor'),
+          );
           return json(res, 200, {
             ok: true,
-            messages: data.slack.filter((s) => s.channel === 'C01').reverse(),
-            has_more: false,
+            messages: items,
+            has_more: next !== undefined,
+            ...(next ? { response_metadata: { next_cursor: next } } : {}),
+          });
+        }
+        if (route === 'GET /api/auth.test') {
+          return json(res, 200, {
+            ok: true,
+            url: 'https://acme.slack.com/',
+            team: 'Acme',
+            user: 'bot',
+            team_id: 'T01',
+            user_id: 'UBOT',
+          });
+        }
+        if (route === 'GET /api/chat.getPermalink') {
+          const channel = q.get('channel') ?? '';
+          const ts = q.get('message_ts') ?? '';
+          if (!data.slack.some((s) => s.channel === channel && s.ts === ts))
+            return json(res, 200, { ok: false, error: 'message_not_found' });
+          return json(res, 200, {
+            ok: true,
+            channel,
+            permalink: `https://acme.slack.com/archives/${channel}/p${ts.replace('.', '')}`,
           });
         }
         if (route === 'GET /api/search.messages') {
           const term = (q.get('query') ?? '').toLowerCase();
-          const matches = data.slack.filter((s) => s.text.toLowerCase().includes(term));
+          const all = data.slack.filter((s) => s.text.toLowerCase().includes(term));
+          const count = Math.min(100, Number(q.get('count') ?? 20));
+          const number = Math.max(1, Number(q.get('page') ?? 1));
+          const matches = all.slice((number - 1) * count, number * count);
+          const pages = Math.max(1, Math.ceil(all.length / count));
           return json(res, 200, {
             ok: true,
+            query: q.get('query'),
             messages: {
-              total: matches.length,
+              total: all.length,
+              paging: { count, total: all.length, page: number, pages },
+              pagination: {
+                total_count: all.length,
+                page: number,
+                per_page: count,
+                page_count: pages,
+                first: (number - 1) * count + 1,
+                last: (number - 1) * count + matches.length,
+              },
               matches: matches.map((s) => ({
                 ...s,
                 username: 'ana',
@@ -496,7 +712,7 @@ export async function startFakeSaas(): Promise<FakeSaas> {
       case 'notion': {
         if (req.headers['notion-version'] !== '2022-06-28')
           return json(res, 400, errorBody('notion', 400, 'Notion-Version header missing'));
-        const page = (p: FakeSaasData['pages'][number]) => ({
+        const notionPage = (p: FakeSaasData['pages'][number]) => ({
           object: 'page',
           id: p.id,
           url: `https://www.notion.so/${p.id}`,
@@ -504,17 +720,24 @@ export async function startFakeSaas(): Promise<FakeSaas> {
         });
         if (route === 'POST /v1/search') {
           const term = String(parsed.query ?? '').toLowerCase();
+          const { items, next } = page(
+            data.pages.filter((p) => p.title.toLowerCase().includes(term)),
+            Math.min(100, Number(parsed.page_size ?? 100)),
+            parsed.start_cursor as string | undefined,
+          );
           return json(res, 200, {
             object: 'list',
-            results: data.pages.filter((p) => p.title.toLowerCase().includes(term)).map(page),
-            has_more: false,
+            results: items.map(notionPage),
+            next_cursor: next ?? null,
+            has_more: next !== undefined,
+            type: 'page_or_database',
           });
         }
         let m = /^\/v1\/pages\/([\w-]+)$/.exec(path);
         if (m && req.method === 'GET') {
           const p = data.pages.find((x) => x.id === m![1]);
           return p
-            ? json(res, 200, page(p))
+            ? json(res, 200, notionPage(p))
             : json(res, 404, errorBody('notion', 404, `Could not find page with ID: ${m[1]}.`));
         }
         m = /^\/v1\/blocks\/([\w-]+)\/children$/.exec(path);
@@ -526,22 +749,41 @@ export async function startFakeSaas(): Promise<FakeSaas> {
               404,
               errorBody('notion', 404, `Could not find block with ID: ${m[1]}.`),
             );
+          const block = (text: string, i: number) => ({
+            object: 'block',
+            id: `${p.id}-b${i}`,
+            type: 'paragraph',
+            paragraph: { rich_text: [{ plain_text: text }] },
+          });
           if (req.method === 'PATCH') {
-            for (const block of parsed.children as Array<{
+            const first = p.blocks.length;
+            for (const child of parsed.children as Array<{
               paragraph: { rich_text: Array<{ text: { content: string } }> };
             }>) {
-              p.blocks.push(block.paragraph.rich_text.map((t) => t.text.content).join(''));
+              p.blocks.push(child.paragraph.rich_text.map((t) => t.text.content).join(''));
             }
+            // The append answers the appended blocks (a list), not the page.
+            return json(res, 200, {
+              object: 'list',
+              results: p.blocks.slice(first).map((text, i) => block(text, first + i)),
+              next_cursor: null,
+              has_more: false,
+              type: 'block',
+              block: {},
+            });
           }
+          const { items, next } = page(
+            p.blocks.map(block),
+            Math.min(100, Number(q.get('page_size') ?? 100)),
+            q.get('start_cursor'),
+          );
           return json(res, 200, {
             object: 'list',
-            results: p.blocks.map((text, i) => ({
-              object: 'block',
-              id: `${p.id}-b${i}`,
-              type: 'paragraph',
-              paragraph: { rich_text: [{ plain_text: text }] },
-            })),
-            has_more: false,
+            results: items,
+            next_cursor: next ?? null,
+            has_more: next !== undefined,
+            type: 'block',
+            block: {},
           });
         }
         if (route === 'POST /v1/pages') {
@@ -556,7 +798,7 @@ export async function startFakeSaas(): Promise<FakeSaas> {
             ).map((b) => b.paragraph.rich_text[0]!.text.content),
           };
           data.pages.push(created);
-          return json(res, 200, page(created));
+          return json(res, 200, notionPage(created));
         }
         break;
       }
@@ -597,6 +839,20 @@ export async function startFakeSaas(): Promise<FakeSaas> {
       failures.set(provider, {
         status,
         times,
+        ...(retryAfter !== undefined ? { retryAfter } : {}),
+      });
+    },
+    exhaustGitHubRateLimit(resetInSeconds, times = 1) {
+      failures.set('github', { status: 403, times, resetInSeconds });
+    },
+    googleUserRateLimit(provider, times = 1) {
+      failures.set(provider, { status: 403, times, userRateLimit: true });
+    },
+    githubSecondaryLimit(times = 1, retryAfter) {
+      failures.set('github', {
+        status: 403,
+        times,
+        secondary: true,
         ...(retryAfter !== undefined ? { retryAfter } : {}),
       });
     },

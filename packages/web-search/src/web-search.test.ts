@@ -200,4 +200,18 @@ describe('web search over Tavily and Brave', () => {
       '1. Node.js 24\n   https://nodejs.org/en/blog/24\n   2026-10-28\n   Node 24 is LTS.',
     );
   });
+  it('asks for 5 results by default and at most 10 whatever the model asks', async () => {
+    fakes.tavily.behave({ kind: 'results', results });
+    const tool = webSearchTool(search());
+    const context = { signal: new AbortController().signal } as ToolContext;
+    await tool.execute({ query: 'default count' }, context);
+    await tool.execute({ query: 'too many', max_results: 50 }, context);
+    await tool.execute({ query: 'three', max_results: 3 }, context);
+    expect(
+      fakes.tavily.requests.map((r) => (r.body as { max_results: number }).max_results),
+    ).toEqual([5, 10, 3]);
+    expect(tool.parameters).toMatchObject({
+      properties: { max_results: { default: 5, maximum: 10 } },
+    });
+  });
 });

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type AgentTool } from '@agent-backend/agent-runtime';
-import { cut, type ErrorText, type SaasAccount } from '../account.js';
+import { cut, segment, type ErrorText, type SaasAccount } from '../account.js';
 
 /** GitHub's REST errors: `{ message, documentation_url }`. */
 export const githubErrorText: ErrorText = (body) =>
@@ -14,10 +14,17 @@ export const GITHUB_HEADERS = {
   'x-github-api-version': '2022-11-28',
 };
 
+/**
+ * `owner/name` as GitHub allows them: an owner of letters, digits, `-` and `_`; a name of
+ * those and `.`, but never `.` or `..` (which would walk the URL path).
+ */
 const Repo = z
   .string()
-  .regex(/^[\w.-]+\/[\w.-]+$/, 'owner/name')
+  .regex(/^[\w-]{1,39}\/(?!\.{1,2}$)[\w.-]{1,100}$/, 'owner/name')
   .describe('owner/name');
+
+/** The repository's URL path, each part encoded. */
+const repoPath = (repo: string) => repo.split('/').map(segment).join('/');
 
 interface Issue {
   number: number;
@@ -66,7 +73,7 @@ export function githubTools(account: SaasAccount): AgentTool[] {
       run: (args, context) =>
         account.run(context, async (call) => {
           const issue = (await call({
-            path: `/repos/${args.repo}/issues/${args.number}`,
+            path: `/repos/${repoPath(args.repo)}/issues/${args.number}`,
           })) as Issue;
           return {
             content: cut(
@@ -83,25 +90,32 @@ export function githubTools(account: SaasAccount): AgentTool[] {
       schema: z.object({ limit: z.number().int().min(1).max(50).default(20) }),
       writes: false,
       run: (args, context) =>
-        account.run(context, async (call) => {
-          const repos = (await call({
+        account.run(context, async (_call, paged) => {
+          // One page of `limit` (at most 50, GitHub's pages go to 100); a Link rel="next" means
+          // there are more, which the model is told rather than the tool following them.
+          const answer = await paged({
             path: '/user/repos',
             query: { per_page: args.limit, sort: 'updated' },
-          })) as Array<{
+          });
+          const repos = answer.body as Array<{
             full_name: string;
             html_url: string;
             private: boolean;
             description?: string | null;
           }>;
           if (repos.length === 0) return { content: 'The account has no repositories.' };
-          return {
-            content: repos
-              .map(
-                (r) =>
-                  `${r.full_name}${r.private ? ' (private)' : ''} ${r.html_url}${r.description ? ` — ${r.description}` : ''}`,
-              )
-              .join('\n'),
-          };
+          const lines = repos.map(
+            (r) =>
+              `${r.full_name}${r.private ? ' (private)' : ''} ${r.html_url}${r.description ? ` — ${r.description}` : ''}`,
+          );
+          if (answer.hasNextPage) {
+            lines.push(
+              args.limit < 50
+                ? `More repositories exist; ask with a higher limit (up to 50) to see more.`
+                : 'More repositories exist; these are the 50 most recently updated.',
+            );
+          }
+          return { content: lines.join('\n') };
         }),
     }),
     defineTool({
@@ -117,7 +131,7 @@ export function githubTools(account: SaasAccount): AgentTool[] {
         account.run(context, async (call) => {
           const issue = (await call({
             method: 'POST',
-            path: `/repos/${args.repo}/issues`,
+            path: `/repos/${repoPath(args.repo)}/issues`,
             json: { title: args.title, body: args.body },
           })) as Issue;
           return { content: `Opened ${line(issue)}` };
@@ -136,7 +150,7 @@ export function githubTools(account: SaasAccount): AgentTool[] {
         account.run(context, async (call) => {
           const comment = (await call({
             method: 'POST',
-            path: `/repos/${args.repo}/issues/${args.number}/comments`,
+            path: `/repos/${repoPath(args.repo)}/issues/${args.number}/comments`,
             json: { body: args.body },
           })) as { html_url: string };
           return { content: `Commented: ${comment.html_url}` };

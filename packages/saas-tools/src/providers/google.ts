@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type AgentTool } from '@agent-backend/agent-runtime';
-import { cut, type ErrorText, type SaasAccount } from '../account.js';
+import { cut, segment, type ErrorText, type SaasAccount } from '../account.js';
 
 /** Google APIs' errors: `{ error: { code, message, status } }`. */
 export const googleErrorText: ErrorText = (body) => {
@@ -65,7 +65,9 @@ const Email = z.object({
   body: z.string().max(100_000),
 });
 
-const mailLink = (id: string) => `https://mail.google.com/mail/u/0/#all/${id}`;
+const mailLink = (id: string) => `https://mail.google.com/mail/u/0/#all/${encodeURIComponent(id)}`;
+
+const MORE = 'More results exist; narrow the query or raise the limit to see them.';
 
 /** Gmail: search, read a message, create a draft, send. */
 export function gmailTools(account: SaasAccount): AgentTool[] {
@@ -83,19 +85,21 @@ export function gmailTools(account: SaasAccount): AgentTool[] {
           const list = (await call({
             path: '/gmail/v1/users/me/messages',
             query: { q: args.query, maxResults: args.limit },
-          })) as { messages?: Array<{ id: string }> };
+          })) as { messages?: Array<{ id: string }>; nextPageToken?: string };
           const ids = (list.messages ?? []).map((m) => m.id);
           if (ids.length === 0) return { content: `No messages match "${args.query}".` };
           const lines: string[] = [];
           for (const id of ids) {
             const m = (await call({
-              path: `/gmail/v1/users/me/messages/${id}`,
+              path: `/gmail/v1/users/me/messages/${segment(id)}`,
               query: { format: 'metadata', metadataHeaders: 'Subject' },
             })) as GmailMessage;
             lines.push(
               `${id}: ${header(m, 'Subject') || '(no subject)'} — ${m.snippet ?? ''} ${mailLink(id)}`,
             );
           }
+          // One page of `limit` (each message is one more request); a nextPageToken is reported.
+          if (list.nextPageToken) lines.push(MORE);
           return { content: lines.join('\n') };
         }),
     }),
@@ -107,7 +111,7 @@ export function gmailTools(account: SaasAccount): AgentTool[] {
       run: (args, context) =>
         account.run(context, async (call) => {
           const m = (await call({
-            path: `/gmail/v1/users/me/messages/${args.id}`,
+            path: `/gmail/v1/users/me/messages/${segment(args.id)}`,
             query: { format: 'full' },
           })) as GmailMessage;
           const text = plainText(m.payload) ?? m.snippet ?? '';
@@ -187,15 +191,15 @@ export function driveTools(account: SaasAccount): AgentTool[] {
             query: {
               q: `(name contains '${quoted}' or fullText contains '${quoted}') and trashed = false`,
               pageSize: args.limit,
-              fields: `files(${FIELDS})`,
+              fields: `nextPageToken,files(${FIELDS})`,
             },
-          })) as { files: DriveFile[] };
+          })) as { files: DriveFile[]; nextPageToken?: string };
           if (found.files.length === 0) return { content: `No files match "${args.query}".` };
-          return {
-            content: found.files
-              .map((f) => `${f.name} (${f.mimeType}, id ${f.id}) ${f.webViewLink ?? ''}`)
-              .join('\n'),
-          };
+          const lines = found.files.map(
+            (f) => `${f.name} (${f.mimeType}, id ${f.id}) ${f.webViewLink ?? ''}`,
+          );
+          if (found.nextPageToken) lines.push(MORE);
+          return { content: lines.join('\n') };
         }),
     }),
     defineTool({
@@ -207,20 +211,20 @@ export function driveTools(account: SaasAccount): AgentTool[] {
       run: (args, context) =>
         account.run(context, async (call) => {
           const file = (await call({
-            path: `/drive/v3/files/${args.id}`,
+            path: `/drive/v3/files/${segment(args.id)}`,
             query: { fields: FIELDS },
           })) as DriveFile;
           const exportAs = GOOGLE_EXPORTS[file.mimeType];
           let text: string;
           if (exportAs) {
             text = (await call({
-              path: `/drive/v3/files/${args.id}/export`,
+              path: `/drive/v3/files/${segment(args.id)}/export`,
               query: { mimeType: exportAs },
               text: true,
             })) as string;
           } else if (file.mimeType.startsWith('text/') || file.mimeType === 'application/json') {
             text = (await call({
-              path: `/drive/v3/files/${args.id}`,
+              path: `/drive/v3/files/${segment(args.id)}`,
               query: { alt: 'media' },
               text: true,
             })) as string;

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { defineTool, type AgentTool } from '@agent-backend/agent-runtime';
-import { cut, type ErrorText, type SaasAccount } from '../account.js';
+import { cut, SaasError, segment, type ErrorText, type SaasAccount } from '../account.js';
 
 /** Notion's errors: `{ object: "error", status, code, message }`. */
 export const notionErrorText: ErrorText = (body) =>
@@ -65,6 +65,12 @@ function paragraphs(text: string) {
 
 const PageId = z.string().min(1).max(64).describe('Page id (with or without dashes)');
 
+/** A page's blocks are read this many pages of 100 at most (and until the text is long enough). */
+const MAX_BLOCK_PAGES = 10;
+const MAX_TEXT = 8_000;
+
+const MORE = 'More results exist; narrow the query or raise the limit to see them.';
+
 /** Notion: search, read a page, create a page, append paragraphs. */
 export function notionTools(account: SaasAccount): AgentTool[] {
   return [
@@ -92,11 +98,13 @@ export function notionTools(account: SaasAccount): AgentTool[] {
               url: string;
               properties?: Record<string, { type?: string; title?: RichText }>;
             }>;
+            has_more?: boolean;
           };
           if (answer.results.length === 0) return { content: `No pages match "${args.query}".` };
-          return {
-            content: answer.results.map((p) => `${titleOf(p)} ${p.url} (id ${p.id})`).join('\n'),
-          };
+          // One page of `limit`; `has_more` is reported, not followed.
+          const lines = answer.results.map((p) => `${titleOf(p)} ${p.url} (id ${p.id})`);
+          if (answer.has_more) lines.push(MORE);
+          return { content: lines.join('\n') };
         }),
     }),
     defineTool({
@@ -106,17 +114,31 @@ export function notionTools(account: SaasAccount): AgentTool[] {
       writes: false,
       run: (args, context) =>
         account.run(context, async (call) => {
-          const page = (await call({ path: `/v1/pages/${args.page_id}` })) as {
+          const id = segment(args.page_id);
+          const page = (await call({ path: `/v1/pages/${id}` })) as {
             url: string;
             properties?: Record<string, { type?: string; title?: RichText }>;
           };
-          const blocks = (await call({
-            path: `/v1/blocks/${args.page_id}/children`,
-            query: { page_size: 100 },
-          })) as { results: Block[] };
-          const text = blocks.results.map(blockText).filter(Boolean).join('\n');
+          // The blocks follow `next_cursor`, up to MAX_BLOCK_PAGES pages or enough text.
+          const lines: string[] = [];
+          let length = 0;
+          let cursor: string | undefined;
+          for (let pages = 0; pages < MAX_BLOCK_PAGES; pages += 1) {
+            const blocks = (await call({
+              path: `/v1/blocks/${id}/children`,
+              query: { page_size: 100, start_cursor: cursor },
+            })) as { results: Block[]; has_more?: boolean; next_cursor?: string | null };
+            for (const text of blocks.results.map(blockText).filter(Boolean)) {
+              lines.push(text);
+              length += text.length + 1;
+            }
+            cursor = blocks.has_more && blocks.next_cursor ? blocks.next_cursor : undefined;
+            if (!cursor || length > MAX_TEXT) break;
+          }
+          if (cursor && length <= MAX_TEXT) lines.push('[the page goes on; not read further]');
+          const text = lines.join('\n');
           return {
-            content: cut(`${titleOf(page)} ${page.url}\n\n${text || '(empty page)'}`, 8_000),
+            content: cut(`${titleOf(page)} ${page.url}\n\n${text || '(empty page)'}`, MAX_TEXT),
           };
         }),
     }),
@@ -151,12 +173,23 @@ export function notionTools(account: SaasAccount): AgentTool[] {
       run: (args, context) =>
         account.run(context, async (call) => {
           const blocks = paragraphs(args.text);
+          const id = segment(args.page_id);
           await call({
             method: 'PATCH',
-            path: `/v1/blocks/${args.page_id}/children`,
+            path: `/v1/blocks/${id}/children`,
             json: { children: blocks },
           });
-          return { content: `Appended ${blocks.length} paragraph(s) to page ${args.page_id}.` };
+          // The append answers the new blocks, not the page: its URL takes one read. Should that
+          // read fail, the append has happened all the same, so the id-only URL stands in.
+          let url = `https://www.notion.so/${encodeURIComponent(args.page_id.replace(/-/g, ''))}`;
+          try {
+            url = ((await call({ path: `/v1/pages/${id}` })) as { url: string }).url;
+          } catch (error) {
+            if (!(error instanceof SaasError)) throw error;
+          }
+          return {
+            content: `Appended ${blocks.length} paragraph(s) to page ${args.page_id}: ${url}`,
+          };
         }),
     }),
   ];
