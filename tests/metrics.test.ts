@@ -196,6 +196,10 @@ describe('Prometheus metrics of the split roles', () => {
       hitl_config: {},
     });
     const request = await stream.waitFor((e) => e.data.type === 'approval_request');
+    // While the run waits for the decision, its stream is open and the run active.
+    const waiting = await scrape(api());
+    expect(waiting.value('agent_streams_open')).toBe(1);
+    expect(waiting.value('agent_runs_active')).toBe(1);
     const decided = await callApi(
       api(),
       alice,

@@ -463,6 +463,11 @@ describe('jobs on the worker continue the trace of the request that queued them'
     )!;
     expect(http.parentSpanId).toBe(CALLER_SPAN);
     expect(job.parentSpanId).toBe(http.spanId);
+    // The worker's log line of the ingestion carries the trace and the job's span.
+    const line = cluster.workers[0]!.stdout.find(
+      (l) => l.includes('"msg":"knowledge document ingested"') && l.includes(traceId),
+    );
+    expect(JSON.parse(line!)).toMatchObject({ trace_id: traceId, span_id: job.spanId });
   });
 
   it('has the answer to a chat message in the trace of the webhook request', async () => {

@@ -34,28 +34,27 @@ export async function processKnowledgeIngestion(
         return;
       }
       const { document_id: documentId, user_id: userId, reembed, trace } = parsed.data;
-      let outcome;
-      try {
-        // The trace of the request that added the document continues here.
-        outcome = await inJobSpan(
-          'kb-ingest',
-          trace,
-          { 'agent_backend.document.id': documentId },
-          () =>
-            ingestDocument(repo, userId, documentId, {
-              embedder,
-              lastAttempt: job.attempt >= KB_INGEST_ATTEMPTS,
-              reembed,
-              signal: job.signal,
-            }),
+      // The trace of the request that added the document continues here (its log line too).
+      await inJobSpan('kb-ingest', trace, { 'agent_backend.document.id': documentId }, async () => {
+        let outcome;
+        try {
+          outcome = await ingestDocument(repo, userId, documentId, {
+            embedder,
+            lastAttempt: job.attempt >= KB_INGEST_ATTEMPTS,
+            reembed,
+            signal: job.signal,
+          });
+        } catch (error) {
+          metrics.failed();
+          throw error;
+        }
+        if (outcome.status === 'ready') metrics.ingested(outcome.chunks);
+        else if (outcome.status === 'failed') metrics.failed();
+        logger.info(
+          { documentId, attempt: job.attempt, ...outcome },
+          'knowledge document ingested',
         );
-      } catch (error) {
-        metrics.failed();
-        throw error;
-      }
-      if (outcome.status === 'ready') metrics.ingested(outcome.chunks);
-      else if (outcome.status === 'failed') metrics.failed();
-      logger.info({ documentId, attempt: job.attempt, ...outcome }, 'knowledge document ingested');
+      });
     },
     { concurrency: 2 },
   );
