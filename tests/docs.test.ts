@@ -16,7 +16,14 @@ const pages = [
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
+  ...readdirSync(join(ROOT, 'packages'))
+    .filter((p) => existsSync(join(ROOT, 'packages', p, 'README.md')))
+    .map((p) => `packages/${p}/README.md`),
 ];
+
+/** Published specifications a page may name; anything else called "the spec" is not in the repository. */
+const PUBLIC_SPECIFICATIONS =
+  /\b(OpenTelemetry|OpenAPI|AsyncAPI|Compose|Agent Skills|JSON Schema)\s+specification\b/gi;
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 function anchors(markdown: string): Set<string> {
@@ -65,6 +72,15 @@ describe('documentation', () => {
     for (const page of pages) {
       const text = readFileSync(join(ROOT, page), 'utf8');
       expect(text, page).not.toMatch(/DESIGN\.md|STYLE\.md|agent-backend-service\.md/);
+      const prose = text.replace(PUBLIC_SPECIFICATIONS, '');
+      // "spec 4.2", "the spec's", "the service specification": a document no reader has.
+      const citations = [
+        ...prose.matchAll(/\bspec\s+\d[\d.]*|\b(the|bare)\s+spec\b|specification/gi),
+      ];
+      expect(
+        citations.map((m) => m[0]),
+        page,
+      ).toEqual([]);
     }
   });
 
