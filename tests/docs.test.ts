@@ -84,6 +84,26 @@ describe('documentation', () => {
     }
   });
 
+  it('docs/protocol.md describes every HTTP route of docs/openapi.json', () => {
+    const protocol = readFileSync(join(ROOT, 'docs/protocol.md'), 'utf8');
+    const openapi = JSON.parse(readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries(openapi.paths)) {
+      // `{id}` may be written `:id`, `{id}` or `<id>`, under any name.
+      const pattern = path
+        .split(/\{[^}]+\}/)
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('(?::\\w+|\\{\\w+\\}|<\\w+>)');
+      for (const method of Object.keys(operations)) {
+        const route = new RegExp(`\`${method.toUpperCase()} ${pattern}[\`?]`);
+        if (!route.test(protocol)) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
+  });
+
   it('docs/configuration.md is generated from the schema and is current', () => {
     const text = readFileSync(join(ROOT, 'docs/configuration.md'), 'utf8');
     // Stale: run `pnpm docs:config`.
