@@ -236,7 +236,9 @@ describe('docker-compose.yml', () => {
     const schema = JSON.parse(read('infra/compose-spec/compose-spec.json')) as object;
     // The schema names its draft-07 meta-schema by an address Ajv does not know; it is draft-07.
     const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
-    addFormats(ajv);
+    // ajv-formats is CommonJS: its default export is the plugin, or a module holding it.
+    const plugin = addFormats as unknown as ((a: Ajv) => Ajv) & { default?: (a: Ajv) => Ajv };
+    (plugin.default ?? plugin)(ajv);
     const validate = ajv.compile(schema);
     // As Compose reads it: merge keys resolved, before interpolation (the schema allows it).
     const file = parse(read('docker-compose.yml'), { merge: true }) as unknown;
