@@ -26,7 +26,9 @@ await startService('all-in-one', {
         name: 'gateway',
         close: async () => {
           gateway.stopAccepting();
-          await apiDrained;
+          // Or when closing the HTTP server failed before reaching that hook (the same promise
+          // the shutdown step awaits; it does not resolve while sockets are open).
+          await Promise.race([apiDrained, context.app.close().catch(() => undefined)]);
           await gateway.close();
         },
       },
