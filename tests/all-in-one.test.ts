@@ -54,6 +54,15 @@ describe('all-in-one on the embedded engine', () => {
     );
   });
 
+  it('starts without a warning: no warn-level log line, no Node.js or npm warning', () => {
+    // A first run should not greet a person with warnings about our own setup (issue 22.5).
+    const warnings = [...service.stdout, ...service.stderr].filter((line) =>
+      /"level":"(warn|error|fatal)"|\bWARN\b|npm warn|Warning\b/i.test(line),
+    );
+    expect(warnings).toEqual([]);
+    expect(service.stdout.length).toBeGreaterThan(0);
+  });
+
   it('token:issue reaches the running service and its tokens work', async () => {
     const { accessToken, refreshToken } = await issue('alice');
     expect(await json(await whoami(service.url, accessToken))).toEqual({

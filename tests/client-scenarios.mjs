@@ -134,3 +134,71 @@ export async function refreshOnUnauthorized(args) {
   }
   return { user, calls, total: nodes.total, refreshedUser, refused };
 }
+
+/**
+ * The web page's gateway connection (`client.webSocket()`, a BrowserWebClient on the platform's
+ * WebSocket; browser only: Node.js 20 has none). Starts with a refused token, so the first
+ * connection ends with 4401 and `onUnauthorized` supplies the fresh one; resolves at the first
+ * `workflows_list`. The client stays in `globalThis.__webClient` for {@link webSocketAgain}.
+ */
+export async function webSocketConnect(args) {
+  const sdk = await import(args.moduleUrl);
+  let calls = 0;
+  const client = new sdk.AgentBackendClient({
+    baseUrl: args.baseUrl,
+    token: 'not.a.token',
+    onUnauthorized: async () => {
+      calls += 1;
+      return args.freshToken;
+    },
+  });
+  const events = [];
+  const web = client.webSocket({
+    url: args.gatewayUrl,
+    userId: args.userId,
+    reconnect: { initialDelayMs: 50, maxDelayMs: 200 },
+  });
+  globalThis.__webClient = { web, events };
+  web.on((event) =>
+    events.push(
+      event.type === 'message'
+        ? { type: 'message', message: event.message }
+        : event.type === 'close'
+          ? { type: 'close', code: event.code, reconnecting: event.reconnecting }
+          : { type: event.type },
+    ),
+  );
+  const list = await workflowsList(web);
+  return { calls, list, events: [...events] };
+}
+
+/**
+ * After the test cut the connection: waits for the client to be back (a close, then an open,
+ * after the `since` events of {@link webSocketConnect}) and asks again.
+ */
+export async function webSocketAgain({ since }) {
+  const { web, events } = globalThis.__webClient;
+  const after = () => events.slice(since);
+  const back = () => {
+    const seen = after();
+    const closed = seen.findIndex((e) => e.type === 'close');
+    return closed >= 0 && seen.slice(closed).some((e) => e.type === 'open') && web.connected;
+  };
+  const list = await workflowsList(web, back());
+  web.close();
+  return { list, events: after() };
+}
+
+/** Sends `get_workflows` once the socket is open (now, if it is) and resolves with the `workflows_list`. */
+function workflowsList(web, openNow = false) {
+  return new Promise((resolve) => {
+    const off = web.on((event) => {
+      if (event.type === 'open') web.send({ type: 'get_workflows' });
+      if (event.type === 'message' && event.message.type === 'workflows_list') {
+        off();
+        resolve(event.message);
+      }
+    });
+    if (openNow) web.send({ type: 'get_workflows' });
+  });
+}

@@ -13,6 +13,7 @@ import {
   runEntry,
   startScriptedModel,
   startServiceProcess,
+  startTcpProxy,
   textReply,
   toolCallsReply,
   type ScriptedModel,
@@ -44,7 +45,7 @@ describe('client SDK in headless Chromium', () => {
       throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
     }
     model = await startScriptedModel();
-    service = await startServiceProcess({ entry: MAIN, env });
+    service = await startServiceProcess({ entry: MAIN, env, timeoutMs: 200_000 });
     pair = JSON.parse((await runEntry(TOKEN_ISSUE, ['dana'], env)).stdout) as typeof pair;
     browser = await chromium.launch({ executablePath: CHROMIUM, args: ['--no-sandbox'] });
     page = await browser.newPage();
@@ -54,18 +55,19 @@ describe('client SDK in headless Chromium', () => {
       const file =
         name === 'scenarios.mjs'
           ? join(REPO_ROOT, 'tests/client-scenarios.mjs')
-          : name === 'index.html'
-            ? undefined
-            : join(REPO_ROOT, CLIENT_DIST, name);
-      if (file && !existsSync(file)) return route.fulfill({ status: 404 });
+          : join(REPO_ROOT, CLIENT_DIST, name);
+      if (!existsSync(file)) return route.fulfill({ status: 404 });
       await route.fulfill({
         status: 200,
-        contentType: file ? 'text/javascript' : 'text/html',
-        body: file ? readFileSync(file) : '<!doctype html><title>sdk</title>',
+        contentType: 'text/javascript',
+        body: readFileSync(file),
       });
     });
-    await page.goto(`${service.url}/__sdk__/index.html`);
-  }, 120_000);
+    // The document itself comes from the service (its address space is loopback, as a page the
+    // service serves would be): Chromium refuses WebSockets to loopback from a page it believes
+    // public, which a page answered by the interception above would be.
+    await page.goto(`${service.url}/playground/config.json`);
+  }, 300_000);
   afterAll(async () => {
     await browser?.close();
     await service?.stop('SIGKILL');
@@ -89,7 +91,13 @@ describe('client SDK in headless Chromium', () => {
       `import('/__sdk__/index.js').then((sdk) => Object.keys(sdk))`,
     )) as string[];
     expect(loaded).toEqual(
-      expect.arrayContaining(['AgentBackendClient', 'ApiError', 'parseSse', 'refreshTokenAuth']),
+      expect.arrayContaining([
+        'AgentBackendClient',
+        'ApiError',
+        'BrowserWebClient',
+        'parseSse',
+        'refreshTokenAuth',
+      ]),
     );
   });
 
@@ -151,5 +159,44 @@ describe('client SDK in headless Chromium', () => {
       refreshedUser: 'dana',
       refused: { name: 'ApiError', status: 401, code: 'unauthorized' },
     });
+  });
+
+  it("keeps the page's gateway connection (/ws/web): refreshes a refused token, reconnects after a drop", async () => {
+    const port = Number(new URL(service.url).port);
+    const proxy = await startTcpProxy({ host: '127.0.0.1', port });
+    try {
+      const gatewayUrl = `http://127.0.0.1:${proxy.port}`;
+      const first = (await inPage('webSocketConnect', {
+        baseUrl: service.url,
+        gatewayUrl,
+        userId: 'dana',
+        freshToken: pair.accessToken,
+      })) as unknown as { calls: number; list: unknown; events: Array<Record<string, unknown>> };
+      // The refused token's connection was closed with 4401; the fresh one got an answer.
+      expect(first.calls).toBe(1);
+      // (The gateway accepts the upgrade, then closes: the refusal comes after an `open`.)
+      expect(first.events.filter((e) => e.type === 'close')).toEqual([
+        { type: 'close', code: 4401, reconnecting: true },
+      ]);
+      expect(first.list).toEqual({
+        type: 'workflows_list',
+        success: false,
+        error: 'Extension not connected',
+      });
+      const connections = proxy.accepted;
+
+      proxy.setMode('drop'); // the network drops the open connection
+      proxy.setMode('forward');
+      const again = (await inPage('webSocketAgain', { since: first.events.length })) as unknown as {
+        list: unknown;
+        events: Array<Record<string, unknown>>;
+      };
+      expect(again.events[0]).toMatchObject({ type: 'close', code: 1006, reconnecting: true });
+      expect(again.events).toContainEqual({ type: 'open' });
+      expect(again.list).toMatchObject({ type: 'workflows_list', success: false });
+      expect(proxy.accepted).toBeGreaterThan(connections);
+    } finally {
+      await proxy.close();
+    }
   });
 });

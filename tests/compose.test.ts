@@ -8,6 +8,8 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'no
 import { tmpdir } from 'node:os';
 import { join, posix } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { Ajv } from 'ajv';
+import addFormats from 'ajv-formats';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigError, DEFAULT_PORT, loadConfig, Role, type Config } from '@agent-backend/config';
@@ -230,6 +232,21 @@ function configOf(app: (typeof apps)[number]): Config {
 }
 
 describe('docker-compose.yml', () => {
+  it('is valid for the Compose Specification schema (infra/compose-spec, vendored)', () => {
+    const schema = JSON.parse(read('infra/compose-spec/compose-spec.json')) as object;
+    // The schema names its draft-07 meta-schema by an address Ajv does not know; it is draft-07.
+    const ajv = new Ajv({ allErrors: true, strict: false, validateSchema: false });
+    // ajv-formats is CommonJS: its default export is the plugin, or a module holding it.
+    const plugin = addFormats as unknown as ((a: Ajv) => Ajv) & { default?: (a: Ajv) => Ajv };
+    (plugin.default ?? plugin)(ajv);
+    const validate = ajv.compile(schema);
+    // As Compose reads it: merge keys resolved, before interpolation (the schema allows it).
+    const file = parse(read('docker-compose.yml'), { merge: true }) as unknown;
+    expect(validate(file) ? [] : validate.errors).toEqual([]);
+    // And the schema is not a pass-everything: an unknown service key is refused.
+    expect(validate({ services: { api: { image: 'x', replica: 2 } } })).toBe(false);
+  });
+
   it('has redis, postgres, ≥2 api, ≥2 gateway, ≥1 worker and a load balancer', () => {
     for (const name of ['redis', 'postgres', 'lb']) {
       expect(services[name], `service "${name}" is missing`).toBeDefined();

@@ -16,7 +16,14 @@ const pages = [
   ...readdirSync(join(ROOT, 'docs'))
     .filter((f) => f.endsWith('.md'))
     .map((f) => `docs/${f}`),
+  ...readdirSync(join(ROOT, 'packages'))
+    .filter((p) => existsSync(join(ROOT, 'packages', p, 'README.md')))
+    .map((p) => `packages/${p}/README.md`),
 ];
+
+/** Published specifications a page may name; anything else called "the spec" is not in the repository. */
+const PUBLIC_SPECIFICATIONS =
+  /\b(OpenTelemetry|OpenAPI|AsyncAPI|Compose|Agent Skills|JSON Schema)\s+specification\b/gi;
 
 /** GitHub's heading anchors: lower case, punctuation dropped, spaces to hyphens. */
 function anchors(markdown: string): Set<string> {
@@ -65,7 +72,36 @@ describe('documentation', () => {
     for (const page of pages) {
       const text = readFileSync(join(ROOT, page), 'utf8');
       expect(text, page).not.toMatch(/DESIGN\.md|STYLE\.md|agent-backend-service\.md/);
+      const prose = text.replace(PUBLIC_SPECIFICATIONS, '');
+      // "spec 4.2", "the spec's", "the service specification": a document no reader has.
+      const citations = [
+        ...prose.matchAll(/\bspec\s+\d[\d.]*|\b(the|bare)\s+spec\b|specification/gi),
+      ];
+      expect(
+        citations.map((m) => m[0]),
+        page,
+      ).toEqual([]);
     }
+  });
+
+  it('docs/protocol.md describes every HTTP route of docs/openapi.json', () => {
+    const protocol = readFileSync(join(ROOT, 'docs/protocol.md'), 'utf8');
+    const openapi = JSON.parse(readFileSync(join(ROOT, 'docs/openapi.json'), 'utf8')) as {
+      paths: Record<string, Record<string, unknown>>;
+    };
+    const missing: string[] = [];
+    for (const [path, operations] of Object.entries(openapi.paths)) {
+      // `{id}` may be written `:id`, `{id}` or `<id>`, under any name.
+      const pattern = path
+        .split(/\{[^}]+\}/)
+        .map((part) => part.replace(/[.*+?^${}()|[\]\\]/g, '\\$&'))
+        .join('(?::\\w+|\\{\\w+\\}|<\\w+>)');
+      for (const method of Object.keys(operations)) {
+        const route = new RegExp(`\`${method.toUpperCase()} ${pattern}[\`?]`);
+        if (!route.test(protocol)) missing.push(`${method.toUpperCase()} ${path}`);
+      }
+    }
+    expect(missing).toEqual([]);
   });
 
   it('docs/configuration.md is generated from the schema and is current', () => {

@@ -13,9 +13,25 @@ import { startControlSocket } from './control-socket.js';
 await startService('all-in-one', {
   migrate: true,
   mount: async (context) => {
+    const api = await mountApi(context);
+    const gateway = await mountGateway(context);
+    // Registered after the api's drain hook, so it runs once running agent runs finished (or
+    // were ended with server_shutdown): those runs may still call tools on connected nodes.
+    const apiDrained = new Promise<void>((resolve) =>
+      context.app.addHook('preClose', () => resolve()),
+    );
     const roles = [
-      await mountApi(context),
-      await mountGateway(context),
+      api,
+      {
+        name: 'gateway',
+        close: async () => {
+          gateway.stopAccepting();
+          // Or when closing the HTTP server failed before reaching that hook (the same promise
+          // the shutdown step awaits; it does not resolve while sockets are open).
+          await Promise.race([apiDrained, context.app.close().catch(() => undefined)]);
+          await gateway.close();
+        },
+      },
       await mountWorker(context),
     ];
     if (context.engines.db.dialect !== 'pglite') return roles;

@@ -21,7 +21,7 @@ import { WorkflowTracker } from './workflows.js';
  * replica's liveness heartbeat in shared presence, which makes its nodes disappear everywhere
  * within `GATEWAY_REPLICA_TTL_MS` if it dies without cleaning up.
  */
-export async function mountGateway(context: ServiceContext): Promise<MountedRole> {
+export async function mountGateway(context: ServiceContext): Promise<GatewayRole> {
   const { app, engines, config, logger, keys } = context;
   const replicaId = config.instanceId;
   const registry = new LocalRegistry();
@@ -83,6 +83,7 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
 
   return {
     name: 'gateway',
+    stopAccepting: () => upgrades.stopAccepting(),
     async close() {
       upgrades.stopAccepting();
       pings.stop();
@@ -95,6 +96,11 @@ export async function mountGateway(context: ServiceContext): Promise<MountedRole
       await engines.presence.removeReplica(replicaId).catch(() => {});
     },
   };
+}
+
+/** The mounted gateway; `stopAccepting` refuses new upgrades (503) and keeps the open sockets. */
+export interface GatewayRole extends MountedRole {
+  stopAccepting(): void;
 }
 
 /** Closes every connection with 1001 and waits for them to close, at most 2 s. */

@@ -1,1 +1,1 @@
-export { mountGateway } from './gateway-role.js';
+export { mountGateway, type GatewayRole } from './gateway-role.js';

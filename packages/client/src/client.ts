@@ -25,6 +25,7 @@ import type {
   UploadSkillRequest,
   UploadSkillResponse,
 } from '@agent-backend/protocol';
+import { BrowserWebClient, type BrowserWebClientOptions } from './browser-web-client.js';
 import { parseSse } from './sse.js';
 
 /** How the client authenticates (docs/clients.md). */
@@ -152,6 +153,31 @@ export class AgentBackendClient {
   decideAll(runId: string, decisions: ApprovalDecisionItem[]): Promise<ApprovalDecisionsResponse> {
     return this.json('POST', `/api/agent/runs/${encodeURIComponent(runId)}/decisions`, {
       body: { decisions },
+    });
+  }
+
+  /**
+   * Opens the user's web connection to the gateway (`/ws/web`, a {@link BrowserWebClient}) with
+   * this client's token and `onUnauthorized`. `url` defaults to `baseUrl` (the all-in-one, or a
+   * load balancer that routes `/ws/` to the gateway); `userId` must be the token's user.
+   */
+  webSocket(
+    options: Omit<BrowserWebClientOptions, 'url' | 'token' | 'onUnauthorized'> & { url?: string },
+  ): BrowserWebClient {
+    const { onUnauthorized } = this.options;
+    return new BrowserWebClient({
+      ...options,
+      url: options.url ?? this.baseUrl,
+      token: async () => (await this.currentToken()) ?? '',
+      ...(onUnauthorized
+        ? {
+            onUnauthorized: async () => {
+              const fresh = await onUnauthorized();
+              if (fresh && typeof this.token !== 'function') this.token = fresh;
+              return fresh;
+            },
+          }
+        : {}),
     });
   }
 

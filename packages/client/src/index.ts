@@ -1,7 +1,8 @@
 /**
- * The agent backend service's client for browsers and Node.js (fetch and streams only, no
- * Node.js import): {@link AgentBackendClient} for the HTTP API with streamed, self-resuming
- * agent runs. The WebSocket clients of nodes and web pages are in `@agent-backend/client/node`.
+ * The agent backend service's client for browsers and Node.js (fetch, streams and the platform's
+ * WebSocket only, no Node.js import): {@link AgentBackendClient} for the HTTP API with streamed,
+ * self-resuming agent runs, and {@link BrowserWebClient} for a web page's gateway connection.
+ * The `ws`-based WebSocket clients of nodes and web clients are in `@agent-backend/client/node`.
  */
 export {
   AgentBackendClient,
@@ -11,6 +12,11 @@ export {
   StreamInterruptedError,
   type ClientOptions,
 } from './client.js';
+export {
+  BrowserWebClient,
+  type BrowserWebClientEvent,
+  type BrowserWebClientOptions,
+} from './browser-web-client.js';
 export { parseSse, type SseMessage } from './sse.js';
 export type {
   AgentEvent,

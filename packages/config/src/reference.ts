@@ -64,8 +64,8 @@ export const ENV_MEANINGS = {
   GATEWAY_REPLICA_TTL_MS:
     'a gateway replica that stopped heartbeating for this long is dead, and so are its nodes',
   TOOL_CALL_TIMEOUT_MS:
-    'default deadline of a tool call to a node (spec 8: 60 s); callers may pass their own',
-  WORKFLOW_TIMEOUT_MS: 'deadline of a workflow run on an extension (spec 8: 300 s)',
+    'default deadline of a tool call to a node (60 s); callers may pass their own',
+  WORKFLOW_TIMEOUT_MS: 'deadline of a workflow run on an extension (300 s)',
   SMTP_URL:
     '`smtp://` or `smtps://` (credentials in the URL) for scheduled-task email notifications; unset: email channels are logged and skipped (see [`scheduled-tasks.md`](scheduled-tasks.md))',
   EMAIL_FROM: 'sender of notification emails',
@@ -132,7 +132,7 @@ export const ENV_MEANINGS = {
   SANDBOX_DEPLOYMENT:
     "label in every sandbox's metadata; the sweep only reaps its own deployment's sandboxes",
   SANDBOX_CLOUD_PROVIDER:
-    "`e2b`: `cloud` runs (the spec's default mode) run code in E2B sandboxes ([`sandbox.md`](sandbox.md#cloud-e2b)); needs `E2B_API_KEY`. Unset: cloud runs get no code tools and a `notice`",
+    '`e2b`: `cloud` runs (the default `sandbox_mode`) run code in E2B sandboxes ([`sandbox.md`](sandbox.md#cloud-e2b)); needs `E2B_API_KEY`. Unset: cloud runs get no code tools and a `notice`',
   E2B_API_KEY: "E2B's API key (sent as `X-API-KEY`); required with `SANDBOX_CLOUD_PROVIDER=e2b`",
   E2B_TEMPLATE:
     'the E2B template sandboxes start from; it needs `python3` (with matplotlib for figures), `node` and `bash`',

@@ -3,7 +3,7 @@
  * a form to call one of their tools by hand (`POST /node/tools/call`), and the notifications
  * the gateway sends to web clients over `/ws/web`.
  */
-import type { NodeInfo } from '@agent-backend/client';
+import type { BrowserWebClient, NodeInfo } from '@agent-backend/client';
 import type { Panel, SignedIn } from './panel.js';
 import { button, byId, el, guarded, images, showStatus } from './dom.js';
 
@@ -16,8 +16,7 @@ export function createNodesPanel(): Panel {
   let session: SignedIn | undefined;
   let nodes: NodeInfo[] = [];
   let timer: ReturnType<typeof setInterval> | undefined;
-  let socket: WebSocket | undefined;
-  let reconnect: ReturnType<typeof setTimeout> | undefined;
+  let socket: BrowserWebClient | undefined;
   const nodeSelect = byId<HTMLSelectElement>('node-select');
   const toolSelect = byId<HTMLSelectElement>('node-tool');
 
@@ -93,26 +92,18 @@ export function createNodesPanel(): Panel {
     });
   });
 
-  /** `/ws/web`: the gateway's notifications to this user's web clients. */
-  async function connect() {
+  /** `/ws/web`: the gateway's notifications to this user's web clients (the SDK reconnects). */
+  function connect() {
     if (!session) return;
     const current = session;
-    const url = new URL('/ws/web', location.href);
-    url.protocol = location.protocol === 'https:' ? 'wss:' : 'ws:';
-    url.searchParams.set('user_id', current.userId);
-    url.searchParams.set('token', await current.token());
-    const ws = new WebSocket(url);
+    const ws = current.client.webSocket({ userId: current.userId });
     socket = ws;
-    ws.addEventListener('message', (event) => {
-      const message = JSON.parse(String(event.data)) as { type: string } & Record<string, unknown>;
-      if (message.type === 'pong') return;
-      notify(message);
+    ws.on((event) => {
+      if (event.type === 'close' && event.error)
+        showStatus(`Notifications stopped: ${event.error}`);
+      if (event.type !== 'message' || event.message.type === 'pong') return;
+      notify(event.message as { type: string } & Record<string, unknown>);
       void guarded(refresh);
-    });
-    ws.addEventListener('close', () => {
-      if (socket !== ws || session !== current) return;
-      socket = undefined;
-      reconnect = setTimeout(() => void guarded(connect), 3000);
     });
   }
 
@@ -139,12 +130,11 @@ export function createNodesPanel(): Panel {
   return {
     start(signedIn) {
       session = signedIn;
-      void guarded(connect);
+      connect();
     },
     stop() {
       session = undefined;
       if (timer) clearInterval(timer);
-      if (reconnect) clearTimeout(reconnect);
       timer = undefined;
       socket?.close();
       socket = undefined;
