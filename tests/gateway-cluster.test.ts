@@ -307,6 +307,47 @@ describe('gateway cluster', () => {
     }
   });
 
+  it('tells web clients that watch nodes when a node of their user connects or drops, across replicas', async () => {
+    const token = await cluster.token('eve');
+    const watcher = await connect(1, '/ws/web', { user_id: 'eve', token });
+    const other = await connect(1, '/ws/web', { user_id: 'eve', token });
+    const stranger = await connect(1, '/ws/web', {
+      user_id: 'fay',
+      token: await cluster.token('fay'),
+    });
+    for (const web of [watcher, stranger]) web.send({ type: 'watch_nodes' });
+    // watch_nodes has no reply: a ping behind it is answered once it was handled.
+    for (const web of [watcher, other, stranger]) web.send({ type: 'ping' });
+    await Promise.all([watcher, other, stranger].map((web) => web.next(ofType('pong'))));
+
+    const desktop = await connect(0, '/ws/desktop', {
+      client_id: 'desktop_eve',
+      node_id: 'laptop',
+      token,
+    });
+    desktop.send({
+      type: 'register',
+      node_id: 'laptop',
+      node_type: 'desktop',
+      available_tools: [],
+    });
+    await desktop.next(ofType('registered'));
+    const status = (value: string) => ({
+      type: 'node_status',
+      node_type: 'desktop',
+      node_id: 'laptop',
+      status: value,
+    });
+    expect(await watcher.next(ofType('node_status'))).toEqual(status('online'));
+    desktop.ws.close();
+    expect(
+      await watcher.next((frame) => frame.type === 'node_status' && frame.status === 'offline'),
+    ).toEqual(status('offline'));
+    // Delivered by the same replica as the watcher's: had they been sent, they would be here.
+    expect(other.received.filter(ofType('node_status'))).toEqual([]);
+    expect(stranger.received.filter(ofType('node_status'))).toEqual([]);
+  });
+
   it('a gateway killed with SIGKILL loses its nodes within the replica TTL and fails its calls', async () => {
     const token = await cluster.token('fay');
     const doomed = await connect(1, '/ws/desktop', {

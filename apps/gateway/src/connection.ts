@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket, { type RawData } from 'ws';
-import { fieldErrors, WS_CLOSE } from '@agent-backend/protocol';
+import { fieldErrors, WS_CLOSE, type ServerMessage } from '@agent-backend/protocol';
 import type { Logger } from '@agent-backend/logger';
 import type { Count, GatewayMetrics } from '@agent-backend/metrics';
 import type { z } from 'zod';
@@ -63,6 +63,14 @@ export abstract class Connection {
   }
 
   /** Sends a JSON message; false when the socket is closed or the peer is too slow (then closed). */
+  /**
+   * Whether a message published to the user's web channel is for this connection (every message
+   * is, unless a connection kind says otherwise).
+   */
+  wants(_message: ServerMessage): boolean {
+    return true;
+  }
+
   send(message: object): boolean {
     if (!this.isOpen) return false;
     if (this.ws.bufferedAmount > this.limits.maxBufferedBytes) {

@@ -6,6 +6,7 @@ import {
   NodeStatus,
   WS_CLOSE,
   type NodeRecord,
+  type NodeStatusMessage,
   type NodeType,
   type HeartbeatMessage,
   type McpResponseMessage,
@@ -47,6 +48,8 @@ export class NodeConnection extends Connection {
   private presenceFailing = false;
   /** A refresh (TTL only) is in flight; another one meanwhile would add nothing. */
   private refreshing = false;
+  /** Registered (and announced `online` to watching web clients). */
+  private registered = false;
 
   constructor(
     ws: WebSocket,
@@ -198,6 +201,24 @@ export class NodeConnection extends Connection {
     });
     await this.publishPresence();
     this.send({ type: 'registered', node_id: this.nodeId, success: true });
+    this.registered = true;
+    this.announce(this.record.status);
+  }
+
+  /**
+   * Tells the user's web clients that watch nodes (`watch_nodes`) that this node came or went, on
+   * whichever replica they are. Best effort: a lost announcement leaves them the list they read.
+   */
+  private announce(status: NodeStatus): void {
+    const message: NodeStatusMessage = {
+      type: 'node_status',
+      node_type: this.nodeType,
+      node_id: this.nodeId,
+      status,
+    };
+    void this.services.bus.publish(userWebChannel(this.userId), message).catch((error: unknown) => {
+      this.logger.debug({ err: error, node: this.nodeId }, 'could not announce node status');
+    });
   }
 
   /**
@@ -362,6 +383,7 @@ export class NodeConnection extends Connection {
       await presence.removeNode(this.userId, this.nodeId, { replicaId }).catch((error: unknown) => {
         this.logger.warn({ err: error, node: this.nodeId }, 'could not remove node from presence');
       });
+      if (this.registered) this.announce('offline');
     }
   }
 }

@@ -1,6 +1,10 @@
 import { randomUUID } from 'node:crypto';
 import type WebSocket from 'ws';
-import { WebClientMessage, type ExecuteWorkflowMessage } from '@agent-backend/protocol';
+import {
+  WebClientMessage,
+  type ExecuteWorkflowMessage,
+  type ServerMessage,
+} from '@agent-backend/protocol';
 import { gatewayChannel, type DeliverCommand } from '@agent-backend/node-rpc';
 import type { PresenceEntry } from '@agent-backend/presence';
 import { Connection } from './connection.js';
@@ -17,6 +21,9 @@ export const EXTENSION_NOT_CONNECTED = 'Extension not connected';
  * and go to every web connection of the user on every replica (spec 4.3 rule 2).
  */
 export class WebConnection extends Connection {
+  /** Whether the client sent `watch_nodes`: only then does it receive `node_status`. */
+  private watchingNodes = false;
+
   constructor(
     ws: WebSocket,
     identity: ConnectionIdentity,
@@ -41,6 +48,9 @@ export class WebConnection extends Connection {
         return;
       case 'status':
         return; // Accepted; web clients have no presence record to update.
+      case 'watch_nodes':
+        this.watchingNodes = true;
+        return;
       case 'get_workflows': {
         const delivered = await this.deliverToExtension({ type: 'get_workflows' });
         if (!delivered)
@@ -50,6 +60,11 @@ export class WebConnection extends Connection {
       case 'execute_workflow':
         return this.executeWorkflow(message);
     }
+  }
+
+  /** `node_status` only after `watch_nodes`; everything else always. */
+  override wants(message: ServerMessage): boolean {
+    return message.type !== 'node_status' || this.watchingNodes;
   }
 
   /**

@@ -22,7 +22,8 @@ export class WebSubscriptions {
       subscription = this.bus.subscribe(userWebChannel(userId), (message) => {
         const parsed = ServerMessage.safeParse(message);
         if (!parsed.success) return;
-        for (const conn of this.registry.webOf(userId)) conn.send(parsed.data);
+        for (const conn of this.registry.webOf(userId))
+          if (conn.wants(parsed.data)) conn.send(parsed.data);
       });
       this.subscriptions.set(userId, subscription);
     }

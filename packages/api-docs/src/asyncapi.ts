@@ -42,6 +42,7 @@ export const SERVER_MESSAGE_CHANNELS: Record<ServerMessage['type'], readonly WsC
   workflow_complete: ['web'],
   scheduled_task_confirmation: ['web'],
   scheduled_task_result: ['web'],
+  node_status: ['web'],
 };
 
 /** The JSON-RPC frames on node connections, by message name. */

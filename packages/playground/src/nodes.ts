@@ -1,14 +1,18 @@
 /**
- * The nodes panel: the user's nodes (`GET /node/devices`, refreshed while the panel is shown),
- * a form to call one of their tools by hand (`POST /node/tools/call`), and the notifications
- * the gateway sends to web clients over `/ws/web`.
+ * The nodes panel: the user's nodes (`GET /node/devices`, read again whenever `/ws/web` says a
+ * node came or went, and every {@link REFRESH_MS} as a fallback while the panel is shown), a
+ * form to call one of their tools by hand (`POST /node/tools/call`), and the notifications the
+ * gateway sends to web clients over `/ws/web`.
  */
 import type { BrowserWebClient, NodeInfo } from '@agent-backend/client';
 import type { Panel, SignedIn } from './panel.js';
 import { button, byId, el, guarded, images, showStatus } from './dom.js';
 
-/** How often the list is asked again while the panel is shown. */
-const REFRESH_MS = 3000;
+/**
+ * How often the list is asked again while the panel is shown, besides each `node_status`: a node
+ * of a gateway that died without a word leaves presence only when its entry expires.
+ */
+const REFRESH_MS = 30_000;
 /** Notifications kept on screen. */
 const MAX_NOTIFICATIONS = 50;
 
@@ -99,10 +103,13 @@ export function createNodesPanel(): Panel {
     const ws = current.client.webSocket({ userId: current.userId });
     socket = ws;
     ws.on((event) => {
+      // On every (re)connection: be told when a node of this user comes or goes.
+      if (event.type === 'open') ws.send({ type: 'watch_nodes' });
       if (event.type === 'close' && event.error)
         showStatus(`Notifications stopped: ${event.error}`);
       if (event.type !== 'message' || event.message.type === 'pong') return;
-      notify(event.message as { type: string } & Record<string, unknown>);
+      if (event.message.type !== 'node_status')
+        notify(event.message as { type: string } & Record<string, unknown>);
       void guarded(refresh);
     });
   }

@@ -234,6 +234,29 @@ export const ScheduledTaskResultMessage = z.object({
 });
 export type ScheduledTaskResultMessage = z.infer<typeof ScheduledTaskResultMessage>;
 
+/**
+ * Beyond the wire contract's message list: a web client that sends `watch_nodes` is told when one
+ * of its user's nodes connects or disconnects, on any replica (`node_status`), so a node list can
+ * stay live without polling. Web clients that do not send it never receive `node_status`.
+ */
+export const WatchNodesMessage = z.object({
+  type: z.literal('watch_nodes'),
+});
+export type WatchNodesMessage = z.infer<typeof WatchNodesMessage>;
+
+/**
+ * A node of the user connected (`online`, once registered) or disconnected (`offline`). A hint to
+ * read `GET /node/devices` again, which stays the truth: two replicas' events for one node that
+ * reconnected may arrive in either order.
+ */
+export const NodeStatusMessage = z.object({
+  type: z.literal('node_status'),
+  node_type: NodeType,
+  node_id: z.string(),
+  status: NodeStatus,
+});
+export type NodeStatusMessage = z.infer<typeof NodeStatusMessage>;
+
 // --- unions by sender ---
 
 /** What an extension or desktop may send, apart from JSON-RPC responses. */
@@ -256,6 +279,7 @@ export const WebClientMessage = z.discriminatedUnion('type', [
   ExecuteWorkflowMessage,
   StatusMessage,
   HeartbeatMessage,
+  WatchNodesMessage,
 ]);
 export type WebClientMessage = z.infer<typeof WebClientMessage>;
 export type WebClientMessageInput = z.input<typeof WebClientMessage>;
@@ -276,6 +300,7 @@ export const ServerMessage = z.discriminatedUnion('type', [
   WsErrorMessage,
   ScheduledTaskConfirmationMessage,
   ScheduledTaskResultMessage,
+  NodeStatusMessage,
 ]);
 export type ServerMessage = z.infer<typeof ServerMessage>;
 export type ServerMessageInput = z.input<typeof ServerMessage>;
