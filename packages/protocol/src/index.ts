@@ -10,6 +10,7 @@ export * from './dependency-errors.js';
 export * from './errors.js';
 export * from './health.js';
 export * from './invoke.js';
+export * from './json-bounds.js';
 export * from './json-rpc.js';
 export * from './knowledge.js';
 export * from './mcp.js';
