@@ -21,3 +21,4 @@ export * from './scheduled-task.js';
 export * from './ws-endpoints.js';
 export * from './ws-messages.js';
 export * from './skills.js';
+export * from './text-rules.js';
