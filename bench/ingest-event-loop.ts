@@ -11,7 +11,8 @@
  *
  *   pnpm build && node --import tsx bench/ingest-event-loop.ts
  *
- * Env: BUILDS (default this checkout's build), ROUNDS (default 3), EMBEDDINGS (`off,on`).
+ * Env: BUILDS (default this checkout's build), ROUNDS (default 3), EMBEDDINGS (`off,on`),
+ * DOCS (`text,html`).
  */
 import { spawn } from 'node:child_process';
 import { once } from 'node:events';
@@ -36,13 +37,20 @@ const BUILDS = (process.env.BUILDS ?? 'current=apps/all-in-one/dist/main.js')
     return { name: name!, path: path! };
   });
 
-const documents = {
-  text: proseText(10_000_000),
-  html: `<html><body>${proseText(9_990_000)
-    .split('\n\n')
-    .map((p) => `<p>${p}</p>`)
-    .join('\n')}</body></html>`,
+const DOCS = (process.env.DOCS ?? 'text,html').split(',');
+const allDocuments = {
+  text: () => proseText(10_000_000),
+  html: () =>
+    `<html><body>${proseText(9_990_000)
+      .split('\n\n')
+      .map((p) => `<p>${p}</p>`)
+      .join('\n')}</body></html>`,
 };
+const documents = Object.fromEntries(
+  Object.entries(allDocuments)
+    .filter(([type]) => DOCS.includes(type))
+    .map(([type, make]) => [type, make()]),
+);
 // The upload bodies, encoded before any probing: this process must not stall its own probes.
 const uploads = Object.fromEntries(
   Object.entries(documents).map(([type, content]) => [
@@ -65,9 +73,10 @@ const embeddingsChild = spawn(
   { stdio: ['ignore', 'pipe', 'inherit'] },
 );
 process.on('exit', () => embeddingsChild.kill('SIGTERM'));
-const [embeddingsUrl] = (await once(createInterface({ input: embeddingsChild.stdout! }), 'line')) as [
-  string,
-];
+const [embeddingsUrl] = (await once(
+  createInterface({ input: embeddingsChild.stdout! }),
+  'line',
+)) as [string];
 
 /** Probes /healthz back to back until `until` resolves; the latencies in ms. */
 async function probe(url: string, until: Promise<unknown>): Promise<number[]> {
@@ -121,13 +130,16 @@ for (let round = 0; round < ROUNDS; round++) {
       const idle = stats(await probe(service.url, new Promise((r) => setTimeout(r, 2_000))));
       results.push({ build: build.name, mode, round, phase: 'idle', ...idle });
       const base = await api('/api/knowledge-bases', { name: 'bench' });
-      for (const type of Object.keys(documents)) {
+      for (const type of DOCS) {
         // A stream open for the whole ingestion: 3,000 pieces 100 ms apart.
         chat.script(CHAT_MODEL, [
           {
             kind: 'stream',
             pieces: [
-              ...Array.from({ length: 3_000 }, (_, i) => [{ text: `w${i} ` }, { waitMs: 100 }]).flat(),
+              ...Array.from({ length: 3_000 }, (_, i) => [
+                { text: `w${i} ` },
+                { waitMs: 100 },
+              ]).flat(),
               { finish: 'stop' },
             ],
           },
@@ -149,7 +161,24 @@ for (let round = 0; round < ROUNDS; round++) {
             await new Promise((resolve) => setTimeout(resolve, 20));
           }
         })();
-        const latencies = await probe(service.url, ingested);
+        let latencies: number[];
+        try {
+          latencies = await probe(service.url, ingested);
+        } catch (error) {
+          // The service died: say so with its last words, and go on with the next case.
+          console.error(`${build.name} ${mode} ${type}: ${String(error)}`);
+          console.error([...service.stdout, ...service.stderr].slice(-5).join('\n'));
+          results.push({
+            build: build.name,
+            mode,
+            round,
+            phase: `ingest ${type}`,
+            status: 'crashed',
+          });
+          ingested.catch(() => undefined);
+          stream.close();
+          break;
+        }
         const readyAt = performance.now();
         // Waits between the stream's chunks from the upload to `ready` (both ends included).
         const chunkTimes = stream.arrivals.filter(
@@ -183,7 +212,7 @@ await chat.close();
 const median = (values: number[]) =>
   [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 for (const mode of MODES) {
-  for (const phase of ['idle', 'ingest text', 'ingest html']) {
+  for (const phase of ['idle', ...DOCS.map((type) => `ingest ${type}`)]) {
     for (const build of BUILDS) {
       const rows = results.filter(
         (r) => r.build === build.name && r.mode === mode && r.phase === phase,
