@@ -1,4 +1,4 @@
-import { z } from 'zod';
+import type { z } from 'zod';
 
 /** How large and how deep a free-form JSON value may be. */
 export interface JsonBounds {
