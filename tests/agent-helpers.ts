@@ -34,6 +34,8 @@ export interface SseEvent {
 export interface SseClient {
   readonly response: Response;
   readonly events: SseEvent[];
+  /** When each of `events` arrived (`performance.now()`), index for index. */
+  readonly arrivals: number[];
   /** Comment lines seen (`keepalive` for `: keepalive`). */
   readonly comments: string[];
   /** Resolves when the server ended the stream, with every event. */
@@ -47,6 +49,7 @@ export interface SseClient {
 /** Reads an SSE response incrementally; rejects `ended` only on a network error. */
 export function readSse(response: Response, controller: AbortController): SseClient {
   const events: SseEvent[] = [];
+  const arrivals: number[] = [];
   const comments: string[] = [];
   const listeners = new Set<() => void>();
   const ended = (async () => {
@@ -69,7 +72,10 @@ export function readSse(response: Response, controller: AbortController): SseCli
             else if (line.startsWith('id: ')) id = line.slice(4);
             else if (line.startsWith('data: ')) data = line.slice(6);
           }
-          if (data !== undefined) events.push({ id, data: JSON.parse(data) as SseEvent['data'] });
+          if (data !== undefined) {
+            events.push({ id, data: JSON.parse(data) as SseEvent['data'] });
+            arrivals.push(performance.now());
+          }
           for (const listener of [...listeners]) listener();
         }
       }
@@ -84,6 +90,7 @@ export function readSse(response: Response, controller: AbortController): SseCli
   return {
     response,
     events,
+    arrivals,
     comments,
     ended,
     waitFor(predicate, timeoutMs = 15_000) {

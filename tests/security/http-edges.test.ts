@@ -1,7 +1,7 @@
 /**
- * Issue 21, points 4 and 6, against the running all-in-one: what the HTTP layer itself refuses
- * (a malformed percent-encoding, an over-long path parameter, oversized headers) answers in the
- * service's `{ error: { code, message } }` shape, and a secret sent as a query parameter never
+ * Issue 21, points 4, 5 and 6, against the running all-in-one: what the HTTP layer itself refuses
+ * (a malformed percent-encoding, an over-long path parameter, oversized headers, a document over
+ * its 10 MiB limit) answers in the service's `{ error: { code, message } }` shape, and a secret sent as a query parameter never
  * reaches the log.
  */
 import { request } from 'node:http';
@@ -95,6 +95,39 @@ describe('HTTP edges', () => {
     });
     // The server is fine afterwards.
     expect((await send(service.port, '/healthz')).status).toBe(200);
+  });
+
+  it('answers an 11 MiB document with 413 payload_too_large and stores nothing', async () => {
+    const api = (path: string, body?: string | Buffer) =>
+      fetch(`${service.url}${path}`, {
+        method: body === undefined ? 'GET' : 'POST',
+        headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+        body,
+      });
+    const base = (await (
+      await api('/api/knowledge-bases', JSON.stringify({ name: 'big' }))
+    ).json()) as {
+      id: string;
+    };
+    const content = 'x'.repeat(11 * 1024 * 1024);
+    const res = await api(
+      `/api/knowledge-bases/${base.id}/documents`,
+      Buffer.from(JSON.stringify({ name: 'too-big.txt', content, type: 'text' })),
+    );
+    expect(res.status).toBe(413);
+    expect(await res.json()).toEqual({
+      error: { code: 'payload_too_large', message: expect.any(String) },
+    });
+    // Nothing was stored: the base still has no document, and a small one is still accepted.
+    const list = (await (await api(`/api/knowledge-bases/${base.id}/documents`)).json()) as {
+      documents: unknown[];
+    };
+    expect(list.documents).toEqual([]);
+    const small = await api(
+      `/api/knowledge-bases/${base.id}/documents`,
+      JSON.stringify({ name: 'small.txt', content: 'fits', type: 'text' }),
+    );
+    expect(small.status).toBe(202);
   });
 
   it('never logs a secret sent as a query parameter, whatever its name', async () => {

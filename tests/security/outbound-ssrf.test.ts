@@ -171,3 +171,70 @@ describe('outbound requests from user input (SSRF)', () => {
     expect(mcp.connections).toBe(0);
   });
 });
+
+/**
+ * MCP over HTTP with loopback allowed (MCP_ALLOW_PRIVATE_NETWORKS=true): an allowed MCP origin
+ * that redirects to another loopback port hands nothing on. The redirect is reported (502
+ * `redirect`) and the other port, although the address policy would allow it, never sees a
+ * connection: redirects to another origin are not followed, so credentials stay with the origin
+ * the user named.
+ */
+describe('MCP redirects over HTTP (SSRF)', () => {
+  const keys = keyFiles();
+  let schema: TestSchema;
+  let api: ServiceProcess;
+  let token: string;
+  /** The MCP origin the user names; answers every request with a 302 to `target`. */
+  let redirector: LoopbackServer;
+  /** Another loopback port: must never be contacted. */
+  let target: LoopbackServer;
+
+  beforeAll(async () => {
+    requireBuild(API_ENTRY);
+    [schema, target] = await Promise.all([createTestSchema('outbound-mcp'), startCountingServer()]);
+    redirector = await startCountingServer((req, res) =>
+      res.writeHead(302, { location: `${target.origin}${req.url}` }).end(),
+    );
+    api = await startServiceProcess({
+      entry: API_ENTRY,
+      env: {
+        REDIS_URL: testRedisUrl(),
+        DATABASE_URL: testDatabaseUrl(),
+        DATABASE_SCHEMA: schema.schema,
+        REDIS_KEY_PREFIX: uniquePrefix('outbound-mcp'),
+        JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
+        JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
+        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+      },
+    });
+    token = await accessToken(keys.privateKey, 'outbound-mcp-user');
+  });
+  afterAll(async () => {
+    await api?.stop('SIGKILL');
+    await Promise.all([redirector?.close(), target?.close()]);
+    await schema?.drop();
+  });
+
+  for (const transport of ['streamable_http', 'sse'] as const) {
+    it(`reports a ${transport} MCP server redirecting to another loopback port, never contacting it`, async () => {
+      const before = redirector.connections;
+      const res = await post(
+        `${api.url}/api/tools/mcp/validate`,
+        {
+          name: 'hop',
+          base_url: `${redirector.origin}/mcp`,
+          transport_type: transport,
+          api_key: 'mcp-key-never-forwarded',
+        },
+        { authorization: `Bearer ${token}` },
+      );
+      expect(res.status).toBe(502);
+      expect(res.headers.get('x-mcp-error')).toBe('redirect');
+      const { detail } = (await res.json()) as { detail: string };
+      expect(detail).toContain(`redirected to ${target.origin}`);
+      expect(detail).not.toContain('mcp-key-never-forwarded');
+      expect(redirector.connections).toBeGreaterThan(before);
+      expect(target.connections).toBe(0);
+    });
+  }
+});

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket, { type RawData } from 'ws';
-import { fieldErrors, WS_CLOSE, type ServerMessage } from '@agent-backend/protocol';
+import { fieldErrors, textProblems, WS_CLOSE, type ServerMessage } from '@agent-backend/protocol';
 import type { Logger } from '@agent-backend/logger';
 import type { Count, GatewayMetrics } from '@agent-backend/metrics';
 import type { z } from 'zod';
@@ -135,6 +135,12 @@ export abstract class Connection {
     }
     if (frame === null || typeof frame !== 'object' || Array.isArray(frame)) {
       this.sendError('invalid_message', 'frame must be a JSON object');
+      return;
+    }
+    // The HTTP text rules (NUL, unpaired surrogates, depth), before any handler or store sees it.
+    const problems = textProblems(frame);
+    if (problems.length > 0) {
+      this.sendError('invalid_message', problems.map((p) => `${p.path}: ${p.message}`).join('; '));
       return;
     }
     try {

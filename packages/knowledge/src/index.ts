@@ -6,11 +6,11 @@
  */
 export {
   KnowledgeRepository,
-  toArrayLiteral,
   type DocumentStatus,
   type DocumentType,
   type StoredDocument,
 } from './knowledge-repository.js';
+export { toArrayLiteral } from './vector-literals.js';
 export {
   createOpenAiEmbedder,
   embedderFromSettings,

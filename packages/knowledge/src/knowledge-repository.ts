@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KnowledgeBase, KnowledgeDocument } from '@agent-backend/protocol';
 import type { Database, Queryable } from '@agent-backend/store';
+import { toArrayLiterals } from './vector-literals.js';
 
 /** Document formats ingestion understands. */
 export type DocumentType = KnowledgeDocument['type'];
@@ -38,11 +39,12 @@ interface DocumentRow extends Record<string, unknown> {
  * hands them to PGlite's thread on the embedded engine; bench/ingest-event-loop.ts).
  */
 const INSERT_BATCH = 500;
-
-/** A vector as PostgreSQL array text, in float4 precision. */
-export function toArrayLiteral(vector: readonly number[]): string {
-  return `{${vector.map((x) => Math.fround(x)).join(',')}}`;
-}
+/**
+ * Vector numbers per INSERT statement (65 vectors of 1536): their text, about 20 characters a
+ * number, is escaped and encoded by the driver on the event loop, so a statement keeps it to
+ * about 2 MB (bench/ingest-event-loop.ts, with embeddings).
+ */
+const INSERT_VECTOR_NUMBERS = 100_000;
 
 const DOCUMENT_COLUMNS = `document_id, knowledge_base_id, user_id, name, type, status, error,
   chunk_count, created_at, updated_at`;
@@ -184,11 +186,17 @@ export class KnowledgeRepository {
       const doc = await lockDocument(tx, documentId);
       if (!doc) return false;
       await tx.query('DELETE FROM knowledge_chunks WHERE document_id = $1', [documentId]);
-      for (let start = 0; start < chunks.length; start += INSERT_BATCH) {
-        const end = Math.min(chunks.length, start + INSERT_BATCH);
+      for (let start = 0, end = 0; start < chunks.length; start = end) {
+        let numbers = 0;
+        end = start;
+        while (end < chunks.length && end - start < INSERT_BATCH) {
+          numbers += embeddings?.vectors[end]?.length ?? 0;
+          if (numbers > INSERT_VECTOR_NUMBERS && end > start) break;
+          end++;
+        }
         // One statement per batch: `unnest` with its 1-based ordinality gives the index. A
-        // vector travels as array text (`{0.1,...}`) and is cast to real[], which a pgvector
-        // column takes by its assignment cast.
+        // vector travels as array text (`{0.1,...}`, written off the event loop) and is cast to
+        // real[], which a pgvector column takes by its assignment cast.
         await tx.query(
           `INSERT INTO knowledge_chunks
              (document_id, chunk_index, knowledge_base_id, user_id, content, embedding,
@@ -204,7 +212,7 @@ export class KnowledgeRepository {
             start,
             chunks.slice(start, end),
             embeddings
-              ? embeddings.vectors.slice(start, end).map((v) => (v ? toArrayLiteral(v) : null))
+              ? await toArrayLiterals(embeddings.vectors.slice(start, end))
               : new Array<null>(end - start).fill(null),
             embeddings?.model ?? null,
           ],

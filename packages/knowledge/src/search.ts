@@ -5,7 +5,7 @@ import {
   type Queryable,
   type VectorSupport,
 } from '@agent-backend/store';
-import { toArrayLiteral } from './knowledge-repository.js';
+import { toArrayLiteral } from './vector-literals.js';
 
 /** Most distinct terms of a query that reach the database; the rest are ignored. */
 export const MAX_QUERY_TERMS = 32;

@@ -37,6 +37,17 @@ describe('redaction', () => {
     expect(redactUrl('/healthz')).toBe('/healthz');
   });
 
+  it('compares query parameter names percent-decoded', () => {
+    expect(redactUrl('/scheduled-task/sync?x-internal-s%65cret=abc&n=1')).toBe(
+      `/scheduled-task/sync?x-internal-s%65cret=${REDACTED}&n=1`,
+    );
+    expect(redactUrl('/x?api%5Fkey=k&%54OKEN=t&pass%2577ord=p&c%6Fde=c&name=%73ecret')).toBe(
+      `/x?api%5Fkey=${REDACTED}&%54OKEN=${REDACTED}&pass%2577ord=${REDACTED}&c%6Fde=${REDACTED}&name=%73ecret`,
+    );
+    // A malformed escape is kept as it is, and the name still checked.
+    expect(redactUrl('/x?%zztoken=t&%e0=1')).toBe(`/x?%zztoken=${REDACTED}&%e0=1`);
+  });
+
   it('survives cycles and errors', () => {
     const a: Record<string, unknown> = { name: 'a' };
     a.self = a;

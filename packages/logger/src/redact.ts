@@ -36,9 +36,24 @@ const SECRET_KEYS = new Set(
 /**
  * Query parameters that carry credentials in URLs: any whose name contains `token`, `key`,
  * `secret` or `password`, whatever else it says (`token`, `api_key`, `x-internal-secret`,
- * `db_password`), and OAuth's `code`. Over-redacting a harmless `monkey=` is the cheap side.
+ * `db_password`), and OAuth's `code`; the name is compared percent-decoded (`s%65cret` is the
+ * `secret` the server reads). Over-redacting a harmless `monkey=` is the cheap side.
  */
-const SECRET_QUERY = /([?&](?:[^=&#\s"]*(?:token|key|secret|password)[^=&#\s"]*|code)=)[^&#\s"]*/gi;
+const SECRET_NAME = /token|key|secret|password|^code$/i;
+const QUERY_PARAMETER = /([?&])([^=&#\s"]*)=([^&#\s"]*)/g;
+
+/** The name as a server reads it: `+` and percent-escapes decoded (twice over, for `%2565`). */
+function decodedName(name: string): string {
+  let decoded = name.replace(/\+/g, ' ');
+  for (let round = 0; round < 3 && decoded.includes('%'); round++) {
+    const next = decoded.replace(/%([0-9a-f]{2})/gi, (_, hex: string) =>
+      String.fromCharCode(parseInt(hex, 16)),
+    );
+    if (next === decoded) break;
+    decoded = next;
+  }
+  return decoded;
+}
 
 export function isSecretKey(key: string): boolean {
   return SECRET_KEYS.has(key.toLowerCase());
@@ -46,7 +61,10 @@ export function isSecretKey(key: string): boolean {
 
 /** Replaces credential query-parameter values in any string that contains a URL or query. */
 export function redactUrl(value: string): string {
-  return value.includes('=') ? value.replace(SECRET_QUERY, `$1${REDACTED}`) : value;
+  if (!value.includes('=')) return value;
+  return value.replace(QUERY_PARAMETER, (whole, separator: string, name: string) =>
+    SECRET_NAME.test(decodedName(name)) ? `${separator}${name}=${REDACTED}` : whole,
+  );
 }
 
 const MAX_DEPTH = 8;

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedJson } from './json-bounds.js';
 import { HitlDecision } from './invoke.js';
 
 /*
@@ -257,13 +258,19 @@ export const ApprovalDecisionParams = z.object({
 });
 export type ApprovalDecisionParams = z.infer<typeof ApprovalDecisionParams>;
 
+/** Arguments an `edit` decision puts in place of the model's: at most 256 KiB as JSON, 64 levels. */
+const EditedToolArgs = boundedJson(z.record(z.string(), z.unknown()), {
+  maxChars: 256 * 1024,
+  maxDepth: 64,
+});
+
 /**
  * Body of `POST /api/agent/approvals/:request_id/decision` (HITL; the spec leaves the decision
  * path open). `edit` replaces the arguments whole; they are checked against the tool's schema.
  */
 export const ApprovalDecisionRequest = z.discriminatedUnion('decision', [
   z.object({ decision: z.literal('approve') }),
-  z.object({ decision: z.literal('edit'), tool_args: z.record(z.string(), z.unknown()) }),
+  z.object({ decision: z.literal('edit'), tool_args: EditedToolArgs }),
   z.object({ decision: z.literal('reject'), message: z.string().max(2_000).optional() }),
 ]);
 export type ApprovalDecisionRequest = z.infer<typeof ApprovalDecisionRequest>;
@@ -290,7 +297,7 @@ export const ApprovalDecisionItem = z.discriminatedUnion('decision', [
   z.object({
     request_id: DecisionRequestId,
     decision: z.literal('edit'),
-    tool_args: z.record(z.string(), z.unknown()),
+    tool_args: EditedToolArgs,
   }),
   z.object({
     request_id: DecisionRequestId,

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedJson } from './json-bounds.js';
 import { httpUrl } from './http-url.js';
 import { checkMcpBaseUrl, mcpServerShape } from './mcp-server.js';
 
@@ -92,7 +93,7 @@ export type HitlToolConfig = z.infer<typeof HitlToolConfig>;
  */
 export const HitlConfig = z.object({
   /** Tool name to its settings. @default {} */
-  tools: z.record(z.string(), HitlToolConfig).default({}),
+  tools: boundedJson(z.record(z.string(), HitlToolConfig), { maxChars: 256 * 1024 }).default({}),
   /** Applies to tools not listed in `tools`. @default true */
   default_requires_interrupt: z.boolean().default(true),
   /** Tools that run without interruption. @default [] */

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedJson, WS_JSON_BOUNDS } from './json-bounds.js';
 
 /*
  * JSON-RPC 2.0 between the server and nodes (spec 6.2, 9): the server sends `tools/call`
@@ -85,7 +86,7 @@ export const JsonRpcError = z.object({
   error: z.object({
     code: z.number().int(),
     message: z.string(),
-    data: z.unknown().optional(),
+    data: boundedJson(z.unknown(), WS_JSON_BOUNDS).optional(),
   }),
 });
 export type JsonRpcError = z.infer<typeof JsonRpcError>;

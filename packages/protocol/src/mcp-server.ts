@@ -3,6 +3,7 @@
  * Internal: the package entry exports the schemas built from them, not these pieces.
  */
 import { z } from 'zod';
+import { boundedJson } from './json-bounds.js';
 import { httpUrl } from './http-url.js';
 
 /** How the service talks to an MCP server (spec 4.4). */
@@ -22,7 +23,7 @@ export const mcpServerShape = {
   /** Sent to the MCP server as `Authorization: Bearer <api_key>`. */
   api_key: z.string().optional(),
   /** Extra HTTP headers for the MCP server. */
-  headers: z.record(z.string(), z.string()).optional(),
+  headers: boundedJson(z.record(z.string(), z.string()), { maxChars: 16 * 1024 }).optional(),
 };
 
 const httpBaseUrl = httpUrl('base_url must be an http(s) URL');

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedJson } from './json-bounds.js';
 
 /**
  * One notification channel: `true`/`false` to switch it on or off, or an object with its
@@ -10,12 +11,16 @@ const NotificationChannel = z.union([z.boolean(), z.looseObject({})]);
  * Where to tell the user about a run (spec 2.8). The spec names the chat-platform key with a
  * placeholder, so both platform names are typed and any other key is kept as sent.
  */
-export const NotificationConfig = z.looseObject({
-  email: NotificationChannel.optional(),
-  lark: NotificationChannel.optional(),
-  feishu: NotificationChannel.optional(),
-  inApp: NotificationChannel.optional(),
-});
+export const NotificationConfig = boundedJson(
+  z.looseObject({
+    email: NotificationChannel.optional(),
+    lark: NotificationChannel.optional(),
+    feishu: NotificationChannel.optional(),
+    inApp: NotificationChannel.optional(),
+  }),
+  // Kept whole and stored with the task: bounded like any free-form value a client sends.
+  { maxChars: 16 * 1024, maxDepth: 16 },
+);
 export type NotificationConfig = z.infer<typeof NotificationConfig>;
 
 /**

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { boundedJson, WS_JSON_BOUNDS } from './json-bounds.js';
 import { NodeStatus, NodeType } from './nodes.js';
 
 /*
@@ -7,7 +8,7 @@ import { NodeStatus, NodeType } from './nodes.js';
  */
 
 /** JSON object of names to values, as workflows and task results carry them. */
-const JsonObject = z.record(z.string(), z.unknown());
+const JsonObject = boundedJson(z.record(z.string(), z.unknown()), WS_JSON_BOUNDS);
 
 // --- node (extension, desktop) to server ---
 
@@ -21,7 +22,7 @@ export const NodeToolDescriptor = z.object({
   name: z.string().min(1),
   description: z.string().optional(),
   /** JSON Schema of the arguments object. */
-  inputSchema: z.record(z.string(), z.unknown()).optional(),
+  inputSchema: boundedJson(z.record(z.string(), z.unknown()), WS_JSON_BOUNDS).optional(),
   /** @default true: a node tool is assumed to write unless it says otherwise. */
   writes: z.boolean().default(true),
 });
@@ -116,7 +117,7 @@ export const WorkflowsListMessage = z.object({
   type: z.literal('workflows_list'),
   success: z.boolean(),
   error: z.string().optional(),
-  workflows: z.array(z.looseObject({})).optional(),
+  workflows: boundedJson(z.array(z.looseObject({})), WS_JSON_BOUNDS).optional(),
 });
 export type WorkflowsListMessage = z.infer<typeof WorkflowsListMessage>;
 

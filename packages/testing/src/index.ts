@@ -4,6 +4,7 @@ export * from './scripted-model.js';
 export * from './fake-lark.js';
 export * from './redis-test-keys.js';
 export * from './concept-embedding.js';
+export * from './dense-embedding.js';
 export * from './loopback-servers.js';
 export * from './prose.js';
 export {
