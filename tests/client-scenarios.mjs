@@ -104,9 +104,11 @@ export async function approveFromStream(args) {
   return { types, decision };
 }
 
-/** A refused token refreshed through `onUnauthorized`, and tokens from a refresh token. */
-export async function refreshOnUnauthorized(args) {
-  const sdk = await import(args.moduleUrl);
+/**
+ * A client whose token is refused, so its first request (or connection) gets 401 (4401) and
+ * `onUnauthorized` supplies `args.freshToken`; `calls()` counts those calls.
+ */
+function refusedThenRefreshed(sdk, args) {
   let calls = 0;
   const client = new sdk.AgentBackendClient({
     baseUrl: args.baseUrl,
@@ -116,6 +118,13 @@ export async function refreshOnUnauthorized(args) {
       return args.freshToken;
     },
   });
+  return { client, calls: () => calls };
+}
+
+/** A refused token refreshed through `onUnauthorized`, and tokens from a refresh token. */
+export async function refreshOnUnauthorized(args) {
+  const sdk = await import(args.moduleUrl);
+  const { client, calls } = refusedThenRefreshed(sdk, args);
   const user = await client.whoami();
   const nodes = await client.nodes.list();
   const fromRefresh = new sdk.AgentBackendClient({
@@ -132,7 +141,7 @@ export async function refreshOnUnauthorized(args) {
   } catch (error) {
     refused = { name: error.name, status: error.status, code: error.code, message: error.message };
   }
-  return { user, calls, total: nodes.total, refreshedUser, refused };
+  return { user, calls: calls(), total: nodes.total, refreshedUser, refused };
 }
 
 /**
@@ -143,15 +152,7 @@ export async function refreshOnUnauthorized(args) {
  */
 export async function webSocketConnect(args) {
   const sdk = await import(args.moduleUrl);
-  let calls = 0;
-  const client = new sdk.AgentBackendClient({
-    baseUrl: args.baseUrl,
-    token: 'not.a.token',
-    onUnauthorized: async () => {
-      calls += 1;
-      return args.freshToken;
-    },
-  });
+  const { client, calls } = refusedThenRefreshed(sdk, args);
   const events = [];
   const web = client.webSocket({
     url: args.gatewayUrl,
@@ -169,7 +170,7 @@ export async function webSocketConnect(args) {
     ),
   );
   const list = await workflowsList(web);
-  return { calls, list, events: [...events] };
+  return { calls: calls(), list, events: [...events] };
 }
 
 /**

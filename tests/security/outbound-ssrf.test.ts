@@ -24,6 +24,27 @@ import { keyFiles, post, requireBuild } from '../helpers.js';
 
 const API_KEY = 'sk-outbound-secret-31c7a9';
 
+/** The built api role on a schema and key prefix of its own, with `env` on top. */
+function startApi(
+  keys: ReturnType<typeof keyFiles>,
+  schema: TestSchema,
+  prefix: string,
+  env: Record<string, string>,
+): Promise<ServiceProcess> {
+  return startServiceProcess({
+    entry: API_ENTRY,
+    env: {
+      REDIS_URL: testRedisUrl(),
+      DATABASE_URL: testDatabaseUrl(),
+      DATABASE_SCHEMA: schema.schema,
+      REDIS_KEY_PREFIX: uniquePrefix(prefix),
+      JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
+      JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
+      ...env,
+    },
+  });
+}
+
 /**
  * Outbound requests built from user input, against the built api role with the default policy
  * (MCP_ALLOW_PRIVATE_NETWORKS unset) and a few loopback origins opened for model servers with
@@ -63,23 +84,14 @@ describe('outbound requests from user input (SSRF)', () => {
     redirector = await startCountingServer((req, res) =>
       res.writeHead(302, { location: `${target.origin}${req.url}` }).end(),
     );
-    api = await startServiceProcess({
-      entry: API_ENTRY,
-      env: {
-        REDIS_URL: testRedisUrl(),
-        DATABASE_URL: testDatabaseUrl(),
-        DATABASE_SCHEMA: schema.schema,
-        REDIS_KEY_PREFIX: uniquePrefix('outbound'),
-        JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
-        JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
-        LLM_ALLOWED_ORIGINS: [
-          new URL(model.baseUrl).origin,
-          redirector.origin,
-          tls.origin,
-          `http://127.0.0.1:${closedPort}`,
-          new URL(mcp.url).origin,
-        ].join(','),
-      },
+    api = await startApi(keys, schema, 'outbound', {
+      LLM_ALLOWED_ORIGINS: [
+        new URL(model.baseUrl).origin,
+        redirector.origin,
+        tls.origin,
+        `http://127.0.0.1:${closedPort}`,
+        new URL(mcp.url).origin,
+      ].join(','),
     });
     token = await accessToken(keys.privateKey, 'outbound-user');
   });
@@ -195,18 +207,7 @@ describe('MCP redirects over HTTP (SSRF)', () => {
     redirector = await startCountingServer((req, res) =>
       res.writeHead(302, { location: `${target.origin}${req.url}` }).end(),
     );
-    api = await startServiceProcess({
-      entry: API_ENTRY,
-      env: {
-        REDIS_URL: testRedisUrl(),
-        DATABASE_URL: testDatabaseUrl(),
-        DATABASE_SCHEMA: schema.schema,
-        REDIS_KEY_PREFIX: uniquePrefix('outbound-mcp'),
-        JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
-        JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
-        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
-      },
-    });
+    api = await startApi(keys, schema, 'outbound-mcp', { MCP_ALLOW_PRIVATE_NETWORKS: 'true' });
     token = await accessToken(keys.privateKey, 'outbound-mcp-user');
   });
   afterAll(async () => {
