@@ -12,12 +12,17 @@
  * the same run of microtasks). The timers keep to the schedule even when they fire late, so the
  * offered load does not drop when this process is busy. The per-chunk delay is the chunk's
  * arrival at the client minus its send time: whatever the server (and the machine) added,
- * queueing included. First chunks (the run's setup) are not counted.
+ * queueing included. Counted are the chunks of the middle of the answers, all N streams
+ * mid-answer: not the first chunk (the run's setup), nor the first and last `edge` share of
+ * each answer. The answers start and end together (within one `paceMs`), so their ends are a
+ * burst of N run completions that streams starting and ending at random would spread out; the
+ * p99 with the edges is printed too.
  *
- * The servers are ramped together, level by level, the order alternating, so the machine's
- * other load falls on all of them alike; a server leaves the ramp at its first failed level
- * (p99 over the bound, or any answer failing or arriving with a wrong chunk count), then the
- * gap between its last passed and first failed level is halved `refine` times.
+ * The servers are ramped together, level by level, each level `trials` times, the servers
+ * taking turns, so the machine's other load falls on all of them alike. A level passes when the
+ * median trial's p99 is within the bound and no answer failed or arrived with a wrong chunk
+ * count. A server leaves the ramp at its first failed level, then the gap between its last
+ * passed and first failed level is halved `refine` times.
  */
 import { setMaxListeners } from 'node:events';
 import { performance } from 'node:perf_hooks';
@@ -36,8 +41,12 @@ export interface LimitOptions {
   rampMs: number;
   /** The p99 per-chunk delay a level must stay within, ms. */
   boundMs: number;
+  /** The share of each answer's chunks left out at its start and at its end. */
+  edge: number;
   /** Halvings of the gap between the last passed and the first failed level. */
   refine: number;
+  /** Runs of each level per variant; the median decides. */
+  trials: number;
 }
 
 /**
@@ -52,13 +61,14 @@ export type OpenStream = (
 
 export interface LevelResult {
   count: number;
-  pass: boolean;
   p50: number;
   p99: number;
+  /** The p99 over every chunk but the first of each answer, edges included. */
+  p99All: number;
   max: number;
-  /** Chunks counted (all but each answer's first). */
+  /** Chunks counted. */
   samples: number;
-  /** From the first paced send to the last arrival, ms. */
+  /** From the first counted send to the last counted arrival, ms. */
   windowMs: number;
   /** Failed answers, by message. */
   errors: Map<string, number>;
@@ -162,6 +172,9 @@ export async function runLevel(
   const benchBusy = (bench.user + bench.system) / 1_000 / (performance.now() - wallBefore);
   const errors = new Map<string, number>();
   const delays: number[] = [];
+  const all: number[] = [];
+  // The middle of the answers: all N streams mid-answer (see the file's comment).
+  const edge = Math.round(chunks * options.edge);
   let from = Infinity;
   let to = -Infinity;
   for (const s of settled) {
@@ -171,17 +184,22 @@ export async function runLevel(
       continue;
     }
     const { sentAt, arrivals } = s.value;
-    from = Math.min(from, sentAt[1]!);
-    to = Math.max(to, arrivals[chunks - 1]!);
-    for (let i = 1; i < chunks; i++) delays.push(arrivals[i]! - sentAt[i]!);
+    from = Math.min(from, sentAt[Math.max(1, edge)]!);
+    to = Math.max(to, arrivals[chunks - 1 - edge]!);
+    for (let i = 1; i < chunks; i++) {
+      const delay = arrivals[i]! - sentAt[i]!;
+      all.push(delay);
+      if (i >= edge && i < chunks - edge) delays.push(delay);
+    }
   }
   delays.sort((a, b) => a - b);
+  all.sort((a, b) => a - b);
   const p99 = percentile(delays, 99);
   return {
     count,
-    pass: errors.size === 0 && delays.length > 0 && p99 <= options.boundMs,
     p50: percentile(delays, 50),
     p99,
+    p99All: percentile(all, 99),
     max: delays.at(-1) ?? NaN,
     samples: delays.length,
     windowMs: Math.max(0, to - from),
@@ -191,19 +209,41 @@ export async function runLevel(
   };
 }
 
+/** A level's trials and what they decided. */
+export interface LevelSummary {
+  count: number;
+  /** The median trial's p99 within the bound, and no answer failed in any trial. */
+  pass: boolean;
+  /** The median of the trials' p99, ms. */
+  p99: number;
+  /** The median of the trials' CPU per chunk, µs. */
+  cpuPerChunkUs: number;
+  trials: LevelResult[];
+}
+
 export interface LimitResult {
   /** The largest level passed (0: not even the first). */
   limit: number;
   /** The smallest level failed, if any. */
   failedAt?: number;
-  levels: LevelResult[];
+  levels: LevelSummary[];
 }
 
-/** Ramps every variant together (see the file's comment) and returns each one's limit. */
+const median = (values: number[]) => [...values].sort((a, b) => a - b)[(values.length - 1) >> 1]!;
+
+/**
+ * Ramps every variant together (see the file's comment) and returns each one's limit. Each
+ * level runs `trials` times per variant, the variants taking turns, and is decided on the
+ * median trial: this machine's other load only ever adds delay, and one stall of another
+ * process can fail a trial. `baseline` (this process's own ceiling) is ramped only while
+ * another variant still is, and not refined.
+ */
 export async function findLimits(
   variants: Map<string, OpenStream>,
   script: (steps: ScriptStep[]) => string,
   options: LimitOptions,
+  /** The variant that is this process's own ceiling. */
+  baseline: string,
   /** CPU so far of the process serving `variant`, ms. */
   cpuMs: (variant: string) => number,
   log: (line: string) => void,
@@ -212,31 +252,55 @@ export async function findLimits(
     [...variants.keys()].map((v) => [v, { limit: 0, levels: [] }]),
   );
   let round = 0;
-  const run = async (v: string, count: number) => {
-    const result = await runLevel(variants.get(v)!, script, count, options, () => cpuMs(v));
-    const r = results.get(v)!;
-    r.levels.push(result);
-    if (result.pass) r.limit = Math.max(r.limit, count);
-    else r.failedAt = Math.min(r.failedAt ?? Infinity, count);
-    const errors = [...result.errors].map(([m, n]) => `${n}× ${m}`).join('; ');
-    log(
-      `  ${v} at ${count}: ${result.pass ? 'pass' : 'FAIL'}, per-chunk delay p50 ${fmt(result.p50)} p99 ${fmt(result.p99)} max ${fmt(result.max)} ms over ${result.samples} chunks in ${fmt(result.windowMs / 1_000)} s; CPU per chunk ${fmt(result.cpuPerChunkUs)} µs, this process ${Math.round(result.benchBusy * 100)} % busy${errors ? `; errors: ${errors}` : ''}`,
-    );
-    // Let the server finish what the level left (stored messages, collection) before the next.
-    await sleep(500);
+  const order = (vs: string[]) => (round++ % 2 === 0 ? vs : [...vs].reverse());
+  /** Runs each variant's level `trials` times, the variants taking turns, and decides. */
+  const run = async (levels: Map<string, number>) => {
+    const trials = new Map<string, LevelResult[]>([...levels.keys()].map((v) => [v, []]));
+    for (let t = 0; t < options.trials; t++)
+      for (const v of order([...levels.keys()])) {
+        const count = levels.get(v)!;
+        const result = await runLevel(variants.get(v)!, script, count, options, () => cpuMs(v));
+        trials.get(v)!.push(result);
+        const errors = [...result.errors].map(([m, n]) => `${n}× ${m}`).join('; ');
+        log(
+          `  ${v} at ${count}, trial ${t + 1}: per-chunk delay p50 ${fmt(result.p50)} p99 ${fmt(result.p99)} max ${fmt(result.max)} ms (p99 with the edges ${fmt(result.p99All)} ms) over ${result.samples} chunks in ${fmt(result.windowMs / 1_000)} s; CPU per chunk ${fmt(result.cpuPerChunkUs)} µs, this process ${Math.round(result.benchBusy * 100)} % busy${errors ? `; errors: ${errors}` : ''}`,
+        );
+        // Let the server finish what the level left (stored messages, collection).
+        await sleep(500);
+      }
+    for (const [v, ts] of trials) {
+      const count = levels.get(v)!;
+      const p99 = median(ts.map((t) => t.p99));
+      const pass = p99 <= options.boundMs && ts.every((t) => t.errors.size === 0);
+      const r = results.get(v)!;
+      r.levels.push({
+        count,
+        pass,
+        p99,
+        cpuPerChunkUs: median(ts.map((t) => t.cpuPerChunkUs)),
+        trials: ts,
+      });
+      if (pass) r.limit = Math.max(r.limit, count);
+      else r.failedAt = Math.min(r.failedAt ?? Infinity, count);
+      log(`  ${v} at ${count}: ${pass ? 'pass' : 'FAIL'}, median p99 ${fmt(p99)} ms`);
+    }
   };
-  const order = () => (round++ % 2 === 0 ? [...variants.keys()] : [...variants.keys()].reverse());
+  const servers = [...variants.keys()].filter((v) => v !== baseline);
   for (const count of options.levels) {
-    const active = order().filter((v) => results.get(v)!.failedAt === undefined);
+    const active = servers.filter((v) => results.get(v)!.failedAt === undefined);
     if (active.length === 0) break;
-    for (const v of active) await run(v, count);
+    if (results.get(baseline)?.failedAt === undefined) active.unshift(baseline);
+    await run(new Map(active.map((v) => [v, count])));
   }
-  for (let i = 0; i < options.refine; i++)
-    for (const v of order()) {
+  for (let i = 0; i < options.refine; i++) {
+    const levels = new Map<string, number>();
+    for (const v of servers) {
       const r = results.get(v)!;
       if (r.failedAt === undefined) continue;
       const middle = Math.round((r.limit + r.failedAt) / 2);
-      if (middle > r.limit && middle < r.failedAt) await run(v, middle);
+      if (middle > r.limit && middle < r.failedAt) levels.set(v, middle);
     }
+    if (levels.size > 0) await run(levels);
+  }
   return results;
 }

@@ -24,29 +24,32 @@
  * the variants alternating, over a 3-chunk answer; the server process's CPU (user + system,
  * /proc) per run is taken around the same runs.
  *
- * One tool call (`agent-stream-tool.ts`): the model answers first with one `write_todos` call,
- * the server runs the tool (ours: its built-in planning tool; a peer: the same tool defined with
- * its own tool API), and the model's second request streams 3 chunks of text. TOOL_SAMPLES per
- * variant, alternating, after 3 warm-ups that check the two requests and the tool's result in
- * the second: time to the first text chunk (the model's own: the two requests made directly)
- * and the server's CPU per run.
- *
  * CPU per chunk: the server process's CPU over PACED answers of CHUNKS chunks, 1 ms apart (so
  * each server reads one chunk at a time), divided by the chunks.
  *
  * RSS per open stream: OPEN answers at once, each held open by the model after its first chunk;
  * the server's RSS delta over OPEN in the first of RSS_ROUNDS rounds (the others are printed).
  *
+ * One tool call (`agent-stream-tool.ts`, after the RSS rounds): the model answers first with one
+ * `write_todos` call, the server runs the tool (ours: its built-in planning tool; a peer: the
+ * same tool defined with its own tool API), and the model's second request streams 3 chunks of
+ * text. TOOL_SAMPLES per variant, alternating, after 3 warm-ups that check the two requests and
+ * the tool's result in the second: time to the first text chunk (the model's own: the two
+ * requests made directly) and the server's CPU per run.
+ *
  * Concurrent-stream limit (`agent-stream-limit.ts`): the largest number of answers of
  * STREAM_CHUNKS chunks PACE_MS apart one process streams at once with the p99 per-chunk delay
- * (arrival at the client − the model's send) within BOUND_MS; LEVELS tried in order, the gap
- * to the first failed level halved REFINE times; the model's own (`model`, the same streams
- * read directly) is ramped alongside as this process's own ceiling. LIMIT=0 skips it.
+ * (arrival at the client − the model's send, over the middle of the answers: EDGE of each
+ * answer's chunks left out at either end) within BOUND_MS; LEVELS tried in order, the gap
+ * to the first failed level halved REFINE times; each level TRIALS times, the median trial
+ * deciding. The model's own (`model`, the same streams read directly) is ramped alongside as
+ * this process's own ceiling. LIMIT=0 skips it.
  *
  * Env: SAMPLES (default 30), TOOL_SAMPLES (default SAMPLES), CHUNKS (default 1000), PACED
  * (default 3), OPEN (default 200), RSS_ROUNDS (default 3), LEVELS (default
  * 25,50,100,200,400,800), STREAM_CHUNKS (default 150), PACE_MS (default 20), RAMP_MS (default
- * 1000), BOUND_MS (default 50), REFINE (default 2), LIMIT (default 1), REDIS_URL, DATABASE_URL.
+ * 1000), BOUND_MS (default 50), EDGE (default 0.1), REFINE (default 2), TRIALS (default 3),
+ * LIMIT (default 1), REDIS_URL, DATABASE_URL.
  */
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -97,7 +100,9 @@ const limitOptions: LimitOptions = {
   paceMs: Number(process.env.PACE_MS ?? 20),
   rampMs: Number(process.env.RAMP_MS ?? 1_000),
   boundMs: Number(process.env.BOUND_MS ?? 50),
+  edge: Number(process.env.EDGE ?? 0.1),
   refine: Number(process.env.REFINE ?? 2),
+  trials: Number(process.env.TRIALS ?? 3),
 };
 const measureLimit = process.env.LIMIT !== '0';
 
@@ -229,27 +234,6 @@ async function main(): Promise<void> {
         firsts.get(v)!.push((await metered(textCpu, v, () => once(v, short()))).first);
     }
 
-    /** One one-tool-call run through `variant`: checked, then its time to the first text. */
-    const toolOnce = async (v: string) => {
-      const name = `bench-${n++}`;
-      model.script(name, toolRun());
-      const started = performance.now();
-      const { first, chunks } =
-        v === 'model'
-          ? await directToolRun(direct, name)
-          : await readChunks(await post(v, name, 'Hi', true), started);
-      const problem = toolRunProblem(model.requests(name), chunks);
-      if (problem) throw new Error(`${v}, one tool call: ${problem}`);
-      return first;
-    };
-    for (let i = 0; i < 3; i++) for (const v of variants) await toolOnce(v);
-    const toolFirsts = new Map<string, number[]>(variants.map((v) => [v, []]));
-    const toolCpu = cpuPerRun();
-    for (let i = 0; i < toolSamples; i++) {
-      const order = i % 2 === 0 ? variants : [...variants].reverse();
-      for (const v of order) toolFirsts.get(v)!.push(await metered(toolCpu, v, () => toolOnce(v)));
-    }
-
     const pacedAnswer = (): ScriptStep => ({
       kind: 'stream',
       pieces: [
@@ -321,6 +305,29 @@ async function main(): Promise<void> {
     }
     for (const [v, rounds] of rssRounds) rssPerStream.set(v, rounds[0]!);
 
+    // After the RSS rounds, so that their first round is still each server's first 200 streams
+    // on a heap only the text-only phases grew.
+    /** One one-tool-call run through `variant`: checked, then its time to the first text. */
+    const toolOnce = async (v: string) => {
+      const name = `bench-${n++}`;
+      model.script(name, toolRun());
+      const started = performance.now();
+      const { first, chunks } =
+        v === 'model'
+          ? await directToolRun(direct, name)
+          : await readChunks(await post(v, name, 'Hi', true), started);
+      const problem = toolRunProblem(model.requests(name), chunks);
+      if (problem) throw new Error(`${v}, one tool call: ${problem}`);
+      return first;
+    };
+    for (let i = 0; i < 3; i++) for (const v of variants) await toolOnce(v);
+    const toolFirsts = new Map<string, number[]>(variants.map((v) => [v, []]));
+    const toolCpu = cpuPerRun();
+    for (let i = 0; i < toolSamples; i++) {
+      const order = i % 2 === 0 ? variants : [...variants].reverse();
+      for (const v of order) toolFirsts.get(v)!.push(await metered(toolCpu, v, () => toolOnce(v)));
+    }
+
     const machineBeforeLimit = machineLine();
     const limitLines: string[] = [];
     let limits: Map<string, LimitResult> | undefined;
@@ -379,7 +386,7 @@ async function main(): Promise<void> {
         }
         return cpuMs(servers.get(v)!.child.pid!) ?? NaN;
       };
-      limits = await findLimits(openers, script, limitOptions, cpuOf, (line) => {
+      limits = await findLimits(openers, script, limitOptions, 'model', cpuOf, (line) => {
         console.error(line);
         limitLines.push(line);
       });
@@ -435,7 +442,7 @@ async function main(): Promise<void> {
     if (limits) {
       const { chunks, paceMs, rampMs, boundMs } = limitOptions;
       console.log(
-        `\nConcurrent streams, ${chunks} chunks ${paceMs} ms apart each, started over ${rampMs} ms; the limit is the most with the p99 per-chunk delay ≤ ${boundMs} ms. Each level:`,
+        `\nConcurrent streams, ${chunks} chunks ${paceMs} ms apart each, started over ${rampMs} ms; the limit is the most with the p99 per-chunk delay ≤ ${boundMs} ms over the middle of the answers (${limitOptions.edge * 100} % of each answer's chunks left out at either end). Each level:`,
       );
       for (const line of limitLines) console.log(line);
       console.log(
