@@ -21,8 +21,7 @@
  * the last.
  *
  * Time to first chunk: request start → first text chunk read by the client; SAMPLES per variant,
- * the variants alternating, over a 3-chunk answer; the server process's CPU (user + system,
- * /proc) per run is taken around the same runs.
+ * the variants alternating, over a 3-chunk answer.
  *
  * CPU per chunk: the server process's CPU over PACED answers of CHUNKS chunks, 1 ms apart (so
  * each server reads one chunk at a time), divided by the chunks.
@@ -35,7 +34,8 @@
  * same tool defined with its own tool API), and the model's second request streams 3 chunks of
  * text. TOOL_SAMPLES per variant, alternating, after 3 warm-ups that check the two requests and
  * the tool's result in the second: time to the first text chunk (the model's own: the two
- * requests made directly) and the server's CPU per run.
+ * requests made directly) and the server's CPU per run; each followed by a text-only run, so
+ * that what the tool step adds is read in the same phase.
  *
  * Concurrent-stream limit (`agent-stream-limit.ts`): the largest number of answers of
  * STREAM_CHUNKS chunks PACE_MS apart one process streams at once with the p99 per-chunk delay
@@ -208,30 +208,10 @@ async function main(): Promise<void> {
         if (chunks !== 3 || requests.length !== 1 || requests[0]!.body.stream !== true)
           throw new Error(`${v}: ${chunks} chunks from ${requests.length} model requests`);
       }
-    /** CPU of a server process per run, ms: the sum over its runs, and the runs. */
-    const cpuPerRun = () => new Map([...servers.keys()].map((v) => [v, { ms: 0, runs: 0 }]));
-    /** Runs `run` on `variant`, adding the server process's CPU meanwhile to `cpu`. */
-    const metered = async <T>(
-      cpu: Map<string, { ms: number; runs: number }>,
-      v: string,
-      run: () => Promise<T>,
-    ) => {
-      const pid = servers.get(v)?.child.pid;
-      const before = pid ? (cpuMs(pid) ?? 0) : 0;
-      const result = await run();
-      const c = cpu.get(v);
-      if (pid && c) {
-        c.ms += (cpuMs(pid) ?? 0) - before;
-        c.runs++;
-      }
-      return result;
-    };
     const firsts = new Map<string, number[]>(variants.map((v) => [v, []]));
-    const textCpu = cpuPerRun();
     for (let i = 0; i < samples; i++) {
       const order = i % 2 === 0 ? variants : [...variants].reverse();
-      for (const v of order)
-        firsts.get(v)!.push((await metered(textCpu, v, () => once(v, short()))).first);
+      for (const v of order) firsts.get(v)!.push((await once(v, short())).first);
     }
 
     const pacedAnswer = (): ScriptStep => ({
@@ -320,12 +300,37 @@ async function main(): Promise<void> {
       if (problem) throw new Error(`${v}, one tool call: ${problem}`);
       return first;
     };
+    /** CPU of a server process per run, ms: the sum over its runs, and the runs. */
+    const cpuPerRun = () => new Map([...servers.keys()].map((v) => [v, { ms: 0, runs: 0 }]));
+    /** Runs `run` on `variant`, adding the server process's CPU meanwhile to `cpu`. */
+    const metered = async <T>(
+      cpu: Map<string, { ms: number; runs: number }>,
+      v: string,
+      run: () => Promise<T>,
+    ) => {
+      const pid = servers.get(v)?.child.pid;
+      const before = pid ? (cpuMs(pid) ?? 0) : 0;
+      const result = await run();
+      const c = cpu.get(v);
+      if (pid && c) {
+        c.ms += (cpuMs(pid) ?? 0) - before;
+        c.runs++;
+      }
+      return result;
+    };
     for (let i = 0; i < 3; i++) for (const v of variants) await toolOnce(v);
+    // Text-only runs alongside, so that what the tool step adds is read in one phase (the
+    // servers get cheaper per run as the phases before warm them).
     const toolFirsts = new Map<string, number[]>(variants.map((v) => [v, []]));
+    const textFirsts = new Map<string, number[]>(variants.map((v) => [v, []]));
     const toolCpu = cpuPerRun();
+    const textCpu = cpuPerRun();
     for (let i = 0; i < toolSamples; i++) {
       const order = i % 2 === 0 ? variants : [...variants].reverse();
-      for (const v of order) toolFirsts.get(v)!.push(await metered(toolCpu, v, () => toolOnce(v)));
+      for (const v of order) {
+        toolFirsts.get(v)!.push(await metered(toolCpu, v, () => toolOnce(v)));
+        textFirsts.get(v)!.push((await metered(textCpu, v, () => once(v, short()))).first);
+      }
     }
 
     const machineBeforeLimit = machineLine();
@@ -422,22 +427,37 @@ async function main(): Promise<void> {
         `RSS per open stream, ${v}, each round (KB): ${rounds.map((r) => fmt(r / 1024)).join(', ')}`,
       );
 
-    const tp = (v: string, q: number) =>
+    const pick = (values: Map<string, number[]>, v: string, q: number) =>
       percentile(
-        [...toolFirsts.get(v)!].sort((x, y) => x - y),
+        [...values.get(v)!].sort((x, y) => x - y),
         q,
       );
+    const tp = (v: string, q: number) => pick(toolFirsts, v, q);
     const toolOver = (v: string) => tp(v, 50) - tp('model', 50);
+    const textOver = (v: string) => pick(textFirsts, v, 50) - pick(textFirsts, 'model', 50);
     const perRun = (cpu: Map<string, { ms: number; runs: number }>, v: string) =>
       cpu.get(v)!.ms / cpu.get(v)!.runs;
     console.log(
-      '\n| variant | one tool call: first text chunk p50 (ms) | p90 (ms) | p50 over the model’s own (ms) | CPU per run, server process (ms) | CPU per text-only run (ms) |',
+      `\n${toolSamples} one-tool-call runs per variant, each followed by a text-only run (the same 3-chunk answer); the model's own: the two requests made directly`,
     );
-    console.log('|---|---:|---:|---:|---:|---:|');
-    for (const v of variants)
-      console.log(
-        `| ${v} | ${fmt(tp(v, 50))} | ${fmt(tp(v, 90))} | ${v === 'model' ? '' : fmt(toolOver(v))} | ${v === 'model' ? '' : fmt(perRun(toolCpu, v))} | ${v === 'model' ? '' : fmt(perRun(textCpu, v))} |`,
-      );
+    console.log(
+      '| variant | one tool call: first text chunk p50 (ms) | p90 (ms) | p50 over the model’s own (ms) | CPU per run, server process (ms) | text-only alongside: first chunk p50 over the model’s own (ms) | CPU per run (ms) | the tool step adds: time (ms) | CPU (ms) |',
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const v of variants) {
+      const cells =
+        v === 'model'
+          ? ['', '', '', '', '', '']
+          : [
+              toolOver(v),
+              perRun(toolCpu, v),
+              textOver(v),
+              perRun(textCpu, v),
+              toolOver(v) - textOver(v),
+              perRun(toolCpu, v) - perRun(textCpu, v),
+            ].map(fmt);
+      console.log(`| ${v} | ${fmt(tp(v, 50))} | ${fmt(tp(v, 90))} | ${cells.join(' | ')} |`);
+    }
 
     if (limits) {
       const { chunks, paceMs, rampMs, boundMs } = limitOptions;
