@@ -7,11 +7,11 @@
  *
  * - `model`: the `openai` client calling the scripted model directly, from this process: the
  *   model's own time to first chunk, which every server adds to.
- * - the peers: this file with `BENCH_ROLE=<peer>-server`, a `node:http` server whose
- *   `POST /invoke` streams one answer from the peer's own API and writes each text delta as an
- *   SSE `message_chunk` event: `@openai/agents` (`run(agent, input, { stream: true })`,
- *   chat-completions model, tracing off), `mastra` (`@mastra/core` `Agent.stream`, the model as
- *   Mastra's OpenAI-compatible `{ id, url, apiKey }` config) and `langgraph`
+ * - the peers (`agent-peers.ts`): this file with `BENCH_ROLE=<peer>-server`, a `node:http`
+ *   server whose `POST /invoke` streams one answer from the peer's own API and writes each text
+ *   delta as an SSE `message_chunk` event: `@openai/agents` (`run(agent, input, { stream: true
+ *   })`, chat-completions model, tracing off), `mastra` (`@mastra/core` `Agent.stream`, the
+ *   model as Mastra's OpenAI-compatible `{ id, url, apiKey }` config) and `langgraph`
  *   (`@langchain/langgraph` prebuilt `createReactAgent` over `@langchain/openai` `ChatOpenAI`
  *   with `configuration.baseURL`, `streamMode: 'messages'`).
  * - `ours`: the built API process (`apps/api/dist/main.js`, Redis + PostgreSQL, the defaults),
@@ -19,20 +19,40 @@
  * Each variant's warm-up answers must come from one streaming request to the scripted model, and
  * each server's paced warm-up must arrive as one event per model chunk, the first long before
  * the last.
+ *
  * Time to first chunk: request start → first text chunk read by the client; SAMPLES per variant,
- * the variants alternating, over a 3-chunk answer. CPU per chunk: the server process's user +
- * system time (/proc) over PACED answers of CHUNKS chunks, 1 ms apart (so each server reads one
- * chunk at a time), divided by the chunks.
+ * the variants alternating, over a 3-chunk answer.
+ *
+ * CPU per chunk: the server process's CPU over PACED answers of CHUNKS chunks, 1 ms apart (so
+ * each server reads one chunk at a time), divided by the chunks.
  *
  * RSS per open stream: OPEN answers at once, each held open by the model after its first chunk;
  * the server's RSS delta over OPEN in the first of RSS_ROUNDS rounds (the others are printed).
  *
- * Env: SAMPLES (default 30), CHUNKS (default 1000), PACED (default 3), OPEN (default 200),
- * RSS_ROUNDS (default 3), REDIS_URL, DATABASE_URL.
+ * One tool call (`agent-stream-tool.ts`, after the RSS rounds): the model answers first with one
+ * `write_todos` call, the server runs the tool (ours: its built-in planning tool; a peer: the
+ * same tool defined with its own tool API), and the model's second request streams 3 chunks of
+ * text. TOOL_SAMPLES per variant, alternating, after 3 warm-ups that check the two requests and
+ * the tool's result in the second: time to the first text chunk (the model's own: the two
+ * requests made directly) and the server's CPU per run; each followed by a text-only run, so
+ * that what the tool step adds is read in the same phase.
+ *
+ * Concurrent-stream limit (`agent-stream-limit.ts`): the largest number of answers of
+ * STREAM_CHUNKS chunks PACE_MS apart one process streams at once with the p99 per-chunk delay
+ * (arrival at the client − the model's send, over the middle of the answers: EDGE of each
+ * answer's chunks left out at either end) within BOUND_MS; LEVELS tried in order, the gap
+ * to the first failed level halved REFINE times; each level TRIALS times, the median trial
+ * deciding. The model's own (`model`, the same streams read directly) is ramped alongside as
+ * this process's own ceiling. LIMIT=0 skips it.
+ *
+ * Env: SAMPLES (default 30), TOOL_SAMPLES (default SAMPLES), CHUNKS (default 1000), PACED
+ * (default 3), OPEN (default 200), RSS_ROUNDS (default 3), LEVELS (default
+ * 25,50,100,200,400,800), STREAM_CHUNKS (default 150), PACE_MS (default 20), RAMP_MS (default
+ * 1000), BOUND_MS (default 50), EDGE (default 0.1), REFINE (default 2), TRIALS (default 3),
+ * LIMIT (default 1), REDIS_URL, DATABASE_URL.
  */
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { createServer } from 'node:http';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
@@ -54,196 +74,37 @@ import {
   type Service,
 } from '../support/processes.js';
 import { unlinkPrefix } from '../support/redis.js';
-import { ensurePeers, requirePeer } from './peers.js';
+import { API_KEY, PEER_STREAMS, runPeerServer } from './agent-peers.js';
+import { readChunks, streamChunks } from './agent-stream-client.js';
+import {
+  findLimits,
+  type LimitOptions,
+  type LimitResult,
+  type OpenStream,
+} from './agent-stream-limit.js';
+import { directToolRun, toolRun, toolRunProblem } from './agent-stream-tool.js';
+import { ensurePeers } from './peers.js';
 
 const SELF = fileURLToPath(import.meta.url);
 const redisUrl = (process.env.REDIS_URL ??= 'redis://127.0.0.1:6379');
 const databaseUrl = (process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test');
 const samples = Number(process.env.SAMPLES ?? 30);
+const toolSamples = Number(process.env.TOOL_SAMPLES ?? samples);
 const chunkCount = Number(process.env.CHUNKS ?? 1_000);
 const paced = Number(process.env.PACED ?? 3);
 const open = Number(process.env.OPEN ?? 200);
 const rssRoundCount = Number(process.env.RSS_ROUNDS ?? 3);
-const API_KEY = 'sk-bench';
-
-// ---------------------------------------------------------------- the few peer members used
-
-interface AgentsModule {
-  Agent: new (options: { name: string; instructions: string; model: unknown }) => unknown;
-  OpenAIChatCompletionsModel: new (client: unknown, model: string) => unknown;
-  run(
-    agent: unknown,
-    input: string,
-    options: { stream: true },
-  ): Promise<
-    AsyncIterable<{ type: string; data?: { type: string; delta?: string } }> & {
-      completed: Promise<void>;
-    }
-  >;
-  setTracingDisabled(disabled: boolean): void;
-}
-interface OpenAIModule {
-  OpenAI: new (options: Record<string, unknown>) => unknown;
-}
-
-interface MastraModule {
-  Agent: new (options: {
-    id: string;
-    name: string;
-    instructions: string;
-    model: { id: string; url: string; apiKey: string };
-  }) => { stream(input: string): Promise<{ textStream: AsyncIterable<string> }> };
-}
-interface LangGraphPrebuiltModule {
-  createReactAgent(options: { llm: unknown; tools: unknown[] }): {
-    stream(
-      input: { messages: Array<{ role: string; content: string }> },
-      options: { streamMode: 'messages' },
-    ): Promise<AsyncIterable<[{ content: unknown }, { langgraph_node?: string }]>>;
-  };
-}
-interface LangChainOpenAIModule {
-  ChatOpenAI: new (options: Record<string, unknown>) => unknown;
-}
-
-// ---------------------------------------------------------------- peer servers (children)
-
-/** Text deltas of one answer of `model` to `message`, from a peer's own streaming API. */
-type PeerStream = (message: string, model: string) => AsyncIterable<string>;
-
-/** @openai/agents: `run(agent, input, { stream: true })`, the chat-completions model. */
-function openaiAgentsStream(baseURL: string): PeerStream {
-  const agents = requirePeer<AgentsModule>('@openai/agents');
-  const { OpenAI: PeerOpenAI } = requirePeer<OpenAIModule>('openai');
-  agents.setTracingDisabled(true);
-  const client = new PeerOpenAI({ baseURL, apiKey: API_KEY, maxRetries: 0 });
-  return async function* (message, model) {
-    const agent = new agents.Agent({
-      name: 'bench',
-      instructions: 'You are a helpful assistant.',
-      model: new agents.OpenAIChatCompletionsModel(client, model),
-    });
-    const stream = await agents.run(agent, message, { stream: true });
-    for await (const event of stream)
-      if (event.type === 'raw_model_stream_event' && event.data?.type === 'output_text_delta')
-        yield event.data.delta ?? '';
-    await stream.completed;
-  };
-}
-
-/** Mastra: an `Agent` whose model is Mastra's OpenAI-compatible `{ id, url, apiKey }` config. */
-function mastraStream(baseURL: string): PeerStream {
-  const { Agent } = requirePeer<MastraModule>('@mastra/core/agent');
-  return async function* (message, model) {
-    const agent = new Agent({
-      id: 'bench',
-      name: 'bench',
-      instructions: 'You are a helpful assistant.',
-      model: { id: `scripted/${model}`, url: baseURL, apiKey: API_KEY },
-    });
-    const output = await agent.stream(message);
-    yield* output.textStream;
-  };
-}
-
-/** LangGraph: the prebuilt ReAct agent over `ChatOpenAI`, tokens with `streamMode: 'messages'`. */
-function langGraphStream(baseURL: string): PeerStream {
-  const { createReactAgent } = requirePeer<LangGraphPrebuiltModule>(
-    '@langchain/langgraph/prebuilt',
-  );
-  const { ChatOpenAI } = requirePeer<LangChainOpenAIModule>('@langchain/openai');
-  return async function* (message, model) {
-    const llm = new ChatOpenAI({
-      model,
-      apiKey: API_KEY,
-      configuration: { baseURL },
-      maxRetries: 0,
-      streaming: true,
-    });
-    const agent = createReactAgent({ llm, tools: [] });
-    const stream = await agent.stream(
-      { messages: [{ role: 'user', content: message }] },
-      { streamMode: 'messages' },
-    );
-    // The last chunks carry usage and the finish reason with empty content.
-    for await (const [chunk, meta] of stream)
-      if (meta.langgraph_node === 'agent' && typeof chunk.content === 'string' && chunk.content)
-        yield chunk.content;
-  };
-}
-
-const PEER_STREAMS: Record<string, (baseURL: string) => PeerStream> = {
-  '@openai/agents': openaiAgentsStream,
-  mastra: mastraStream,
-  langgraph: langGraphStream,
+const limitOptions: LimitOptions = {
+  levels: (process.env.LEVELS ?? '25,50,100,200,400,800').split(',').map(Number),
+  chunks: Number(process.env.STREAM_CHUNKS ?? 150),
+  paceMs: Number(process.env.PACE_MS ?? 20),
+  rampMs: Number(process.env.RAMP_MS ?? 1_000),
+  boundMs: Number(process.env.BOUND_MS ?? 50),
+  edge: Number(process.env.EDGE ?? 0.1),
+  refine: Number(process.env.REFINE ?? 2),
+  trials: Number(process.env.TRIALS ?? 3),
 };
-
-/**
- * The minimal HTTP wrapper every peer runs behind: `POST /invoke` `{ message, model }` answers
- * SSE, one `message_chunk` event per text delta as the peer yields it, then `done` (or `error`).
- */
-function runPeerServer(peer: string): void {
-  const stream = PEER_STREAMS[peer]!(process.env.MODEL_BASE_URL!);
-  const server = createServer((request, response) => {
-    if (request.url === '/healthz') return void response.end('ok');
-    let body = '';
-    request.on('data', (chunk: Buffer) => (body += chunk.toString('utf8')));
-    request.on('end', () => {
-      void (async () => {
-        const { message, model } = JSON.parse(body) as { message: string; model: string };
-        response.writeHead(200, {
-          'content-type': 'text/event-stream',
-          'cache-control': 'no-cache',
-        });
-        for await (const delta of stream(message, model))
-          response.write(`data: ${JSON.stringify({ type: 'message_chunk', content: delta })}\n\n`);
-        response.end(`data: ${JSON.stringify({ type: 'done' })}\n\n`);
-      })().catch((error: unknown) => {
-        response.end(`data: ${JSON.stringify({ type: 'error', message: String(error) })}\n\n`);
-      });
-    });
-  });
-  server.listen(Number(process.env.PORT), '127.0.0.1');
-}
-
-// ---------------------------------------------------------------- main
-
-/**
- * Reads an SSE response; resolves with the times of the first and the last `message_chunk` and
- * their count, and calls `onFirst` at the first.
- */
-async function readChunks(response: Response, started: number, onFirst?: () => void) {
-  if (!response.ok) throw new Error(`HTTP ${response.status}: ${await response.text()}`);
-  const decoder = new TextDecoder();
-  let buffer = '';
-  let first = NaN;
-  let last = NaN;
-  let chunks = 0;
-  let done = false;
-  for await (const bytes of response.body as unknown as AsyncIterable<Uint8Array>) {
-    buffer += decoder.decode(bytes, { stream: true });
-    let at: number;
-    while ((at = buffer.indexOf('\n\n')) >= 0) {
-      const data = buffer
-        .slice(0, at)
-        .split('\n')
-        .find((line) => line.startsWith('data: '));
-      buffer = buffer.slice(at + 2);
-      if (!data) continue;
-      const event = JSON.parse(data.slice(6)) as { type: string; message?: string };
-      if (event.type === 'message_chunk') {
-        last = performance.now() - started;
-        if (chunks++ === 0) {
-          first = last;
-          onFirst?.();
-        }
-      } else if (event.type === 'done') done = true;
-      else if (event.type === 'error') throw new Error(`stream error: ${event.message}`);
-    }
-  }
-  if (!done) throw new Error('the stream ended without done');
-  return { first, last, chunks };
-}
+const measureLimit = process.env.LIMIT !== '0';
 
 async function main(): Promise<void> {
   const machineAtStart = machineLine();
@@ -299,6 +160,22 @@ async function main(): Promise<void> {
     const direct = new OpenAI({ baseURL: model.baseUrl, apiKey: API_KEY, maxRetries: 0 });
 
     let n = 0;
+    /** `message` to a server, for `name`'s script; `tool`: with the one tool. */
+    const post = (variant: string, name: string, message: string, tool: boolean) =>
+      variant === 'ours'
+        ? fetch(`${api.url}/api/agent/invoke`, {
+            method: 'POST',
+            headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+            body: JSON.stringify({
+              message,
+              llm_config: { baseUrl: model.baseUrl, apiKey: API_KEY, modelName: name },
+            }),
+          })
+        : fetch(`${servers.get(variant)!.url}/invoke`, {
+            method: 'POST',
+            headers: { 'content-type': 'application/json' },
+            body: JSON.stringify({ message, model: name, tool }),
+          });
     /** One answer of `step` through `variant`; the model name is unique per request. */
     const once = async (variant: string, step: ScriptStep, onFirst?: () => void) => {
       const name = `bench-${n++}`;
@@ -317,21 +194,7 @@ async function main(): Promise<void> {
             first = performance.now() - started;
         return { name, first, last: NaN, chunks };
       }
-      const response =
-        variant === 'ours'
-          ? await fetch(`${api.url}/api/agent/invoke`, {
-              method: 'POST',
-              headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
-              body: JSON.stringify({
-                message: 'Hi',
-                llm_config: { baseUrl: model.baseUrl, apiKey: API_KEY, modelName: name },
-              }),
-            })
-          : await fetch(`${servers.get(variant)!.url}/invoke`, {
-              method: 'POST',
-              headers: { 'content-type': 'application/json' },
-              body: JSON.stringify({ message: 'Hi', model: name }),
-            });
+      const response = await post(variant, name, 'Hi', false);
       return { name, ...(await readChunks(response, started, onFirst)) };
     };
 
@@ -422,11 +285,124 @@ async function main(): Promise<void> {
     }
     for (const [v, rounds] of rssRounds) rssPerStream.set(v, rounds[0]!);
 
+    // After the RSS rounds, so that their first round is still each server's first 200 streams
+    // on a heap only the text-only phases grew.
+    /** One one-tool-call run through `variant`: checked, then its time to the first text. */
+    const toolOnce = async (v: string) => {
+      const name = `bench-${n++}`;
+      model.script(name, toolRun());
+      const started = performance.now();
+      const { first, chunks } =
+        v === 'model'
+          ? await directToolRun(direct, name)
+          : await readChunks(await post(v, name, 'Hi', true), started);
+      const problem = toolRunProblem(model.requests(name), chunks);
+      if (problem) throw new Error(`${v}, one tool call: ${problem}`);
+      return first;
+    };
+    /** CPU of a server process per run, ms: the sum over its runs, and the runs. */
+    const cpuPerRun = () => new Map([...servers.keys()].map((v) => [v, { ms: 0, runs: 0 }]));
+    /** Runs `run` on `variant`, adding the server process's CPU meanwhile to `cpu`. */
+    const metered = async <T>(
+      cpu: Map<string, { ms: number; runs: number }>,
+      v: string,
+      run: () => Promise<T>,
+    ) => {
+      const pid = servers.get(v)?.child.pid;
+      const before = pid ? (cpuMs(pid) ?? 0) : 0;
+      const result = await run();
+      const c = cpu.get(v);
+      if (pid && c) {
+        c.ms += (cpuMs(pid) ?? 0) - before;
+        c.runs++;
+      }
+      return result;
+    };
+    for (let i = 0; i < 3; i++) for (const v of variants) await toolOnce(v);
+    // Text-only runs alongside, so that what the tool step adds is read in one phase (the
+    // servers get cheaper per run as the phases before warm them).
+    const toolFirsts = new Map<string, number[]>(variants.map((v) => [v, []]));
+    const textFirsts = new Map<string, number[]>(variants.map((v) => [v, []]));
+    const toolCpu = cpuPerRun();
+    const textCpu = cpuPerRun();
+    for (let i = 0; i < toolSamples; i++) {
+      const order = i % 2 === 0 ? variants : [...variants].reverse();
+      for (const v of order) {
+        toolFirsts.get(v)!.push(await metered(toolCpu, v, () => toolOnce(v)));
+        textFirsts.get(v)!.push((await metered(textCpu, v, () => once(v, short()))).first);
+      }
+    }
+
+    const machineBeforeLimit = machineLine();
+    const limitLines: string[] = [];
+    let limits: Map<string, LimitResult> | undefined;
+    if (measureLimit) {
+      const openers = new Map<string, OpenStream>([
+        [
+          'model',
+          (name, onChunk, signal) =>
+            streamChunks(
+              `${model.baseUrl}/chat/completions`,
+              { authorization: `Bearer ${API_KEY}` },
+              { model: name, messages: [{ role: 'user', content: 'Hi' }], stream: true },
+              'openai',
+              onChunk,
+              signal,
+            ),
+        ],
+        ...peers.map((peer): [string, OpenStream] => [
+          peer,
+          (name, onChunk, signal) =>
+            streamChunks(
+              `${servers.get(peer)!.url}/invoke`,
+              {},
+              { message: 'Hi', model: name },
+              'agent',
+              onChunk,
+              signal,
+            ),
+        ]),
+        [
+          'ours',
+          (name, onChunk, signal) =>
+            streamChunks(
+              `${api.url}/api/agent/invoke`,
+              { authorization: `Bearer ${token}` },
+              {
+                message: 'Hi',
+                llm_config: { baseUrl: model.baseUrl, apiKey: API_KEY, modelName: name },
+              },
+              'agent',
+              onChunk,
+              signal,
+            ),
+        ],
+      ]);
+      const script = (steps: ScriptStep[]) => {
+        const name = `bench-${n++}`;
+        model.script(name, steps);
+        return name;
+      };
+      /** The model's own is metered in this process, which also reads every stream. */
+      const cpuOf = (v: string) => {
+        if (v === 'model') {
+          const { user, system } = process.cpuUsage();
+          return (user + system) / 1_000;
+        }
+        return cpuMs(servers.get(v)!.child.pid!) ?? NaN;
+      };
+      limits = await findLimits(openers, script, limitOptions, 'model', cpuOf, (line) => {
+        console.error(line);
+        limitLines.push(line);
+      });
+    }
+
     console.log(`machine at the start: ${machineAtStart}`);
+    if (measureLimit) console.log(`machine before the limit ramp: ${machineBeforeLimit}`);
     console.log(`machine at the end: ${machineLine()}`);
     console.log(`versions: ${versions.join(', ')}`);
     console.log(
-      `${samples} samples per variant (alternating) of a 3-chunk answer after 5 warm-ups; CPU over ${paced} answers of ${chunkCount} chunks 1 ms apart per server (alternating), after one warm-up; RSS with ${open} streams open at once, the first of ${rssRoundCount} rounds per server (alternating)\n`,
+      `${samples} samples per variant (alternating) of a 3-chunk answer after 5 warm-ups; ${toolSamples} one-tool-call runs per variant (alternating) after 3 warm-ups; CPU over ${paced} answers of ${chunkCount} chunks 1 ms apart per server (alternating), after one warm-up; RSS with ${open} streams open at once, the first of ${rssRoundCount} rounds per server (alternating)\n`,
     );
     const p = (v: string, q: number) =>
       percentile(
@@ -450,13 +426,65 @@ async function main(): Promise<void> {
       console.log(
         `RSS per open stream, ${v}, each round (KB): ${rounds.map((r) => fmt(r / 1024)).join(', ')}`,
       );
+
+    const pick = (values: Map<string, number[]>, v: string, q: number) =>
+      percentile(
+        [...values.get(v)!].sort((x, y) => x - y),
+        q,
+      );
+    const tp = (v: string, q: number) => pick(toolFirsts, v, q);
+    const toolOver = (v: string) => tp(v, 50) - tp('model', 50);
+    const textOver = (v: string) => pick(textFirsts, v, 50) - pick(textFirsts, 'model', 50);
+    const perRun = (cpu: Map<string, { ms: number; runs: number }>, v: string) =>
+      cpu.get(v)!.ms / cpu.get(v)!.runs;
     console.log(
-      '\n| ours ÷ peer | first chunk over the model | CPU per chunk | RSS per open stream |',
+      `\n${toolSamples} one-tool-call runs per variant, each followed by a text-only run (the same 3-chunk answer); the model's own: the two requests made directly`,
     );
-    console.log('|---|---:|---:|---:|');
+    console.log(
+      '| variant | one tool call: first text chunk p50 (ms) | p90 (ms) | p50 over the model’s own (ms) | CPU per run, server process (ms) | text-only alongside: first chunk p50 over the model’s own (ms) | CPU per run (ms) | the tool step adds: time (ms) | CPU (ms) |',
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---:|---:|---:|');
+    for (const v of variants) {
+      const cells =
+        v === 'model'
+          ? ['', '', '', '', '', '']
+          : [
+              toolOver(v),
+              perRun(toolCpu, v),
+              textOver(v),
+              perRun(textCpu, v),
+              toolOver(v) - textOver(v),
+              perRun(toolCpu, v) - perRun(textCpu, v),
+            ].map(fmt);
+      console.log(`| ${v} | ${fmt(tp(v, 50))} | ${fmt(tp(v, 90))} | ${cells.join(' | ')} |`);
+    }
+
+    if (limits) {
+      const { chunks, paceMs, rampMs, boundMs } = limitOptions;
+      console.log(
+        `\nConcurrent streams, ${chunks} chunks ${paceMs} ms apart each, started over ${rampMs} ms; the limit is the most with the p99 per-chunk delay ≤ ${boundMs} ms over the middle of the answers (${limitOptions.edge * 100} % of each answer's chunks left out at either end). Each level:`,
+      );
+      for (const line of limitLines) console.log(line);
+      console.log(
+        '\n| variant | concurrent-stream limit | chunks/s at the limit | first failed level | p99 per-chunk delay at the limit (ms) | CPU per chunk at the limit (µs) |',
+      );
+      console.log('|---|---:|---:|---:|---:|---:|');
+      for (const [v, r] of limits) {
+        const at = r.levels.find((l) => l.count === r.limit);
+        console.log(
+          `| ${v} | ${r.limit} | ${Math.round((r.limit * 1_000) / paceMs)} | ${r.failedAt ?? '—'} | ${at ? fmt(at.p99) : ''} | ${at ? fmt(at.cpuPerChunkUs) : ''} |`,
+        );
+      }
+    }
+
+    console.log(
+      '\n| ours ÷ peer | first chunk over the model | CPU per chunk | RSS per open stream | one tool call: first text over the model | CPU per tool run | concurrent-stream limit |',
+    );
+    console.log('|---|---:|---:|---:|---:|---:|---:|');
+    const ratio = (a: number, b: number) => `${(a / b).toFixed(2)}×`;
     for (const peer of peers)
       console.log(
-        `| ÷ ${peer} | ${(over('ours') / over(peer)).toFixed(2)}× | ${(cpuPerChunk.get('ours')! / cpuPerChunk.get(peer)!).toFixed(2)}× | ${(rssPerStream.get('ours')! / rssPerStream.get(peer)!).toFixed(2)}× |`,
+        `| ÷ ${peer} | ${ratio(over('ours'), over(peer))} | ${ratio(cpuPerChunk.get('ours')!, cpuPerChunk.get(peer)!)} | ${ratio(rssPerStream.get('ours')!, rssPerStream.get(peer)!)} | ${ratio(toolOver('ours'), toolOver(peer))} | ${ratio(perRun(toolCpu, 'ours'), perRun(toolCpu, peer))} | ${limits ? ratio(limits.get('ours')!.limit, limits.get(peer)!.limit) : ''} |`,
       );
   } finally {
     for (const cleanup of cleanups.reverse())
