@@ -54,6 +54,20 @@ export abstract class Connection {
     ws.on('error', (error) => this.logger.debug({ err: error, conn: this.id }, 'websocket error'));
   }
 
+  /**
+   * Frames received from now on wait for `ready` (its failure too) before they are handled: a
+   * `pong` or `heartbeat_ack` then tells the client that what its connection set up (its node in
+   * presence, its user's web subscription) is in place.
+   */
+  holdFramesUntil(ready: Promise<unknown>): void {
+    this.queue = this.queue
+      .then(() => ready)
+      .then(
+        () => undefined,
+        () => undefined,
+      );
+  }
+
   get userId(): string {
     return this.identity.userId;
   }

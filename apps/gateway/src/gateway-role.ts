@@ -59,7 +59,10 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       ws.on('close', () => {
         if (registry.removeWeb(conn)) webSubscriptions.unsubscribe(identity.userId);
       });
-      await webSubscriptions.subscribe(identity.userId);
+      const subscribed = webSubscriptions.subscribe(identity.userId);
+      // A frame sent right after connecting is answered once the user's messages reach this socket.
+      conn.holdFramesUntil(subscribed);
+      await subscribed;
       return;
     }
     await new NodeConnection(ws, identity, services).start();

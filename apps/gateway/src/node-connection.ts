@@ -80,7 +80,10 @@ export class NodeConnection extends Connection {
 
   /** Puts the node in presence and takes over from an older connection of the same node. */
   async start(): Promise<void> {
-    await this.publishPresence();
+    const published = this.publishPresence();
+    // A frame sent right after connecting (a ping) is answered once the node is listed.
+    this.holdFramesUntil(published);
+    await published;
   }
 
   /** Sends a JSON-RPC request and resolves with the node's raw response (matched by `id`). */
