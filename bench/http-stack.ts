@@ -2,7 +2,7 @@
  * The HTTP layer's cost on three routes of the running all-in-one (the built `dist`, embedded
  * engines): `POST /node/tools/call` to a connected desktop node, `POST /api/knowledge-bases/search`
  * over a small ingested base, and an SSE `POST /api/agent/invoke` against a scripted model. For
- * each route: the service process's CPU time per request (from /proc, user + system) and the
+ * each route: the service process's CPU time per request (from /proc, user + system, with the system share) and the
  * client-side latency p50 / p99, CONCURRENCY requests in flight on keep-alive connections.
  *
  *   pnpm build && node --import tsx bench/http-stack.ts
@@ -179,11 +179,14 @@ async function startBuild(entry: string, buildEnv: Record<string, string>) {
       },
     },
   ];
-  /** CPU seconds (user + system) the service process used so far. */
-  const cpuSeconds = (): number => {
+  /** CPU seconds the service process used so far, user and system. */
+  const cpuSeconds = (): CpuSeconds => {
     const stat = readFileSync(`/proc/${service.child.pid}/stat`, 'utf8');
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) / TICKS_PER_SECOND;
+    return {
+      user: Number(fields[11]) / TICKS_PER_SECOND,
+      system: Number(fields[12]) / TICKS_PER_SECOND,
+    };
   };
   return {
     routes: ONLY ? routes.filter((r) => ONLY.includes(r.name)) : routes,
@@ -196,7 +199,12 @@ async function startBuild(entry: string, buildEnv: Record<string, string>) {
   };
 }
 
-async function measure(route: Route, cpuSeconds: () => number) {
+interface CpuSeconds {
+  readonly user: number;
+  readonly system: number;
+}
+
+async function measure(route: Route, cpuSeconds: () => CpuSeconds) {
   const latencies: number[] = [];
   let next = 0;
   const cpuBefore = cpuSeconds();
@@ -212,12 +220,15 @@ async function measure(route: Route, cpuSeconds: () => number) {
     }),
   );
   const wallMs = performance.now() - started;
-  const cpuMs = (cpuSeconds() - cpuBefore) * 1000;
+  const cpuAfter = cpuSeconds();
+  const systemMs = (cpuAfter.system - cpuBefore.system) * 1000;
+  const cpuMs = (cpuAfter.user - cpuBefore.user) * 1000 + systemMs;
   latencies.sort((a, b) => a - b);
   const at = (q: number) =>
     latencies[Math.min(latencies.length - 1, Math.floor(q * latencies.length))]!;
   return {
     cpuMs,
+    systemMs,
     n: route.requests,
     cpuMsPerRequest: cpuMs / route.requests,
     p50: at(0.5),
@@ -277,6 +288,8 @@ const summary = (key: string) => {
   return {
     // Pooled: all CPU over all requests (per-round CPU is counted in 10 ms ticks).
     cpuMsPerRequest: list.reduce((sum, s) => sum + s.cpuMs, 0) / list.reduce((n, s) => n + s.n, 0),
+    systemShare:
+      list.reduce((sum, s) => sum + s.systemMs, 0) / list.reduce((sum, s) => sum + s.cpuMs, 0),
     cpuMsPerRequestMedian: median(list.map((s) => s.cpuMsPerRequest)),
     p50Ms: median(list.map((s) => s.p50)),
     p99Ms: median(list.map((s) => s.p99)),
@@ -294,6 +307,7 @@ for (const route of routeNames) {
         route,
         cpuMsPerRequest: Number(s.cpuMsPerRequest.toFixed(4)),
         cpuMsPerRequestMedian: Number(s.cpuMsPerRequestMedian.toFixed(4)),
+        systemShare: Number(s.systemShare.toFixed(2)),
         p50Ms: Number(s.p50Ms.toFixed(2)),
         p99Ms: Number(s.p99Ms.toFixed(2)),
         perSecond: Math.round(s.perSecond),

@@ -39,15 +39,20 @@ interface OtlpAttribute {
   value: Record<string, unknown>;
 }
 
-/** The collector: `POST /v1/traces` with an OTLP/HTTP JSON body, spans kept in order. */
+/**
+ * The collector: `POST /v1/traces`. An OTLP/HTTP JSON body is read, its spans kept in order; a
+ * protobuf body (the default protocol) is kept as received.
+ */
 async function startFakeCollector(): Promise<{
   url: string;
   spans: CollectedSpan[];
   contentTypes: string[];
+  protobufBodies: Buffer[];
   close(): Promise<void>;
 }> {
   const spans: CollectedSpan[] = [];
   const contentTypes: string[] = [];
+  const protobufBodies: Buffer[] = [];
   const value = (attrs: OtlpAttribute[] | undefined, key: string) =>
     Object.values(attrs?.find((a) => a.key === key)?.value ?? {})[0];
   const server: Server = createServer((req, res) => {
@@ -61,6 +66,11 @@ async function startFakeCollector(): Promise<{
       contentTypes.push(String(req.headers['content-type']));
       let body = Buffer.concat(chunks);
       if (req.headers['content-encoding'] === 'gzip') body = gunzipSync(body);
+      if (req.headers['content-type'] === 'application/x-protobuf') {
+        protobufBodies.push(body);
+        res.writeHead(200, { 'content-type': 'application/x-protobuf' }).end();
+        return;
+      }
       const payload = JSON.parse(body.toString('utf8')) as {
         resourceSpans: Array<{
           resource: { attributes: OtlpAttribute[] };
@@ -102,6 +112,7 @@ async function startFakeCollector(): Promise<{
     url: `http://127.0.0.1:${port}`,
     spans,
     contentTypes,
+    protobufBodies,
     close: () => new Promise((resolve) => server.close(() => resolve())),
   };
 }
@@ -121,6 +132,8 @@ async function startTracedPair(env: Record<string, string>, { tracing = true } =
     env: {
       ...(tracing ? { OTEL_EXPORTER_OTLP_ENDPOINT: collector.url } : {}),
       OTEL_BSP_SCHEDULE_DELAY: '100',
+      // JSON, so the collector can read the spans (the default, protobuf, is tested on its own).
+      OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
       ...env,
     },
   });
@@ -370,6 +383,7 @@ describe('jobs on the worker continue the trace of the request that queued them'
       workers: 1,
       env: {
         OTEL_EXPORTER_OTLP_ENDPOINT: collector.url,
+        OTEL_EXPORTER_OTLP_PROTOCOL: 'http/json',
         OTEL_BSP_SCHEDULE_DELAY: '100',
         INTERNAL_API_SECRET: SECRET,
         DEFAULT_LLM_BASE_URL: model.baseUrl,
@@ -492,6 +506,40 @@ describe('jobs on the worker continue the trace of the request that queued them'
     // The agent's run answering the message is a child of the job's span.
     const run = await workerSpan(traceId, 'agent run');
     expect(run.parentSpanId).toBe(job.spanId);
+  });
+});
+
+describe('the default OTLP protocol', () => {
+  let collector: Collector;
+  let cluster: Cluster;
+  let device: TestSocket;
+  let alice: string;
+
+  beforeAll(async () => {
+    ({ collector, cluster, alice, device } = await startTracedPair({
+      OTEL_EXPORTER_OTLP_PROTOCOL: '',
+    }));
+  }, 120_000);
+  afterAll(() => stopTracedPair({ collector, cluster, device }));
+
+  it('exports OTLP/HTTP protobuf from both replicas', async () => {
+    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${alice}`,
+      traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
+    });
+    expect(res.status).toBe(200);
+    // Protobuf carries the trace id as its 16 bytes and the service names as strings.
+    const traceId = Buffer.from(TRACE_ID, 'hex');
+    const exported = (service: string) =>
+      collector.protobufBodies.some(
+        (body) => body.includes(traceId) && body.includes(Buffer.from(service)),
+      );
+    await eventually(
+      async () => exported('agent-backend-api') && exported('agent-backend-gateway'),
+      10_000,
+    );
+    expect(new Set(collector.contentTypes)).toEqual(new Set(['application/x-protobuf']));
+    expect(collector.spans).toHaveLength(0);
   });
 });
 

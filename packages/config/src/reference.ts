@@ -186,7 +186,11 @@ export const ENV_MEANINGS = {
   ADMIN_TOKEN:
     "operator credential of the queue dashboard at `/admin/queues` (api role and all-in-one, BullMQ engine only): `Authorization: Bearer <token>`, or HTTP Basic with any user name and the token as password (a browser asks). At least 16 characters. Unset: the dashboard is 404. Never a user's access token",
   OTEL_EXPORTER_OTLP_ENDPOINT:
-    "base URL of an OpenTelemetry collector speaking OTLP/HTTP (JSON); spans go to `<url>/v1/traces`. Set: traces are on (see Traces in [operations.md](operations.md)); unset: off, at no cost. The exporter's other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, ...) apply too",
+    "base URL of an OpenTelemetry collector speaking OTLP; over HTTP spans go to `<url>/v1/traces`. Set: traces are on (see Traces in [operations.md](operations.md)); unset: off, and the OpenTelemetry SDK is not even loaded. The SDK's other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_RESOURCE_ATTRIBUTES`, ...) apply too",
+  OTEL_EXPORTER_OTLP_PROTOCOL:
+    '`http/protobuf` (unset: the OpenTelemetry default), `http/json`, or `grpc` (the endpoint is then the collector\'s gRPC port, e.g. `http://otel-collector:4317`)',
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL:
+    'the same for traces only; wins over `OTEL_EXPORTER_OTLP_PROTOCOL`',
   OTEL_SERVICE_NAME:
     "the traces' `service.name`; unset: `agent-backend-<role>` (`agent-backend-api`, ...)",
   OTEL_BSP_SCHEDULE_DELAY: 'milliseconds finished spans wait to be exported in one batch',

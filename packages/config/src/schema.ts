@@ -40,6 +40,9 @@ const booleanStringDefaultTrue = z
   .transform((v) => v === undefined || v === '' || v === 'true' || v === '1');
 
 /** An operator credential: long enough not to be guessed, no whitespace (it travels in a header). */
+/** An OTLP exporter protocol, as the OpenTelemetry specification spells it; empty: unset. */
+const otlpProtocol = optionalString.pipe(z.enum(['http/protobuf', 'http/json', 'grpc']).optional());
+
 const operatorToken = optionalString.refine((v) => v === undefined || /^\S{16,}$/.test(v), {
   message: 'must be at least 16 characters without spaces',
 });
@@ -367,17 +370,22 @@ export const EnvSchema = z.object({
   /** Operator credential of the queue dashboard `/admin/queues`; unset: the dashboard is 404. */
   ADMIN_TOKEN: operatorToken,
   /**
-   * OTLP/HTTP collector base URL (`/v1/traces` is appended); set: OpenTelemetry traces are on.
-   * Read by the exporter itself, the standard way; validated here so a typo fails at start.
+   * OTLP collector base URL (`/v1/traces` is appended over HTTP); set: OpenTelemetry traces are
+   * on. Read by the exporter itself, the standard way; validated here so a typo fails at start.
    */
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']),
+  /** The OTLP transport of every signal (only traces are exported here). */
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
+  /** The OTLP transport of traces; wins over `OTEL_EXPORTER_OTLP_PROTOCOL`. */
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
   /** Service name of the traces; unset: `agent-backend-<role>`. */
   OTEL_SERVICE_NAME: optionalString,
   /** How long finished spans wait before they are sent in one batch (ms). */
   OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5_000),
   /**
-   * Which traces are recorded (the OpenTelemetry specification's variable and values; the SDK
-   * no longer reads it itself). Remote-sampler values (`jaeger_remote`, `xray`) are refused.
+   * Which traces are recorded (the OpenTelemetry specification's variable and values, read by
+   * the SDK; validated here, since the SDK only logs an unknown value and samples everything).
+   * Remote-sampler values (`jaeger_remote`, `xray`) are refused.
    */
   OTEL_TRACES_SAMPLER: z
     .enum([

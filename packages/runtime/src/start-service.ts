@@ -60,14 +60,12 @@ export async function startService(
   options: StartServiceOptions,
 ): Promise<RunningService> {
   const config = loadConfigOrExit(role);
-  // Off (no OTLP endpoint): nothing registered, `@opentelemetry/api` answers with no-ops.
-  const tracing = startTracing({
+  // Off (no OTLP endpoint): the SDK is not loaded, `@opentelemetry/api` answers with no-ops. On,
+  // the SDK reads the exporter's, batching and sampling variables (validated with the config).
+  const tracing = await startTracing({
     endpoint: config.OTEL_EXPORTER_OTLP_ENDPOINT,
     serviceName: config.OTEL_SERVICE_NAME ?? `agent-backend-${role}`,
     instanceId: config.instanceId,
-    scheduleDelayMs: config.OTEL_BSP_SCHEDULE_DELAY,
-    sampler: config.OTEL_TRACES_SAMPLER,
-    samplerRatio: config.OTEL_TRACES_SAMPLER_ARG,
   });
   const logger = createLogger({
     level: config.LOG_LEVEL,

@@ -1,2 +1,1 @@
 export { startTracing, type StartTracingOptions, type Tracing } from './start-tracing.js';
-export { createSampler, type TracesSamplerName } from './sampler.js';
