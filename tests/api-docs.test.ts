@@ -1,7 +1,8 @@
 /**
  * Issue 17 (1, 2): the API documents describe the service as it runs. Each role is started
- * in-process on real Redis and PostgreSQL, as its `main.ts` composes it, and the routes its
- * HTTP server registered are compared with the OpenAPI document both ways, with the body schema
+ * in-process on real Redis and PostgreSQL, as its `main.ts` composes it, and the routes and
+ * mounts its HTTP server registered are compared with the OpenAPI document both ways, with how
+ * each is authenticated (the kind of the hook that runs) and the body, path and query schemas
  * each route validates with. The api role serves both documents and the page that shows them,
  * without authentication and without loading anything from outside the service.
  */
@@ -17,6 +18,7 @@ import {
   HTTP_ROUTES,
   type RouteDoc,
 } from '@agent-backend/api-docs';
+import type { RouteAuth } from '@agent-backend/http-server';
 import { mountGateway } from '@agent-backend/gateway';
 import { startService, type RunningService } from '@agent-backend/runtime';
 import {
@@ -54,6 +56,14 @@ const MOUNTS: Record<Role, Parameters<typeof startService>[1]> = {
 };
 
 const key = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
+const mountKey = (mount: { prefix: string }) => key({ method: 'GET', path: mount.prefix });
+const byKey = new Map<string, RouteDoc>(HTTP_ROUTES.map((route) => [key(route), route]));
+
+/**
+ * The hook a documented route runs: its `auth`, except `webhook`, which has none (the chat
+ * platform's signature and token are checked by the handler, on the raw body).
+ */
+const runningAuth = (doc: RouteDoc): RouteAuth => (doc.auth === 'webhook' ? 'none' : doc.auth);
 const documented = (role: Role) =>
   HTTP_ROUTES.filter((route) => route.roles === 'every role' || role !== 'gateway')
     .filter((route) => route.roles === 'every role' || role !== 'worker')
@@ -103,10 +113,7 @@ describe('API documents of the running roles', () => {
     'the %s role registers exactly the routes the document lists for it',
     (role) => {
       const app = services.get(role)!.app;
-      const registered = [
-        ...app.routes().map(key),
-        ...app.mounts().map((path) => key({ method: 'GET', path })),
-      ].sort();
+      const registered = [...app.routes().map(key), ...app.mounts().map(mountKey)].sort();
       const listed = documented(role);
       expect(
         registered.filter((route) => !listed.includes(route)),
@@ -119,13 +126,54 @@ describe('API documents of the running roles', () => {
     },
   );
 
-  it('each route validates its body with the schema the document shows', () => {
-    const byKey = new Map<string, RouteDoc>(HTTP_ROUTES.map((route) => [key(route), route]));
-    for (const route of services.get('all-in-one')!.app.routes()) {
-      const doc = byKey.get(key(route))!;
-      expect(route.body, key(route)).toBe(doc.body);
-      expect(route.rawBody, key(route)).toBe(doc.rawBody !== undefined);
-    }
+  it.each(Object.keys(MOUNTS) as Role[])(
+    'each route of the %s role is authenticated and validated as the document shows',
+    (role) => {
+      const app = services.get(role)!.app;
+      // Soft: one run lists every route that drifted.
+      for (const route of app.routes()) {
+        const doc = byKey.get(key(route));
+        expect(doc, key(route)).toBeDefined();
+        expect.soft(route.auth, `${key(route)} auth`).toBe(runningAuth(doc!));
+        expect.soft(route.body, `${key(route)} body`).toBe(doc!.body);
+        expect.soft(route.rawBody, `${key(route)} raw body`).toBe(doc!.rawBody !== undefined);
+        expect.soft(route.params, `${key(route)} path parameters`).toBe(doc!.params);
+        expect.soft(route.query, `${key(route)} query`).toBe(doc!.query);
+        // Every path parameter is documented, and every documented one is in the path.
+        const inPath = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => name!).sort();
+        const listed = [
+          ...Object.keys(doc!.params?.shape ?? {}),
+          ...(doc!.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name),
+        ].sort();
+        expect.soft(listed, `${key(route)} path parameters documented`).toEqual(inPath);
+      }
+      for (const mount of app.mounts()) {
+        const doc = byKey.get(mountKey(mount));
+        expect(doc?.mount, mountKey(mount)).toBe(true);
+        expect.soft(mount.auth, `${mountKey(mount)} auth`).toBe(runningAuth(doc!));
+      }
+    },
+  );
+
+  it('the comparisons cover query and path schemas and the dashboard behind ADMIN_TOKEN', () => {
+    // Registered in this test's setup (DEV_TOKENS, ADMIN_TOKEN, BullMQ), so none is vacuous.
+    const app = services.get('all-in-one')!.app;
+    const withSchema = (part: 'query' | 'params') =>
+      app
+        .routes()
+        .filter((route) => route[part] !== undefined)
+        .map(key);
+    expect(withSchema('query')).toEqual(
+      expect.arrayContaining(['GET /api/memories', 'GET /node/devices']),
+    );
+    expect(withSchema('params')).toEqual(
+      expect.arrayContaining([
+        'GET /api/agent/sessions/:session_id/stream',
+        'POST /api/agent/approvals/:request_id/decision',
+        'POST /api/agent/runs/:run_id/decisions',
+      ]),
+    );
+    expect(app.mounts()).toContainEqual({ prefix: '/admin/queues', auth: 'admin' });
   });
 
   it('serves the OpenAPI document of exactly the registered routes, without authentication', async () => {
@@ -143,7 +191,7 @@ describe('API documents of the running roles', () => {
     const api = services.get('api')!.app;
     const registered = [
       ...api.routes().map((route) => `${route.method} ${route.path.replace(/:(\w+)/g, '{$1}')}`),
-      ...api.mounts().map((path) => `GET ${path}`),
+      ...api.mounts().map((mount) => `GET ${mount.prefix}`),
     ].sort();
     expect(served).toEqual(registered);
 

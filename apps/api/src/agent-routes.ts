@@ -6,7 +6,7 @@ import {
   SessionNotFoundError,
   sessionLeaseHolder,
 } from '@agent-backend/agent-runtime';
-import { AppError, parseInput } from '@agent-backend/http-server';
+import { AppError } from '@agent-backend/http-server';
 import {
   InvokeRequest,
   parseAgentStreamEventId,
@@ -100,9 +100,9 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
 
   app.get(
     '/api/agent/sessions/:session_id/stream',
-    { preHandler: requireUser },
+    { params: ResumeStreamParams, preHandler: requireUser },
     async (request, reply) => {
-      const { session_id: sessionId } = parseInput(ResumeStreamParams, request.params, 'path');
+      const { session_id: sessionId } = request.params;
       const userId = request.userId!;
       const header = request.headers['last-event-id'];
       const query = (request.query as Record<string, unknown>).last_event_id;

@@ -1,5 +1,5 @@
 import { InvalidCursorError, type MemoryRepository } from '@agent-backend/memory';
-import { AppError, parseInput } from '@agent-backend/http-server';
+import { AppError } from '@agent-backend/http-server';
 import {
   ListMemoriesQuery,
   type DeleteMemoriesResponse,
@@ -19,10 +19,10 @@ export function registerMemoryRoutes(
 ): void {
   const userOf = (request: { userId?: string }) => request.userId!;
 
-  app.get('/api/memories', { preHandler: requireUser }, async (request) => {
-    const query = parseInput(ListMemoriesQuery, request.query, 'query');
+  const list = { query: ListMemoriesQuery, preHandler: requireUser };
+  app.get('/api/memories', list, async (request) => {
     try {
-      return (await memories.list(userOf(request), query)) satisfies MemoryList;
+      return (await memories.list(userOf(request), request.query)) satisfies MemoryList;
     } catch (error) {
       if (error instanceof InvalidCursorError) {
         throw new AppError('invalid_request', 'invalid request query', [

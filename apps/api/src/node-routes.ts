@@ -6,7 +6,7 @@ import {
   type NodeToolCallResponse,
 } from '@agent-backend/protocol';
 import { listNodeRecords, NodeCallError, type NodeToolCaller } from '@agent-backend/node-rpc';
-import { AppError, parseInput, type ErrorCode } from '@agent-backend/http-server';
+import { AppError, type ErrorCode } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 
 /**
@@ -18,8 +18,8 @@ export function registerNodeRoutes(
   { app, engines, requireUser }: ServiceContext,
   nodeTools: NodeToolCaller,
 ): void {
-  app.get('/node/devices', { preHandler: requireUser }, async (request) => {
-    const query = parseInput(ListNodesQuery, request.query, 'query');
+  app.get('/node/devices', { query: ListNodesQuery, preHandler: requireUser }, async (request) => {
+    const { query } = request;
     if (query.user_id !== request.userId) {
       throw new AppError('forbidden', 'the access token does not belong to this user_id');
     }

@@ -32,15 +32,7 @@ export async function mountQueueDashboard(context: ServiceContext): Promise<bool
     import('@bull-board/api/bullMQAdapter'),
     import('@bull-board/express'),
   ]);
-  const check = operatorCredential(config.ADMIN_TOKEN, 'bearer-or-basic', 'queues');
-  const requireAdmin: RequestHandler = (req, _res, next) => {
-    try {
-      check(req);
-      next();
-    } catch (error) {
-      next(error);
-    }
-  };
+  const requireAdmin = operatorCredential('admin', config.ADMIN_TOKEN, 'bearer-or-basic', 'queues');
   const server = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
   createBullBoard({
     queues: SERVICE_QUEUES.map((name) => new BullMQAdapter(engines.bullmq!.queue(name))),
@@ -49,7 +41,7 @@ export async function mountQueueDashboard(context: ServiceContext): Promise<bool
   });
   const board = server.getRouter() as RequestHandler & { disable(setting: string): void };
   board.disable('x-powered-by');
-  app.mount(QUEUE_DASHBOARD_PATH, requireAdmin, withoutWebFonts, board);
+  app.mount(QUEUE_DASHBOARD_PATH, { onRequest: requireAdmin }, withoutWebFonts, board);
   logger.info({ path: QUEUE_DASHBOARD_PATH, queues: SERVICE_QUEUES }, 'queue dashboard mounted');
   return true;
 }

@@ -7,7 +7,7 @@ import {
   type ScheduledTaskList,
   type TaskSyncResponse,
 } from '@agent-backend/protocol';
-import { AppError, type RouteHook } from '@agent-backend/http-server';
+import { AppError, authHook } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 import {
   InvalidScheduleError,
@@ -45,19 +45,19 @@ function taskView(record: TaskRecord, runs: RunRecord[]): ScheduledTaskDetails {
 const digest = (value: string) => createHash('sha256').update(value).digest();
 
 /**
- * Checks `X-Internal-Secret` against `INTERNAL_API_SECRET` in constant time (both sides are
- * hashed first, so neither the value nor its length leaks through timing). 503 when no secret is
- * configured: the endpoint is off rather than open.
+ * A hook (listed as auth `internal`) that checks `X-Internal-Secret` against
+ * `INTERNAL_API_SECRET` in constant time (both sides are hashed first, so neither the value nor
+ * its length leaks through timing). 503 when no secret is configured: the endpoint is off rather
+ * than open.
  */
 function requireInternalSecret(secret: string | undefined) {
   const expected = secret === undefined ? undefined : digest(secret);
-  const check: RouteHook = async (request) => {
+  return authHook('internal', async (request) => {
     if (!expected) throw new AppError('not_configured', 'INTERNAL_API_SECRET is not configured');
     const given = request.headers['x-internal-secret'];
     if (typeof given !== 'string' || !timingSafeEqual(digest(given), expected))
       throw new AppError('unauthorized', 'missing or invalid X-Internal-Secret');
-  };
-  return check;
+  });
 }
 
 /**

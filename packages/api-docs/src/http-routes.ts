@@ -98,8 +98,9 @@ const idParameter = (name: string, description: string) =>
   ({ in: 'path', name, description }) as const;
 
 /**
- * Every HTTP route of every role. Tests compare it with the routes the running roles register
- * (both ways) and with the body schemas they declare, so a route cannot be added, removed or
+ * Every HTTP route of every role. Tests compare it with the routes and mounts the running roles
+ * register (both ways), with the kind of each one's authentication hook, and with the body, path
+ * and query schemas they declare, so a route cannot be added, removed, re-authenticated or
  * re-validated without its document following.
  */
 export const HTTP_ROUTES: readonly TaggedRoute[] = [

@@ -8,11 +8,14 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * How a route is authenticated:
  * - `bearer`: `Authorization: Bearer <access token>` (an RS256 JWT; the user is its `sub`);
  * - `internal`: `X-Internal-Secret` equal to `INTERNAL_API_SECRET` (503 when it is unset);
+ * - `admin`: the operator credential `ADMIN_TOKEN` (bearer or basic), never a user's token;
  * - `webhook`: no header credential; the chat platform's signature and verification token are
  *   checked on the body when configured;
  * - `none`: public (health, documents, token refresh).
+ *
+ * tests/api-docs.test.ts compares it with the kind of the hook each route and mount runs
+ * (`RegisteredRoute.auth` of the http-server package); a `webhook` route runs none.
  */
-/** `admin`: the operator credential `ADMIN_TOKEN` (bearer or basic), never a user's token. */
 export type RouteAuth = 'bearer' | 'internal' | 'webhook' | 'admin' | 'none';
 
 /** One schema, or several a body may match (`anyOf`). Protocol exports only. */
@@ -47,8 +50,9 @@ export interface ResponseDoc {
 }
 
 /**
- * One HTTP route as the documents describe it. The body schema is the object the route
- * declares (`RouteOptions.body`), so the document shows exactly what the server validates.
+ * One HTTP route as the documents describe it. The body, path and query schemas are the objects
+ * the route declares (`RouteOptions.body`, `params`, `query`), so the document shows exactly what
+ * the server validates.
  */
 export interface RouteDoc {
   readonly method: HttpMethod;
@@ -67,9 +71,9 @@ export interface RouteDoc {
   /** Markdown. */
   readonly description?: string;
   readonly auth: RouteAuth;
-  /** The path parameters' schema, when the route validates them with one. */
+  /** The path parameters' schema, when the route validates them with one (its `params` option). */
   readonly params?: z.ZodObject;
-  /** The query's schema: each property is one query parameter. */
+  /** The query's schema (the route's `query` option): each property is one query parameter. */
   readonly query?: z.ZodType;
   /** Further parameters; every `:name` of the path without a `params` schema needs one. */
   readonly parameters?: readonly ParameterDoc[];

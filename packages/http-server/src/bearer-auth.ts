@@ -1,16 +1,18 @@
 import type { Request } from 'express';
 import { AppError } from './errors.js';
+import { authHook, type AuthHook } from './route-auth.js';
 
 /** Verifies an access token and returns its user; throws with a safe message when it is not valid. */
 export type VerifyAccessToken = (token: string) => Promise<{ userId: string }>;
 
 /**
- * A route hook (`preHandler` or `onRequest`) that requires `Authorization: Bearer <access token>` and sets `request.userId`
- * from the verified token. Every failure is 401 `unauthorized` with a `WWW-Authenticate` header
- * (RFC 6750) and a message that says what was wrong without echoing the token.
+ * A route hook (`preHandler` or `onRequest`, listed as auth `bearer`) that requires
+ * `Authorization: Bearer <access token>` and sets `request.userId` from the verified token. Every
+ * failure is 401 `unauthorized` with a `WWW-Authenticate` header (RFC 6750) and a message that
+ * says what was wrong without echoing the token.
  */
-export function bearerAuth(verify: VerifyAccessToken) {
-  return async function requireUser(request: Request): Promise<void> {
+export function bearerAuth(verify: VerifyAccessToken): AuthHook {
+  const requireUser = async (request: Request): Promise<void> => {
     const header = request.headers.authorization;
     if (!header) throw unauthorized('missing Authorization header', 'invalid_request');
     const match = /^Bearer\s+(\S+)\s*$/i.exec(header);
@@ -23,6 +25,7 @@ export function bearerAuth(verify: VerifyAccessToken) {
       throw unauthorized((error as Error).message, 'invalid_token');
     }
   };
+  return authHook('bearer', requireUser);
 }
 
 function unauthorized(message: string, reason: 'invalid_request' | 'invalid_token'): AppError {

@@ -3,8 +3,9 @@ export {
   REJECTED_BODY_DRAIN,
   type CreateHttpServerOptions,
   type HttpServer,
+  type MountOptions,
   type RouteHandler,
-  type RouteHook,
+  type RegisteredMount,
   type RegisteredRoute,
   type RouteOptions,
   type RouteRequest,
@@ -16,4 +17,9 @@ export { assertText, MAX_JSON_DEPTH, textProblem, textProblems } from './text-ru
 export { bearerAuth, type VerifyAccessToken } from './bearer-auth.js';
 export { handleShutdown, type ShutdownOptions } from './lifecycle.js';
 export { OFF_THREAD_BODY_BYTES } from './json-body.js';
-export { operatorCredential, type OperatorScheme } from './operator-auth.js';
+export {
+  operatorCredential,
+  type OperatorCredential,
+  type OperatorScheme,
+} from './operator-auth.js';
+export { authHook, type AuthHook, type RouteAuth, type RouteHook } from './route-auth.js';

@@ -77,6 +77,37 @@ describe('mount: a sub-application under a path prefix', () => {
     expect(await missing.json()).toMatchObject({ error: { code: 'not_found' } });
   });
 
+  it('authenticates every request under the prefix with its hook, and lists its auth', async () => {
+    const sub = express.Router();
+    let reached = 0;
+    sub.use((_req, res) => {
+      reached += 1;
+      res.json({ ok: true });
+    });
+    const { url } = await serve((a) => {
+      a.mount(
+        '/admin/queues',
+        { onRequest: operatorCredential('admin', 'tok', 'bearer', 'q') },
+        sub,
+      );
+      a.mount('/open', sub);
+    });
+    const refused = await fetch(`${url}/admin/queues/api/queues`);
+    expect(refused.status).toBe(401);
+    expect(refused.headers.get('www-authenticate')).toBe('Bearer realm="q"');
+    expect(await refused.json()).toMatchObject({ error: { code: 'unauthorized' } });
+    expect(reached).toBe(0);
+    const allowed = await fetch(`${url}/admin/queues/api/queues`, {
+      headers: { authorization: 'Bearer tok' },
+    });
+    expect(await allowed.json()).toEqual({ ok: true });
+    expect((await fetch(`${url}/open`)).status).toBe(200);
+    expect(app!.mounts()).toEqual([
+      { prefix: '/admin/queues', auth: 'admin' },
+      { prefix: '/open', auth: 'none' },
+    ]);
+  });
+
   it('refuses a prefix that is not a plain path', async () => {
     await serve(() => {});
     for (const prefix of ['admin', '/admin/', '/a?b', '']) {
@@ -95,8 +126,9 @@ describe('operatorCredential', () => {
     `Basic ${Buffer.from(`${user}:${password}`).toString('base64')}`;
 
   it('accepts the bearer token, and Basic only where allowed', () => {
-    const bearer = operatorCredential(TOKEN, 'bearer', 'metrics');
-    const both = operatorCredential(TOKEN, 'bearer-or-basic', 'queues');
+    const bearer = operatorCredential('metrics', TOKEN, 'bearer', 'metrics');
+    const both = operatorCredential('admin', TOKEN, 'bearer-or-basic', 'queues');
+    expect([bearer.auth, both.auth]).toEqual(['metrics', 'admin']);
     expect(() => bearer(request(`Bearer ${TOKEN}`))).not.toThrow();
     expect(() => bearer(request(`bearer  ${TOKEN}`))).not.toThrow();
     expect(() => both(request(`Bearer ${TOKEN}`))).not.toThrow();
@@ -106,7 +138,7 @@ describe('operatorCredential', () => {
   });
 
   it('refuses anything else with 401 and the scheme’s challenge', () => {
-    const both = operatorCredential(TOKEN, 'bearer-or-basic', 'queues');
+    const both = operatorCredential('admin', TOKEN, 'bearer-or-basic', 'queues');
     for (const header of [
       undefined,
       '',
@@ -128,7 +160,7 @@ describe('operatorCredential', () => {
         });
       }
     }
-    expect(() => operatorCredential(TOKEN, 'bearer', 'metrics')(request())).toThrow(
+    expect(() => operatorCredential('metrics', TOKEN, 'bearer', 'metrics')(request())).toThrow(
       expect.objectContaining({ headers: { 'www-authenticate': 'Bearer realm="metrics"' } }),
     );
   });

@@ -1,6 +1,7 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import type { Request } from 'express';
 import { AppError } from './errors.js';
+import { authHook, type RouteAuth } from './route-auth.js';
 
 /**
  * How an operator credential may be presented: `bearer` (`Authorization: Bearer <token>`), or
@@ -9,26 +10,32 @@ import { AppError } from './errors.js';
  */
 export type OperatorScheme = 'bearer' | 'bearer-or-basic';
 
+/** Which operator credential: `ADMIN_TOKEN` (`admin`) or `METRICS_TOKEN` (`metrics`). */
+export type OperatorCredential = Extract<RouteAuth, 'admin' | 'metrics'>;
+
 /**
  * A check of an operator credential (`METRICS_TOKEN`, `ADMIN_TOKEN`), not a user's: it compares
  * the presented secret with `token` in constant time (both hashed first, so neither the content
  * nor the length leaks through timing), and throws a 401 `unauthorized` with the matching
  * `WWW-Authenticate` challenge otherwise. A user's access token is just a wrong secret here.
+ * A route's (or a mount's) hook, listed with the auth `credential`.
  */
 export function operatorCredential(
+  credential: OperatorCredential,
   token: string,
   scheme: OperatorScheme,
   realm: string,
-): (request: Request) => void {
+): ((request: Request) => void) & { readonly auth: OperatorCredential } {
   const expected = digest(token);
   const challenge = scheme === 'bearer' ? `Bearer realm="${realm}"` : `Basic realm="${realm}"`;
-  return (request) => {
+  const check = (request: Request): void => {
     const presented = secretOf(request.headers.authorization, scheme);
     if (presented !== undefined && timingSafeEqual(digest(presented), expected)) return;
     throw new AppError('unauthorized', 'a valid operator credential is required', undefined, {
       'www-authenticate': challenge,
     });
   };
+  return authHook(credential, check);
 }
 
 function digest(value: string): Buffer {

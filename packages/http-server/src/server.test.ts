@@ -6,6 +6,7 @@ import { z } from 'zod';
 import { createLogger } from '@agent-backend/logger';
 import {
   AppError,
+  authHook,
   bearerAuth,
   createHttpServer,
   OFF_THREAD_BODY_BYTES,
@@ -137,11 +138,11 @@ describe('createHttpServer', () => {
         '/typed',
         {
           body: Body,
-          preHandler: (request) => {
+          preHandler: authHook('bearer', (request) => {
             if (request.headers.authorization !== 'Bearer ok') {
               throw new AppError('unauthorized', 'no');
             }
-          },
+          }),
         },
         async (request) => {
           seen.push(request.body);
@@ -174,13 +175,88 @@ describe('createHttpServer', () => {
     expect(seen).toEqual([{ name: 'n', count: 1 }]);
 
     expect(app!.routes()).toEqual([
-      { method: 'GET', path: '/healthz', rawBody: false },
-      { method: 'GET', path: '/readyz', rawBody: false },
-      { method: 'POST', path: '/typed', body: Body, rawBody: false },
-      { method: 'POST', path: '/raw', rawBody: true },
-      { method: 'DELETE', path: '/items/:id', rawBody: false },
+      { method: 'GET', path: '/healthz', auth: 'none', rawBody: false },
+      { method: 'GET', path: '/readyz', auth: 'none', rawBody: false },
+      { method: 'POST', path: '/typed', auth: 'bearer', body: Body, rawBody: false },
+      { method: 'POST', path: '/raw', auth: 'none', rawBody: true },
+      { method: 'DELETE', path: '/items/:id', auth: 'none', rawBody: false },
     ]);
     expect(app!.routes()[2]!.body).toBe(Body);
+  });
+
+  it('validates path parameters and the query with the schemas a route declares, after the body', async () => {
+    const Params = z.object({ id: z.string().max(3) });
+    const Query = z.object({ limit: z.coerce.number().int().min(1).default(10) });
+    const internal = authHook('internal', () => {});
+    const { url } = await serve({}, (a) => {
+      a.get('/items/:id', { params: Params, query: Query }, async (request) => {
+        const limit: number = request.query.limit;
+        return { id: request.params.id, limit };
+      });
+      a.post(
+        '/items/:id',
+        { body: Body, params: Params, query: Query, onRequest: internal },
+        async (request) => ({ ...request.body, ...request.params, ...request.query }),
+      );
+    });
+    expect(await (await fetch(`${url}/items/abc`)).json()).toEqual({ id: 'abc', limit: 10 });
+    expect(await (await fetch(`${url}/items/abc?limit=5&x=1`)).json()).toEqual({
+      id: 'abc',
+      limit: 5,
+    });
+    const error = (message: string, path: string) => ({
+      error: { code: 'invalid_request', message, details: [{ path, message: expect.any(String) }] },
+    });
+    const longId = await fetch(`${url}/items/abcd`);
+    expect(longId.status).toBe(400);
+    expect(await longId.json()).toEqual(error('invalid request path', 'id'));
+    const badLimit = await fetch(`${url}/items/abc?limit=0`);
+    expect(badLimit.status).toBe(400);
+    expect(await badLimit.json()).toEqual(error('invalid request query', 'limit'));
+
+    // Body, then path, then query: the first invalid one is the answer.
+    const post = (path: string, body: unknown) =>
+      fetch(`${url}${path}`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify(body),
+      });
+    expect(await (await post('/items/abcd?limit=0', { name: '' })).json()).toEqual(
+      error('invalid request body', 'name'),
+    );
+    expect(await (await post('/items/abcd?limit=0', { name: 'n' })).json()).toEqual(
+      error('invalid request path', 'id'),
+    );
+    expect(await (await post('/items/abc?limit=0', { name: 'n' })).json()).toEqual(
+      error('invalid request query', 'limit'),
+    );
+    expect(await (await post('/items/abc?limit=2', { name: 'n' })).json()).toEqual({
+      name: 'n',
+      count: 1,
+      id: 'abc',
+      limit: 2,
+    });
+
+    const [get, postRoute] = app!.routes().slice(2);
+    expect(get).toEqual({
+      method: 'GET',
+      path: '/items/:id',
+      auth: 'none',
+      params: Params,
+      query: Query,
+      rawBody: false,
+    });
+    expect(postRoute).toMatchObject({ auth: 'internal', body: Body, params: Params, query: Query });
+    expect(get!.query).toBe(Query);
+    expect(get!.params).toBe(Params);
+  });
+
+  it('refuses a route with two authentication hooks', async () => {
+    await serve();
+    const hook = authHook('bearer', () => {});
+    expect(() => app!.get('/twice', { onRequest: hook, preHandler: hook }, () => ({}))).toThrow(
+      /GET \/twice: one hook, onRequest or preHandler/,
+    );
   });
 
   it('reads large bodies on its body thread with the same answers as small ones', async () => {

@@ -9,13 +9,14 @@ import express, {
   type RequestHandler,
   type Response,
 } from 'express';
-import type { RouteParameters } from 'express-serve-static-core';
+import type { Query, RouteParameters } from 'express-serve-static-core';
 import type { z } from 'zod';
 import { context, type Tracer } from '@opentelemetry/api';
 import { redactUrl, traceFields, type Logger } from '@agent-backend/logger';
 import { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
 import { parseJsonBody } from './json-body.js';
+import type { AuthHook, RouteAuth, RouteHook } from './route-auth.js';
 import { assertText, refuseText, type TextProblem } from './text-rules.js';
 import { requestSpan, traceRequests } from './trace-requests.js';
 import { parseInput } from './validate.js';
@@ -60,51 +61,81 @@ export interface CreateHttpServerOptions {
  * itself, e.g. `reply.status(204).send()` or a stream), or throws (an {@link AppError} becomes
  * its status and body, anything else a 500).
  */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any -- Express's own default body type.
-export type RouteHandler<Path extends string = string, Body = any> = (
-  request: RouteRequest<Path, Body>,
-  reply: Response,
-) => unknown;
-
-/**
- * A route's request, its path parameters typed from the path (`:id` → `params.id: string`), and
- * its body the output of the route's `body` schema when it has one.
- */
-/* eslint-disable @typescript-eslint/no-explicit-any -- Express's own defaults. */
-export type RouteRequest<Path extends string = string, Body = any> = Request<
-  RouteParameters<Path>,
-  any,
-  Body
->;
+/* eslint-disable @typescript-eslint/no-explicit-any -- Express's own default body type. */
+export type RouteHandler<
+  Path extends string = string,
+  Body = any,
+  QueryOut = Query,
+  Params = RouteParameters<Path>,
+> = (request: RouteRequest<Path, Body, QueryOut, Params>, reply: Response) => unknown;
 /* eslint-enable @typescript-eslint/no-explicit-any */
 
-/** A check before the handler (authentication); throws to answer instead of the handler. */
-export type RouteHook = (request: Request, reply: Response) => Promise<void> | void;
+/**
+ * A route's request: its path parameters typed from the path (`:id` → `params.id: string`), its
+ * body, query and path parameters the output of the route's `body`, `query` and `params`
+ * schemas when it has them.
+ */
+/* eslint-disable @typescript-eslint/no-explicit-any -- Express's own defaults. */
+export type RouteRequest<
+  Path extends string = string,
+  Body = any,
+  QueryOut = Query,
+  Params = RouteParameters<Path>,
+> = Request<Params, any, Body, QueryOut>;
+/* eslint-enable @typescript-eslint/no-explicit-any */
 
-export interface RouteOptions<Body extends z.ZodType = z.ZodType> {
-  /**
-   * The body's schema: the parsed body is validated with it after `preHandler` (400
-   * `invalid_request` with field errors, see {@link parseInput}) and the handler gets its output
-   * as `request.body`. Listed by {@link HttpServer.routes}, so documents of the API can be
-   * checked against what the server really validates with.
-   */
+/**
+ * A route's options. The `body`, `params` and `query` schemas are validated in that order, after
+ * the hooks and the text rules (400 `invalid_request` with field errors, see {@link parseInput}:
+ * `invalid request body`, `invalid request path`, `invalid request query`), and the handler gets
+ * their output as `request.body`, `request.params` and `request.query`. They are listed by
+ * {@link HttpServer.routes}, so documents of the API can be checked against what the server
+ * really validates with.
+ */
+export interface RouteOptions<
+  Body extends z.ZodType = z.ZodType,
+  QuerySchema extends z.ZodType | undefined = z.ZodType | undefined,
+  ParamsSchema extends z.ZodType | undefined = z.ZodType | undefined,
+> {
+  /** The body's schema. */
   body?: Body;
-  /** Runs before the body is read (an unauthenticated upload is refused without reading it). */
-  onRequest?: RouteHook;
-  /** Runs after the body is parsed, before the handler. */
-  preHandler?: RouteHook;
+  /** The path parameters' schema (its input is `{ [name]: string }`, decoded). */
+  params?: ParamsSchema;
+  /** The query's schema (its input is the parsed query string: `{ [name]: string | string[] }`). */
+  query?: QuerySchema;
+  /**
+   * Authenticates before the body is read (an unauthenticated upload is refused without reading
+   * it). A route has at most one hook, `onRequest` or `preHandler`: its {@link RouteAuth} is
+   * how the route is listed.
+   */
+  onRequest?: AuthHook;
+  /** Authenticates after the body is parsed, before the handler. */
+  preHandler?: AuthHook;
   /** This route's body limit in bytes. @default the server's */
   bodyLimit?: number;
   /** The JSON body as the string received (to check a signature over it), not parsed. */
   rawBody?: boolean;
 }
 
+/** The output of `Schema`, or `Otherwise` when the route declares no such schema. */
+type OutputOr<Schema, Otherwise> = Schema extends z.ZodType ? z.output<Schema> : Otherwise;
+
 type Register = {
   <Path extends string>(path: Path, handler: RouteHandler<Path>): void;
-  <Path extends string, Body extends z.ZodType = z.ZodType>(
+  <
+    Path extends string,
+    Body extends z.ZodType = z.ZodType,
+    QuerySchema extends z.ZodType | undefined = undefined,
+    ParamsSchema extends z.ZodType | undefined = undefined,
+  >(
     path: Path,
-    options: RouteOptions<Body>,
-    handler: RouteHandler<Path, z.output<Body>>,
+    options: RouteOptions<Body, QuerySchema, ParamsSchema>,
+    handler: RouteHandler<
+      Path,
+      z.output<Body>,
+      OutputOr<QuerySchema, Query>,
+      OutputOr<ParamsSchema, RouteParameters<Path>>
+    >,
   ): void;
 };
 
@@ -114,10 +145,30 @@ export interface RegisteredRoute {
   readonly method: 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
   /** As registered, with Express-style parameters: `/api/knowledge-bases/:id`. */
   readonly path: string;
+  /** The kind of the route's `onRequest` or `preHandler` hook; `none` without one. */
+  readonly auth: RouteAuth;
   /** The schema the body is validated with ({@link RouteOptions.body}), when there is one. */
   readonly body?: z.ZodType;
+  /** The schema the path parameters are validated with ({@link RouteOptions.params}). */
+  readonly params?: z.ZodType;
+  /** The schema the query is validated with ({@link RouteOptions.query}). */
+  readonly query?: z.ZodType;
   /** The body is kept as received, not parsed ({@link RouteOptions.rawBody}). */
   readonly rawBody: boolean;
+}
+
+/** A {@link HttpServer.mount}, as {@link HttpServer.mounts} lists it. */
+export interface RegisteredMount {
+  /** The path prefix: `/admin/queues`. */
+  readonly prefix: string;
+  /** The kind of the mount's `onRequest` hook; `none` without one. */
+  readonly auth: RouteAuth;
+}
+
+/** A mount's options. */
+export interface MountOptions {
+  /** Authenticates every request under the prefix before the mount's handlers see it. */
+  onRequest?: AuthHook;
 }
 
 /**
@@ -142,9 +193,11 @@ export interface HttpServer {
    * `/admin/queues/static/app.js`) to `handlers`, as Express's `use(prefix, ...)` does
    * (`req.url` relative to the prefix, `req.baseUrl` the prefix), before the service's routes;
    * what the handlers pass on goes to the routes, then the 404. Other requests pay one string
-   * comparison per mount. The request's route label is the prefix.
+   * comparison per mount. The request's route label is the prefix. With `options.onRequest`,
+   * every request under the prefix is authenticated first (what it throws is the answer).
    */
   mount(prefix: string, ...handlers: RequestHandler[]): void;
+  mount(prefix: string, options: MountOptions, ...handlers: RequestHandler[]): void;
   get: Register;
   post: Register;
   put: Register;
@@ -152,8 +205,8 @@ export interface HttpServer {
   delete: Register;
   /** Every route registered so far, in registration order (the health routes first). */
   routes(): RegisteredRoute[];
-  /** The prefix of every {@link HttpServer.mount} so far (static files included), in order. */
-  mounts(): string[];
+  /** Every {@link HttpServer.mount} so far (static files included), in order. */
+  mounts(): RegisteredMount[];
   /**
    * `preClose`: when closing starts, once the server stopped accepting connections (drain or
    * end long streams here: the server is closed once they end); `onClose`: once every
@@ -203,7 +256,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   let hasMiddleware = false;
   const routes = new RouteTable();
   const registered: RegisteredRoute[] = [];
-  const mounts: Array<{ prefix: string; router: express.Router }> = [];
+  const mounts: Array<{ prefix: string; auth: RouteAuth; router: express.Router }> = [];
   const { observe } = options;
   const notFound = (req: Request, res: Response) => {
     const path = req.originalUrl.split('?')[0];
@@ -292,6 +345,10 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     ((path: string, second: RouteOptions | RouteHandler, third?: RouteHandler) => {
       const routeOptions = typeof second === 'function' ? {} : second;
       const handler = typeof second === 'function' ? second : third!;
+      if (routeOptions.onRequest && routeOptions.preHandler) {
+        throw new Error(`${method.toUpperCase()} ${path}: one hook, onRequest or preHandler`);
+      }
+      const authentication = routeOptions.onRequest ?? routeOptions.preHandler;
       const chain: RequestHandler[] = [];
       if (routeOptions.onRequest) chain.push(hook(routeOptions.onRequest));
       if (method !== 'get') {
@@ -315,11 +372,23 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
         }
       });
 
-      const bodySchema = routeOptions.body;
-      if (bodySchema) {
+      const { body: bodySchema, params: paramsSchema, query: querySchema } = routeOptions;
+      if (bodySchema || paramsSchema || querySchema) {
         chain.push((req, _res, next) => {
           try {
-            req.body = parseInput(bodySchema, req.body);
+            if (bodySchema) req.body = parseInput(bodySchema, req.body);
+            if (paramsSchema) {
+              req.params = parseInput(paramsSchema, req.params, 'path') as Request['params'];
+            }
+            if (querySchema) {
+              // Express 5's `query` is a getter that parses the query string on each read.
+              Object.defineProperty(req, 'query', {
+                value: parseInput(querySchema, req.query, 'query'),
+                writable: true,
+                enumerable: true,
+                configurable: true,
+              });
+            }
             next();
           } catch (error) {
             next(error);
@@ -340,7 +409,10 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
       registered.push({
         method: method.toUpperCase() as RegisteredRoute['method'],
         path,
+        auth: authentication?.auth ?? 'none',
         ...(bodySchema ? { body: bodySchema } : {}),
+        ...(paramsSchema ? { params: paramsSchema } : {}),
+        ...(querySchema ? { query: querySchema } : {}),
         rawBody: routeOptions.rawBody ?? false,
       });
     }) as Register;
@@ -367,11 +439,14 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
         }),
       );
     },
-    mount: (prefix, ...handlers) => {
+    mount: (prefix: string, first?: MountOptions | RequestHandler, ...rest: RequestHandler[]) => {
       if (!/^\/[^?#]*[^/?#]$/.test(prefix)) throw new Error(`invalid mount prefix: ${prefix}`);
+      const mountOptions = typeof first === 'object' ? first : {};
+      const handlers = typeof first === 'function' ? [first, ...rest] : rest;
+      const { onRequest } = mountOptions;
       const router = express.Router();
-      router.use(prefix, ...handlers);
-      mounts.push({ prefix, router });
+      router.use(prefix, ...(onRequest ? [hook(onRequest)] : []), ...handlers);
+      mounts.push({ prefix, auth: onRequest?.auth ?? 'none', router });
     },
     get: register('get'),
     post: register('post'),
@@ -379,7 +454,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     patch: register('patch'),
     delete: register('delete'),
     routes: () => [...registered],
-    mounts: () => mounts.map((mount) => mount.prefix),
+    mounts: () => mounts.map(({ prefix, auth }) => ({ prefix, auth })),
     addHook(name, hookFn) {
       (name === 'preClose' ? preClose : onClose).push(hookFn);
     },
@@ -731,10 +806,10 @@ class RouteTable {
 }
 
 /** The mount whose prefix is the path of `url` or a parent of it. */
-function mountFor(
-  mounts: ReadonlyArray<{ prefix: string; router: express.Router }>,
+function mountFor<Mount extends { prefix: string }>(
+  mounts: readonly Mount[],
   url: string,
-): { prefix: string; router: express.Router } | undefined {
+): Mount | undefined {
   for (const mount of mounts) {
     if (!url.startsWith(mount.prefix)) continue;
     const next = url.charCodeAt(mount.prefix.length);

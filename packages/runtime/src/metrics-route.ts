@@ -11,7 +11,7 @@ export function registerMetricsRoute(
   metrics: ServiceMetrics,
   token: string | undefined,
 ): void {
-  const check = token ? operatorCredential(token, 'bearer', 'metrics') : undefined;
+  const check = token ? operatorCredential('metrics', token, 'bearer', 'metrics') : undefined;
   app.get('/metrics', { ...(check ? { onRequest: check } : {}) }, async (_request, reply) => {
     const { contentType, body } = await metrics.render();
     reply.statusCode = 200;

@@ -5,8 +5,8 @@ import {
   bearerAuth,
   createHttpServer,
   handleShutdown,
+  type AuthHook,
   type HttpServer,
-  type RouteHook,
 } from '@agent-backend/http-server';
 import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@agent-backend/auth';
 import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
@@ -20,8 +20,11 @@ export interface ServiceContext {
   /** The JWT keys (the private key only where the role signs tokens). */
   readonly keys: KeyPair;
   readonly app: HttpServer;
-  /** `preHandler` requiring a valid access token; sets `request.userId` from its `sub`. */
-  readonly requireUser: RouteHook;
+  /**
+   * `preHandler` (or `onRequest`) requiring a valid access token; sets `request.userId` from its
+   * `sub`. Its routes are listed with auth `bearer`.
+   */
+  readonly requireUser: AuthHook;
   /**
    * This instance's metrics, on a registry of its own, served at `GET /metrics`; with
    * `METRICS_ENABLED=false` every instrument is a no-op.

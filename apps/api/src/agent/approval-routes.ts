@@ -1,4 +1,4 @@
-import { AppError, parseInput } from '@agent-backend/http-server';
+import { AppError } from '@agent-backend/http-server';
 import { DecisionError, DecisionService } from '@agent-backend/hitl';
 import {
   ApprovalDecisionParams,
@@ -27,9 +27,9 @@ export function registerApprovalRoutes(context: ServiceContext): void {
   });
   app.post(
     '/api/agent/approvals/:request_id/decision',
-    { body: ApprovalDecisionRequest, preHandler: requireUser },
+    { body: ApprovalDecisionRequest, params: ApprovalDecisionParams, preHandler: requireUser },
     async (request) => {
-      const { request_id: requestId } = parseInput(ApprovalDecisionParams, request.params, 'path');
+      const { request_id: requestId } = request.params;
       try {
         return await decisions.submit(request.userId!, requestId, request.body);
       } catch (error) {
@@ -40,9 +40,13 @@ export function registerApprovalRoutes(context: ServiceContext): void {
       }
     },
   );
-  const batch = { body: ApprovalDecisionsRequest, preHandler: requireUser };
+  const batch = {
+    body: ApprovalDecisionsRequest,
+    params: ApprovalDecisionsParams,
+    preHandler: requireUser,
+  };
   app.post('/api/agent/runs/:run_id/decisions', batch, async (request) => {
-    const { run_id: runId } = parseInput(ApprovalDecisionsParams, request.params, 'path');
+    const { run_id: runId } = request.params;
     try {
       return await decisions.submitMany(request.userId!, runId, request.body.decisions);
     } catch (error) {
