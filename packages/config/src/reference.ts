@@ -188,7 +188,7 @@ export const ENV_MEANINGS = {
   OTEL_EXPORTER_OTLP_ENDPOINT:
     "base URL of an OpenTelemetry collector speaking OTLP; over HTTP spans go to `<url>/v1/traces`. Set: traces are on (see Traces in [operations.md](operations.md)); unset: off, and the OpenTelemetry SDK is not even loaded. The SDK's other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_RESOURCE_ATTRIBUTES`, ...) apply too",
   OTEL_EXPORTER_OTLP_PROTOCOL:
-    '`http/protobuf` (unset: the OpenTelemetry default), `http/json`, or `grpc` (the endpoint is then the collector\'s gRPC port, e.g. `http://otel-collector:4317`)',
+    "`http/protobuf` (unset: the OpenTelemetry default), `http/json`, or `grpc` (the endpoint is then the collector's gRPC port, e.g. `http://otel-collector:4317`)",
   OTEL_EXPORTER_OTLP_TRACES_PROTOCOL:
     'the same for traces only; wins over `OTEL_EXPORTER_OTLP_PROTOCOL`',
   OTEL_SERVICE_NAME:
