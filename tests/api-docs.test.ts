@@ -93,6 +93,8 @@ describe('API documents of the running roles', () => {
       // every documented route is there to compare.
       DEV_TOKENS: 'true',
       ADMIN_TOKEN: 'apidocs-admin-token',
+      // `/metrics` then runs its operator-credential hook, which the document shows.
+      METRICS_TOKEN: 'apidocs-metrics-token',
     });
     // One after the other: each reads its configuration from the environment when it starts.
     for (const role of Object.keys(MOUNTS) as Role[]) {

@@ -215,7 +215,8 @@ export function docsPageScript(): void {
       for (const [method, value] of Object.entries(item)) {
         const op = value as Json;
         const security = (op.security as Json[] | undefined) ?? [];
-        const auth = security.map((s) => Object.keys(s).join(' + ')).join(' or ') || 'none';
+        const auth =
+          security.map((s) => Object.keys(s).join(' + ') || 'none').join(' or ') || 'none';
         const details = el(
           'details',
           { class: 'op', id: String(op.operationId) },

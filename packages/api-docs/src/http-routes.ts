@@ -573,7 +573,7 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
       'Off (404) with `METRICS_ENABLED=false`. With `METRICS_TOKEN` set it needs ' +
       '`Authorization: Bearer <METRICS_TOKEN>` (an operator credential, never a user token) and ' +
       'answers 401 otherwise. The metrics are listed in docs/operations.md.',
-    auth: 'none',
+    auth: 'metrics',
     responses: {
       200: { description: 'The metrics.', text: 'Prometheus text exposition format 0.0.4' },
     },

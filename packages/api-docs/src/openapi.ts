@@ -18,8 +18,7 @@ export function commonErrors(route: RouteDoc): ErrorCode[] {
     if (!route.rawBody) codes.push('invalid_json');
     codes.push('payload_too_large', 'unsupported_media_type');
   }
-  if (route.auth === 'bearer' || route.auth === 'internal' || route.auth === 'admin')
-    codes.push('unauthorized');
+  if (route.auth !== 'none' && route.auth !== 'webhook') codes.push('unauthorized');
   if (route.auth === 'internal') codes.push('not_configured');
   codes.push('internal_error', 'unavailable');
   return codes;
@@ -93,6 +92,12 @@ export function buildOpenApiDocument(): Record<string, unknown> {
         scheme: 'basic',
         description: 'Any user name with `ADMIN_TOKEN` as the password (for a browser).',
       },
+      metricsToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          '`METRICS_TOKEN`, an operator credential for `GET /metrics`, required only when it is configured.',
+      },
     },
   };
   return document;
@@ -114,7 +119,10 @@ function operation(route: RouteDoc, schemas: SchemaCollector): Record<string, un
         ? [{ internalSecret: [] }]
         : route.auth === 'admin'
           ? [{ adminToken: [] }, { adminBasic: [] }]
-          : [];
+          : route.auth === 'metrics'
+            ? // `{}`: no credential, when `METRICS_TOKEN` is not configured.
+              [{ metricsToken: [] }, {}]
+            : [];
   const parameters = parametersOf(route, schemas);
   if (parameters.length > 0) op.parameters = parameters;
   const body = route.body ?? route.rawBody;

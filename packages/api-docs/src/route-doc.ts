@@ -9,6 +9,8 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * - `bearer`: `Authorization: Bearer <access token>` (an RS256 JWT; the user is its `sub`);
  * - `internal`: `X-Internal-Secret` equal to `INTERNAL_API_SECRET` (503 when it is unset);
  * - `admin`: the operator credential `ADMIN_TOKEN` (bearer or basic), never a user's token;
+ * - `metrics`: the operator credential `METRICS_TOKEN` (bearer) when it is configured; without
+ *   it the route is public;
  * - `webhook`: no header credential; the chat platform's signature and verification token are
  *   checked on the body when configured;
  * - `none`: public (health, documents, token refresh).
@@ -16,7 +18,7 @@ export type HttpMethod = 'GET' | 'POST' | 'PUT' | 'PATCH' | 'DELETE';
  * tests/api-docs.test.ts compares it with the kind of the hook each route and mount runs
  * (`RegisteredRoute.auth` of the http-server package); a `webhook` route runs none.
  */
-export type RouteAuth = 'bearer' | 'internal' | 'webhook' | 'admin' | 'none';
+export type RouteAuth = 'bearer' | 'internal' | 'webhook' | 'admin' | 'metrics' | 'none';
 
 /** One schema, or several a body may match (`anyOf`). Protocol exports only. */
 export type SchemaRef = z.ZodType | readonly z.ZodType[];
