@@ -127,7 +127,8 @@ for (let round = 0; round < ROUNDS; round++) {
   }
 }
 sink.kill();
-const median = (values: number[]) => [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
+const median = (values: number[]) =>
+  [...values].sort((a, b) => a - b)[Math.floor(values.length / 2)]!;
 const off = median(results.off);
 for (const mode of Object.keys(MODES) as Mode[]) {
   const us = median(results[mode]);
