@@ -154,6 +154,19 @@ async function stopTracedPair(pair: {
   await pair.collector?.close();
 }
 
+/**
+ * {@link startTracedPair} for the describe block it is called in: started before its tests,
+ * stopped after them; the fields are there once the tests run.
+ */
+function useTracedPair(env: Record<string, string>, options?: { tracing?: boolean }) {
+  const pair = {} as Awaited<ReturnType<typeof startTracedPair>>;
+  beforeAll(async () => {
+    Object.assign(pair, await startTracedPair(env, options));
+  }, 120_000);
+  afterAll(() => stopTracedPair(pair));
+  return pair;
+}
+
 const TRACE_ID = '4bf92f3577b34da6a3ce929d0e0e4736';
 const CALLER_SPAN = '00f067aa0ba902b7';
 const toolCall = { node_type: 'desktop', tool_name: 'read_clock', arguments: {} };
@@ -313,24 +326,16 @@ describe('OpenTelemetry traces across an api and a gateway replica', () => {
 });
 
 describe('sampling: OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SAMPLER_ARG=0', () => {
-  let collector: Collector;
-  let cluster: Cluster;
-  let device: TestSocket;
-  let alice: string;
-
-  beforeAll(async () => {
-    ({ collector, cluster, alice, device } = await startTracedPair({
-      OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
-      OTEL_TRACES_SAMPLER_ARG: '0',
-    }));
-  }, 120_000);
-  afterAll(() => stopTracedPair({ collector, cluster, device }));
+  const pair = useTracedPair({
+    OTEL_TRACES_SAMPLER: 'parentbased_traceidratio',
+    OTEL_TRACES_SAMPLER_ARG: '0',
+  });
 
   it('exports no span of a request that starts a trace, and all of one whose caller sampled it', async () => {
     const UNSAMPLED = 'b'.repeat(31) + '2';
     for (const traceparent of [undefined, `00-${UNSAMPLED}-${CALLER_SPAN}-00`]) {
-      const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
-        authorization: `Bearer ${alice}`,
+      const res = await post(`${pair.cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+        authorization: `Bearer ${pair.alice}`,
         ...(traceparent ? { traceparent } : {}),
       });
       expect(res.status).toBe(200);
@@ -338,13 +343,13 @@ describe('sampling: OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SA
     // A sampled caller: its trace is recorded on both replicas, across the bus, at ratio 0.
     // Each replica exports in the order its spans ended, so once this trace's spans are in,
     // any span of the requests above would be too.
-    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
-      authorization: `Bearer ${alice}`,
+    const res = await post(`${pair.cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${pair.alice}`,
       traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
     });
     expect(res.status).toBe(200);
     const named = (name: string) =>
-      collector.spans.find((s) => s.traceId === TRACE_ID && s.name === name);
+      pair.collector.spans.find((s) => s.traceId === TRACE_ID && s.name === name);
     await eventually(
       async () => named('gateway tools/call') && named('POST /node/tools/call'),
       10_000,
@@ -354,10 +359,10 @@ describe('sampling: OTEL_TRACES_SAMPLER=parentbased_traceidratio, OTEL_TRACES_SA
     expect(http.parentSpanId).toBe(CALLER_SPAN);
     expect(rpc.parentSpanId).toBe(http.spanId);
     expect(named('gateway tools/call')!.parentSpanId).toBe(rpc.spanId);
-    expect(collector.spans.filter((s) => s.traceId !== TRACE_ID)).toEqual([]);
+    expect(pair.collector.spans.filter((s) => s.traceId !== TRACE_ID)).toEqual([]);
 
     // Not exported, but still followed in the logs: the request lines carry their trace ids.
-    const lines = cluster.apis[0]!.stdout.filter(
+    const lines = pair.cluster.apis[0]!.stdout.filter(
       (l) => l.includes('"msg":"request"') && l.includes('/node/tools/call'),
     );
     expect(lines.some((l) => l.includes(`"trace_id":"${UNSAMPLED}"`))).toBe(true);
@@ -510,58 +515,41 @@ describe('jobs on the worker continue the trace of the request that queued them'
 });
 
 describe('the default OTLP protocol', () => {
-  let collector: Collector;
-  let cluster: Cluster;
-  let device: TestSocket;
-  let alice: string;
-
-  beforeAll(async () => {
-    ({ collector, cluster, alice, device } = await startTracedPair({
-      OTEL_EXPORTER_OTLP_PROTOCOL: '',
-    }));
-  }, 120_000);
-  afterAll(() => stopTracedPair({ collector, cluster, device }));
+  const pair = useTracedPair({ OTEL_EXPORTER_OTLP_PROTOCOL: '' });
 
   it('exports OTLP/HTTP protobuf from both replicas', async () => {
-    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
-      authorization: `Bearer ${alice}`,
+    const res = await post(`${pair.cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${pair.alice}`,
       traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
     });
     expect(res.status).toBe(200);
     // Protobuf carries the trace id as its 16 bytes and the service names as strings.
     const traceId = Buffer.from(TRACE_ID, 'hex');
     const exported = (service: string) =>
-      collector.protobufBodies.some(
+      pair.collector.protobufBodies.some(
         (body) => body.includes(traceId) && body.includes(Buffer.from(service)),
       );
     await eventually(
       async () => exported('agent-backend-api') && exported('agent-backend-gateway'),
       10_000,
     );
-    expect(new Set(collector.contentTypes)).toEqual(new Set(['application/x-protobuf']));
-    expect(collector.spans).toHaveLength(0);
+    expect(new Set(pair.collector.contentTypes)).toEqual(new Set(['application/x-protobuf']));
+    expect(pair.collector.spans).toHaveLength(0);
   });
 });
 
 describe('tracing off (no OTEL_EXPORTER_OTLP_ENDPOINT)', () => {
-  let collector: Collector;
-  let cluster: Cluster;
-  let device: TestSocket;
-
-  beforeAll(async () => {
-    ({ collector, cluster, device } = await startTracedPair({}, { tracing: false }));
-  }, 120_000);
-  afterAll(() => stopTracedPair({ collector, cluster, device }));
+  const pair = useTracedPair({}, { tracing: false });
 
   it('exports nothing and writes no trace ids', async () => {
-    const res = await post(`${cluster.apis[0]!.url}/node/tools/call`, toolCall, {
-      authorization: `Bearer ${await cluster.token('alice')}`,
+    const res = await post(`${pair.cluster.apis[0]!.url}/node/tools/call`, toolCall, {
+      authorization: `Bearer ${pair.alice}`,
       traceparent: `00-${TRACE_ID}-${CALLER_SPAN}-01`,
     });
     expect(res.status).toBe(200);
     await new Promise((resolve) => setTimeout(resolve, 500));
-    expect(collector.spans).toHaveLength(0);
-    const logs = [...cluster.apis[0]!.stdout, ...cluster.gateways[0]!.stdout].join('\n');
+    expect(pair.collector.spans).toHaveLength(0);
+    const logs = [...pair.cluster.apis[0]!.stdout, ...pair.cluster.gateways[0]!.stdout].join('\n');
     expect(logs).toContain('"msg":"request"');
     expect(logs).not.toContain('trace_id');
     expect(logs).not.toContain(TRACE_ID);
