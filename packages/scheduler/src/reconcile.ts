@@ -7,9 +7,15 @@ import { RunRepository } from './run-repository.js';
 
 export interface ReconcileResult {
   scheduled: number;
-  /** `no-repeat` tasks whose instant passed while nothing ran them: scheduled to run now. */
+  /**
+   * `no-repeat` tasks whose instant passed while nothing ran them, or whose run was left
+   * unfinished: scheduled to run now.
+   */
   caughtUp: number;
 }
+
+/** Run states of an occurrence that its job must still bring to an end. */
+const UNFINISHED: ReadonlySet<string> = new Set(['running', 'confirmed']);
 
 /**
  * Rebuilds the job schedules from the durable store, so a Redis that lost its data (or the
@@ -17,8 +23,11 @@ export interface ReconcileResult {
  * that exists changes nothing, and every replica may run it at start.
  *
  * A repeating task resumes at its next occurrence; occurrences missed while nothing was
- * running are not replayed. A `no-repeat` task still `pending` whose instant passed (and that
- * has no run yet) runs at once: it was accepted and never ran.
+ * running are not replayed. A `no-repeat` task whose instant passed runs at once when it never
+ * ran, and again when its run is unfinished (`running`, `confirmed`): its job went with the
+ * data, for instance after the run hit the outage and gave its lease back to the retry that
+ * Redis then lost (tests/faults/redis-restart.test.ts). The job's claim takes such a run over
+ * once its lease is free, and retries while another worker still holds it.
  */
 export async function reconcileSchedules(deps: {
   db: Database;
@@ -35,13 +44,17 @@ export async function reconcileSchedules(deps: {
     if (page.length === 0) break;
     for (const record of page) {
       after = record.taskId;
-      if (record.status !== 'pending') continue;
+      // `running`: a run was under way; `awaiting_confirmation` waits for the user.
+      if (record.status !== 'pending' && record.status !== 'running') continue;
       const data: TaskJob = { kind: 'due', taskId: record.taskId };
       const now = (deps.now ?? Date.now)();
       if (record.task.repeat_type === 'no-repeat' && record.nextRunAt) {
         const at = record.nextRunAt.getTime();
-        if (at <= now && (await runs.get(record.taskId, at))) continue;
-        if (at <= now) result.caughtUp += 1;
+        if (at <= now) {
+          const run = await runs.get(record.taskId, at);
+          if (run && !UNFINISHED.has(run.status)) continue;
+          result.caughtUp += 1;
+        }
         await deps.jobs.upsertSchedule(
           SCHEDULED_TASKS_QUEUE,
           record.taskId,
@@ -52,7 +65,10 @@ export async function reconcileSchedules(deps: {
         const plan = planSchedule(record.task, now);
         if (plan.kind !== 'schedule') continue;
         await deps.jobs.upsertSchedule(SCHEDULED_TASKS_QUEUE, record.taskId, plan.timing, data);
-        await tasks.setStatus(record.taskId, 'pending', plan.nextRunAt, record.task);
+        // A running occurrence sets the task `pending` again when it ends.
+        if (record.status === 'pending') {
+          await tasks.setStatus(record.taskId, 'pending', plan.nextRunAt, record.task);
+        }
       }
       result.scheduled += 1;
     }
