@@ -15,17 +15,16 @@
  * Env: ENTRY (default apps/all-in-one/dist/main.js), SERVICE_ENV (the service's environment
  * as a query string), REQUESTS (default 20,000), PHASES (default 3), CONCURRENCY (default 8).
  */
-import { readFileSync } from 'node:fs';
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { resolveKeys, signAccessToken } from '../packages/auth/src/index.js';
 import { startServiceProcess } from '../packages/testing/src/index.js';
 import { keyFiles, tempDir } from '../tests/helpers.js';
+import { cpuMs as processCpuMs } from './support/processes.js';
 
 const REQUESTS = Number(process.env.REQUESTS ?? 20_000);
 const PHASES = Number(process.env.PHASES ?? 3);
 const CONCURRENCY = Number(process.env.CONCURRENCY ?? 8);
-const TICKS_PER_SECOND = 100; // USER_HZ on Linux
 
 const keys = keyFiles();
 const pair = await resolveKeys({ publicKeyPem: keys.publicKey, privateKeyPem: keys.privateKey });
@@ -63,11 +62,7 @@ const whoami = () =>
   });
 
 /** CPU ms the service process used so far. */
-const cpuMs = () => {
-  const stat = readFileSync(`/proc/${service.child.pid}/stat`, 'utf8');
-  const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-  return ((Number(fields[11]) + Number(fields[12])) * 1000) / TICKS_PER_SECOND;
-};
+const cpuMs = () => processCpuMs(service.child.pid!)!;
 
 console.log(
   `# http-one-process: load ${loadavg()[0]!.toFixed(2)}, node ${process.version}, ` +
