@@ -307,6 +307,46 @@ describe('gateway cluster', () => {
     }
   });
 
+  it("refuses another user's task_complete and leaves the owner's workflow run to its owner", async () => {
+    const ownerToken = await cluster.token('hal');
+    const web = await connect(0, '/ws/web', { user_id: 'hal', token: ownerToken });
+    const ext = await connect(0, '/ws/extension', { client_id: 'user_hal', token: ownerToken });
+    ext.send({ type: 'ping' });
+    await ext.next(ofType('pong'));
+    const intruder = await connect(1, '/ws/extension', {
+      client_id: 'user_gus',
+      token: await cluster.token('gus'),
+    });
+    intruder.send({ type: 'ping' });
+    await intruder.next(ofType('pong'));
+
+    web.send({ type: 'execute_workflow', workflow_id: 'wf-owned' });
+    const started = await web.next(ofType('workflow_started'));
+    await ext.next(ofType('execute_workflow'));
+    intruder.send({
+      type: 'task_complete',
+      task_id: started.task_id,
+      success: true,
+      result: { forged: true },
+      output: 'forged',
+    });
+    expect(await intruder.next(ofType('error'))).toEqual({
+      type: 'error',
+      code: 'task_forbidden',
+      message: `task_complete: task ${String(started.task_id)} is a workflow run of another user`,
+    });
+    // The owner's run is untouched: its record and timeout are still there, so it ends the way
+    // its own extension (here: silence) ends it, not with the intruder's result.
+    expect(await web.next(ofType('workflow_complete'), 5_000)).toEqual({
+      type: 'workflow_complete',
+      task_id: started.task_id,
+      success: false,
+      result: {},
+      output: '',
+      error: 'Workflow timed out after 1.5 s',
+    });
+  });
+
   it('tells web clients that watch nodes when a node of their user connects or drops, across replicas', async () => {
     const token = await cluster.token('eve');
     const watcher = await connect(1, '/ws/web', { user_id: 'eve', token });

@@ -164,7 +164,12 @@ export class NodeConnection extends Connection {
       case 'mcp_response':
         return this.onLegacyResponse(message);
       case 'task_complete':
-        await this.services.workflows.complete(this.userId, message);
+        if ((await this.services.workflows.complete(this.userId, message)) === 'forbidden') {
+          this.sendError(
+            'task_forbidden',
+            `task_complete: task ${message.task_id} is a workflow run of another user`,
+          );
+        }
         return;
       case 'workflows_list':
         // The extension's answer to a relayed get_workflows: to every web client of the user.

@@ -46,17 +46,25 @@ export class WorkflowTracker {
     this.timers.set(run.taskId, timer);
   }
 
-  /** The extension finished a run: announce it to the user's web clients (once). */
-  async complete(userId: string, message: TaskCompleteMessage): Promise<void> {
-    const raw = await this.deps.ephemeral.take(this.key(message.task_id));
-    this.clearTimer(message.task_id);
-    if (raw) {
-      const record = JSON.parse(raw) as WorkflowRecord;
-      if (record.userId !== userId) {
-        this.deps.logger.warn({ task: message.task_id }, 'task_complete from another user ignored');
-        return;
-      }
+  /**
+   * The extension finished a run: announce it to the user's web clients (once).
+   *
+   * @returns `'forbidden'` when the task id is another user's run: nothing is relayed and the
+   * run (its record and its timeout) is left to its owner.
+   */
+  async complete(userId: string, message: TaskCompleteMessage): Promise<'relayed' | 'forbidden'> {
+    const key = this.key(message.task_id);
+    // Ownership first: taking the record (or stopping the timer) for a task id that another
+    // user's node sent would end the owner's run without a word to its web clients.
+    const seen = await this.deps.ephemeral.get(key);
+    if (seen && (JSON.parse(seen) as WorkflowRecord).userId !== userId) {
+      this.deps.logger.warn({ task: message.task_id }, 'task_complete from another user refused');
+      return 'forbidden';
     }
+    // A run is recorded for its owner only (the task id is server-made and never reused), so a
+    // record taken now is the one just read, or none when the timer ended the run meanwhile.
+    await this.deps.ephemeral.take(key);
+    this.clearTimer(message.task_id);
     // An unknown task id (an extension that does not echo ours, or a run already timed out)
     // is still relayed: the spec relays every task_complete to the user's web clients.
     await this.announce(userId, {
@@ -67,6 +75,7 @@ export class WorkflowTracker {
       output: message.output,
       ...(message.error ? { error: message.error } : {}),
     });
+    return 'relayed';
   }
 
   /** Ends a run as failed (no extension, timeout), if it has not ended yet. */
