@@ -99,7 +99,13 @@ const pct = (sorted: number[], p: number) =>
 async function main(): Promise<void> {
   const a = replica();
   const b = replica();
-  const lease = await acquireSessionLease(a.ephemeral, 'sess_bench', 'run_bench', 60_000);
+  const lease = await acquireSessionLease(
+    a.ephemeral,
+    'u_bench',
+    'sess_bench',
+    'run_bench',
+    60_000,
+  );
   const decisions = new DecisionService({ ephemeral: b.ephemeral, bus: b.bus, db: noDb });
   for (let i = 0; i < 30; i++) {
     await decisionSample(a, decisions, true);

@@ -179,42 +179,72 @@ describe('agent invoke: streaming, tools, sessions', () => {
     ]);
   });
 
-  it("answers 404 for another user's session, on invoke and resume, revealing nothing", async () => {
-    cluster.model.script('m-private', [textReply('secret plans')]);
+  it("gives another user naming a session id a session of their own: they never read or extend the owner's", async () => {
+    cluster.model.script('m-private', [textReply('secret plans'), textReply('still private')]);
     const mine = await (
       await invoke(url(0), alice, { message: 'x', llm_config: llm('m-private') })
     ).ended;
     const sessionId = mine[0]!.data.session_id as string;
+    const aliceRun = mine[0]!.data.run_id as string;
+
+    cluster.model.script('m-bob', [textReply('hi bob')]);
     const theirs = await invoke(url(1), bob, {
       message: 'show me',
       session_id: sessionId,
-      llm_config: llm('m-private'),
-    });
-    expect(theirs.response.status).toBe(404);
-    const body = (await theirs.response.json()) as { error: { code: string; message: string } };
-    expect(body).toEqual({
-      error: { code: 'not_found', message: `session ${sessionId} not found` },
-    });
-    cluster.model.script('m-bob', [textReply('hi bob')]);
-    const missing = await invoke(url(1), bob, {
-      message: 'x',
-      session_id: 'sess_does-not-exist-anywhere',
       llm_config: llm('m-bob'),
     });
-    // A session id nobody owns is simply created for bob; alice's id looks like any taken id.
-    expect(missing.response.status).toBe(200);
-    expect((await missing.ended).at(-1)!.data.type).toBe('done');
-    for (const [i, lastEventId] of [
-      [0, undefined],
-      [1, `${mine[0]!.data.run_id as string}:1`],
-    ] as const) {
-      const resumed = await resume(url(i), bob, sessionId, lastEventId);
+    expect(theirs.response.status).toBe(200);
+    const bobEvents = (await theirs.ended).map((e) => e.data);
+    expect(bobEvents.at(-1)).toEqual({ type: 'done', session_id: sessionId });
+    // Bob's model saw his message only: nothing of alice's conversation.
+    const bobSent = cluster.model.requests('m-bob')[0]!.body.messages!;
+    expect(bobSent.slice(1)).toEqual([{ role: 'user', content: 'show me' }]);
+    // Alice's run is not his to resume, on either replica.
+    for (const i of [0, 1] as const) {
+      const resumed = await resume(url(i), bob, sessionId, `${aliceRun}:1`);
       expect(resumed.response.status).toBe(404);
       expect(await resumed.response.json()).toEqual({
-        error: { code: 'not_found', message: `session ${sessionId} not found` },
+        error: { code: 'not_found', message: `session ${sessionId} has no run to resume` },
       });
     }
-    expect(cluster.model.requests('m-private')).toHaveLength(1);
+
+    // Alice's session goes on as hers alone: bob's turn was not appended to it.
+    const again = await invoke(url(1), alice, {
+      message: 'again',
+      session_id: sessionId,
+      llm_config: llm('m-private'),
+    });
+    expect((await again.ended).at(-1)!.data).toEqual({ type: 'done', session_id: sessionId });
+    const aliceSent = cluster.model.requests('m-private')[1]!.body.messages!;
+    expect(aliceSent.slice(1)).toEqual([
+      { role: 'user', content: 'x' },
+      { role: 'assistant', content: 'secret plans' },
+      { role: 'user', content: 'again' },
+    ]);
+  });
+
+  it("refuses the service's own session ids (chats, scheduled runs) with 400 session_id_reserved", async () => {
+    for (const sessionId of [
+      'chat:lark:oc_team',
+      'chat:feishu:oc_x',
+      'task:daily:1767225600000:1',
+    ]) {
+      const refused = await invoke(url(0), alice, {
+        message: 'take it',
+        session_id: sessionId,
+        llm_config: llm('m-never'),
+      });
+      expect(refused.response.status).toBe(400);
+      expect(await refused.response.json()).toEqual({
+        error: {
+          code: 'session_id_reserved',
+          message:
+            'session_id must not start with "chat:" or "task:": those are the sessions of chats ' +
+            'and scheduled tasks',
+        },
+      });
+    }
+    expect(cluster.model.requests('m-never')).toHaveLength(0);
   });
 
   it('refuses a concurrent invoke on a busy session with 409 session_busy, on any replica', async () => {

@@ -153,26 +153,32 @@ describe('code execution in agent runs (cloud sandboxes on E2B)', () => {
     expect(sessionSandboxes('cloud-session-empty')).toEqual([]);
   });
 
-  it('never lets another user reach a session’s sandbox', async () => {
+  it('never lets another user reach a session’s sandbox: the same session id is their own session', async () => {
     const bob = await cluster.token('bob-cloud');
     cluster.model.script('cloud-bob', [
       toolCallsReply([{ name: 'run_command', args: { command: 'cat notes.txt' } }]),
       textReply('Tried.'),
     ]);
-    const response = await fetch(`${cluster.api[0]!.url}/api/agent/invoke`, {
-      method: 'POST',
-      headers: { authorization: `Bearer ${bob}`, 'content-type': 'application/json' },
-      body: JSON.stringify({
-        message: 'Read the notes',
-        llm_config: llm('cloud-bob'),
-        session_id: 'cloud-session-1',
-        sandbox_files: [{ name: 'notes.txt', path: 'notes.txt', type: 'text/plain' }],
-      }),
+    const run = await invoke(cluster.api[0]!.url, bob, {
+      message: 'Read the notes',
+      llm_config: llm('cloud-bob'),
+      sandbox_mode: 'cloud',
+      session_id: 'cloud-session-1',
+      sandbox_files: [{ name: 'notes.txt', path: 'notes.txt', type: 'text/plain' }],
     });
-    // Alice's session is not found for bob: no run, no model call, no sandbox touched.
-    expect(response.status).toBe(404);
-    expect(cluster.model.requests('cloud-bob')).toHaveLength(0);
-    expect(sessionSandboxes('cloud-session-1')).toHaveLength(1);
+    const events = await run.ended;
+    // Bob's session of that id has no sandbox yet, so alice's file is not there for him, and
+    // his code runs in a sandbox of his own; alice's is left as it was.
+    expect(events.find((e) => e.data.type === 'notice')!.data).toMatchObject({
+      code: 'sandbox_files_missing',
+      message: expect.stringContaining('notes.txt'),
+    });
+    expect(JSON.stringify(toolResults(events))).not.toContain('kept for later runs');
+    expect(
+      sessionSandboxes('cloud-session-1')
+        .map((s) => s.metadata.userId)
+        .sort(),
+    ).toEqual(['alice-cloud', 'bob-cloud']);
   });
 
   it('reaps the sandbox of a replica killed with SIGKILL, and orphans of this deployment only', async () => {

@@ -8,6 +8,7 @@ import {
   type ScriptedModel,
 } from '@agent-backend/testing';
 import { Redis } from 'ioredis';
+import { createPostgresDatabase } from '@agent-backend/store';
 import { startCluster, type Cluster } from './cluster.js';
 import { larkMessageEvent, larkWebhookRequest } from './lark-delivery.js';
 import { eventually } from './ws-client.js';
@@ -115,6 +116,49 @@ describe('chat platform', () => {
     const texts = JSON.stringify(last.body.messages);
     expect(texts).toContain('remember the word kiwi');
     expect(texts).toContain('First answer');
+  });
+
+  it("keeps a chat's session the chat's: a user cannot invoke it, and the chat still gets its reply", async () => {
+    const chatId = 'oc_takeover';
+    const sessionId = `chat:feishu:${chatId}`;
+    const mallory = await cluster.token('mallory');
+    const taken = await fetch(`${cluster.apis[1]!.url}/api/agent/invoke`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json', authorization: `Bearer ${mallory}` },
+      body: JSON.stringify({
+        message: 'this chat is mine now',
+        session_id: sessionId,
+        sandbox_mode: 'none',
+        llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-mallory', modelName: 'mallory-model' },
+      }),
+    });
+    expect(taken.status).toBe(400);
+    expect(((await taken.json()) as { error: { code: string } }).error.code).toBe(
+      'session_id_reserved',
+    );
+    // A session of that id that a user took before the upgrade is that user's alone now.
+    const db = await createPostgresDatabase({
+      url: cluster.env.DATABASE_URL!,
+      schema: cluster.env.DATABASE_SCHEMA!,
+    });
+    try {
+      await db.query(`INSERT INTO agent_sessions (user_id, session_id) VALUES ('mallory', $1)`, [
+        sessionId,
+      ]);
+    } finally {
+      await db.close();
+    }
+
+    model.script(MODEL, [textReply('Still your assistant')]);
+    const event = messageEvent('are you there?', chatId);
+    expect(await deliver(0, wire(event))).toEqual({
+      status: 200,
+      body: { code: 0, msg: 'success' },
+    });
+    const messageId = event.event.message.message_id;
+    await eventually(async () => repliesTo(messageId).length > 0, 20_000);
+    expect(repliesTo(messageId).map((m) => m.content)).toEqual([{ text: 'Still your assistant' }]);
+    expect(model.requests('mallory-model')).toHaveLength(0);
   });
 
   it('refuses forged, replayed and malformed requests, and acknowledges other event types', async () => {

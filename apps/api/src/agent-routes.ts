@@ -2,8 +2,9 @@ import type { Response } from 'express';
 import type { Agent } from '@agent-backend/agent';
 import {
   AgentRunError,
+  isReservedSessionId,
+  RESERVED_SESSION_ID_PREFIXES,
   SessionBusyError,
-  SessionNotFoundError,
   sessionLeaseHolder,
 } from '@agent-backend/agent-runtime';
 import { AppError } from '@agent-backend/http-server';
@@ -32,9 +33,11 @@ export const INVOKE_BODY_LIMIT = 4 * 1024 * 1024;
  * `GET /api/agent/sessions/:session_id/stream` (beyond the spec): resumes the stream of the
  * session's current run after a dropped connection, on any replica, from `Last-Event-ID`.
  *
- * Every failure that can be known before the stream starts is an HTTP error (400 invalid body,
- * 401, 404 unknown or foreign session, 409 `session_busy`); after that, failures are the
- * stream's `error` event. On shutdown (`preClose`), running runs may finish during the drain;
+ * Session ids are per user: a `session_id` names a session of the caller only (another user's
+ * session of the same id is a different one), and the service's own ids (`chat:`, `task:`)
+ * cannot be named at all. Every failure that can be known before the stream starts is an HTTP
+ * error (400 invalid body or `session_id_reserved`, 401, 404 no such session or run to resume,
+ * 409 `session_busy`); after that, failures are the stream's `error` event. On shutdown (`preClose`), running runs may finish during the drain;
  * those still running after it end with `server_shutdown`.
  */
 export function registerAgentRoutes(context: ServiceContext, agent: Agent): void {
@@ -65,11 +68,17 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   app.post('/api/agent/invoke', invokeOptions, async (request, reply) => {
     const body = request.body;
     const userId = request.userId!;
+    if (body.session_id !== undefined && isReservedSessionId(body.session_id)) {
+      throw new AppError(
+        'session_id_reserved',
+        `session_id must not start with ${RESERVED_SESSION_ID_PREFIXES.map((p) => `"${p}"`).join(' or ')}: ` +
+          'those are the sessions of chats and scheduled tasks',
+      );
+    }
     let prepared;
     try {
       prepared = await runner.prepare(toRunRequest(userId, body));
     } catch (error) {
-      if (error instanceof SessionNotFoundError) throw new AppError('not_found', error.message);
       if (error instanceof SessionBusyError) {
         throw new AppError('session_busy', error.message, { session_id: error.sessionId });
       }
@@ -136,7 +145,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
           afterSeq,
           keepaliveMs: settings.keepaliveMs,
           isRunAlive: async () =>
-            (await sessionLeaseHolder(engines.ephemeral, sessionId)) === runId,
+            (await sessionLeaseHolder(engines.ephemeral, userId, sessionId)) === runId,
         },
         openStream(reply),
       );

@@ -1,3 +1,4 @@
+import { scheduledRunSessionId } from '@agent-backend/agent-runtime';
 import {
   inJobSpan,
   UnrecoverableJobError,
@@ -103,7 +104,7 @@ export function createTaskProcessor(options: TaskProcessorOptions) {
       const { text } = await options.agent.run({
         userId: record.userId,
         prompt: record.task.prompt,
-        sessionId: `task_${record.taskId}_${scheduledAt}_${claim.attempts}`,
+        sessionId: scheduledRunSessionId(record.taskId, scheduledAt, claim.attempts),
         connector: record.task.connector,
         signal,
       });

@@ -16,7 +16,7 @@ import {
 import { AgentRunner } from './agent-runner.js';
 import { runRequest, type RunRequest } from './run-request.js';
 import type { ToolSource } from './tool.js';
-import { SessionBusyError, SessionNotFoundError } from './errors.js';
+import { SessionBusyError } from './errors.js';
 
 let schema: TestSchema;
 let db: Database;
@@ -120,25 +120,35 @@ describe('AgentRunner', () => {
     ]);
   });
 
-  it("treats another user's session as absent and refuses a second concurrent run", async () => {
+  it('gives another user naming the same session id a session of their own, and refuses a second concurrent run', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     model.script('r-busy', [
       { kind: 'stream', pieces: [{ text: 'wait' }, { waitFor: held }, { finish: 'stop' }] },
       textReply('after'),
     ]);
+    model.script('r-bob', [textReply('hello bob')]);
     const runner = replica();
     const prepared = await runner.prepare({
-      ...request({ modelName: 'r-busy', session_id: 'shared-id' }),
+      ...request({ modelName: 'r-busy', message: 'alice one', session_id: 'shared-id' }),
       userId: 'alice',
     });
     const running = prepared.execute(() => {}, new AbortController().signal);
-    await expect(
-      replica().prepare({
-        ...request({ modelName: 'r-busy', session_id: 'shared-id' }),
-        userId: 'bob',
-      }),
-    ).rejects.toBeInstanceOf(SessionNotFoundError);
+    // Alice's run holds her session; bob's session of the same id is another one: not busy,
+    // and it holds nothing of hers.
+    const bobs = await invoke(
+      replica(),
+      'bob',
+      request({ modelName: 'r-bob', message: 'bob one', session_id: 'shared-id' }),
+    );
+    expect(bobs.result).toEqual({ status: 'done' });
+    expect(bobs.events.at(-1)).toEqual({ type: 'done', session_id: 'shared-id' });
+    expect(
+      model
+        .requests('r-bob')[0]!
+        .body.messages!.slice(1)
+        .map((m) => [m.role, m.content]),
+    ).toEqual([['user', 'bob one']]);
     await expect(
       replica().prepare({
         ...request({ modelName: 'r-busy', session_id: 'shared-id' }),
@@ -150,9 +160,20 @@ describe('AgentRunner', () => {
     const after = await invoke(
       replica(),
       'alice',
-      request({ modelName: 'r-busy', session_id: 'shared-id' }),
+      request({ modelName: 'r-busy', message: 'alice two', session_id: 'shared-id' }),
     );
     expect(after.result).toEqual({ status: 'done' });
+    // Alice's conversation is hers alone: bob's turn was neither read nor appended to it.
+    expect(
+      model
+        .requests('r-busy')[1]!
+        .body.messages!.slice(1)
+        .map((m) => [m.role, m.content]),
+    ).toEqual([
+      ['user', 'alice one'],
+      ['assistant', 'wait'],
+      ['user', 'alice two'],
+    ]);
   });
 
   it('starts a new session from the client chat_history, and stores it', async () => {

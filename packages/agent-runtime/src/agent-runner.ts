@@ -5,7 +5,7 @@ import type { AgentMetrics } from '@agent-backend/metrics';
 import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
-import { SessionBusyError, SessionNotFoundError } from './errors.js';
+import { SessionBusyError } from './errors.js';
 import { executeRun, type RunResult } from './execute-run.js';
 import type { ModelUrlGuard } from './model-url-guard.js';
 import { acquireSessionLease } from './session-lease.js';
@@ -64,18 +64,19 @@ export class AgentRunner {
   }
 
   /**
-   * Claims the session for `request.userId` (creating it; generating its id when the request has none)
-   * and takes its lease. Throws before anything is streamed: {@link SessionNotFoundError} when
-   * it is another user's, {@link SessionBusyError} when a run of it is in progress.
+   * Claims the session for `request.userId` (creating it; generating its id when the request has
+   * none) and takes its lease. Session ids are per user: another user's session of the same id
+   * is a different session, never this one. Throws before anything is streamed:
+   * {@link SessionBusyError} when a run of the user's session is in progress.
    */
   async prepare(request: RunRequest): Promise<PreparedRun> {
     const { userId } = request;
     const sessionId = request.sessionId ?? `sess_${randomUUID()}`;
     const runId = `run_${randomUUID().replace(/-/g, '')}`;
-    const session = await this.sessions.claim(sessionId, userId);
-    if (!session) throw new SessionNotFoundError(sessionId);
+    await this.sessions.claim(sessionId, userId);
     const lease = await acquireSessionLease(
       this.options.ephemeral,
+      userId,
       sessionId,
       runId,
       this.settings.leaseTtlMs,

@@ -53,18 +53,6 @@ export class AgentRunError extends Error {
   }
 }
 
-/**
- * The session does not exist for this user: another user's session looks exactly like a
- * missing one, so the answer reveals nothing about it.
- */
-export class SessionNotFoundError extends Error {
-  readonly code = 'not_found';
-  constructor(readonly sessionId: string) {
-    super(`session ${sessionId} not found`);
-    this.name = 'SessionNotFoundError';
-  }
-}
-
 /** Another run of the session is in progress (on any replica); the request is refused, not queued. */
 export class SessionBusyError extends Error {
   readonly code = 'session_busy';

@@ -111,7 +111,7 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
   const limits = settings.limits;
   // Re-read under the lease (the claim read the state before it), in parallel with the tools,
   // which may read the user's earlier turns from the same read.
-  const storedRead = sessions.messages(run.sessionId);
+  const storedRead = sessions.messages(run);
   const sourcesRun: RunInfo = {
     ...run,
     earlierUserTurns: () =>
@@ -128,7 +128,7 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
   if (history.length === 0 && request.history.length > 0) {
     // A session the service has not seen: the client's history starts the stored conversation.
     history = request.history.map((m) => ({ role: m.role, content: m.content }) as ChatMessage);
-    await sessions.append(run.sessionId, run.runId, history);
+    await sessions.append(run, run.runId, history);
   }
 
   let acceptedPlan: { summary: string; steps: string[] } | undefined;
@@ -138,12 +138,12 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
     state.todos = acceptedPlan.steps.map((content) => ({ content, status: 'pending' as const }));
     emit({ type: 'plan', status: 'accepted', ...acceptedPlan });
     emit({ type: 'todos', todos: state.todos });
-    await sessions.saveState(run.sessionId, state);
+    await sessions.saveState(run, state);
   }
 
   const user = userMessage(request.message, request.attachments, limits);
   // Stored while the model starts answering; every later write of the run waits for it.
-  const userStored = sessions.append(run.sessionId, run.runId, [user]);
+  const userStored = sessions.append(run, run.runId, [user]);
   userStored.catch(() => undefined);
   try {
     await answer(options, {
@@ -226,8 +226,8 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
     emit,
     commit: async (messages) => {
       await userStored;
-      await sessions.append(run.sessionId, run.runId, messages);
-      await sessions.saveState(run.sessionId, state);
+      await sessions.append(run, run.runId, messages);
+      await sessions.saveState(run, state);
     },
   });
 }

@@ -15,13 +15,7 @@ export { runAgentLoop, type AgentLoopOptions } from './agent-loop.js';
 export { ChatMessage } from './chat-message.js';
 export { DEFAULT_CONTEXT_LIMITS, truncate, type ContextLimits } from './context-limits.js';
 export { contextSection, fitHistory, userMessage } from './context.js';
-export {
-  AgentRunError,
-  RUN_ERROR_CODES,
-  SessionBusyError,
-  SessionNotFoundError,
-  type RunErrorCode,
-} from './errors.js';
+export { AgentRunError, RUN_ERROR_CODES, SessionBusyError, type RunErrorCode } from './errors.js';
 export {
   createLlmClient,
   DEFAULT_LLM_MAX_RETRIES,
@@ -45,7 +39,18 @@ export {
   sessionLeaseHolder,
   type SessionLease,
 } from './session-lease.js';
-export { SessionRepository, type RunStatus, type SessionRecord } from './session-repository.js';
+export {
+  chatSessionId,
+  isReservedSessionId,
+  RESERVED_SESSION_ID_PREFIXES,
+  scheduledRunSessionId,
+} from './session-ids.js';
+export {
+  SessionRepository,
+  type RunStatus,
+  type SessionKey,
+  type SessionRecord,
+} from './session-repository.js';
 export { parseSessionState, SessionState } from './session-state.js';
 export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 export {

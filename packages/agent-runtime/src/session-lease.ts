@@ -3,7 +3,13 @@ import type { EphemeralStore } from '@agent-backend/ephemeral';
 /** Lifetime of a session lease; a run renews it every third of this. @default 30_000 */
 export const DEFAULT_LEASE_TTL_MS = 30_000;
 
-const leaseKey = (sessionId: string) => `agent:session-lease:${sessionId}`;
+/**
+ * Per owner and id, like the session itself: another user's run under the same id must not
+ * hold this session. The user id is percent-encoded so that no `:` in it can make two
+ * (user, session) pairs share a key.
+ */
+const leaseKey = (userId: string, sessionId: string) =>
+  `agent:session-lease:${encodeURIComponent(userId)}:${sessionId}`;
 
 /** A held lease: renewed in the background until released. */
 export interface SessionLease {
@@ -24,12 +30,13 @@ export interface SessionLease {
  */
 export async function acquireSessionLease(
   store: EphemeralStore,
+  userId: string,
   sessionId: string,
   runId: string,
   ttlMs: number = DEFAULT_LEASE_TTL_MS,
   onRenewError: (error: unknown) => void = () => {},
 ): Promise<SessionLease | null> {
-  const key = leaseKey(sessionId);
+  const key = leaseKey(userId, sessionId);
   if (!(await store.set(key, runId, { ifAbsent: true, ttlMs }))) return null;
   const renew = setInterval(
     () => {
@@ -53,7 +60,8 @@ export async function acquireSessionLease(
 /** The run holding the session's lease, or `null`: tells whether a run is still alive. */
 export function sessionLeaseHolder(
   store: EphemeralStore,
+  userId: string,
   sessionId: string,
 ): Promise<string | null> {
-  return store.get(leaseKey(sessionId));
+  return store.get(leaseKey(userId, sessionId));
 }

@@ -29,45 +29,51 @@ const toRecord = (row: SessionRow): SessionRecord => ({
 });
 
 /**
+ * A session's key: its id names a session of its owner only, so two users may use the same id
+ * and each has a session of their own under it (migration `0011_sessions_by_user`).
+ */
+export interface SessionKey {
+  readonly userId: string;
+  readonly sessionId: string;
+}
+
+/**
  * Sessions, their conversation and their runs in the durable store (PGlite or PostgreSQL), so
- * a session continues on any API replica. Ownership is checked here: a session of another user
- * is reported as absent.
+ * a session continues on any API replica. Every statement is keyed by owner and id: no method
+ * can reach a session of another user, whatever id it is given.
  */
 export class SessionRepository {
   constructor(private readonly db: Database) {}
 
-  /**
-   * The user's session `sessionId`, created when it does not exist yet. `null` when it belongs
-   * to someone else. Safe under concurrent calls for the same id.
-   */
-  async claim(sessionId: string, userId: string): Promise<SessionRecord | null> {
+  /** The user's session `sessionId`, created when it does not exist yet. Safe under concurrent calls. */
+  async claim(sessionId: string, userId: string): Promise<SessionRecord> {
     // One round trip: the no-op update makes RETURNING yield the row whether it was inserted
-    // now or existed (possibly someone else's, which is then reported as absent).
+    // now or existed.
     const { rows } = await this.db.query<SessionRow>(
-      `INSERT INTO agent_sessions (session_id, user_id) VALUES ($1, $2)
-       ON CONFLICT (session_id) DO UPDATE SET session_id = EXCLUDED.session_id
+      `INSERT INTO agent_sessions (user_id, session_id) VALUES ($1, $2)
+       ON CONFLICT (user_id, session_id) DO UPDATE SET session_id = EXCLUDED.session_id
        RETURNING session_id, user_id, state, last_run_id`,
-      [sessionId, userId],
+      [userId, sessionId],
     );
-    const row = rows[0];
-    return row && row.user_id === userId ? toRecord(row) : null;
+    return toRecord(rows[0]!);
   }
 
-  /** The user's session, or `null` when there is none (or it is another user's). */
+  /** The user's session, or `null` when they have none of that id. */
   async find(sessionId: string, userId: string): Promise<SessionRecord | null> {
     const { rows } = await this.db.query<SessionRow>(
-      'SELECT session_id, user_id, state, last_run_id FROM agent_sessions WHERE session_id = $1',
-      [sessionId],
+      `SELECT session_id, user_id, state, last_run_id FROM agent_sessions
+       WHERE user_id = $1 AND session_id = $2`,
+      [userId, sessionId],
     );
     const row = rows[0];
-    return row && row.user_id === userId ? toRecord(row) : null;
+    return row ? toRecord(row) : null;
   }
 
   /** The conversation in order. Messages that no longer parse are skipped, not fatal. */
-  async messages(sessionId: string): Promise<ChatMessage[]> {
+  async messages(session: SessionKey): Promise<ChatMessage[]> {
     const { rows } = await this.db.query<{ message: unknown }>(
-      'SELECT message FROM agent_messages WHERE session_id = $1 ORDER BY seq',
-      [sessionId],
+      'SELECT message FROM agent_messages WHERE user_id = $1 AND session_id = $2 ORDER BY seq',
+      [session.userId, session.sessionId],
     );
     return rows.flatMap((row) => {
       const parsed = ChatMessage.safeParse(row.message);
@@ -76,26 +82,32 @@ export class SessionRepository {
   }
 
   /**
-   * Appends messages after the last one. The primary key (session, seq) makes a second
+   * Appends messages after the last one. The primary key (user, session, seq) makes a second
    * concurrent writer fail instead of interleaving; the session lease keeps that from happening
    * in the first place.
    */
-  async append(sessionId: string, runId: string, messages: readonly ChatMessage[]): Promise<void> {
+  async append(
+    session: SessionKey,
+    runId: string,
+    messages: readonly ChatMessage[],
+  ): Promise<void> {
     if (messages.length === 0) return;
     // One statement, so atomic without a transaction: numbered after the current last message.
     await this.db.query(
-      `INSERT INTO agent_messages (session_id, seq, run_id, message)
-       SELECT $1, last.seq + m.ord::int, $2, m.message
-       FROM (SELECT COALESCE(MAX(seq), 0)::int AS seq FROM agent_messages WHERE session_id = $1) last,
-            jsonb_array_elements($3::jsonb) WITH ORDINALITY AS m(message, ord)`,
-      [sessionId, runId, JSON.stringify(messages)],
+      `INSERT INTO agent_messages (user_id, session_id, seq, run_id, message)
+       SELECT $1, $2, last.seq + m.ord::int, $3, m.message
+       FROM (SELECT COALESCE(MAX(seq), 0)::int AS seq FROM agent_messages
+              WHERE user_id = $1 AND session_id = $2) last,
+            jsonb_array_elements($4::jsonb) WITH ORDINALITY AS m(message, ord)`,
+      [session.userId, session.sessionId, runId, JSON.stringify(messages)],
     );
   }
 
-  async saveState(sessionId: string, state: SessionState): Promise<void> {
+  async saveState(session: SessionKey, state: SessionState): Promise<void> {
     await this.db.query(
-      'UPDATE agent_sessions SET state = $2, updated_at = now() WHERE session_id = $1',
-      [sessionId, JSON.stringify(state)],
+      `UPDATE agent_sessions SET state = $3, updated_at = now()
+       WHERE user_id = $1 AND session_id = $2`,
+      [session.userId, session.sessionId, JSON.stringify(state)],
     );
   }
 
@@ -113,12 +125,13 @@ export class SessionRepository {
     await this.db.query(
       `WITH stale AS (
          UPDATE agent_runs SET status = 'aborted', error_code = 'replica_lost', ended_at = now()
-          WHERE session_id = $2 AND status = 'running'
+          WHERE user_id = $3 AND session_id = $2 AND status = 'running'
        ), run AS (
          INSERT INTO agent_runs (run_id, session_id, user_id, mode, status)
          VALUES ($1, $2, $3, $4, 'running')
        )
-       UPDATE agent_sessions SET last_run_id = $1, updated_at = now() WHERE session_id = $2`,
+       UPDATE agent_sessions SET last_run_id = $1, updated_at = now()
+        WHERE user_id = $3 AND session_id = $2`,
       [run.runId, run.sessionId, run.userId, run.mode],
     );
   }

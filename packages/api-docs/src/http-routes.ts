@@ -113,13 +113,15 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
     summary: 'Run the agent and stream its events',
     description:
       'Runs the agent on `message` and answers with the run as an SSE stream. The user is the ' +
-      "access token's `sub`. Failures known before the stream starts are HTTP errors (404: " +
-      '`session_id` names no session of this user; 409 `session_busy`: a run of the session is ' +
-      'still going); later ones are an `error` event that ends the stream. Bodies up to 4 MiB.',
+      "access token's `sub`. A `session_id` names a session of this user only (another " +
+      "user's session of the same id is a different one); ids starting with `chat:` or `task:` " +
+      "are the service's own and refused (400 `session_id_reserved`). Failures known before " +
+      'the stream starts are HTTP errors (409 `session_busy`: a run of the session is still ' +
+      'going); later ones are an `error` event that ends the stream. Bodies up to 4 MiB.',
     auth: 'bearer',
     body: InvokeRequest,
     responses: { 200: sseStream },
-    errors: ['not_found', 'session_busy'],
+    errors: ['session_id_reserved', 'session_busy'],
   },
   {
     method: 'GET',

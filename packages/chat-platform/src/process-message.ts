@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import {
+  chatSessionId,
   DEFAULT_LEASE_TTL_MS,
   runRequest,
   SessionBusyError,
@@ -79,9 +80,12 @@ export function replyUuid(job: Pick<ChatMessageJob, 'platform' | 'message_id'>):
     .slice(0, 32);
 }
 
-/** The owner of a chat's conversation: the chat itself (chat users are not service users). */
+/**
+ * The owner of a chat's conversation: the chat itself (chat users are not service users). Also
+ * its session id, a reserved one (`chat:`) that no client's invoke may name.
+ */
 export function chatSessionOwner(job: Pick<ChatMessageJob, 'platform' | 'chat_id'>): string {
-  return `chat:${job.platform}:${job.chat_id}`;
+  return chatSessionId(job.platform, job.chat_id);
 }
 
 async function runAgent(

@@ -21,6 +21,8 @@ export const ERROR_STATUS = {
   /** HITL: the replica holding the approval's stream is gone; the call will never run. */
   approval_orphaned: 409,
   session_busy: 409,
+  /** Invoke: `session_id` names one of the service's own sessions (`chat:`, `task:` prefixes). */
+  session_id_reserved: 400,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -194,7 +194,7 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
           sandbox.catch(() => (sandbox = undefined));
           return place(await sandbox);
         },
-        touch: () => sessions.touch(run.sessionId),
+        touch: () => sessions.touch(run.userId, run.sessionId),
       },
       options.tools,
     );

@@ -65,13 +65,16 @@ describe('session sandboxes across replicas (PostgreSQL + Redis)', () => {
     expect((await a.provider.list('race')).map((s) => s.id)).toEqual([sandboxes[0]!.id]);
   });
 
-  it("refuses another user's session sandbox", async () => {
+  it("never hands another user's session sandbox out: the same session id is a sandbox per user", async () => {
     const prefix = redisKeys.fresh();
     const a = await replica(prefix);
-    await a.sessions.acquire(a.provider, 'owner', 'owned-session', work);
-    await expect(
-      a.sessions.acquire(a.provider, 'intruder', 'owned-session', work),
-    ).rejects.toMatchObject({ code: 'not_found' });
+    const owned = await a.sessions.acquire(a.provider, 'owner', 'owned-session', work);
+    const intruders = await a.sessions.acquire(a.provider, 'intruder', 'owned-session', work);
+    expect(intruders.id).not.toBe(owned.id);
+    expect(await a.sessions.find(a.provider, 'stranger', 'owned-session')).toBeUndefined();
+    expect((await a.sessions.acquire(a.provider, 'owner', 'owned-session', work)).id).toBe(
+      owned.id,
+    );
   });
 
   it('goes on past a sandbox the provider refuses to pause or destroy, and retries it next sweep', async () => {

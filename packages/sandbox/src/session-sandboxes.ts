@@ -84,7 +84,8 @@ export class SessionSandboxes {
       signal?.throwIfAborted();
       const existing = await this.reconnect(provider, userId, sessionId, spec);
       if (existing) return existing;
-      const leaseKey = `sandbox-lease:${sessionId}`;
+      // Per user and session, like the row: session ids are per user (docs/agent.md).
+      const leaseKey = `sandbox-lease:${encodeURIComponent(userId)}:${sessionId}`;
       const lease = `${process.pid}:${Math.random()}`;
       if (await this.ephemeral.set(leaseKey, lease, { ifAbsent: true, ttlMs: this.leaseMs })) {
         try {
@@ -95,7 +96,7 @@ export class SessionSandboxes {
           await this.db.query(
             `INSERT INTO session_sandboxes (session_id, user_id, provider, sandbox_id, state)
              VALUES ($1, $2, $3, $4, 'running')
-             ON CONFLICT (session_id) DO UPDATE
+             ON CONFLICT (user_id, session_id) DO UPDATE
                SET provider = $3, sandbox_id = $4, state = 'running', created_at = now(),
                    last_used_at = now()`,
             [sessionId, userId, provider.name, sandbox.id],
@@ -125,10 +126,11 @@ export class SessionSandboxes {
   }
 
   /** Marks the session's sandbox used now (the idle clock restarts). */
-  async touch(sessionId: string): Promise<void> {
+  async touch(userId: string, sessionId: string): Promise<void> {
     await this.db.query(
-      `UPDATE session_sandboxes SET last_used_at = now(), state = 'running' WHERE session_id = $1`,
-      [sessionId],
+      `UPDATE session_sandboxes SET last_used_at = now(), state = 'running'
+       WHERE user_id = $1 AND session_id = $2`,
+      [userId, sessionId],
     );
   }
 
@@ -176,8 +178,9 @@ export class SessionSandboxes {
         const done = await attempt('destroy', provider.name, row.sandbox_id, async () => {
           await provider.destroy(row.sandbox_id);
           await this.db.query(
-            `DELETE FROM session_sandboxes WHERE session_id = $1 AND sandbox_id = $2`,
-            [row.session_id, row.sandbox_id],
+            `DELETE FROM session_sandboxes
+             WHERE user_id = $1 AND session_id = $2 AND sandbox_id = $3`,
+            [row.user_id, row.session_id, row.sandbox_id],
           );
         });
         if (done) outcome.destroyed += 1;
@@ -187,8 +190,8 @@ export class SessionSandboxes {
           await this.db.query(
             // Not when a run used it meanwhile (its touch moved last_used_at past the cutoff).
             `UPDATE session_sandboxes SET state = 'paused'
-             WHERE session_id = $1 AND sandbox_id = $2 AND last_used_at < $3`,
-            [row.session_id, row.sandbox_id, new Date(now - this.settings.idleMs)],
+             WHERE user_id = $1 AND session_id = $2 AND sandbox_id = $3 AND last_used_at < $4`,
+            [row.user_id, row.session_id, row.sandbox_id, new Date(now - this.settings.idleMs)],
           );
         });
         if (done) outcome.paused += 1;
@@ -226,23 +229,21 @@ export class SessionSandboxes {
   ): Promise<SandboxHandle | undefined> {
     const { rows } = await this.db.query<SandboxRow>(
       `SELECT session_id, user_id, provider, sandbox_id, state, last_used_at
-       FROM session_sandboxes WHERE session_id = $1`,
-      [sessionId],
+       FROM session_sandboxes WHERE user_id = $1 AND session_id = $2`,
+      [userId, sessionId],
     );
     const row = rows[0];
     if (!row || row.provider !== provider.name) return undefined;
-    if (row.user_id !== userId) {
-      throw new SandboxError('not_found', 'the session belongs to another user');
-    }
     const sandbox = await provider.connect(row.sandbox_id, spec);
     if (!sandbox) {
       await this.db.query(
-        `DELETE FROM session_sandboxes WHERE session_id = $1 AND sandbox_id = $2`,
-        [sessionId, row.sandbox_id],
+        `DELETE FROM session_sandboxes
+         WHERE user_id = $1 AND session_id = $2 AND sandbox_id = $3`,
+        [userId, sessionId, row.sandbox_id],
       );
       return undefined;
     }
-    await this.touch(sessionId);
+    await this.touch(userId, sessionId);
     return sandbox;
   }
 }

@@ -229,6 +229,35 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX chat_inbox_received ON chat_inbox (received_at);
     `,
   },
+  {
+    id: '0011_sessions_by_user',
+    sql: `
+      -- A session id names a session of its owner only (issue 40.8): each user's ids are their
+      -- own space, so no user can take, read or block a session id another user or the service
+      -- (chat:, task:) uses. Rows stored before keep their owner and go on working.
+      ALTER TABLE agent_messages ADD COLUMN user_id text;
+      UPDATE agent_messages m SET user_id = s.user_id
+        FROM agent_sessions s WHERE s.session_id = m.session_id;
+      ALTER TABLE agent_messages ALTER COLUMN user_id SET NOT NULL;
+      ALTER TABLE agent_messages DROP CONSTRAINT agent_messages_session_id_fkey;
+      ALTER TABLE agent_runs DROP CONSTRAINT agent_runs_session_id_fkey;
+      ALTER TABLE agent_messages DROP CONSTRAINT agent_messages_pkey;
+      ALTER TABLE agent_sessions DROP CONSTRAINT agent_sessions_pkey;
+      ALTER TABLE agent_sessions ADD PRIMARY KEY (user_id, session_id);
+      ALTER TABLE agent_messages ADD PRIMARY KEY (user_id, session_id, seq);
+      ALTER TABLE agent_messages ADD CONSTRAINT agent_messages_session_fkey
+        FOREIGN KEY (user_id, session_id) REFERENCES agent_sessions (user_id, session_id)
+        ON DELETE CASCADE;
+      ALTER TABLE agent_runs ADD CONSTRAINT agent_runs_session_fkey
+        FOREIGN KEY (user_id, session_id) REFERENCES agent_sessions (user_id, session_id)
+        ON DELETE CASCADE;
+      DROP INDEX agent_runs_session_id_idx;
+      CREATE INDEX agent_runs_session_idx ON agent_runs (user_id, session_id, started_at);
+      -- One sandbox per session of a user.
+      ALTER TABLE session_sandboxes DROP CONSTRAINT session_sandboxes_pkey;
+      ALTER TABLE session_sandboxes ADD PRIMARY KEY (user_id, session_id);
+    `,
+  },
 ];
 
 /**
