@@ -245,6 +245,11 @@ describe('agent invoke: streaming, tools, sessions', () => {
       });
     }
     expect(cluster.model.requests('m-never')).toHaveLength(0);
+    const resumed = await resume(url(1), alice, 'chat:lark:oc_team');
+    expect(resumed.response.status).toBe(400);
+    expect(await resumed.response.json()).toMatchObject({
+      error: { code: 'session_id_reserved' },
+    });
   });
 
   it('refuses a concurrent invoke on a busy session with 409 session_busy, on any replica', async () => {

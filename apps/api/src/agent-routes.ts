@@ -68,13 +68,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   app.post('/api/agent/invoke', invokeOptions, async (request, reply) => {
     const body = request.body;
     const userId = request.userId!;
-    if (body.session_id !== undefined && isReservedSessionId(body.session_id)) {
-      throw new AppError(
-        'session_id_reserved',
-        `session_id must not start with ${RESERVED_SESSION_ID_PREFIXES.map((p) => `"${p}"`).join(' or ')}: ` +
-          'those are the sessions of chats and scheduled tasks',
-      );
-    }
+    if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
     let prepared;
     try {
       prepared = await runner.prepare(toRunRequest(userId, body));
@@ -112,6 +106,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     { params: ResumeStreamParams, preHandler: requireUser },
     async (request, reply) => {
       const { session_id: sessionId } = request.params;
+      refuseReservedSessionId(sessionId);
       const userId = request.userId!;
       const header = request.headers['last-event-id'];
       const query = (request.query as Record<string, unknown>).last_event_id;
@@ -169,4 +164,18 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     for (const run of runs.values()) run.abort(new AgentRunError('server_shutdown'));
     await Promise.all([...settling]);
   });
+}
+
+/**
+ * The chats' and scheduled runs' sessions are the service's: a client names none of them, on
+ * invoke or on resume (ids are per user as well, so this only matters to a token whose user id
+ * is a chat's, and to a task's owner).
+ */
+function refuseReservedSessionId(sessionId: string): void {
+  if (!isReservedSessionId(sessionId)) return;
+  const prefixes = RESERVED_SESSION_ID_PREFIXES.map((p) => `"${p}"`).join(' or ');
+  throw new AppError(
+    'session_id_reserved',
+    `session_id must not start with ${prefixes}: those are the sessions of chats and scheduled tasks`,
+  );
 }

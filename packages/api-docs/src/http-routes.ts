@@ -131,7 +131,9 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
     summary: "Resume the stream of a session's current run",
     description:
       'After a dropped connection, on any API replica: the events after `Last-Event-ID` (or ' +
-      'all of the run when none is given), then the live events until the run ends.',
+      'all of the run when none is given), then the live events until the run ends. Only a ' +
+      "session of the caller's own; `chat:` and `task:` ids are refused (400 " +
+      '`session_id_reserved`).',
     auth: 'bearer',
     params: ResumeStreamParams,
     parameters: [
@@ -149,7 +151,7 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
       },
     ],
     responses: { 200: sseStream },
-    errors: ['not_found'],
+    errors: ['session_id_reserved', 'not_found'],
   },
   {
     method: 'POST',
