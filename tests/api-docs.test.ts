@@ -219,6 +219,14 @@ describe('API documents of the running roles', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await res.text()).toContain('<main id="app">');
+    // Issue 40.10: a policy that allows its own inline script and style by hash, and no framing.
+    const policy = res.headers.get('content-security-policy') ?? '';
+    expect(policy).toMatch(/(^|; )script-src 'sha256-[^' ]+'(;|$)/);
+    expect(policy).toMatch(/(^|; )style-src 'sha256-[^' ]+'(;|$)/);
+    expect(policy).toContain("default-src 'self'");
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(policy).not.toContain('unsafe-inline');
+    expect(res.headers.get('x-frame-options')).toBe('DENY');
 
     if (!existsSync(CHROMIUM)) {
       throw new Error(`${CHROMIUM} is missing: install Debian's chromium (.ci/run does)`);
@@ -230,9 +238,12 @@ describe('API documents of the running roles', () => {
       page.on('request', (request) => requested.push(request.url()));
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
+      // What the page's Content-Security-Policy refused, as Chromium reports it.
+      page.on('console', (message) => {
+        if (/Content Security Policy/i.test(message.text())) errors.push(message.text());
+      });
       await page.goto(`${apiUrl}/docs`);
       await page.waitForSelector('body[data-ready="true"]', { timeout: 15_000 });
-      expect(errors).toEqual([]);
       expect(requested.sort()).toEqual(
         [`${apiUrl}/asyncapi.json`, `${apiUrl}/docs`, `${apiUrl}/openapi.json`].sort(),
       );
@@ -248,6 +259,7 @@ describe('API documents of the running roles', () => {
         .first()
         .click();
       await expect.poll(() => invoke.textContent()).toContain('llm_config');
+      expect(errors).toEqual([]);
     } finally {
       await browser.close();
     }

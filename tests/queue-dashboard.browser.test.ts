@@ -115,12 +115,32 @@ describe('queue dashboard on the BullMQ engine', () => {
     page.on('response', (response) => {
       if (response.status() >= 400) failed.push(`${response.status()} ${response.url()}`);
     });
+    // What the page's Content-Security-Policy refused, as Chromium reports it.
+    const refused: string[] = [];
+    page.on('console', (message) => {
+      if (/Content Security Policy/i.test(message.text())) refused.push(message.text());
+    });
     const response = await page.goto(`${api()}/admin/queues`);
     expect(response?.status()).toBe(200);
+    // Issue 40.10: the service's page policy (inline styles are the one loosening: bull-board
+    // renders <style> elements) and no framing, as the playground has.
+    const headers = response!.headers();
+    const policy = headers['content-security-policy'] ?? '';
+    expect(policy).toContain("default-src 'self'");
+    expect(policy).toMatch(/(^|; )script-src 'self'(;|$)/);
+    expect(policy).toMatch(/(^|; )style-src 'self' 'unsafe-inline'(;|$)/);
+    expect(policy).toContain("frame-ancestors 'none'");
+    expect(headers['x-frame-options']).toBe('DENY');
     for (const queue of QUEUES) {
       await page.getByText(queue, { exact: true }).first().waitFor({ timeout: 20_000 });
     }
     expect(await page.title()).toBe('agent-backend queues');
+    // A queue's page with its waiting job and the job's data (highlighted by a worker).
+    await page.getByText('kb-ingest', { exact: true }).first().click();
+    await page.getByText('Waiting', { exact: false }).first().click();
+    await page.getByText('jobData').first().waitFor({ timeout: 20_000 });
+    await page.getByText('"alice"').first().waitFor({ timeout: 20_000 });
+    expect(refused).toEqual([]);
     expect(failed).toEqual([]);
     expect([...origins]).toEqual([new URL(api()).origin]);
     await context.close();

@@ -1,5 +1,6 @@
 import { createRequire } from 'node:module';
 import { dirname, join } from 'node:path';
+import { pageHeaders } from '@agent-backend/http-server';
 import type { PlaygroundConfig } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 
@@ -11,15 +12,10 @@ export const DEMO_MODEL_NAME = 'demo-scripted';
 
 /**
  * The playground's pages may load only what the service itself serves (no CDN, no inline
- * script); images come from tool results as `data:` URLs; the API and `/ws/web` are same-origin.
+ * script); images come from tool results as `data:` URLs; the API and `/ws/web` are same-origin:
+ * the service's page policy as it is.
  */
-const PAGE_HEADERS = {
-  'content-security-policy':
-    "default-src 'self'; script-src 'self'; style-src 'self'; img-src 'self' data:; " +
-    "connect-src 'self'; frame-ancestors 'none'; base-uri 'self'; form-action 'self'",
-  'x-content-type-options': 'nosniff',
-  'referrer-policy': 'no-referrer',
-};
+const PAGE_HEADERS = pageHeaders();
 
 /**
  * The playground (packages/playground) at `/playground/`, with `GET /` redirecting there: static

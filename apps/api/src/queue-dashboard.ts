@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { CHAT_MESSAGE_QUEUE } from '@agent-backend/chat-platform';
-import { operatorCredential } from '@agent-backend/http-server';
+import { operatorCredential, pageHeaders } from '@agent-backend/http-server';
 import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { SCHEDULED_TASKS_QUEUE } from '@agent-backend/scheduler';
@@ -20,7 +20,8 @@ export const SERVICE_QUEUES = [SCHEDULED_TASKS_QUEUE, CHAT_MESSAGE_QUEUE, KB_ING
  * user name), so a browser can open it; a user's access token is refused like any wrong secret.
  *
  * The UI and its assets come from `@bull-board/ui` in node_modules; its page's one link to a
- * web-font service is removed, so an operator's browser reaches nothing but this service.
+ * web-font service is removed, so an operator's browser reaches nothing but this service. Every
+ * answer under the path carries {@link DASHBOARD_HEADERS}.
  * bull-board is imported only when the dashboard is mounted (it adds about 0.3 s to a start).
  * @returns whether the dashboard was mounted.
  */
@@ -41,10 +42,31 @@ export async function mountQueueDashboard(context: ServiceContext): Promise<bool
   });
   const board = server.getRouter() as RequestHandler & { disable(setting: string): void };
   board.disable('x-powered-by');
-  app.mount(QUEUE_DASHBOARD_PATH, { onRequest: requireAdmin }, withoutWebFonts, board);
+  const withPageHeaders: RequestHandler = (_req, res, next) => {
+    res.set(DASHBOARD_HEADERS);
+    next();
+  };
+  app.mount(
+    QUEUE_DASHBOARD_PATH,
+    { onRequest: requireAdmin },
+    withPageHeaders,
+    withoutWebFonts,
+    board,
+  );
   logger.info({ path: QUEUE_DASHBOARD_PATH, queues: SERVICE_QUEUES }, 'queue dashboard mounted');
   return true;
 }
+
+/**
+ * The service's page headers (Content-Security-Policy, no framing) with one loosening: inline
+ * styles. bull-board's page template styles its loading indicator with `style` attributes and a
+ * `<style>`, and its components render `<style>` elements (the Redis logo's colours, the scroll
+ * lock of its dialogs); hashes cannot name them all, and a hash would switch `'unsafe-inline'`
+ * off. Scripts stay `'self'` only (no inline script, no `eval`), so injected markup still runs
+ * nothing; everything else (stylesheets, images, translations, its highlighting worker) comes
+ * from the service.
+ */
+const DASHBOARD_HEADERS = pageHeaders({ 'style-src': "'self' 'unsafe-inline'" });
 
 /** bull-board's page links IBM Plex from a font CDN; without it the UI falls back to system fonts. */
 const WEB_FONT_LINK = /<link[^>]+href="https:\/\/fonts\.(?:googleapis|gstatic)\.com[^>]*>/g;

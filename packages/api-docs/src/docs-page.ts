@@ -27,13 +27,23 @@ th, td { border: 1px solid #e2e6ee; padding: .2rem .5rem; text-align: left; vert
 .error { color: #a83232; }
 `;
 
+/** The `/docs` page and its inline parts, which the page's Content-Security-Policy allows by hash. */
+export interface DocsPage {
+  readonly html: string;
+  /** The text of its one inline `<script>`, exactly as in `html`. */
+  readonly script: string;
+  /** The text of its one inline `<style>`, exactly as in `html`. */
+  readonly style: string;
+}
+
 /**
  * The `/docs` page: the two documents rendered in the browser by a script of this package,
  * inline, so the page loads nothing but `openapi.json` and `asyncapi.json` from the service
  * (no CDN: many deployments reach nothing outside).
  */
-export function renderDocsPage(): string {
-  return `<!doctype html>
+export function renderDocsPage(): DocsPage {
+  const script = `(${String(docsPageScript)})();`;
+  const html = `<!doctype html>
 <html lang="en">
 <head>
 <meta charset="utf-8">
@@ -48,8 +58,9 @@ export function renderDocsPage(): string {
 <nav><a href="#http">HTTP API</a><a href="#ws">WebSocket protocol</a><a href="#http-schemas">HTTP schemas</a><a href="#ws-schemas">WebSocket schemas</a><a href="openapi.json">openapi.json</a><a href="asyncapi.json">asyncapi.json</a></nav>
 </header>
 <main id="app"><p>Loading the API documents…</p></main>
-<script>(${String(docsPageScript)})();</script>
+<script>${script}</script>
 </body>
 </html>
 `;
+  return { html, script, style: STYLE };
 }

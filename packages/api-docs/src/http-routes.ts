@@ -609,7 +609,10 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
     roles: 'api',
     tag: 'documents',
     summary: 'A page that shows both documents',
-    description: 'Self-contained: it loads nothing from outside the service.',
+    description:
+      'Self-contained: it loads nothing from outside the service. Served with a strict ' +
+      'Content-Security-Policy (its one inline script and stylesheet allowed by hash) and no ' +
+      "framing (`frame-ancestors 'none'`, `X-Frame-Options: DENY`).",
     auth: 'none',
     responses: { 200: { description: 'The page.', html: true } },
   },
@@ -624,7 +627,8 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
     description:
       'The playground itself is static files under `/playground/` (its page, script and ' +
       "stylesheet, and the client SDK's browser module at `/playground/sdk/`), served with a " +
-      'strict Content-Security-Policy.',
+      "strict Content-Security-Policy and no framing (`frame-ancestors 'none'`, " +
+      '`X-Frame-Options: DENY`).',
     auth: 'none',
     responses: {
       302: { description: 'To `/playground/`.', headers: { Location: '`/playground/`' } },
@@ -671,8 +675,10 @@ export const HTTP_ROUTES: readonly TaggedRoute[] = [
       'Mounted only when the engine is BullMQ and `ADMIN_TOKEN` is set (otherwise 404): the ' +
       "service's queues, their jobs and outcomes, with bull-board's own pages and JSON API under " +
       'this prefix (`x-mount`). Needs `ADMIN_TOKEN` as a bearer token or as the password of ' +
-      'basic authentication (a browser asks for it); a user access token is refused. See ' +
-      'docs/operations.md.',
+      'basic authentication (a browser asks for it); a user access token is refused. Served ' +
+      "with the service's Content-Security-Policy (scripts from the service only; inline styles " +
+      "allowed, as bull-board renders them) and no framing (`frame-ancestors 'none'`, " +
+      '`X-Frame-Options: DENY`). See docs/operations.md.',
     auth: 'admin',
     responses: { 200: { description: "The dashboard's page.", html: true } },
     errors: ['not_found'],

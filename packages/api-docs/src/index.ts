@@ -9,4 +9,4 @@ export type { HttpMethod, ParameterDoc, ResponseDoc, RouteAuth, RouteDoc } from 
 export { buildOpenApiDocument, commonErrors } from './openapi.js';
 export { buildAsyncApiDocument, SERVER_MESSAGE_CHANNELS, WS_CLOSE_MEANINGS } from './asyncapi.js';
 export { NAMED_SCHEMAS } from './json-schema.js';
-export { renderDocsPage } from './docs-page.js';
+export { renderDocsPage, type DocsPage } from './docs-page.js';

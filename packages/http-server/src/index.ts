@@ -23,3 +23,4 @@ export {
   type OperatorScheme,
 } from './operator-auth.js';
 export { authHook, type AuthHook, type RouteAuth, type RouteHook } from './route-auth.js';
+export { inlineSourceHash, pageHeaders } from './page-headers.js';

@@ -1,4 +1,5 @@
 import { TaskThread } from '@agent-backend/threads';
+import { AppError } from './errors.js';
 import { textProblems, type TextProblem } from './text-rules.js';
 
 /** A body to parse, its bytes moved (not copied) to the thread. */
@@ -6,7 +7,11 @@ export interface BodyTask {
   readonly bytes: ArrayBuffer;
 }
 
-/** The parsed body and its text problems, or `ok: false` for malformed JSON. */
+/**
+ * The parsed body and its text problems (without the value when there are problems: the request
+ * is refused on them, and a value nested past the bound cannot be posted back), `ok: false` for
+ * malformed JSON, or `failed` when the thread could not answer otherwise.
+ */
 export type BodyAnswer =
   | {
       readonly id: number;
@@ -14,7 +19,7 @@ export type BodyAnswer =
       readonly value: unknown;
       readonly problems: TextProblem[];
     }
-  | { readonly id: number; readonly ok: false };
+  | { readonly id: number; readonly ok: false; readonly failed?: true };
 
 /**
  * Bodies at least this large are parsed on the body thread: a 10 MB JSON document takes about
@@ -29,7 +34,11 @@ const bodyThread = new TaskThread<BodyTask, BodyAnswer>(
   'JSON body',
 );
 
-/** What a JSON body reads as: its value and text problems, or `undefined` when malformed. */
+/**
+ * What a JSON body reads as: its value and text problems, or `undefined` when malformed. Throws
+ * 503 `unavailable` when the body thread failed or died while holding the body (its bytes were
+ * moved there, so they cannot be read again here); the next large body gets a new thread.
+ */
 export async function parseJsonBody(
   body: Buffer,
 ): Promise<{ value: unknown; problems: TextProblem[] } | undefined> {
@@ -42,11 +51,18 @@ export async function parseJsonBody(
   let answer: BodyAnswer;
   try {
     answer = await bodyThread.run({ bytes: owned as ArrayBuffer }, [owned as ArrayBuffer]);
-  } catch {
-    // The thread died (out of memory?): the request is still answered, in place.
-    return parseHere(Buffer.from(owned as ArrayBuffer));
+  } catch (error) {
+    throw unreadable(error);
   }
-  return answer.ok ? { value: answer.value, problems: answer.problems } : undefined;
+  if (answer.ok) return { value: answer.value, problems: answer.problems };
+  if (answer.failed) throw unreadable(undefined);
+  return undefined;
+}
+
+function unreadable(cause: unknown): AppError {
+  const error = new AppError('unavailable', 'the request body could not be read; try again');
+  if (cause !== undefined) error.cause = cause;
+  return error;
 }
 
 function parseHere(body: Buffer): { value: unknown; problems: TextProblem[] } | undefined {

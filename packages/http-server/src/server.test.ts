@@ -295,6 +295,48 @@ describe('createHttpServer', () => {
     expect(await malformed.json()).toMatchObject({ error: { code: 'invalid_json' } });
   });
 
+  it("refuses a deeply nested large body with 400 and keeps reading other users' large bodies", async () => {
+    // Issue 40.6: 100,000 levels in 256 KiB killed the body thread (posting the value back
+    // overflowed its stack), so the attacker got a 500 and so did every large body behind it.
+    const depth = OFF_THREAD_BODY_BYTES / 2 + 1000;
+    const deep = `{"name":"n","deep":${'['.repeat(depth)}${']'.repeat(depth)}}`;
+    const big = 'é'.repeat(OFF_THREAD_BODY_BYTES);
+    const { url } = await serve({ bodyLimit: 8 * OFF_THREAD_BODY_BYTES }, (a) => {
+      const verify = async (token: string) => ({ userId: token });
+      a.post('/echo', { preHandler: bearerAuth(verify) }, async (request) => {
+        const body = parseInput(Body.extend({ text: z.string() }), request.body);
+        return { user: request.userId, length: body.text.length };
+      });
+    });
+    const post = (user: string, body: string) =>
+      fetch(`${url}/echo`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json', authorization: `Bearer ${user}` },
+        body,
+      });
+    const normal = JSON.stringify({ name: 'n', text: big });
+    for (let round = 0; round < 3; round++) {
+      const refused = await post('attacker', deep);
+      expect(refused.status).toBe(400);
+      expect(await refused.json()).toMatchObject({
+        error: {
+          code: 'invalid_request',
+          details: [{ message: 'nests deeper than 64 levels' }],
+        },
+      });
+      const ok = await post('other', normal);
+      expect(ok.status).toBe(200);
+      expect(await ok.json()).toEqual({ user: 'other', length: big.length });
+    }
+    // Sent together, the other user's bodies wait on the same thread behind the attacker's.
+    const answers = await Promise.all(
+      [0, 1, 2, 3].flatMap(() => [post('attacker', deep), post('other', normal)]),
+    );
+    expect(answers.map((answer) => answer.status)).toEqual([
+      400, 200, 400, 200, 400, 200, 400, 200,
+    ]);
+  });
+
   it('reports readiness per dependency and 503 when one fails', async () => {
     let redisUp = true;
     const { url } = await serve({

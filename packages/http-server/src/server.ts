@@ -638,7 +638,15 @@ function jsonBody(limit: number, raw: boolean): RequestHandler {
           res.locals.bodyProblems = parsed.problems;
           next();
         },
-        (parseError: unknown) => next(parseError),
+        (parseError: unknown) => {
+          // The body thread failed or died; the request is answered 503 and the next large body
+          // gets a new thread.
+          req.log.error(
+            { err: parseError instanceof Error ? (parseError.cause ?? parseError) : parseError },
+            'the JSON body thread could not read a body',
+          );
+          next(parseError);
+        },
       );
     });
     const onData = (chunk: Buffer) => {

@@ -5,6 +5,18 @@
 export const SKILL_LIMITS = {
   /** SKILL.md, front matter and instructions: about 16k tokens, far above the advised 5k. */
   skillMdBytes: 64 * 1024,
+  /**
+   * The YAML front matter of SKILL.md, its part of `skillMdBytes`. The fields a skill has take
+   * under 5 KiB; the `yaml` package spends a few microseconds per token on the event loop, so
+   * the front matter is bounded apart from the instructions (issue 40.7).
+   */
+  frontMatterBytes: 16 * 1024,
+  /** YAML tokens of the front matter (keys, values, indicators, comments, line ends). */
+  frontMatterTokens: 2000,
+  /** Nesting of the front matter, counted generously (see `front-matter-bounds.ts`). */
+  frontMatterDepth: 16,
+  /** Alias expansion of the front matter, as the `yaml` package counts it (`maxAliasCount`). */
+  frontMatterAliases: 50,
   /** Resource files besides SKILL.md. */
   resourceFiles: 100,
   /** Every file of the skill together, SKILL.md included, uncompressed. */

@@ -95,6 +95,71 @@ describe('parseSkillMarkdown', () => {
     expect(problemsOf(parseSkillMarkdown(md(bomb)))[0]!.message).toMatch(/alias/i);
   });
 
+  describe('bounds the front matter before parsing it (issue 40.7)', () => {
+    // The yaml package parses on the event loop, recursively, at a few microseconds a token: a
+    // 64 KB SKILL.md of nested YAML held the loop for half a second and overflowed its stack.
+    const refusal = (message: string) => [{ path: 'SKILL.md', message }];
+    const head = 'name: a\ndescription: d\n';
+
+    it('refuses a 64 KB SKILL.md of deeply nested YAML for its front matter size', () => {
+      const depth = (SKILL_LIMITS.skillMdBytes - 100) / 2;
+      const text = md(`${head}x-vendor: ${'['.repeat(depth)}${']'.repeat(depth)}`);
+      expect(problemsOf(parseSkillMarkdown(text))).toEqual(
+        refusal(`the front matter is larger than ${SKILL_LIMITS.frontMatterBytes} bytes`),
+      );
+    });
+
+    const nested = (levels: number) => Array.from({ length: levels }, (_, i) => i);
+    it.each([
+      ['flow sequences', `x-vendor: ${'['.repeat(40)}${']'.repeat(40)}`],
+      ['flow mappings', `x-vendor: ${'{a: '.repeat(40)}1${'}'.repeat(40)}`],
+      [
+        'indented mappings',
+        nested(40)
+          .map((i) => `${' '.repeat(i)}k${i}:`)
+          .join('\n') + ' 1',
+      ],
+      ['compact sequences', `x-vendor:\n  ${'- '.repeat(40)}x`],
+      [
+        'indented sequences',
+        nested(40)
+          .map((i) => `${' '.repeat(i)}-`)
+          .join('\n') + ' x',
+      ],
+      ['quoted keys in flow', `x-vendor: ${'{"a": '.repeat(40)}1${'}'.repeat(40)}`],
+    ])('refuses front matter nested deeper than the bound: %s', (_label, yaml) => {
+      expect(problemsOf(parseSkillMarkdown(md(`${head}${yaml}`)))).toEqual(
+        refusal(`the front matter nests deeper than ${SKILL_LIMITS.frontMatterDepth} levels`),
+      );
+    });
+
+    it('counts brackets in quoted text, comments and block scalars as text', () => {
+      const text = md(
+        [
+          `name: a`,
+          `description: "[[[[[[[[[[[[[[[[[[[[ {{{{{{{{{{{{{{{{{{{{"`,
+          `license: '[[[[[[[[[[[[[[[[[[[[[['`,
+          `# [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[`,
+          `compatibility: |`,
+          `  [[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[[`,
+          `x-hooks:`,
+          `  pre:`,
+          `    - match: {tool: [a, b], when: {always: true}}`,
+        ].join('\n'),
+      );
+      expect(parseSkillMarkdown(text).ok).toBe(true);
+    });
+
+    it('refuses front matter with more YAML tokens than the bound', () => {
+      const text = md(`${head}x-vendor: [${'1,'.repeat(SKILL_LIMITS.frontMatterTokens)}1]`);
+      expect(problemsOf(parseSkillMarkdown(text))).toEqual(
+        refusal(
+          `the front matter has more than ${SKILL_LIMITS.frontMatterTokens} YAML tokens (keys, values, indicators, comments, line ends)`,
+        ),
+      );
+    });
+  });
+
   it.each([
     ['a missing name', 'description: d', 'name', 'is required'],
     ['an empty name', 'name: ""\ndescription: d', 'name', 'must not be empty'],

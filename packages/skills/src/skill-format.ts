@@ -1,6 +1,7 @@
 import { LineCounter, parseDocument } from 'yaml';
 import { z } from 'zod';
 import { fieldErrors } from '@agent-backend/protocol';
+import { frontMatterBoundsProblem } from './front-matter-bounds.js';
 import { SKILL_LIMITS } from './limits.js';
 import type { SkillProblem, SkillResult } from './problems.js';
 
@@ -65,7 +66,8 @@ const DELIMITER = /^---[ \t]*$/;
 
 /**
  * Parses a SKILL.md: `---`, YAML front matter, `---`, then the Markdown instructions. The YAML
- * is read by the `yaml` package (YAML 1.2 core schema: no custom tags, duplicate keys refused,
+ * is bounded in size, tokens and nesting before it is parsed ({@link frontMatterBoundsProblem}),
+ * read by the `yaml` package (YAML 1.2 core schema: no custom tags, duplicate keys refused,
  * aliases bounded) and checked with {@link SkillFrontMatter}. `folderName`, when the skill has
  * a folder, must equal `name`. Every problem is reported, each with the field it concerns.
  */
@@ -89,6 +91,8 @@ export function parseSkillMarkdown(
     .join('\n')
     .trim();
 
+  const bounds = frontMatterBoundsProblem(yamlSource);
+  if (bounds) return fail(SKILL_FILE, bounds);
   const lineCounter = new LineCounter();
   const doc = parseDocument(yamlSource, { lineCounter, prettyErrors: false, uniqueKeys: true });
   if (doc.errors.length > 0) {
@@ -103,7 +107,7 @@ export function parseSkillMarkdown(
   }
   let data: unknown;
   try {
-    data = doc.toJS({ maxAliasCount: 50 });
+    data = doc.toJS({ maxAliasCount: SKILL_LIMITS.frontMatterAliases });
   } catch (error) {
     return fail(SKILL_FILE, `front matter: ${(error as Error).message}`);
   }

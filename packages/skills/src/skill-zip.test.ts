@@ -108,6 +108,47 @@ describe('readSkillZip', () => {
     ]);
   });
 
+  it('shows every refused name unambiguously, control characters escaped in full', async () => {
+    // Issue 40.11: a NUL before a digit printed as "\x01", the same as the control character 1.
+    const problems = problemsOf(
+      await zip(
+        { name: 'x/SKILL.md', data: skillMarkdown('x') },
+        { name: 'x/\u00001', data: '1' },
+        { name: 'x/\u0001', data: '2' },
+        { name: `x/${'\u0000'.repeat(40)}`, data: '5' },
+      ),
+    );
+    expect(problems.map((p) => p.path)).toEqual([
+      'x/\\x001',
+      'x/\\x01',
+      `x/${'\\x00'.repeat(28)}...`,
+    ]);
+    expect(new Set(problems.map((p) => p.message))).toEqual(
+      new Set(['the path contains a backslash or a control character']),
+    );
+  });
+
+  it.each([
+    ['a file and a file inside it', ['x/a', 'x/a/b'], 'x/a', 'x/a/b'],
+    ['the file inside first', ['x/a/b', 'x/a'], 'x/a', 'x/a/b'],
+    ['deeper', ['x/r/s/t/u', 'x/r/s'], 'x/r/s', 'x/r/s/t/u'],
+    ['a folder entry and a file', ['x/a/', 'x/a'], 'x/a', 'x/a/'],
+    ['a file and a folder entry', ['x/d/a', 'x/d/a/b/'], 'x/d/a', 'x/d/a/b/'],
+    ['SKILL.md as a folder', ['x/SKILL.md/b'], 'x/SKILL.md', 'x/SKILL.md/b'],
+  ])('refuses a name used as a file and as a folder: %s', async (_label, names, path, inside) => {
+    // Issue 40.11: such a skill was stored, then copying its files into the sandbox failed every
+    // code call of the runs using it.
+    const problems = problemsOf(
+      await zip(
+        { name: 'x/SKILL.md', data: skillMarkdown('x') },
+        ...names.map((name) =>
+          name.endsWith('/') ? { name, method: 'store' as const } : { name, data: name },
+        ),
+      ),
+    );
+    expect(problems).toEqual([{ path, message: `is a file, but "${inside}" uses it as a folder` }]);
+  });
+
   it('refuses an archive with too many entries before reading them', async () => {
     const entries = Array.from({ length: SKILL_LIMITS.zipEntries + 1 }, (_, i) => ({
       name: `x/d${i}/`,

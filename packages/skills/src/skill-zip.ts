@@ -64,6 +64,7 @@ async function listEntries(zip: ZipFile): Promise<SkillResult<FileEntry[]>> {
   const problems: SkillProblem[] = [];
   const files: FileEntry[] = [];
   const seen = new Set<string>();
+  const folders: string[] = [];
   let declared = 0;
   for await (const entry of zip.eachEntry()) {
     // Decoded here (decodeStrings: false) so that a bad name is reported, not thrown.
@@ -77,10 +78,14 @@ async function listEntries(zip: ZipFile): Promise<SkillResult<FileEntry[]>> {
     const path = isDirectory ? name.slice(0, -1) : name;
     const unsafe = resourcePathProblem(path);
     if (unsafe) {
-      problems.push({ path: printable(name), message: unsafe });
+      problems.push({ path: printableName(name), message: unsafe });
       continue;
     }
-    if (isDirectory || isArchiverJunk(path)) continue;
+    if (isArchiverJunk(path)) continue;
+    if (isDirectory) {
+      folders.push(path);
+      continue;
+    }
     if (seen.has(path)) {
       problems.push({ path, message: 'appears twice in the archive' });
       continue;
@@ -99,6 +104,7 @@ async function listEntries(zip: ZipFile): Promise<SkillResult<FileEntry[]>> {
     declared += entry.uncompressedSize;
     files.push({ path, entry });
   }
+  problems.push(...fileFolderConflicts(seen, folders));
   if (files.length > SKILL_LIMITS.resourceFiles + 1) {
     problems.push({
       path: ZIP,
@@ -112,6 +118,35 @@ async function listEntries(zip: ZipFile): Promise<SkillResult<FileEntry[]>> {
     });
   }
   return problems.length > 0 ? { ok: false, problems } : { ok: true, value: files };
+}
+
+/**
+ * Files that the archive also uses as folders: a file `a` beside a file `a/b` or a folder entry
+ * `a/`, at any depth and in any order. No folder can hold both, so such a skill could never be
+ * written out: copying its files into a sandbox failed every code call of the runs using it.
+ */
+function fileFolderConflicts(
+  files: ReadonlySet<string>,
+  folderEntries: readonly string[],
+): SkillProblem[] {
+  // Each folder the archive implies, with one path inside it to name in the problem.
+  const folders = new Map<string, string>();
+  const addFolders = (path: string, inside: string) => {
+    for (let slash = path.indexOf('/'); slash >= 0; slash = path.indexOf('/', slash + 1)) {
+      const folder = path.slice(0, slash);
+      if (!folders.has(folder)) folders.set(folder, inside);
+    }
+  };
+  for (const path of files) addFolders(path, path);
+  for (const folder of folderEntries) addFolders(`${folder}/`, `${folder}/`);
+  const problems: SkillProblem[] = [];
+  for (const path of files) {
+    const inside = folders.get(path);
+    if (inside !== undefined) {
+      problems.push({ path, message: `is a file, but "${inside}" uses it as a folder` });
+    }
+  }
+  return problems;
 }
 
 /** The folder holding SKILL.md: the archive's root, or its only top-level folder. */
@@ -180,11 +215,37 @@ async function readEntry(zip: ZipFile, entry: Entry, budget: { left: number }): 
   return Buffer.concat(chunks);
 }
 
-/** A name as it can be shown in a problem: control characters escaped, length bounded. */
-function printable(name: string): string {
+/**
+ * Characters escaped when a name is shown: control characters (C0, DEL, C1), invisible and
+ * direction-changing format characters, and the backslash itself, so that every shown name reads
+ * back as exactly one name (a NUL before a digit read as another control character).
+ */
+const UNPRINTABLE =
   // eslint-disable-next-line no-control-regex
-  const shown = name.replace(/[\u0000-\u001f\u007f]/g, (c) => `\\x${c.charCodeAt(0).toString(16)}`);
-  return shown.length > 120 ? `${shown.slice(0, 117)}...` : shown;
+  /[\\\u0000-\u001f\u007f-\u009f\u00ad\u200b-\u200f\u2028-\u202e\u2060-\u2064\u2066-\u2069\ufeff]/;
+
+/** Names shown up to this many characters (escapes count as their length). */
+const SHOWN_NAME_LENGTH = 120;
+
+/** A name as it can be shown in a problem: unprintable characters escaped, length bounded. */
+function printableName(name: string): string {
+  const pieces = Array.from(name, (char) => {
+    if (!UNPRINTABLE.test(char)) return char;
+    if (char === '\\') return '\\\\';
+    const code = char.codePointAt(0)!;
+    return code <= 0xff
+      ? `\\x${code.toString(16).padStart(2, '0')}`
+      : `\\u${code.toString(16).padStart(4, '0')}`;
+  });
+  const shown = pieces.join('');
+  if (shown.length <= SHOWN_NAME_LENGTH) return shown;
+  // Cut between characters, never inside an escape.
+  let cut = '';
+  for (const piece of pieces) {
+    if (cut.length + piece.length > SHOWN_NAME_LENGTH - 3) break;
+    cut += piece;
+  }
+  return `${cut}...`;
 }
 
 function fail<T>(path: string, message: string): SkillResult<T> {
