@@ -71,6 +71,13 @@ export const ENV_MEANINGS = {
   EMAIL_FROM: 'sender of notification emails',
   JOBS_LOCK_MS:
     'BullMQ job lock: a job whose worker died (or stopped renewing) is delivered again after about this long',
+  JOBS_KEEP_COMPLETED_MS:
+    'a completed job is deleted from its queue once it is this old (checked when a later job of the queue completes); while kept, its id deduplicates adds (see [`operations.md`](operations.md#job-retention))',
+  JOBS_KEEP_COMPLETED_COUNT:
+    'at most this many completed jobs are kept per queue, the newest; `0` deletes each at once',
+  JOBS_KEEP_FAILED_MS:
+    'a job whose every attempt failed is deleted from its queue once it is this old (checked when a later job of the queue fails); kept for the queue dashboard',
+  JOBS_KEEP_FAILED_COUNT: 'at most this many failed jobs are kept per queue, the newest',
   SCHEDULED_TASK_CONFIRM_TTL_MS:
     "how long a `require-confirmation` run waits for the user's answer before it expires",
   EMBEDDINGS_BASE_URL:

@@ -192,6 +192,18 @@ export const EnvSchema = z.object({
   EMAIL_FROM: z.string().min(1).default('Agent Backend <no-reply@localhost>'),
   /** A job whose worker stops renewing its lock for this long is delivered again (BullMQ). */
   JOBS_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
+  /** Completed jobs are kept this long per queue (their ids deduplicate adds meanwhile). */
+  JOBS_KEEP_COMPLETED_MS: z.coerce.number().int().min(1_000).default(86_400_000),
+  /** At most this many completed jobs are kept per queue (the newest). */
+  JOBS_KEEP_COMPLETED_COUNT: z.coerce.number().int().min(0).default(1_000),
+  /** Failed jobs (every attempt failed) are kept this long per queue, for inspection. */
+  JOBS_KEEP_FAILED_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(7 * 86_400_000),
+  /** At most this many failed jobs are kept per queue (the newest). */
+  JOBS_KEEP_FAILED_COUNT: z.coerce.number().int().min(0).default(5_000),
   /** How long a scheduled run waits for the user's confirmation before it expires. */
   SCHEDULED_TASK_CONFIRM_TTL_MS: z.coerce.number().int().min(1_000).default(86_400_000),
   /**
