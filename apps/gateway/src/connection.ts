@@ -13,7 +13,12 @@ export interface ConnectionLimits {
 
 /** Error codes of the `error` message the gateway sends for a bad frame (docs/gateway.md). */
 export type FrameErrorCode =
-  'invalid_json' | 'invalid_message' | 'unknown_type' | 'internal_error' | 'not_registered';
+  | 'invalid_json'
+  | 'invalid_message'
+  | 'unknown_type'
+  | 'internal_error'
+  | 'not_registered'
+  | 'too_many_tools';
 
 /**
  * One WebSocket client. Owns parsing (every frame is JSON, validated with the shared schemas;

@@ -164,6 +164,8 @@ export const EnvSchema = z.object({
   ),
   /** Legacy clients that cannot send tokens: accept WebSockets without one (never in production). */
   GATEWAY_ALLOW_UNAUTHENTICATED: booleanString,
+  /** Tools one node may register; a `register` with more is refused (`too_many_tools`). */
+  GATEWAY_MAX_TOOLS_PER_NODE: z.coerce.number().int().min(1).max(1_024).default(128),
   /** Largest WebSocket frame accepted; a larger one closes the connection with 1009. */
   GATEWAY_MAX_FRAME_BYTES: z.coerce
     .number()
@@ -259,6 +261,13 @@ export const EnvSchema = z.object({
    * other, in the model's order (docs/agent.md, "The loop").
    */
   AGENT_MAX_PARALLEL_TOOLS: z.coerce.number().int().min(1).max(64).default(8),
+  /**
+   * Tools one run offers the model, in all (OpenAI accepts 128 per request); over it, node tools
+   * are left out first (docs/agent.md, "Tools of a run").
+   */
+  AGENT_MAX_TOOLS: z.coerce.number().int().min(8).max(1_024).default(128),
+  /** A user's nodes whose tools one run offers (the longest connected first). */
+  AGENT_MAX_TOOL_NODES: z.coerce.number().int().min(1).max(1_024).default(32),
   /**
    * The operator's skills: a folder of skill folders (each with a SKILL.md), shared by every
    * user; unset: only the shipped skills and users' own. docs/skills.md.
