@@ -147,13 +147,20 @@ export function createBullmqJobQueue(
         async (job) => {
           const occurrence = job.id ? parseOccurrenceJobId(job.id) : undefined;
           try {
-            return await handler(job.data, {
+            const result = await handler(job.data, {
               jobId: occurrence ? job.id! : decodeJobId(job.id ?? ''),
               attempt: job.attemptsMade + 1,
               attempts: job.opts.attempts ?? 1,
               signal: shutdown.signal,
               ...(occurrence ?? {}),
             });
+            // A `once` schedule that ran is over: its entry would otherwise stay for good.
+            if (occurrence && job.id!.startsWith('once:')) {
+              options.connection
+                .eval(FORGET_ONCE, 1, onceKey(queue), occurrence.scheduleId, job.id!)
+                .catch((error: unknown) => options.onError?.(error, { queue, jobId: job.id! }));
+            }
+            return result;
           } catch (error) {
             if (error instanceof UnrecoverableJobError) throw new UnrecoverableError(error.message);
             throw error;
@@ -283,6 +290,12 @@ export function createBullmqJobQueue(
     listSchedules: (queue) => withTimeout(jobQueue.listSchedules(queue), ms),
   };
 }
+
+/** Deletes a `once` schedule's entry if it still names the job that ran (not a newer upsert). */
+const FORGET_ONCE = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 0`;
 
 /** BullMQ's `KeepJobs` of a bound: age in whole seconds (at least 1), count as is. */
 function keepJobs(bound: JobRetention): { age: number; count: number } {

@@ -190,4 +190,25 @@ describe('bullmq job retention', () => {
       await queue.close();
     }
   });
+
+  it('forgets a once schedule after its job ran; one still to come stays', async () => {
+    const prefix = freshPrefix();
+    const queue = createBullmqJobQueue({ connection: connect(), prefix });
+    try {
+      const ran: string[] = [];
+      await queue.process('q', async (_data, context) => void ran.push(context.scheduleId!));
+      await queue.upsertSchedule('q', 'ran', { kind: 'once', at: Date.now() }, {});
+      await queue.upsertSchedule('q', 'later', { kind: 'once', at: Date.now() + 3_600_000 }, {});
+      await vi.waitFor(() => expect(ran).toEqual(['ran']), { timeout: 10_000 });
+      // One entry per schedule that has not run, not one per schedule that ever ran.
+      await vi.waitFor(
+        async () =>
+          expect(Object.keys(await raw.hgetall(`${prefix}:q:ab-once`))).toEqual(['later']),
+        { timeout: 10_000 },
+      );
+      expect(await queue.listSchedules('q')).toEqual(['later']);
+    } finally {
+      await queue.close();
+    }
+  });
 });
