@@ -54,7 +54,7 @@ export const ENV_MEANINGS = {
   GATEWAY_ALLOW_UNAUTHENTICATED:
     'accept WebSockets without a token, for legacy clients that cannot send one (never in production)',
   GATEWAY_MAX_TOOLS_PER_NODE:
-    'tools one node may register (`available_tools` and `tools` names together); a `register` with more gets an `error` with code `too_many_tools` and `registered` with `success: false`, and the node keeps its previous tools (see [`gateway.md`](gateway.md#messages))',
+    'tools one node may register (`available_tools` and `tools` names together); a `register` with more gets an `error` with code `too_many_tools` and `registered` with `success: false`, and the node keeps its previous tools (see [`gateway.md`](gateway.md#messages)). Whatever this says, one `register` carries at most 256 `tools` descriptors (the protocol bound)',
   GATEWAY_MAX_FRAME_BYTES:
     'largest WebSocket frame accepted; a larger one closes the connection with 1009',
   GATEWAY_MAX_BUFFERED_BYTES:
