@@ -64,6 +64,8 @@ describe('chat platform', () => {
         DEFAULT_LLM_API_KEY: 'sk-chat-secret',
         MCP_ALLOW_PRIVATE_NETWORKS: 'true',
         JOBS_LOCK_MS: '2000',
+        // One completed job kept per queue: a platform retry outlives its job (issue 40.12).
+        JOBS_KEEP_COMPLETED_COUNT: '1',
       },
     });
   });
@@ -197,6 +199,36 @@ describe('chat platform', () => {
     expect(await deliver(0, wire(event), 'slack')).toMatchObject({ status: 404 });
     await new Promise((r) => setTimeout(r, 500));
     expect(repliesTo(event.event.message.message_id)).toHaveLength(0);
+  });
+
+  it('a platform retry after its job left the queue finds the message answered: no second run or reply', async () => {
+    model.script(MODEL, [textReply('The only answer'), textReply('Answer to the next one')]);
+    const first = messageEvent('answer once', 'oc_retention');
+    const messageId = first.event.message.message_id;
+    const jobKey = `${cluster.prefix}bull:chat-messages:job_feishu-${first.header.event_id}`;
+    const redis = new Redis(testRedisUrl());
+    try {
+      await deliver(0, wire(first));
+      await eventually(async () => repliesTo(messageId).length > 0, 20_000);
+      // The next message's job pushes the first one's out of the queue (one completed kept).
+      const next = messageEvent('the next one', 'oc_retention_next');
+      await deliver(1, wire(next));
+      await eventually(async () => repliesTo(next.event.message.message_id).length > 0, 20_000);
+      await eventually(async () => (await redis.exists(jobKey)) === 0, 20_000);
+      const requests = model.requests(MODEL).length;
+
+      // The platform delivers the first event again: queued again, as its job is gone.
+      expect(await deliver(1, wire(first))).toEqual({
+        status: 200,
+        body: { code: 0, msg: 'success' },
+      });
+      await eventually(async () => (await redis.hget(jobKey, 'finishedOn')) !== null, 20_000);
+      // The job found the message answered in the inbox: no agent run, no second reply.
+      expect(model.requests(MODEL)).toHaveLength(requests);
+      expect(repliesTo(messageId).map((m) => m.content)).toEqual([{ text: 'The only answer' }]);
+    } finally {
+      redis.disconnect();
+    }
   });
 
   // Up to a lease TTL (30 s) passes before the dead worker's hold on the chat's session ends.

@@ -7,7 +7,8 @@
  * the second half of the load are reported (docs/RELIABILITY.md). Checked: nothing failed, hung,
  * was lost or doubled; once the load ended and idle sockets closed, every replica holds no more
  * handles than before it (within 2); no Redis key without an expiry accumulates outside the job
- * queues (whose finished jobs are kept for a retention period by design); and in the `long`
+ * queues, and those keep no more finished jobs than their count bound (3 here, so the `ci`
+ * profile's 10 chat messages cross it) and no job key outside a state set; and in the `long`
  * profile, the JavaScript heap grows by no more than 1 MiB a minute on any replica over the
  * second half (RSS is reported).
  */
@@ -42,6 +43,8 @@ interface Sample {
 }
 
 const MiB = 2 ** 20;
+/** Completed and failed jobs each queue keeps in this soak (`JOBS_KEEP_*_COUNT`). */
+const KEEP_JOBS = 3;
 
 describe('soak: mixed load on the split deployment', () => {
   const profile = faultProfile();
@@ -49,7 +52,14 @@ describe('soak: mixed load on the split deployment', () => {
 
   const faults = useFaultCluster('soak', async (own) => {
     redis = own(await startOwnRedis());
-    return { redisUrl: redis.url };
+    // Small job retention, so even the `ci` profile's messages and tasks cross it.
+    return {
+      redisUrl: redis.url,
+      env: {
+        JOBS_KEEP_COMPLETED_COUNT: String(KEEP_JOBS),
+        JOBS_KEEP_FAILED_COUNT: String(KEEP_JOBS),
+      },
+    };
   });
 
   it(
@@ -200,6 +210,7 @@ describe('soak: mixed load on the split deployment', () => {
           after = await sample();
         }
         const censusAfter = await keyCensus(admin, cluster.prefix);
+        const queues = await queueCensus(admin, `${cluster.prefix}bull:`, censusAfter);
 
         // The slopes over the second half of the load, per minute.
         const half = samples.filter((s) => s.t >= profile.soakMs / 2000);
@@ -242,6 +253,16 @@ describe('soak: mixed load on the split deployment', () => {
         tally.note(
           `Redis: used memory ${(baseline.redisUsedMemory / MiB).toFixed(1)} → ${(after.redisUsedMemory / MiB).toFixed(1)} MiB (second half ${fmt(redisSlope.usedMemoryMiBPerMin)} MiB/min), keys ${baseline.redisKeys} → ${after.redisKeys} (${fmt(redisSlope.keysPerMin)}/min); families that grew: ${describeGrowth(censusBefore, censusAfter)}`,
         );
+        tally.note(
+          `Redis: BullMQ jobs kept per queue (bound ${KEEP_JOBS} completed + ${KEEP_JOBS} failed): ${Object.entries(
+            queues,
+          )
+            .map(
+              ([queue, q]) =>
+                `${queue} ${q.jobKeys} job keys (${q.completed} completed, ${q.failed} failed, ${q.pending} not finished)`,
+            )
+            .join(', ')}`,
+        );
         const dir = join(REPO_ROOT, 'artifacts', 'faults');
         mkdirSync(dir, { recursive: true });
         const file = join(
@@ -258,6 +279,24 @@ describe('soak: mixed load on the split deployment', () => {
           expect({ kind, failed: c.failedBy }).toEqual({ kind, failed: {} });
         expect(handlesAbove(after)).toEqual([]);
         expect(grownWithoutExpiry).toEqual([]);
+        // The job queues keep their finished jobs by count (issue 40.12): the chat messages
+        // alone outnumber the bound, and no job key outlives its place in a state set.
+        expect(
+          queues['chat-messages']!.completed + queues['chat-messages']!.failed,
+        ).toBeGreaterThan(0);
+        for (const [queue, q] of Object.entries(queues)) {
+          expect({ queue, completed: Math.min(q.completed, KEEP_JOBS) }).toEqual({
+            queue,
+            completed: q.completed,
+          });
+          expect({ queue, failed: Math.min(q.failed, KEEP_JOBS) }).toEqual({
+            queue,
+            failed: q.failed,
+          });
+          // One key per job (its hash), measured a moment apart from the sets: a job added in
+          // between is the only slack.
+          expect(q.jobKeys).toBeLessThanOrEqual(q.completed + q.failed + q.pending + 2);
+        }
         // The JavaScript heap is what a leak of ours grows; RSS also moves with the allocator
         // and is reported (docs/RELIABILITY.md), not asserted.
         if (profile.name === 'long') {
@@ -318,6 +357,48 @@ async function keyCensus(redis: Redis, prefix: string): Promise<Record<string, F
     if (ttls[i]?.[1] === -1) entry.withoutTtl++;
   });
   return census;
+}
+
+interface QueueCensus {
+  /** Keys of single jobs (their hashes), from the key census. */
+  jobKeys: number;
+  completed: number;
+  failed: number;
+  /** Waiting, active, delayed and prioritized jobs. */
+  pending: number;
+}
+
+/**
+ * Per BullMQ queue of the deployment: how many job hashes Redis holds (the census families
+ * `bull:<queue>:*` and `bull:<queue>:once:*:*`, `repeat:*:*`: keys named by a job id) and how
+ * many jobs each state set holds.
+ */
+async function queueCensus(
+  redis: Redis,
+  bullPrefix: string,
+  census: Record<string, FamilyCount>,
+): Promise<Record<string, QueueCensus>> {
+  const result: Record<string, QueueCensus> = {};
+  for (const queue of ['chat-messages', 'scheduled-tasks', 'kb-ingest']) {
+    const key = (suffix: string) => `${bullPrefix}${queue}:${suffix}`;
+    const [completed, failed, waiting, active, delayed, prioritized] = await Promise.all([
+      redis.zcard(key('completed')),
+      redis.zcard(key('failed')),
+      redis.llen(key('wait')),
+      redis.llen(key('active')),
+      redis.zcard(key('delayed')),
+      redis.zcard(key('prioritized')),
+    ]);
+    const jobFamilies = [`${queue}:*`, `${queue}:once:*:*`, `${queue}:repeat:*:*`];
+    const jobKeys = jobFamilies.reduce((n, f) => n + (census[`bull:${f}`]?.keys ?? 0), 0);
+    result[queue] = {
+      jobKeys,
+      completed,
+      failed,
+      pending: waiting + active + delayed + prioritized,
+    };
+  }
+  return result;
 }
 
 function describeGrowth(

@@ -18,7 +18,8 @@ export type FrameErrorCode =
   | 'unknown_type'
   | 'internal_error'
   | 'not_registered'
-  | 'task_forbidden';
+  | 'task_forbidden'
+  | 'too_many_tools';
 
 /**
  * One WebSocket client. Owns parsing (every frame is JSON, validated with the shared schemas;

@@ -41,6 +41,7 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
     logger,
     limits: { maxBufferedBytes: config.GATEWAY_MAX_BUFFERED_BYTES },
     presenceRefreshMs: Math.floor(config.NODE_SILENT_TIMEOUT_MS / 3),
+    maxToolsPerNode: config.GATEWAY_MAX_TOOLS_PER_NODE,
     metrics: context.metrics.gateway,
   };
   const heartbeat = await startReplicaHeartbeat({

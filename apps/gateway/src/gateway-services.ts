@@ -23,6 +23,11 @@ export interface GatewayServices {
    * and the pongs of one ping pass all arrive at once.
    */
   readonly presenceRefreshMs: number;
+  /**
+   * Tools one node may register (`GATEWAY_MAX_TOOLS_PER_NODE`): a `register` with more is
+   * refused, so no node makes every run's tool list and `/node/devices` answer balloon.
+   */
+  readonly maxToolsPerNode: number;
   /** Connections and frames by endpoint. */
   readonly metrics: GatewayMetrics;
 }

@@ -184,6 +184,19 @@ export class NodeConnection extends Connection {
       this.send({ type: 'registered', node_id: message.node_id, success: false });
       return;
     }
+    const names = new Set(message.available_tools);
+    for (const tool of message.tools ?? []) names.add(tool.name);
+    const { maxToolsPerNode } = this.services;
+    if (names.size > maxToolsPerNode) {
+      // Refused whole: a node's tool list cut by the gateway would lose tools the node relies
+      // on without its knowing; it keeps what it registered before (nothing, on a first one).
+      this.sendError(
+        'too_many_tools',
+        `register offers ${names.size} tools; a node may register at most ${maxToolsPerNode}`,
+      );
+      this.send({ type: 'registered', node_id: message.node_id, success: false });
+      return;
+    }
     if (message.node_id !== this.nodeId) {
       // The node names itself: re-key it (the URL's node_id, or its default, was provisional).
       const previousId = this.nodeId;
@@ -194,8 +207,6 @@ export class NodeConnection extends Connection {
       }
       this.nodeId = message.node_id;
     }
-    const names = new Set(message.available_tools);
-    for (const tool of message.tools ?? []) names.add(tool.name);
     Object.assign(this.record, {
       node_id: message.node_id,
       node_name: message.node_name,

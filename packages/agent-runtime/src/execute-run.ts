@@ -25,6 +25,7 @@ import {
   type ToolSource,
 } from './tool.js';
 import type { BeforeToolCall } from './tool-execution.js';
+import { boundRunTools, nodesOffered, toolsLimitedNotice } from './tool-bounds.js';
 import { traced } from './traced.js';
 
 /** How a run ended. */
@@ -236,27 +237,33 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
 const userTurns = (messages: ReadonlyArray<{ role: string; content: unknown }>): string[] =>
   messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
 
-/** Built-in tools, then the user's node tools, then the other sources, unique by name. */
+/**
+ * Built-in tools, then the user's node tools, then the other sources, unique by name; at most
+ * `settings.maxTools` in all, from at most `settings.maxToolNodes` nodes (see
+ * {@link boundRunTools} for what is left out, and the `tools_limited` notice that says so).
+ */
 async function buildRegistry(options: ExecuteRunOptions): Promise<Assembled> {
-  const { run, logger } = options;
-  const registry = new ToolRegistry();
+  const { run, logger, settings } = options;
   const promptSections: string[] = [];
   const events: AgentEvent[] = [];
-  registry.add(writeTodosTool());
-  registry.add(proposePlanTool());
+  const builtIn = [writeTodosTool(), proposePlanTool()];
+  const names = new Set(builtIn.map((tool) => tool.name));
   const log = { runId: run.runId, sessionId: run.sessionId };
+  let nodeTools: AgentTool[] = [];
+  let nodesLeft = 0;
   if (options.nodeTools && run.request.capabilities.nodeTools) {
     try {
       const nodes = await options.nodeTools.listTools(run.userId);
-      const taken = new Set(registry.all().map((tool) => tool.name));
-      for (const tool of nodeToolsToAgentTools(run.userId, nodes, options.nodeTools, taken)) {
-        registry.add(tool);
-      }
+      const { offered, left } = nodesOffered(nodes, settings.maxToolNodes);
+      nodesLeft = left.length;
+      nodeTools = nodeToolsToAgentTools(run.userId, offered, options.nodeTools, names);
+      for (const tool of nodeTools) names.add(tool.name);
     } catch (err) {
       logger.warn({ ...log, err }, 'node tools unavailable for this run');
     }
   }
   // Sources are asked together; their tools are added in the sources' order.
+  const sourceTools: AgentTool[] = [];
   const added = await Promise.allSettled((options.toolSources ?? []).map((source) => source(run)));
   for (const result of added) {
     // A source may refuse the run itself (a local sandbox outside the user's directory).
@@ -272,12 +279,31 @@ async function buildRegistry(options: ExecuteRunOptions): Promise<Assembled> {
       ? { tools: result.value }
       : result.value;
     for (const tool of contribution.tools ?? []) {
-      if (registry.has(tool.name))
+      if (names.has(tool.name)) {
         logger.warn({ ...log, tool: tool.name }, 'duplicate tool skipped');
-      else registry.add(tool);
+      } else {
+        names.add(tool.name);
+        sourceTools.push(tool);
+      }
     }
     promptSections.push(...(contribution.promptSections ?? []));
     events.push(...(contribution.events ?? []));
+  }
+  const { kept, leftOut } = boundRunTools(
+    { builtIn, node: nodeTools, source: sourceTools },
+    settings.maxTools,
+  );
+  const registry = new ToolRegistry();
+  for (const tool of kept) registry.add(tool);
+  const notice = toolsLimitedNotice({
+    nodesLeft,
+    maxNodes: settings.maxToolNodes,
+    leftOut,
+    maxTools: settings.maxTools,
+  });
+  if (notice) {
+    logger.warn({ ...log, nodesLeft, toolsLeftOut: leftOut }, 'run tools limited');
+    events.push(notice);
   }
   return { registry, promptSections, events };
 }

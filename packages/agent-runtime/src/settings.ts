@@ -2,6 +2,7 @@ import { DEFAULT_CONTEXT_LIMITS, type ContextLimits } from './context-limits.js'
 import { DEFAULT_LLM_MAX_RETRIES, DEFAULT_LLM_TIMEOUT_MS } from './llm-client.js';
 import { DEFAULT_LEASE_TTL_MS } from './session-lease.js';
 import { DEFAULT_MAX_PARALLEL_TOOLS } from './tool-calls.js';
+import { DEFAULT_MAX_RUN_TOOLS, DEFAULT_MAX_TOOL_NODES } from './tool-bounds.js';
 
 /** Knobs of agent runs; every one has a default. */
 export interface AgentSettings {
@@ -20,6 +21,13 @@ export interface AgentSettings {
    * `max_concurrent_tasks` applies too); `1` runs them one after the other. @default 8
    */
   readonly maxParallelTools: number;
+  /**
+   * Tools one run offers the model, built-in and node tools included (OpenAI accepts 128);
+   * node tools are left out first, then other sources' (`tools_limited` notice). @default 128
+   */
+  readonly maxTools: number;
+  /** A user's nodes whose tools one run offers, the longest connected first. @default 32 */
+  readonly maxToolNodes: number;
   readonly limits: ContextLimits;
 }
 
@@ -31,5 +39,7 @@ export const DEFAULT_AGENT_SETTINGS: AgentSettings = Object.freeze({
   llmIdleTimeoutMs: 60_000,
   leaseTtlMs: DEFAULT_LEASE_TTL_MS,
   maxParallelTools: DEFAULT_MAX_PARALLEL_TOOLS,
+  maxTools: DEFAULT_MAX_RUN_TOOLS,
+  maxToolNodes: DEFAULT_MAX_TOOL_NODES,
   limits: DEFAULT_CONTEXT_LIMITS,
 });

@@ -18,4 +18,19 @@ describe('agentSettings', () => {
       );
     }
   });
+
+  it('bounds the tools of a run at 128 from 32 nodes by default, as configured otherwise', () => {
+    const defaults = agentSettings(loadConfig('all-in-one', {})).runner;
+    expect([defaults.maxTools, defaults.maxToolNodes]).toEqual([128, 32]);
+    expect([DEFAULT_AGENT_SETTINGS.maxTools, DEFAULT_AGENT_SETTINGS.maxToolNodes]).toEqual([
+      128, 32,
+    ]);
+    const set = agentSettings(
+      loadConfig('all-in-one', { AGENT_MAX_TOOLS: '64', AGENT_MAX_TOOL_NODES: '4' }),
+    ).runner;
+    expect([set.maxTools, set.maxToolNodes]).toEqual([64, 4]);
+    for (const env of [{ AGENT_MAX_TOOLS: '7' }, { AGENT_MAX_TOOL_NODES: '0' }]) {
+      expect(() => loadConfig('all-in-one', env)).toThrow(ConfigError);
+    }
+  });
 });

@@ -144,8 +144,9 @@ operations are frames clients send, \`send\` operations frames the gateway sends
 Every frame is one JSON object. Frames with a \`type\` are selected by it; JSON-RPC 2.0 tool calls
 (server to node: \`tools/call\`; node to server: a result or an error with the same \`id\`) carry
 \`jsonrpc\` instead. A frame the server cannot accept is answered with an \`error\` frame (codes
-\`invalid_json\`, \`invalid_message\`, \`unknown_type\`, \`internal_error\`, and \`task_forbidden\` for a
-\`task_complete\` naming another user's workflow run) and the connection stays open.
+\`invalid_json\`, \`invalid_message\`, \`unknown_type\`, \`internal_error\`; \`task_forbidden\` for a
+\`task_complete\` naming another user's workflow run; \`too_many_tools\` for a \`register\` over the
+gateway's tools-per-node bound) and the connection stays open.
 
 A refused or ended connection is closed with one of these codes:
 

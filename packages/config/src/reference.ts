@@ -53,6 +53,8 @@ export const ENV_MEANINGS = {
     'origins allowed to open `/ws/web`, comma-separated; empty allows any origin ([`gateway.md`](gateway.md))',
   GATEWAY_ALLOW_UNAUTHENTICATED:
     'accept WebSockets without a token, for legacy clients that cannot send one (never in production)',
+  GATEWAY_MAX_TOOLS_PER_NODE:
+    'tools one node may register (`available_tools` and `tools` names together); a `register` with more gets an `error` with code `too_many_tools` and `registered` with `success: false`, and the node keeps its previous tools (see [`gateway.md`](gateway.md#messages)). Whatever this says, one `register` carries at most 256 `tools` descriptors (the protocol bound)',
   GATEWAY_MAX_FRAME_BYTES:
     'largest WebSocket frame accepted; a larger one closes the connection with 1009',
   GATEWAY_MAX_BUFFERED_BYTES:
@@ -71,6 +73,13 @@ export const ENV_MEANINGS = {
   EMAIL_FROM: 'sender of notification emails',
   JOBS_LOCK_MS:
     'BullMQ job lock: a job whose worker died (or stopped renewing) is delivered again after about this long',
+  JOBS_KEEP_COMPLETED_MS:
+    'a completed job is deleted from its queue once it is this old (checked when a later job of the queue completes); while kept, its id deduplicates adds (see [`operations.md`](operations.md#job-retention))',
+  JOBS_KEEP_COMPLETED_COUNT:
+    'at most this many completed jobs are kept per queue, the newest; `0` deletes each at once',
+  JOBS_KEEP_FAILED_MS:
+    'a job whose every attempt failed is deleted from its queue once it is this old (checked when a later job of the queue fails); kept for the queue dashboard',
+  JOBS_KEEP_FAILED_COUNT: 'at most this many failed jobs are kept per queue, the newest',
   SCHEDULED_TASK_CONFIRM_TTL_MS:
     "how long a `require-confirmation` run waits for the user's answer before it expires",
   EMBEDDINGS_BASE_URL:
@@ -100,6 +109,10 @@ export const ENV_MEANINGS = {
     'how long a run outlives its last SSE client before it is aborted (0: at once)',
   AGENT_SESSION_LEASE_MS:
     "session lease lifetime, renewed every third of it while the run lives; a crashed replica's session frees after about this long",
+  AGENT_MAX_TOOLS:
+    "tools one run offers the model in all, built-in ones included (OpenAI's API accepts 128 per request); over it, the user's device tools are left out first (the last devices' last tools), then other sources' from the last source, and the run starts with a `tools_limited` notice (see [`agent.md`](agent.md#tools-of-a-run))",
+  AGENT_MAX_TOOL_NODES:
+    "a user's devices (nodes) whose tools one run offers, the longest connected first; the others' tools are not offered (`tools_limited` notice)",
   AGENT_MAX_PARALLEL_TOOLS:
     "tool calls of one model turn executing at the same time (1-64); each node's `max_concurrent_tasks` also bounds a run's calls to that node; `1` runs the calls one after the other in the model's order, as before; every kind of run",
   SKILLS_DIR:

@@ -164,6 +164,8 @@ export const EnvSchema = z.object({
   ),
   /** Legacy clients that cannot send tokens: accept WebSockets without one (never in production). */
   GATEWAY_ALLOW_UNAUTHENTICATED: booleanString,
+  /** Tools one node may register; a `register` with more is refused (`too_many_tools`). */
+  GATEWAY_MAX_TOOLS_PER_NODE: z.coerce.number().int().min(1).max(1_024).default(128),
   /** Largest WebSocket frame accepted; a larger one closes the connection with 1009. */
   GATEWAY_MAX_FRAME_BYTES: z.coerce
     .number()
@@ -192,6 +194,18 @@ export const EnvSchema = z.object({
   EMAIL_FROM: z.string().min(1).default('Agent Backend <no-reply@localhost>'),
   /** A job whose worker stops renewing its lock for this long is delivered again (BullMQ). */
   JOBS_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
+  /** Completed jobs are kept this long per queue (their ids deduplicate adds meanwhile). */
+  JOBS_KEEP_COMPLETED_MS: z.coerce.number().int().min(1_000).default(86_400_000),
+  /** At most this many completed jobs are kept per queue (the newest). */
+  JOBS_KEEP_COMPLETED_COUNT: z.coerce.number().int().min(0).default(1_000),
+  /** Failed jobs (every attempt failed) are kept this long per queue, for inspection. */
+  JOBS_KEEP_FAILED_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(7 * 86_400_000),
+  /** At most this many failed jobs are kept per queue (the newest). */
+  JOBS_KEEP_FAILED_COUNT: z.coerce.number().int().min(0).default(5_000),
   /** How long a scheduled run waits for the user's confirmation before it expires. */
   SCHEDULED_TASK_CONFIRM_TTL_MS: z.coerce.number().int().min(1_000).default(86_400_000),
   /**
@@ -247,6 +261,13 @@ export const EnvSchema = z.object({
    * other, in the model's order (docs/agent.md, "The loop").
    */
   AGENT_MAX_PARALLEL_TOOLS: z.coerce.number().int().min(1).max(64).default(8),
+  /**
+   * Tools one run offers the model, in all (OpenAI accepts 128 per request); over it, node tools
+   * are left out first (docs/agent.md, "Tools of a run").
+   */
+  AGENT_MAX_TOOLS: z.coerce.number().int().min(8).max(1_024).default(128),
+  /** A user's nodes whose tools one run offers (the longest connected first). */
+  AGENT_MAX_TOOL_NODES: z.coerce.number().int().min(1).max(1_024).default(32),
   /**
    * The operator's skills: a folder of skill folders (each with a SKILL.md), shared by every
    * user; unset: only the shipped skills and users' own. docs/skills.md.

@@ -13,6 +13,7 @@ import {
   createMemoryJobQueue,
   type BullmqQueues,
   type JobQueue,
+  type JobRetentionPolicy,
 } from '@agent-backend/jobs';
 import { NO_METRICS, type ServiceMetrics } from '@agent-backend/metrics';
 import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
@@ -49,6 +50,14 @@ export interface Engines {
   readonly checks: Record<string, () => Promise<unknown>>;
   /** Closes everything, bus first (no new messages), the database last. Idempotent. */
   close(): Promise<void>;
+}
+
+/** The finished jobs each queue keeps (`JOBS_KEEP_*`), the same on both engines. */
+function jobRetentionOf(config: Config): JobRetentionPolicy {
+  return {
+    completed: { ageMs: config.JOBS_KEEP_COMPLETED_MS, count: config.JOBS_KEEP_COMPLETED_COUNT },
+    failed: { ageMs: config.JOBS_KEEP_FAILED_MS, count: config.JOBS_KEEP_FAILED_COUNT },
+  };
 }
 
 export interface CreateEnginesOptions {
@@ -163,6 +172,7 @@ export async function createEngines(
         connection: jobsConnection,
         prefix: redisKeys(prefix).jobs(),
         lockDurationMs: config.JOBS_LOCK_MS,
+        retention: jobRetentionOf(config),
         drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
         commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
         onError: (error, info) => logger.warn({ err: error, ...info }, 'job failed'),
@@ -181,6 +191,7 @@ export async function createEngines(
       runLog = createMemoryRunLog();
       jobs = createMemoryJobQueue({
         drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+        retention: jobRetentionOf(config),
         onError: (error, info) => logger.warn({ err: error, ...info }, 'job failed'),
       });
     }

@@ -10,6 +10,7 @@ import {
 } from './job-queue.js';
 import { cronRepeatStrategy } from './cron.js';
 import { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
+import { jobRetention, type JobRetention } from './job-retention.js';
 
 export interface BullmqJobQueueOptions {
   /**
@@ -27,8 +28,11 @@ export interface BullmqJobQueueOptions {
   lockDurationMs?: number;
   /** How long `close()` waits for running handlers. @default 10_000 */
   drainTimeoutMs?: number;
-  /** How long finished jobs are kept (and their ids deduplicate `add`). @default 86_400_000 */
-  retentionMs?: number;
+  /**
+   * How many finished jobs each queue keeps, and for how long (their ids deduplicate `add` while
+   * kept). Bounds left out take `DEFAULT_JOB_RETENTION`'s.
+   */
+  retention?: { completed?: Partial<JobRetention>; failed?: Partial<JobRetention> };
   /** Receives failed attempts and worker errors. */
   onError?: (error: unknown, info: { queue: string; jobId?: string }) => void;
   /**
@@ -90,8 +94,17 @@ export function createBullmqJobQueue(
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
   const shutdown = new AbortController();
-  const retentionSec = Math.ceil((options.retentionMs ?? 86_400_000) / 1000);
+  const retention = jobRetention(options.retention);
   let closed = false;
+
+  // Every job (added, scheduled occurrence, `once` schedule) is trimmed by age and count when a
+  // job of the same outcome finishes, so Redis holds a bounded number of finished jobs.
+  const jobOptions = (attempts = DEFAULT_ATTEMPTS) => ({
+    attempts,
+    backoff: { type: 'exponential' as const, delay: RETRY_BASE_DELAY_MS },
+    removeOnComplete: keepJobs(retention.completed),
+    removeOnFail: keepJobs(retention.failed),
+  });
 
   const queueOf = (name: string): Queue => {
     if (closed) throw new JobQueueClosedError();
@@ -100,22 +113,18 @@ export function createBullmqJobQueue(
     if (!queue) {
       // Our occurrence computation, not cron-parser's: both adapters then agree on every
       // daylight-saving edge case, and an upsert costs microseconds instead of milliseconds.
+      // The same options as every job we add, for jobs added by other means (the dashboard).
       queue = new Queue(name, {
         connection,
         prefix,
         settings: { repeatStrategy: cronRepeatStrategy },
+        defaultJobOptions: jobOptions(),
       });
       queue.on('error', (error) => options.onError?.(error, { queue: name }));
       queues.set(name, queue);
     }
     return queue;
   };
-  const jobOptions = (attempts = DEFAULT_ATTEMPTS) => ({
-    attempts,
-    backoff: { type: 'exponential' as const, delay: RETRY_BASE_DELAY_MS },
-    removeOnComplete: { age: retentionSec },
-    removeOnFail: { age: retentionSec * 7 },
-  });
   /** Hash of a queue's `once` schedules: schedule id → job id. */
   const onceKey = (queue: string) => `${prefix}:${queue}:ab-once`;
 
@@ -138,13 +147,20 @@ export function createBullmqJobQueue(
         async (job) => {
           const occurrence = job.id ? parseOccurrenceJobId(job.id) : undefined;
           try {
-            return await handler(job.data, {
+            const result = await handler(job.data, {
               jobId: occurrence ? job.id! : decodeJobId(job.id ?? ''),
               attempt: job.attemptsMade + 1,
               attempts: job.opts.attempts ?? 1,
               signal: shutdown.signal,
               ...(occurrence ?? {}),
             });
+            // A `once` schedule that ran is over: its entry would otherwise stay for good.
+            if (occurrence && job.id!.startsWith('once:')) {
+              options.connection
+                .eval(FORGET_ONCE, 1, onceKey(queue), occurrence.scheduleId, job.id!)
+                .catch((error: unknown) => options.onError?.(error, { queue, jobId: job.id! }));
+            }
+            return result;
           } catch (error) {
             if (error instanceof UnrecoverableJobError) throw new UnrecoverableError(error.message);
             throw error;
@@ -273,6 +289,17 @@ export function createBullmqJobQueue(
       withTimeout(jobQueue.removeSchedule(queue, scheduleId), ms),
     listSchedules: (queue) => withTimeout(jobQueue.listSchedules(queue), ms),
   };
+}
+
+/** Deletes a `once` schedule's entry if it still names the job that ran (not a newer upsert). */
+const FORGET_ONCE = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then
+  return redis.call('HDEL', KEYS[1], ARGV[1])
+end
+return 0`;
+
+/** BullMQ's `KeepJobs` of a bound: age in whole seconds (at least 1), count as is. */
+function keepJobs(bound: JobRetention): { age: number; count: number } {
+  return { age: Math.max(1, Math.ceil(bound.ageMs / 1000)), count: bound.count };
 }
 
 /** Removes a job that has not started; a running or finished one is left alone. */

@@ -12,6 +12,12 @@ export {
 } from './job-queue.js';
 export { assertValidCron, isValidTimeZone, nextCronOccurrence, type CronOptions } from './cron.js';
 export { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
+export {
+  DEFAULT_JOB_RETENTION,
+  jobRetention,
+  type JobRetention,
+  type JobRetentionPolicy,
+} from './job-retention.js';
 export { createMemoryJobQueue, type MemoryJobQueueOptions } from './memory-job-queue.js';
 export {
   createBullmqJobQueue,

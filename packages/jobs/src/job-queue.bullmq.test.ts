@@ -100,3 +100,115 @@ describe('bullmq job queue with replicas', () => {
     }
   });
 });
+
+/** Every Redis key under `pattern`. */
+async function keysOf(pattern: string): Promise<string[]> {
+  const found: string[] = [];
+  for (let cursor = '0'; ;) {
+    const [next, keys] = await raw.scan(cursor, 'MATCH', pattern, 'COUNT', 1000);
+    found.push(...keys);
+    if ((cursor = next) === '0') return found.sort();
+  }
+}
+
+describe('bullmq job retention', () => {
+  let calls = 0;
+  const handler = async (data: unknown) => {
+    calls += 1;
+    if ((data as { fail: boolean }).fail) throw new Error('meant to fail');
+  };
+  /** Runs `ok` jobs that succeed and `bad` that fail (no retry), and waits until all finished. */
+  async function runBatch(queue: ReturnType<typeof createBullmqJobQueue>, ok: number, bad: number) {
+    const expected = calls + ok + bad;
+    for (let i = 0; i < ok + bad; i++) {
+      await queue.add('q', { fail: i >= ok }, { attempts: 1 });
+    }
+    await vi.waitFor(
+      async () => {
+        expect(calls).toBe(expected);
+        const c = await queue.bullmq.counts('q');
+        expect(c.waiting! + c.active! + c.delayed! + c.prioritized!).toBe(0);
+      },
+      { timeout: 30_000, interval: 100 },
+    );
+  }
+
+  it('keeps the job keys of a queue flat however many jobs run through it (count bound)', async () => {
+    const prefix = freshPrefix();
+    const queue = createBullmqJobQueue({
+      connection: connect(),
+      prefix,
+      retention: { completed: { count: 5 }, failed: { count: 3 } },
+    });
+    try {
+      await queue.process('q', handler, { concurrency: 4 });
+      await runBatch(queue, 20, 10);
+      const first = await keysOf(`${prefix}:q:*`);
+      await runBatch(queue, 120, 40);
+      const second = await keysOf(`${prefix}:q:*`);
+
+      // A job is a hash `<prefix>:q:job_<id>` (plus `:logs` for some); the rest are the
+      // queue's own keys (id counter, meta, events, the sets).
+      const jobs = second.filter((key) => /:q:job_[^:]+$/.test(key));
+      expect(jobs).toHaveLength(5 + 3);
+      expect(second.length).toBe(first.length);
+      const counts = await queue.bullmq.counts('q');
+      expect(counts.completed).toBe(5);
+      expect(counts.failed).toBe(3);
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('deletes finished jobs past the age bound once a later job finishes', async () => {
+    const prefix = freshPrefix();
+    const queue = createBullmqJobQueue({
+      connection: connect(),
+      prefix,
+      retention: { completed: { ageMs: 1_000, count: 1_000 } },
+    });
+    try {
+      await queue.process('q', handler, { concurrency: 4 });
+      for (let i = 0; i < 10; i++) await queue.add('q', { fail: false }, { jobId: `old-${i}` });
+      await vi.waitFor(async () => expect((await queue.bullmq.counts('q')).completed).toBe(10), {
+        timeout: 30_000,
+      });
+      // Past the age of the first ten: BullMQ trims when the next job finishes.
+      await new Promise((r) => setTimeout(r, 2_100));
+      await queue.add('q', { fail: false }, { jobId: 'new' });
+      await vi.waitFor(async () => expect((await queue.bullmq.counts('q')).completed).toBe(1), {
+        timeout: 30_000,
+      });
+      const jobs = (await keysOf(`${prefix}:q:*`)).filter((key) => /:q:job_[^:]+$/.test(key));
+      expect(jobs).toEqual([`${prefix}:q:job_new`]);
+      // A forgotten id is a new job again: dedup by job id lasts as long as the job is kept.
+      await queue.add('q', { fail: false }, { jobId: 'old-0' });
+      await vi.waitFor(async () => expect((await queue.bullmq.counts('q')).completed).toBe(2), {
+        timeout: 30_000,
+      });
+    } finally {
+      await queue.close();
+    }
+  });
+
+  it('forgets a once schedule after its job ran; one still to come stays', async () => {
+    const prefix = freshPrefix();
+    const queue = createBullmqJobQueue({ connection: connect(), prefix });
+    try {
+      const ran: string[] = [];
+      await queue.process('q', async (_data, context) => void ran.push(context.scheduleId!));
+      await queue.upsertSchedule('q', 'ran', { kind: 'once', at: Date.now() }, {});
+      await queue.upsertSchedule('q', 'later', { kind: 'once', at: Date.now() + 3_600_000 }, {});
+      await vi.waitFor(() => expect(ran).toEqual(['ran']), { timeout: 10_000 });
+      // One entry per schedule that has not run, not one per schedule that ever ran.
+      await vi.waitFor(
+        async () =>
+          expect(Object.keys(await raw.hgetall(`${prefix}:q:ab-once`))).toEqual(['later']),
+        { timeout: 10_000 },
+      );
+      expect(await queue.listSchedules('q')).toEqual(['later']);
+    } finally {
+      await queue.close();
+    }
+  });
+});

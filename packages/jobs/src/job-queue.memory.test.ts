@@ -40,4 +40,19 @@ describe('memory job queue', () => {
       await queue.close();
     }
   });
+
+  it('remembers at most `count` finished ids per queue: an older id runs again when re-added', async () => {
+    const queue = createMemoryJobQueue({ retention: { completed: { count: 3 } } });
+    try {
+      const seen: string[] = [];
+      await queue.process('q', async (_data, context) => void seen.push(context.jobId));
+      for (const id of ['a', 'b', 'c', 'd']) await queue.add('q', {}, { jobId: id });
+      await vi.waitFor(() => expect(seen).toEqual(['a', 'b', 'c', 'd']), { timeout: 10_000 });
+      // `b` to `d` are still remembered (ignored); `a` was forgotten, so it is a new job.
+      for (const id of ['d', 'b', 'a']) await queue.add('q', {}, { jobId: id });
+      await vi.waitFor(() => expect(seen).toEqual(['a', 'b', 'c', 'd', 'a']), { timeout: 10_000 });
+    } finally {
+      await queue.close();
+    }
+  });
 });

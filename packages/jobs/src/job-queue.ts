@@ -11,7 +11,10 @@
  *   exactly one job (its id is derived from the schedule id and the instant), delivered to one
  *   handler at a time.
  * - `add` with a `jobId` that is still known (waiting, delayed, running, or retained after it
- *   finished) is a no-op, which makes enqueueing idempotent within that retention.
+ *   finished) is a no-op, which makes enqueueing idempotent within that retention. Finished jobs
+ *   are retained by age and by count per queue (`JobRetention`): past either, an id may be
+ *   added and run again, so a handler whose work must happen once per id keeps its own record
+ *   (chat messages: the inbox; scheduled runs: the run rows).
  * - A schedule is upserted by id: adding it again replaces its timing and its job template.
  *   A `once` schedule in the past fires at once; a finished `once` schedule is gone.
  * - Cron occurrences are computed by {@link nextCronOccurrence} in both adapters (BullMQ gets it

@@ -11,6 +11,7 @@ import {
 } from './job-queue.js';
 import { nextCronOccurrence } from './cron.js';
 import { occurrenceJobId } from './job-ids.js';
+import { jobRetention, type JobRetention } from './job-retention.js';
 
 export interface MemoryJobQueueOptions {
   /** How long `close()` waits for running handlers. @default 10_000 */
@@ -19,6 +20,12 @@ export interface MemoryJobQueueOptions {
   onError?: (error: unknown, info: { queue: string; jobId: string }) => void;
   /** First retry delay, doubled per attempt. @default 1_000 */
   retryBaseDelayMs?: number;
+  /**
+   * How many finished jobs' ids each queue remembers, and for how long (a remembered id
+   * deduplicates `add`), as the BullMQ adapter keeps finished jobs. Bounds left out take
+   * `DEFAULT_JOB_RETENTION`'s.
+   */
+  retention?: { completed?: Partial<JobRetention>; failed?: Partial<JobRetention> };
 }
 
 interface Job {
@@ -37,6 +44,8 @@ interface QueueState {
   running: Set<Promise<void>>;
   /** Ids known to the queue (pending or done), for idempotent `add`. */
   known: Set<string>;
+  /** Finished ids still remembered in `known`, oldest first, with when they finished. */
+  finished: Record<'completed' | 'failed', Map<string, number>>;
 }
 
 interface Schedule {
@@ -60,13 +69,20 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
   const timers = new Set<NodeJS.Timeout>();
   const shutdown = new AbortController();
   const retryBase = options.retryBaseDelayMs ?? RETRY_BASE_DELAY_MS;
+  const retention = jobRetention(options.retention);
   let closed = false;
 
   const state = (queue: string): QueueState => {
     if (queue.length === 0) throw new Error('queue names must not be empty');
     let s = queues.get(queue);
     if (!s) {
-      s = { concurrency: 1, waiting: [], running: new Set(), known: new Set() };
+      s = {
+        concurrency: 1,
+        waiting: [],
+        running: new Set(),
+        known: new Set(),
+        finished: { completed: new Map(), failed: new Map() },
+      };
       queues.set(queue, s);
     }
     return s;
@@ -99,6 +115,19 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
       s.running.add(run);
     }
   };
+  /** Remembers a finished id, forgetting those past the outcome's age or count bound. */
+  const finish = (queue: string, id: string, outcome: 'completed' | 'failed') => {
+    const s = state(queue);
+    const kept = s.finished[outcome];
+    const { ageMs, count } = retention[outcome];
+    const now = Date.now();
+    kept.set(id, now);
+    for (const [oldId, finishedAt] of kept) {
+      if (kept.size <= count && now - finishedAt <= ageMs) break;
+      kept.delete(oldId);
+      s.known.delete(oldId);
+    }
+  };
   const execute = async (queue: string, handler: JobHandler, job: Job) => {
     job.attempt += 1;
     try {
@@ -110,9 +139,13 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
         ...(job.scheduleId !== undefined ? { scheduleId: job.scheduleId } : {}),
         ...(job.scheduledAt !== undefined ? { scheduledAt: job.scheduledAt } : {}),
       });
+      finish(queue, job.id, 'completed');
     } catch (error) {
       options.onError?.(error, { queue, jobId: job.id });
-      if (closed || error instanceof UnrecoverableJobError || job.attempt >= job.attempts) return;
+      if (closed || error instanceof UnrecoverableJobError || job.attempt >= job.attempts) {
+        finish(queue, job.id, 'failed');
+        return;
+      }
       later(retryBase * 2 ** (job.attempt - 1), () => enqueue(queue, job));
     }
   };
