@@ -312,7 +312,13 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
         const joinGroups = files.map((_, i) => `echo $$ > "$${i + 1}"`).join(' && ');
         return await runProcess(
           '/bin/sh',
-          ['-c', `${joinGroups} && shift ${files.length} && exec "$@"`, 'sandbox-call', ...files, ...bwrap],
+          [
+            '-c',
+            `${joinGroups} && shift ${files.length} && exec "$@"`,
+            'sandbox-call',
+            ...files,
+            ...bwrap,
+          ],
           { ...options, signal, fds },
         );
       }

@@ -1,6 +1,15 @@
 import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, mkdir, open, readdir, rm, unlink, writeFile, type FileHandle } from 'node:fs/promises';
+import {
+  lstat,
+  mkdir,
+  open,
+  readdir,
+  rm,
+  unlink,
+  writeFile,
+  type FileHandle,
+} from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { pythonMain } from '../python-prelude.js';
 import {
@@ -115,7 +124,10 @@ export function hostFiles(
         }
         let file: FileHandle;
         try {
-          file = await open(viaFd(dir, name), O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK);
+          file = await open(
+            viaFd(dir, name),
+            O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK,
+          );
         } catch (error) {
           throw fsError(path, error);
         }
@@ -207,7 +219,8 @@ function fsError(path: string, error: unknown): SandboxError {
   if (error instanceof SandboxError) return error;
   const code = (error as NodeJS.ErrnoException).code;
   if (code === 'ENOENT') return new SandboxError('not_found', `${path} does not exist`);
-  if (code === 'ENOTDIR') return new SandboxError('not_found', `a parent of ${path} is not a directory`);
+  if (code === 'ENOTDIR')
+    return new SandboxError('not_found', `a parent of ${path} is not a directory`);
   if (code === 'ELOOP') {
     return new SandboxError('path_outside', `${path} goes through a symbolic link (not followed)`);
   }
@@ -218,7 +231,11 @@ function fsError(path: string, error: unknown): SandboxError {
 }
 
 /** The entries under `dir`, `depth` levels deep, each directory entered with no-follow. */
-async function listTree(dir: FileHandle, prefix: string, depth: number): Promise<SandboxFileEntry[]> {
+async function listTree(
+  dir: FileHandle,
+  prefix: string,
+  depth: number,
+): Promise<SandboxFileEntry[]> {
   const entries: SandboxFileEntry[] = [];
   for (const entry of await readdir(viaFd(dir), { withFileTypes: true })) {
     if (!isEntryName(entry.name)) continue;

@@ -24,7 +24,9 @@ export function pathOfHandle(handle: FileHandle): Promise<string> {
 
 /** Whether `name` is one plain entry name (no `/`, not `.` or `..`). */
 export function isEntryName(name: string): boolean {
-  return name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0');
+  return (
+    name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0')
+  );
 }
 
 /**

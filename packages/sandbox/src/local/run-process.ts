@@ -35,7 +35,12 @@ export function runProcess(
   return new Promise((resolve, reject) => {
     const extra = options.fds ?? [];
     const child = spawn(command, args, {
-      stdio: ['ignore', 'pipe', 'pipe', ...extra.map((fd) => (typeof fd === 'number' ? fd : 'pipe'))],
+      stdio: [
+        'ignore',
+        'pipe',
+        'pipe',
+        ...extra.map((fd) => (typeof fd === 'number' ? fd : 'pipe')),
+      ],
       detached: true,
       env: {},
     });
