@@ -338,6 +338,17 @@ describe.skipIf(bwrapUnusable !== undefined)('hostile code in a bubblewrap sandb
         expect(answer.content).not.toContain(SECRET);
         expect(answer.content).not.toContain(root);
       }
+      // The swap between the run's check of working_directory and the sandbox's making (or
+      // reconnecting): refused too, by both runtimes.
+      const spec = { metadata: metadata('mallory', 'session-3'), hostWorkingDirectory: app };
+      await expect(provider.create(spec)).rejects.toMatchObject({ code: 'unavailable' });
+      await expect(provider.connect(first.id, spec)).rejects.toMatchObject({ code: 'unavailable' });
+      const viaDocker = new DockerSandboxProvider({
+        stateDir,
+        host: docker.host,
+        image: 'sandbox:test',
+      });
+      await expect(viaDocker.create(spec)).rejects.toMatchObject({ code: 'unavailable' });
       expect(readdirSync(victim)).toEqual(['secret.txt']);
       expect(readFileSync(join(victim, 'secret.txt'), 'utf8')).toBe(SECRET);
       // Put back, the directory works again.

@@ -15,7 +15,7 @@ import {
 import { type Mount } from './host-path.js';
 import { collectImages, hostFiles, LOCAL_CODE_DIR, prepareCode } from './host-mounted.js';
 export { LOCAL_OUTPUTS_DIR } from './host-mounted.js';
-import { openDirNoFollow } from './no-follow.js';
+import { linkFreeDir, openDirNoFollow } from './no-follow.js';
 import { CallCgroup, processLimitMode } from './process-limit.js';
 import { runProcess } from './run-process.js';
 
@@ -116,12 +116,20 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     const id = `sbx_${randomUUID()}`;
     const dir = this.dirOf(id);
     await mkdir(join(dir, 'tmp', 'outputs'), { recursive: true });
-    const host = spec.hostWorkingDirectory ?? join(dir, 'workspace');
-    await mkdir(host, { recursive: true });
+    // The caller's directory is the real path it checked (`resolveWorkingDirectory`): taken as
+    // it is, once it is still a directory with no link on the way (never resolved again, which
+    // would follow a link planted since the check). The default one is the service's own.
+    let host: string;
+    if (spec.hostWorkingDirectory) {
+      host = await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR);
+    } else {
+      await mkdir(join(dir, 'workspace'), { recursive: true });
+      host = realpathSync(join(dir, 'workspace'));
+    }
     const meta: Meta = {
       id,
       metadata: spec.metadata,
-      hostWorkingDirectory: realpathSync(host),
+      hostWorkingDirectory: host,
       createdAt: new Date().toISOString(),
       state: 'running',
     };
@@ -137,7 +145,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     const found = await this.readMeta(id);
     if (!found) return undefined;
     const host = spec?.hostWorkingDirectory
-      ? realpathSync(spec.hostWorkingDirectory)
+      ? await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR)
       : found.hostWorkingDirectory;
     const meta: Meta = { ...found, hostWorkingDirectory: host, state: 'running' };
     if (found.state !== 'running' || found.hostWorkingDirectory !== host) {

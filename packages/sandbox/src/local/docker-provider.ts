@@ -17,6 +17,7 @@ import { DEFAULT_LOCAL_LIMITS, LOCAL_WORKDIR, type LocalLimits } from './bwrap-p
 import { DockerEngine, engineError } from './docker-engine.js';
 import { type Mount } from './host-path.js';
 import { collectImages, hostFiles, LOCAL_CODE_DIR, prepareCode } from './host-mounted.js';
+import { linkFreeDir } from './no-follow.js';
 
 export interface DockerOptions {
   /** Where each sandbox keeps its own `/tmp` on the host (mounted into its container). */
@@ -143,12 +144,18 @@ export class DockerSandboxProvider implements SandboxProvider {
 
   async create(spec: SandboxSpec): Promise<SandboxHandle> {
     const id = `sbx_${randomUUID()}`;
-    const host = spec.hostWorkingDirectory ?? join(this.dirOf(id), 'workspace');
     await mkdir(join(this.dirOf(id), 'tmp', 'outputs'), { recursive: true });
     await mkdir(this.codeDirOf(id), { recursive: true });
-    await mkdir(host, { recursive: true });
-    await this.createContainer(id, spec.metadata, realpathSync(host));
-    return this.handle(id, realpathSync(host));
+    // As in bubblewrap: the caller's real path taken as it is once checked to hold no link.
+    let host: string;
+    if (spec.hostWorkingDirectory) {
+      host = await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR);
+    } else {
+      await mkdir(join(this.dirOf(id), 'workspace'), { recursive: true });
+      host = realpathSync(join(this.dirOf(id), 'workspace'));
+    }
+    await this.createContainer(id, spec.metadata, host);
+    return this.handle(id, host);
   }
 
   /**
@@ -161,7 +168,9 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (!found) return undefined;
     const mounted = found.HostConfig.Binds?.find((b) => b.split(':')[1] === LOCAL_WORKDIR);
     const current = mounted?.split(':')[0];
-    const wanted = spec?.hostWorkingDirectory ? realpathSync(spec.hostWorkingDirectory) : current;
+    const wanted = spec?.hostWorkingDirectory
+      ? await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR)
+      : current;
     if (!wanted) return undefined;
     // A container made before code files came from the service's own read-only directory is
     // made again with it (its `/tmp` stays).
@@ -415,6 +424,13 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   private async start(id: string): Promise<void> {
+    // Docker mounts the working directory by its path at every start: a directory swapped for a
+    // link since it was checked would be followed. Checked right before (a short window remains
+    // between this check and the engine's mount: docs/sandbox.md).
+    const mounted = (await this.inspect(id))?.HostConfig.Binds?.find(
+      (b) => b.split(':')[1] === LOCAL_WORKDIR,
+    );
+    if (mounted) await linkFreeDir(mounted.split(':')[0]!, LOCAL_WORKDIR);
     const { status, body } = await this.engine.json('POST', `/containers/${id}/start`);
     if (status !== 204 && status !== 304) {
       throw engineError('start the container', status, JSON.stringify(body));

@@ -1,5 +1,7 @@
 import { constants } from 'node:fs';
 import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { SandboxError } from '../sandbox.js';
 
 /**
  * Opening files of a sandbox's tree from the host without following a link the sandbox could
@@ -62,5 +64,24 @@ export async function openDirNoFollow(dir: string): Promise<FileHandle> {
   } catch (error) {
     await current.close().catch(() => undefined);
     throw error;
+  }
+}
+
+/**
+ * `dir` when it is a directory reached with no link on the way (the real path the caller
+ * resolved and checked, still the same directory), else a `SandboxError` (`unavailable`) naming
+ * `inside`, the sandbox's path for it (never the host's).
+ */
+export async function linkFreeDir(dir: string, inside: string): Promise<string> {
+  try {
+    await (await openDirNoFollow(resolve(dir))).close();
+    return resolve(dir);
+  } catch (error) {
+    throw new SandboxError(
+      'unavailable',
+      `the directory for ${inside} is not a real directory now (it was moved, removed or ` +
+        'replaced by a link since it was checked): nothing ran; start a new run',
+      { cause: error },
+    );
   }
 }
