@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
 import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
@@ -66,6 +67,34 @@ const NODE = (() => {
   if (binary.startsWith('/usr/')) return { inside: binary, prefix: undefined };
   return { inside: posix.join(NODE_PREFIX_INSIDE, binary.slice(prefix.length)), prefix };
 })();
+
+/**
+ * Why this bwrap cannot run calls safely (it lacks an option they rely on: `--bind-fd` and
+ * `--size` came with bubblewrap 0.8), or undefined. Asked once per binary.
+ */
+const bwrapTooOld = new Map<string, string | undefined>();
+function whyBwrapUnusable(bwrap: string): string | undefined {
+  if (!bwrapTooOld.has(bwrap)) {
+    let help = '';
+    try {
+      help = execFileSync(bwrap, ['--help'], { encoding: 'utf8', stdio: 'pipe' });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        bwrapTooOld.set(bwrap, `${bwrap} is not installed (bubblewrap 0.8 or later is needed)`);
+        return bwrapTooOld.get(bwrap);
+      }
+      help = String((error as { stdout?: unknown }).stdout ?? '');
+    }
+    const missing = ['--bind-fd', '--size', '--args'].filter((option) => !help.includes(option));
+    bwrapTooOld.set(
+      bwrap,
+      missing.length > 0
+        ? `bubblewrap 0.8 or later is needed to run code safely (this ${bwrap} lacks ${missing.join(', ')})`
+        : undefined,
+    );
+  }
+  return bwrapTooOld.get(bwrap);
+}
 
 interface Meta {
   readonly id: string;
@@ -264,6 +293,8 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
   ): Promise<Omit<ExecResult, 'images'>> {
     const mode = processLimitMode();
     if (mode.kind === 'none') throw new SandboxError('unavailable', mode.why);
+    const tooOld = whyBwrapUnusable(this.options.bwrapPath ?? 'bwrap');
+    if (tooOld) throw new SandboxError('unavailable', tooOld);
     await mkdir(this.codeDirOf(meta.id), { recursive: true });
     let workspace: FileHandle;
     try {
