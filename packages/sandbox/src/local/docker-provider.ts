@@ -410,7 +410,10 @@ export class DockerSandboxProvider implements SandboxProvider {
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         Init: true,
+        // The container's memory covers all its processes and its /dev/shm; the RAM disk is
+        // kept small as in bubblewrap.
         Memory: limits.memoryBytes,
+        ShmSize: limits.shmBytes,
         NanoCpus: Math.round((this.options.cpus ?? 1) * 1e9),
         PidsLimit: limits.maxProcesses,
         Ulimits: [

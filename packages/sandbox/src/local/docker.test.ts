@@ -77,6 +77,7 @@ describe('Docker runtime', () => {
         SecurityOpt: ['no-new-privileges'],
         Init: true,
         Memory: 256 * 1024 ** 2,
+        ShmSize: 64 * 1024 ** 2,
         PidsLimit: 64,
         NanoCpus: 1e9,
       },
