@@ -440,7 +440,10 @@ describe.skipIf(bwrapUnusable !== undefined)('hostile code in a bubblewrap sandb
       for (let round = 0; round < 3; round++) {
         const before = new Set(parents.flatMap((p) => readdirSync(p).map((e) => join(p, e))));
         const call = sandbox.runCommand(
-          'for i in $(seq 20); do (sleep 600 &) ; python3 -c "import time; time.sleep(600)" & done; wait',
+          // Detached from the call's output, so the call ends as soon as bwrap is killed, while
+          // these are still being killed with its PID namespace.
+          'for i in $(seq 20); do sleep 600 > /dev/null 2>&1 & ' +
+            'python3 -c "import time; b = bytearray(8 << 20); time.sleep(600)" > /dev/null 2>&1 & done; wait',
           { ...LIMITS, timeoutMs: 1_500 },
         );
         // The call's own groups, seen while it runs: new ones holding a child of this process
