@@ -1,6 +1,6 @@
 import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs';
 import { mkdir, readdir, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import {
@@ -238,6 +238,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
   private handle(meta: Meta): SandboxHandle {
     // The sandbox's state directory is the service's alone (no sandbox sees it): its real path
     // is taken once; what is below `tmp` is the sandbox's and is never followed.
+    mkdirSync(join(this.dirOf(meta.id), 'tmp'), { recursive: true });
     const tmp = realpathSync(join(this.dirOf(meta.id), 'tmp'));
     const mounts: Mount[] = [
       { inside: LOCAL_WORKDIR, host: meta.hostWorkingDirectory },

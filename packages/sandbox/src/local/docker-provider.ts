@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CappedOutput } from '../capped-output.js';
@@ -233,6 +233,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   private handle(id: string, hostWorkingDirectory: string): SandboxHandle {
     // The state directory is the service's alone; below `tmp` everything is the sandbox's and
     // is never followed (host-mounted.ts).
+    mkdirSync(join(this.dirOf(id), 'tmp'), { recursive: true });
     const tmp = realpathSync(join(this.dirOf(id), 'tmp'));
     const mounts: Mount[] = [
       { inside: LOCAL_WORKDIR, host: hostWorkingDirectory },
