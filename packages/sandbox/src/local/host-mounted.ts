@@ -20,8 +20,8 @@ import {
   type SandboxFileEntry,
   type SandboxHandle,
 } from '../sandbox.js';
-import { isWithin, type Mount } from './host-path.js';
-import { isEntryName, openChildDir, openDirNoFollow, pathOfHandle, viaFd } from './no-follow.js';
+import { type Mount } from './host-path.js';
+import { isEntryName, openChildDir, openDirNoFollow, viaFd } from './no-follow.js';
 
 /**
  * What local sandboxes (bubblewrap, Docker) share: the sandbox's files are host directories
@@ -48,7 +48,9 @@ const { O_RDONLY, O_WRONLY, O_CREAT, O_TRUNC, O_NOFOLLOW, O_NONBLOCK } = constan
  * The file tools on host-mounted directories. Each mount's `host` is a real path (no link in
  * it) taken when the sandbox was made or reconnected; it is reopened with no-follow on every
  * call, so a directory swapped for a link since (a working directory replaced by a link to
- * another user's) is refused, never followed. Errors name sandbox paths only.
+ * another user's) is refused, never followed. Below it every component is entered with
+ * no-follow too: the tools follow no link at all (code inside the sandbox does, within its own
+ * view). Errors name sandbox paths only.
  */
 export function hostFiles(
   mounts: readonly Mount[],
@@ -67,10 +69,19 @@ export function hostFiles(
       `${path} is outside the sandbox's files (${mounts.map((m) => m.inside).join(', ')})`,
     );
   };
-  /** The mount's root, opened without following any link (see {@link openDirNoFollow}). */
-  const openRoot = async (mount: Mount, path: string): Promise<FileHandle> => {
+  /**
+   * The directory `parts` below the mount's root, each component entered with no-follow (made
+   * first when `create`); the caller closes it.
+   */
+  const openDir = async (
+    path: string,
+    mount: Mount,
+    parts: readonly string[],
+    create: boolean,
+  ): Promise<FileHandle> => {
+    let dir: FileHandle;
     try {
-      return await openDirNoFollow(mount.host);
+      dir = await openDirNoFollow(mount.host);
     } catch (error) {
       throw new SandboxError(
         'unavailable',
@@ -79,58 +90,36 @@ export function hostFiles(
         { cause: error },
       );
     }
-  };
-  /**
-   * Opens `path` following links inside the mount (a project's own relative links work), then
-   * checks where the kernel says the opened file is: a link that led out is refused.
-   */
-  const openInside = async (path: string, flags: number): Promise<FileHandle> => {
-    const { mount, parts } = locate(path);
-    const root = await openRoot(mount, path);
-    let file: FileHandle;
     try {
-      file = await open(parts.length === 0 ? viaFd(root) : viaFd(root, parts.join('/')), flags);
+      for (const part of parts) {
+        if (create) {
+          await mkdir(viaFd(dir, part)).catch((error: NodeJS.ErrnoException) => {
+            if (error.code !== 'EEXIST') throw error;
+          });
+        }
+        const next = await openChildDir(dir, part);
+        await dir.close();
+        dir = next;
+      }
+      return dir;
     } catch (error) {
+      await dir.close();
       throw fsError(path, error);
-    } finally {
-      await root.close();
     }
-    if (!isWithin(mount.host, await pathOfHandle(file))) {
-      await file.close();
-      throw outside(path);
-    }
-    return file;
   };
   return {
     async writeFile(path, data) {
       const { mount, parts } = locate(path);
       const name = parts.pop();
       if (name === undefined) throw new SandboxError('not_found', `${path} is a directory`);
-      // Parents made and entered one at a time, none of them a link; the file opened with
-      // O_NOFOLLOW: nothing is written through a link the sandbox planted.
-      let dir = await openRoot(mount, path);
+      const dir = await openDir(path, mount, parts, true);
       try {
-        for (const part of parts) {
-          try {
-            await mkdir(viaFd(dir, part));
-          } catch (error) {
-            if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw fsError(path, error);
-          }
-          const next = await openChildDir(dir, part).catch((error: unknown) => {
-            throw fsError(path, error);
-          });
-          await dir.close();
-          dir = next;
-        }
-        let file: FileHandle;
-        try {
-          file = await open(
-            viaFd(dir, name),
-            O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK,
-          );
-        } catch (error) {
+        const file = await open(
+          viaFd(dir, name),
+          O_WRONLY | O_CREAT | O_TRUNC | O_NOFOLLOW | O_NONBLOCK,
+        ).catch((error: unknown) => {
           throw fsError(path, error);
-        }
+        });
         try {
           if (!(await file.stat()).isFile()) {
             throw new SandboxError('not_found', `${path} is not a regular file`);
@@ -144,23 +133,34 @@ export function hostFiles(
       }
     },
     async readFile(path, maxBytes) {
-      const file = await openInside(path, O_RDONLY | O_NONBLOCK);
+      const { mount, parts } = locate(path);
+      const name = parts.pop();
+      if (name === undefined) throw new SandboxError('not_found', `${path} is not a file`);
+      const dir = await openDir(path, mount, parts, false);
       try {
-        const info = await file.stat();
-        if (!info.isFile()) throw new SandboxError('not_found', `${path} is not a file`);
-        const data = Buffer.alloc(Math.min(info.size, maxBytes));
-        const { bytesRead } = await file.read(data, 0, data.length, 0);
-        return { data: data.subarray(0, bytesRead), truncated: info.size > maxBytes };
+        // O_NONBLOCK: a FIFO planted under the name does not hold the call.
+        const file = await open(viaFd(dir, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK).catch(
+          (error: unknown) => {
+            throw fsError(path, error);
+          },
+        );
+        try {
+          const info = await file.stat();
+          if (!info.isFile()) throw new SandboxError('not_found', `${path} is not a file`);
+          const data = Buffer.alloc(Math.min(info.size, maxBytes));
+          const { bytesRead } = await file.read(data, 0, data.length, 0);
+          return { data: data.subarray(0, bytesRead), truncated: info.size > maxBytes };
+        } finally {
+          await file.close();
+        }
       } finally {
-        await file.close();
+        await dir.close();
       }
     },
     async listFiles(path, depth) {
-      const dir = await openInside(path, O_RDONLY | O_NONBLOCK);
+      const { mount, parts } = locate(path);
+      const dir = await openDir(path, mount, parts, false);
       try {
-        if (!(await dir.stat()).isDirectory()) {
-          throw new SandboxError('not_found', `${path} is not a directory`);
-        }
         return (await listTree(dir, '', depth)).sort((a, b) => a.path.localeCompare(b.path));
       } catch (error) {
         throw fsError(path, error);
@@ -210,9 +210,6 @@ export async function prepareCode(
     },
   };
 }
-
-const outside = (path: string) =>
-  new SandboxError('path_outside', `${path} leads outside the sandbox's files (through a link)`);
 
 /** An error of the file system as the tool says it: with the sandbox's path, never the host's. */
 function fsError(path: string, error: unknown): SandboxError {

@@ -1,5 +1,5 @@
 import { constants } from 'node:fs';
-import { lstat, open, readlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
 import { resolve } from 'node:path';
 import { SandboxError } from '../sandbox.js';
 
@@ -17,11 +17,6 @@ const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
 /** The path of `handle`'s directory, or of the entry `name` in it, through `/proc/self/fd`. */
 export function viaFd(handle: FileHandle, name?: string): string {
   return name === undefined ? `/proc/self/fd/${handle.fd}` : `/proc/self/fd/${handle.fd}/${name}`;
-}
-
-/** Where the kernel says `handle` is now (the path of the file or directory it holds). */
-export function pathOfHandle(handle: FileHandle): Promise<string> {
-  return readlink(viaFd(handle));
 }
 
 /** Whether `name` is one plain entry name (no `/`, not `.` or `..`). */
