@@ -276,6 +276,22 @@ describe.skipIf(bwrapUnusable !== undefined).each(runtimes)(
   },
 );
 
+describe("each user's workspaces", () => {
+  it('lie under a directory of their own that no other user id names', () => {
+    project('mallory', 'app-of-mallory');
+    // An id that is no single path segment would make the root (every user's) or a folder
+    // outside it its directory.
+    for (const user of ['', '.', '..', 'a/b', '../users', 'nul\0x']) {
+      expect(resolveWorkingDirectory(usersRoot, user, 'mallory/app-of-mallory')).toEqual({
+        refused: 'this user has no directory for local sandboxes on this service',
+      });
+    }
+    expect(resolveWorkingDirectory(usersRoot, 'mallory', 'app-of-mallory')).toEqual({
+      dir: join(usersRoot, 'mallory', 'app-of-mallory'),
+    });
+  });
+});
+
 describe.skipIf(bwrapUnusable !== undefined)('hostile code in a bubblewrap sandbox', () => {
   it('runs as uid 65534 with no capability, not as the service', async () => {
     const sandbox = await new BubblewrapSandboxProvider({ stateDir }).create({
