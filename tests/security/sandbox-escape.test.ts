@@ -12,6 +12,7 @@ import {
   mkdtempSync,
   readdirSync,
   readFileSync,
+  rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
@@ -272,6 +273,15 @@ describe.skipIf(bwrapUnusable !== undefined).each(runtimes)(
       expect(errors.every((e) => e.isError)).toBe(true);
       // The link in the working directory was not written through.
       expectHostUntouched();
+      // A failure on the host side (the code directory unusable) names no host path either.
+      const codeDir = join(stateDir, sandbox.id, 'code');
+      rmSync(codeDir, { recursive: true, force: true });
+      writeFileSync(codeDir, '');
+      const failed = await call('execute_code', { language: 'python', code: 'print(1)' });
+      expect(failed).toMatchObject({ isError: true });
+      expect(failed.content).toContain('could not write the code file');
+      expect(failed.content).not.toContain(root);
+      rmSync(codeDir);
     });
   },
 );

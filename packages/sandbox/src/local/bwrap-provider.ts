@@ -346,7 +346,16 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     let cgroup: CallCgroup | undefined;
     try {
       if (mode.kind === 'cgroup') {
-        cgroup = new CallCgroup(mode, randomUUID(), limits);
+        try {
+          cgroup = new CallCgroup(mode, randomUUID(), limits);
+        } catch (error) {
+          // The host's error names host paths: the tool says what failed, not where.
+          throw new SandboxError(
+            'unavailable',
+            `could not make the call's cgroup (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+            { cause: error },
+          );
+        }
         // The shell joins the groups before it becomes bwrap: everything after is bounded.
         const files = cgroup.procsFiles;
         const joinGroups = files.map((_, i) => `echo $$ > "$${i + 1}"`).join(' && ');

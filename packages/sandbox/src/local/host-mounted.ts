@@ -184,11 +184,20 @@ export async function prepareCode(
   node: string,
 ): Promise<{ argv: string[]; cleanup: () => Promise<void> }> {
   const name = randomUUID();
-  await mkdir(codeDir, { recursive: true });
   const files: string[] = [];
   const put = async (file: string, text: string) => {
     files.push(join(codeDir, file));
-    await writeFile(join(codeDir, file), text);
+    try {
+      await mkdir(codeDir, { recursive: true });
+      await writeFile(join(codeDir, file), text);
+    } catch (error) {
+      // The host's error names the host path: the tool says what failed, not where.
+      throw new SandboxError(
+        'unavailable',
+        `could not write the code file (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+        { cause: error },
+      );
+    }
     return posix.join(LOCAL_CODE_DIR, file);
   };
   let argv: string[];
