@@ -52,10 +52,17 @@ const notice = (message: string): RunContribution => ({
 
 /**
  * The user's own directory for local sandboxes: `<root>/<user id>`, the id taken as one path
- * segment. An id that cannot be one (`/`, `.`, `..`) has none.
+ * segment. An id that cannot be one (empty, `/`, `.`, `..`) has none: its directory would be
+ * the root itself or outside it, naming every user's.
  */
 function userRoot(root: string, userId: string): string | undefined {
-  if (userId.includes('/') || userId === '.' || userId === '..' || userId.includes('\0')) {
+  if (
+    userId === '' ||
+    userId.includes('/') ||
+    userId === '.' ||
+    userId === '..' ||
+    userId.includes('\0')
+  ) {
     return undefined;
   }
   const dir = join(root, userId);

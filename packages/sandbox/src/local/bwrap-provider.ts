@@ -1,6 +1,7 @@
+import { execFileSync } from 'node:child_process';
 import { randomUUID } from 'node:crypto';
-import { existsSync, lstatSync, readlinkSync, realpathSync } from 'node:fs';
-import { mkdir, readdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { existsSync, lstatSync, mkdirSync, readlinkSync, realpathSync } from 'node:fs';
+import { mkdir, readdir, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
 import { dirname, join, posix } from 'node:path';
 import {
   SandboxError,
@@ -13,14 +14,19 @@ import {
   type SandboxSpec,
 } from '../sandbox.js';
 import { type Mount } from './host-path.js';
-import { collectImages, hostFiles, prepareCode } from './host-mounted.js';
+import { collectImages, hostFiles, LOCAL_CODE_DIR, prepareCode } from './host-mounted.js';
 export { LOCAL_OUTPUTS_DIR } from './host-mounted.js';
+import { linkFreeDir, openDirNoFollow } from './no-follow.js';
 import { CallCgroup, processLimitMode } from './process-limit.js';
 import { runProcess } from './run-process.js';
 
 /** Limits of every process tree a call starts. */
 export interface LocalLimits {
-  /** Writable memory per process (RLIMIT_DATA). @default 1 GiB */
+  /**
+   * Writable memory per process (RLIMIT_DATA), and of all processes of a call together (a
+   * memory cgroup, where the host has the controller; Docker: the container's limit).
+   * @default 1 GiB
+   */
   readonly memoryBytes: number;
   /** CPU seconds per process (RLIMIT_CPU). @default 60 */
   readonly cpuSeconds: number;
@@ -28,6 +34,8 @@ export interface LocalLimits {
   readonly maxProcesses: number;
   /** Largest file a call may write (RLIMIT_FSIZE). @default 1 GiB */
   readonly maxFileBytes: number;
+  /** Size of the call's `/dev/shm` (a RAM disk of its own, gone when the call ends). @default 64 MiB */
+  readonly shmBytes: number;
 }
 
 export const DEFAULT_LOCAL_LIMITS: LocalLimits = {
@@ -35,6 +43,7 @@ export const DEFAULT_LOCAL_LIMITS: LocalLimits = {
   cpuSeconds: 60,
   maxProcesses: 128,
   maxFileBytes: 1024 ** 3,
+  shmBytes: 64 * 1024 ** 2,
 };
 
 export interface BubblewrapOptions {
@@ -58,6 +67,34 @@ const NODE = (() => {
   if (binary.startsWith('/usr/')) return { inside: binary, prefix: undefined };
   return { inside: posix.join(NODE_PREFIX_INSIDE, binary.slice(prefix.length)), prefix };
 })();
+
+/**
+ * Why this bwrap cannot run calls safely (it lacks an option they rely on: `--bind-fd` and
+ * `--size` came with bubblewrap 0.8), or undefined. Asked once per binary.
+ */
+const bwrapTooOld = new Map<string, string | undefined>();
+function whyBwrapUnusable(bwrap: string): string | undefined {
+  if (!bwrapTooOld.has(bwrap)) {
+    let help = '';
+    try {
+      help = execFileSync(bwrap, ['--help'], { encoding: 'utf8', stdio: 'pipe' });
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === 'ENOENT') {
+        bwrapTooOld.set(bwrap, `${bwrap} is not installed (bubblewrap 0.8 or later is needed)`);
+        return bwrapTooOld.get(bwrap);
+      }
+      help = String((error as { stdout?: unknown }).stdout ?? '');
+    }
+    const missing = ['--bind-fd', '--size', '--args'].filter((option) => !help.includes(option));
+    bwrapTooOld.set(
+      bwrap,
+      missing.length > 0
+        ? `bubblewrap 0.8 or later is needed to run code safely (this ${bwrap} lacks ${missing.join(', ')})`
+        : undefined,
+    );
+  }
+  return bwrapTooOld.get(bwrap);
+}
 
 interface Meta {
   readonly id: string;
@@ -108,12 +145,20 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     const id = `sbx_${randomUUID()}`;
     const dir = this.dirOf(id);
     await mkdir(join(dir, 'tmp', 'outputs'), { recursive: true });
-    const host = spec.hostWorkingDirectory ?? join(dir, 'workspace');
-    await mkdir(host, { recursive: true });
+    // The caller's directory is the real path it checked (`resolveWorkingDirectory`): taken as
+    // it is, once it is still a directory with no link on the way (never resolved again, which
+    // would follow a link planted since the check). The default one is the service's own.
+    let host: string;
+    if (spec.hostWorkingDirectory) {
+      host = await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR);
+    } else {
+      await mkdir(join(dir, 'workspace'), { recursive: true });
+      host = realpathSync(join(dir, 'workspace'));
+    }
     const meta: Meta = {
       id,
       metadata: spec.metadata,
-      hostWorkingDirectory: realpathSync(host),
+      hostWorkingDirectory: host,
       createdAt: new Date().toISOString(),
       state: 'running',
     };
@@ -129,7 +174,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     const found = await this.readMeta(id);
     if (!found) return undefined;
     const host = spec?.hostWorkingDirectory
-      ? realpathSync(spec.hostWorkingDirectory)
+      ? await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR)
       : found.hostWorkingDirectory;
     const meta: Meta = { ...found, hostWorkingDirectory: host, state: 'running' };
     if (found.state !== 'running' || found.hostWorkingDirectory !== host) {
@@ -191,7 +236,10 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
   }
 
   private handle(meta: Meta): SandboxHandle {
-    const tmp = join(this.dirOf(meta.id), 'tmp');
+    // The sandbox's state directory is the service's alone (no sandbox sees it): its real path
+    // is taken once; what is below `tmp` is the sandbox's and is never followed.
+    mkdirSync(join(this.dirOf(meta.id), 'tmp'), { recursive: true });
+    const tmp = realpathSync(join(this.dirOf(meta.id), 'tmp'));
     const mounts: Mount[] = [
       { inside: LOCAL_WORKDIR, host: meta.hostWorkingDirectory },
       { inside: '/tmp', host: tmp },
@@ -217,15 +265,27 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     code: string,
     options: ExecOptions,
   ): Promise<ExecResult> {
-    const prepared = await prepareCode(tmp, language, code, NODE.inside);
+    const prepared = await prepareCode(this.codeDirOf(meta.id), language, code, NODE.inside);
     try {
       const result = await this.exec(meta, tmp, prepared.argv, options);
-      return { ...result, images: await collectImages(join(tmp, 'outputs')) };
+      return { ...result, images: await collectImages(tmp) };
     } finally {
       await prepared.cleanup();
     }
   }
 
+  /** The service's own directory of a sandbox's code files, mounted read-only inside. */
+  private codeDirOf(id: string): string {
+    return join(this.dirOf(id), 'code');
+  }
+
+  /**
+   * One call. The working directory is opened here, component by component with no link
+   * followed (its real path was taken when the run resolved it), and bwrap binds that very
+   * directory from the descriptor: a working directory swapped for a link since (by another
+   * session of the user whose sandbox sees its parent) is refused, never followed to wherever
+   * the link points.
+   */
   private async exec(
     meta: Meta,
     tmp: string,
@@ -234,6 +294,35 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
   ): Promise<Omit<ExecResult, 'images'>> {
     const mode = processLimitMode();
     if (mode.kind === 'none') throw new SandboxError('unavailable', mode.why);
+    const tooOld = whyBwrapUnusable(this.options.bwrapPath ?? 'bwrap');
+    if (tooOld) throw new SandboxError('unavailable', tooOld);
+    await mkdir(this.codeDirOf(meta.id), { recursive: true });
+    let workspace: FileHandle;
+    try {
+      workspace = await openDirNoFollow(meta.hostWorkingDirectory);
+    } catch (error) {
+      throw new SandboxError(
+        'unavailable',
+        `${LOCAL_WORKDIR} is no longer the directory this run was given (it was moved, removed ` +
+          'or replaced by a link): nothing ran; start a new run with its working_directory',
+        { cause: error },
+      );
+    }
+    try {
+      return await this.execIn(meta, tmp, workspace, argv, options, mode);
+    } finally {
+      await workspace.close();
+    }
+  }
+
+  private async execIn(
+    meta: Meta,
+    tmp: string,
+    workspace: FileHandle,
+    argv: readonly string[],
+    options: ExecOptions,
+    mode: Exclude<ReturnType<typeof processLimitMode>, { kind: 'none' }>,
+  ): Promise<Omit<ExecResult, 'images'>> {
     const limits = this.limits;
     const ulimits = [
       `ulimit -d ${Math.floor(limits.memoryBytes / 1024)}`,
@@ -242,7 +331,11 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
       ...(mode.kind === 'rlimit' ? [`ulimit -u ${limits.maxProcesses}`] : []),
     ].join(' && ');
     const inner = ['/bin/bash', '-c', `${ulimits} && exec "$@"`, 'sandbox', ...argv];
-    const bwrap = [this.options.bwrapPath ?? 'bwrap', ...this.bwrapArgs(meta, tmp), '--', ...inner];
+    // bwrap's options (host paths among them) come through a pipe (`--args`), so the sandbox's
+    // `/proc/1/cmdline` (bwrap's init) shows none of them; bwrap closes both descriptors before
+    // the sandbox's code starts.
+    const fds = [workspace.fd, Buffer.from(`${this.bwrapArgs(meta, tmp, 3).join('\0')}\0`)];
+    const bwrap = [this.options.bwrapPath ?? 'bwrap', '--args', '4', '--', ...inner];
     const controller = new AbortController();
     const calls = this.running.get(meta.id) ?? new Set<AbortController>();
     calls.add(controller);
@@ -253,23 +346,41 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     let cgroup: CallCgroup | undefined;
     try {
       if (mode.kind === 'cgroup') {
-        cgroup = new CallCgroup(mode, randomUUID(), limits.maxProcesses);
-        // The shell joins the group before it becomes bwrap: everything after is bounded.
+        try {
+          cgroup = new CallCgroup(mode, randomUUID(), limits);
+        } catch (error) {
+          // The host's error names host paths: the tool says what failed, not where.
+          throw new SandboxError(
+            'unavailable',
+            `could not make the call's cgroup (${(error as NodeJS.ErrnoException).code ?? 'error'})`,
+            { cause: error },
+          );
+        }
+        // The shell joins the groups before it becomes bwrap: everything after is bounded.
+        const files = cgroup.procsFiles;
+        const joinGroups = files.map((_, i) => `echo $$ > "$${i + 1}"`).join(' && ');
         return await runProcess(
           '/bin/sh',
-          ['-c', 'echo $$ > "$0" && exec "$@"', join(cgroup.path, 'cgroup.procs'), ...bwrap],
-          { ...options, signal },
+          [
+            '-c',
+            `${joinGroups} && shift ${files.length} && exec "$@"`,
+            'sandbox-call',
+            ...files,
+            ...bwrap,
+          ],
+          { ...options, signal, fds },
         );
       }
-      return await runProcess(bwrap[0]!, bwrap.slice(1), { ...options, signal });
+      return await runProcess(bwrap[0]!, bwrap.slice(1), { ...options, signal, fds });
     } finally {
-      cgroup?.remove();
+      await cgroup?.remove();
       calls.delete(controller);
       if (calls.size === 0) this.running.delete(meta.id);
     }
   }
 
-  private bwrapArgs(meta: Meta, tmp: string): string[] {
+  /** bwrap's options; `workspaceFd`: the descriptor (in bwrap) of the working directory. */
+  private bwrapArgs(meta: Meta, tmp: string, workspaceFd: number): string[] {
     const args = [
       '--unshare-all',
       ...(this.options.network ? ['--share-net'] : []),
@@ -323,12 +434,23 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
       '/proc',
       '--dev',
       '/dev',
+      // A RAM disk of the call's own, small, instead of one the size of the host's memory.
+      '--size',
+      String(this.limits.shmBytes),
+      '--tmpfs',
+      '/dev/shm',
       '--bind',
       tmp,
       '/tmp',
-      '--bind',
-      meta.hostWorkingDirectory,
+      '--bind-fd',
+      String(workspaceFd),
       LOCAL_WORKDIR,
+      // The code files: the service's own directory, read-only; outside `/tmp` and
+      // `/workspace`, so bwrap makes its mount point in its own root, not in a directory the
+      // sandbox could have filled with links.
+      '--ro-bind',
+      this.codeDirOf(meta.id),
+      LOCAL_CODE_DIR,
       '--chdir',
       LOCAL_WORKDIR,
     );

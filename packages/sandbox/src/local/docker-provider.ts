@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { realpathSync } from 'node:fs';
+import { mkdirSync, realpathSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CappedOutput } from '../capped-output.js';
@@ -16,7 +16,8 @@ import {
 import { DEFAULT_LOCAL_LIMITS, LOCAL_WORKDIR, type LocalLimits } from './bwrap-provider.js';
 import { DockerEngine, engineError } from './docker-engine.js';
 import { type Mount } from './host-path.js';
-import { collectImages, hostFiles, LOCAL_RUN_DIR, prepareCode } from './host-mounted.js';
+import { collectImages, hostFiles, LOCAL_CODE_DIR, prepareCode } from './host-mounted.js';
+import { linkFreeDir } from './no-follow.js';
 
 export interface DockerOptions {
   /** Where each sandbox keeps its own `/tmp` on the host (mounted into its container). */
@@ -61,9 +62,10 @@ const ENV = [
 const CALL_MARKER = 'AGENT_SANDBOX_CALL';
 
 /**
- * The container's main process: sleeps, and exits (stopping the container) once `/tmp/.run` has
- * not changed for `$0` seconds and no call is running (the service writes a `<call>.active`
- * file there before each call and removes it after, which also moves the directory's mtime).
+ * The container's main process: sleeps, and exits (stopping the container) once the code
+ * directory (`$1`, read-only inside, written by the service only) has not changed for `$0`
+ * seconds and no call is running (the service writes a `<call>.active` file there before each
+ * call and removes it after, which also moves the directory's mtime).
  */
 export const IDLE_WATCHDOG = [
   'mkdir -p "$1"',
@@ -91,13 +93,26 @@ export const KILL_LEFTOVERS = [
   '  done',
   '  [ -z "$found" ] && break',
   'done',
+  // The call's process group file, written inside by the call (the host never touches /tmp).
+  'rm -f "/tmp/.call-$0.pgid"',
   'true',
 ].join('\n');
 
 interface ContainerInfo {
   Name: string;
   State: { Running: boolean };
+  Config?: { Labels?: Record<string, string> };
   HostConfig: { Binds?: string[] };
+}
+
+/** The metadata a container was labelled with. */
+function metadataOf(found: ContainerInfo): SandboxMetadata {
+  const labels = found.Config?.Labels ?? {};
+  return {
+    userId: labels[LABEL.userId] ?? '',
+    sessionId: labels[LABEL.sessionId] ?? '',
+    deployment: labels[LABEL.deployment] ?? '',
+  };
 }
 
 /**
@@ -129,11 +144,18 @@ export class DockerSandboxProvider implements SandboxProvider {
 
   async create(spec: SandboxSpec): Promise<SandboxHandle> {
     const id = `sbx_${randomUUID()}`;
-    const host = spec.hostWorkingDirectory ?? join(this.dirOf(id), 'workspace');
     await mkdir(join(this.dirOf(id), 'tmp', 'outputs'), { recursive: true });
-    await mkdir(host, { recursive: true });
-    await this.createContainer(id, spec.metadata, realpathSync(host));
-    return this.handle(id, realpathSync(host));
+    await mkdir(this.codeDirOf(id), { recursive: true });
+    // As in bubblewrap: the caller's real path taken as it is once checked to hold no link.
+    let host: string;
+    if (spec.hostWorkingDirectory) {
+      host = await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR);
+    } else {
+      await mkdir(join(this.dirOf(id), 'workspace'), { recursive: true });
+      host = realpathSync(join(this.dirOf(id), 'workspace'));
+    }
+    await this.createContainer(id, spec.metadata, host);
+    return this.handle(id, host);
   }
 
   /**
@@ -146,11 +168,17 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (!found) return undefined;
     const mounted = found.HostConfig.Binds?.find((b) => b.split(':')[1] === LOCAL_WORKDIR);
     const current = mounted?.split(':')[0];
-    const wanted = spec?.hostWorkingDirectory ? realpathSync(spec.hostWorkingDirectory) : current;
+    const wanted = spec?.hostWorkingDirectory
+      ? await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR)
+      : current;
     if (!wanted) return undefined;
-    if (spec && wanted !== current) {
+    // A container made before code files came from the service's own read-only directory is
+    // made again with it (its `/tmp` stays).
+    const hasCodeDir = found.HostConfig.Binds?.some((b) => b.split(':')[1] === LOCAL_CODE_DIR);
+    if ((spec && wanted !== current) || !hasCodeDir) {
+      await mkdir(this.codeDirOf(id), { recursive: true });
       await this.removeContainer(id);
-      await this.createContainer(id, spec.metadata, wanted);
+      await this.createContainer(id, spec?.metadata ?? metadataOf(found), wanted);
     } else if (!found.State.Running) {
       await this.start(id);
     }
@@ -197,8 +225,16 @@ export class DockerSandboxProvider implements SandboxProvider {
     }));
   }
 
+  /** The service's own directory of a sandbox's code files, mounted read-only inside. */
+  private codeDirOf(id: string): string {
+    return join(this.dirOf(id), 'code');
+  }
+
   private handle(id: string, hostWorkingDirectory: string): SandboxHandle {
-    const tmp = join(this.dirOf(id), 'tmp');
+    // The state directory is the service's alone; below `tmp` everything is the sandbox's and
+    // is never followed (host-mounted.ts).
+    mkdirSync(join(this.dirOf(id), 'tmp'), { recursive: true });
+    const tmp = realpathSync(join(this.dirOf(id), 'tmp'));
     const mounts: Mount[] = [
       { inside: LOCAL_WORKDIR, host: hostWorkingDirectory },
       { inside: '/tmp', host: tmp },
@@ -207,16 +243,16 @@ export class DockerSandboxProvider implements SandboxProvider {
       id,
       workdir: LOCAL_WORKDIR,
       runCode: async (language, code, options) => {
-        const prepared = await prepareCode(tmp, language, code, 'node');
+        const prepared = await prepareCode(this.codeDirOf(id), language, code, 'node');
         try {
-          const result = await this.exec(id, tmp, prepared.argv, options);
-          return { ...result, images: await collectImages(join(tmp, 'outputs')) };
+          const result = await this.exec(id, prepared.argv, options);
+          return { ...result, images: await collectImages(tmp) };
         } finally {
           await prepared.cleanup();
         }
       },
       runCommand: async (command, options) => ({
-        ...(await this.exec(id, tmp, ['/bin/bash', '-c', command], options)),
+        ...(await this.exec(id, ['/bin/bash', '-c', command], options)),
         images: [],
       }),
       ...hostFiles(mounts, LOCAL_WORKDIR),
@@ -225,20 +261,19 @@ export class DockerSandboxProvider implements SandboxProvider {
 
   /**
    * One call: an exec under `timeout` (a backstop two seconds past the deadline) that writes its
-   * process group id to `/tmp/.run`; at the deadline or on abort, a second exec kills that group
-   * (the engine has no call to kill an exec).
+   * process group id to its `/tmp` (inside; the host never reads it); at the deadline or on
+   * abort, a second exec kills that group (the engine has no call to kill an exec).
    */
   private async exec(
     id: string,
-    tmp: string,
     argv: readonly string[],
     options: ExecOptions,
   ): Promise<Omit<ExecResult, 'images'>> {
     const call = randomUUID();
-    const pgidFile = `${LOCAL_RUN_DIR}/${call}.pgid`;
-    await mkdir(join(tmp, '.run'), { recursive: true });
+    const pgidFile = `/tmp/.call-${call}.pgid`;
+    await mkdir(this.codeDirOf(id), { recursive: true });
     // Keeps the idle watchdog from stopping the container during the call.
-    const active = join(tmp, '.run', `${call}.active`);
+    const active = join(this.codeDirOf(id), `${call}.active`);
     await writeFile(active, '');
     const backstop = String(Math.ceil(options.timeoutMs / 1000) + 2);
     let execId: string;
@@ -290,7 +325,6 @@ export class DockerSandboxProvider implements SandboxProvider {
       // What the call left running (`nohup x &`, `setsid x`) would otherwise live on in the
       // container until it stops; a process that cleared its environment escapes this.
       await this.run(id, ['/bin/bash', '-c', KILL_LEFTOVERS, call]).catch(() => undefined);
-      await rm(join(tmp, '.run', `${call}.pgid`), { force: true });
       await rm(active, { force: true });
     }
     const { body } = await this.engine.json<{ ExitCode: number | null }>(
@@ -354,7 +388,7 @@ export class DockerSandboxProvider implements SandboxProvider {
         '-c',
         IDLE_WATCHDOG,
         String(Math.ceil((this.options.idleStopMs ?? 600_000) / 1000)),
-        LOCAL_RUN_DIR,
+        LOCAL_CODE_DIR,
       ],
       WorkingDir: LOCAL_WORKDIR,
       User: this.user,
@@ -370,13 +404,17 @@ export class DockerSandboxProvider implements SandboxProvider {
         Binds: [
           `${hostWorkingDirectory}:${LOCAL_WORKDIR}:rw`,
           `${join(this.dirOf(id), 'tmp')}:/tmp:rw`,
+          `${this.codeDirOf(id)}:${LOCAL_CODE_DIR}:ro`,
         ],
         NetworkMode: network ? 'bridge' : 'none',
         ReadonlyRootfs: true,
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         Init: true,
+        // The container's memory covers all its processes and its /dev/shm; the RAM disk is
+        // kept small as in bubblewrap.
         Memory: limits.memoryBytes,
+        ShmSize: limits.shmBytes,
         NanoCpus: Math.round((this.options.cpus ?? 1) * 1e9),
         PidsLimit: limits.maxProcesses,
         Ulimits: [
@@ -390,6 +428,13 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   private async start(id: string): Promise<void> {
+    // Docker mounts the working directory by its path at every start: a directory swapped for a
+    // link since it was checked would be followed. Checked right before (a short window remains
+    // between this check and the engine's mount: docs/sandbox.md).
+    const mounted = (await this.inspect(id))?.HostConfig.Binds?.find(
+      (b) => b.split(':')[1] === LOCAL_WORKDIR,
+    );
+    if (mounted) await linkFreeDir(mounted.split(':')[0]!, LOCAL_WORKDIR);
     const { status, body } = await this.engine.json('POST', `/containers/${id}/start`);
     if (status !== 204 && status !== 304) {
       throw engineError('start the container', status, JSON.stringify(body));

@@ -56,8 +56,8 @@ describe('Docker runtime', () => {
     expect(container.running).toBe(true);
     expect(container.config).toMatchObject({
       Image: 'sandbox:test',
-      // The idle watchdog (10 min by default), on the sandbox's run directory.
-      Cmd: ['/bin/bash', '-c', IDLE_WATCHDOG, '600', '/tmp/.run'],
+      // The idle watchdog (10 min by default), on the sandbox's code directory.
+      Cmd: ['/bin/bash', '-c', IDLE_WATCHDOG, '600', '/opt/code'],
       NetworkDisabled: true,
       Labels: {
         'agent-backend.user': 'alice',
@@ -65,13 +65,19 @@ describe('Docker runtime', () => {
         'agent-backend.deployment': 'contract-docker',
       },
       HostConfig: {
-        Binds: [`${dir}:/workspace:rw`, `${join(stateDir, sandbox.id, 'tmp')}:/tmp:rw`],
+        // The code files come from the service's own directory, read-only inside.
+        Binds: [
+          `${dir}:/workspace:rw`,
+          `${join(stateDir, sandbox.id, 'tmp')}:/tmp:rw`,
+          `${join(stateDir, sandbox.id, 'code')}:/opt/code:ro`,
+        ],
         NetworkMode: 'none',
         ReadonlyRootfs: true,
         CapDrop: ['ALL'],
         SecurityOpt: ['no-new-privileges'],
         Init: true,
         Memory: 256 * 1024 ** 2,
+        ShmSize: 64 * 1024 ** 2,
         PidsLimit: 64,
         NanoCpus: 1e9,
       },

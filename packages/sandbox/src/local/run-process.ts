@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import type { Writable } from 'node:stream';
 import { CappedOutput } from '../capped-output.js';
 import type { ExecOptions } from '../sandbox.js';
 
@@ -11,6 +12,16 @@ export interface ProcessOutcome {
   readonly truncated: boolean;
 }
 
+/** What {@link runProcess} starts a process with, besides the call's limits. */
+export interface RunProcessOptions extends ExecOptions {
+  readonly onSpawn?: (pid: number) => void;
+  /**
+   * Descriptors the process gets from 3 on, in order: an open descriptor of ours is passed as
+   * is; a buffer becomes a pipe the process reads it from (written, then closed).
+   */
+  readonly fds?: ReadonlyArray<number | Buffer>;
+}
+
 /**
  * Runs `command` and waits for it, killing it (SIGKILL, its whole process group) at the
  * deadline or when `signal` aborts. Never rejects for the process's own failure: a deadline is
@@ -19,13 +30,26 @@ export interface ProcessOutcome {
 export function runProcess(
   command: string,
   args: readonly string[],
-  options: ExecOptions & { readonly onSpawn?: (pid: number) => void },
+  options: RunProcessOptions,
 ): Promise<ProcessOutcome> {
   return new Promise((resolve, reject) => {
+    const extra = options.fds ?? [];
     const child = spawn(command, args, {
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: [
+        'ignore',
+        'pipe',
+        'pipe',
+        ...extra.map((fd) => (typeof fd === 'number' ? fd : 'pipe')),
+      ],
       detached: true,
       env: {},
+    });
+    extra.forEach((fd, index) => {
+      if (typeof fd === 'number') return;
+      const pipe = child.stdio[3 + index] as Writable | null;
+      // A process that exits before reading all of it closes the pipe: not our error.
+      pipe?.on('error', () => undefined);
+      pipe?.end(fd);
     });
     const stdout = new CappedOutput(options.maxOutputBytes);
     const stderr = new CappedOutput(options.maxOutputBytes);
@@ -43,8 +67,8 @@ export function runProcess(
     }, options.timeoutMs);
     const onAbort = () => kill();
     options.signal?.addEventListener('abort', onAbort, { once: true });
-    child.stdout.on('data', (chunk: Buffer) => stdout.push(chunk));
-    child.stderr.on('data', (chunk: Buffer) => stderr.push(chunk));
+    child.stdout?.on('data', (chunk: Buffer) => stdout.push(chunk));
+    child.stderr?.on('data', (chunk: Buffer) => stderr.push(chunk));
     child.once('spawn', () => {
       if (child.pid !== undefined) options.onSpawn?.(child.pid);
     });

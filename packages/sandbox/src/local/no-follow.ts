@@ -1,0 +1,82 @@
+import { constants } from 'node:fs';
+import { lstat, open, type FileHandle } from 'node:fs/promises';
+import { resolve } from 'node:path';
+import { SandboxError } from '../sandbox.js';
+
+/**
+ * Opening files of a sandbox's tree from the host without following a link the sandbox could
+ * have made (docs/sandbox.md, "What the host never does"). Node has no `openat`, so a descriptor's
+ * directory is named through Linux's `/proc/self/fd/<n>`: the kernel goes to the very directory
+ * the descriptor holds (not to a path looked up again), and only the last component is looked
+ * up, here with `O_NOFOLLOW`. Chaining these opens walks a path component by component with no
+ * window in which a swapped component could lead elsewhere.
+ */
+
+const { O_RDONLY, O_DIRECTORY, O_NOFOLLOW } = constants;
+
+/** The path of `handle`'s directory, or of the entry `name` in it, through `/proc/self/fd`. */
+export function viaFd(handle: FileHandle, name?: string): string {
+  return name === undefined ? `/proc/self/fd/${handle.fd}` : `/proc/self/fd/${handle.fd}/${name}`;
+}
+
+/** Whether `name` is one plain entry name (no `/`, not `.` or `..`). */
+export function isEntryName(name: string): boolean {
+  return (
+    name !== '' && name !== '.' && name !== '..' && !name.includes('/') && !name.includes('\0')
+  );
+}
+
+/**
+ * Opens the directory `name` inside `parent`; fails with `ELOOP` when it is a link (Linux says
+ * `ENOTDIR` for a link opened with `O_DIRECTORY | O_NOFOLLOW`), `ENOTDIR` when it is a file.
+ */
+export async function openChildDir(parent: FileHandle, name: string): Promise<FileHandle> {
+  if (!isEntryName(name)) throw new Error(`not an entry name: ${JSON.stringify(name)}`);
+  try {
+    return await open(viaFd(parent, name), O_RDONLY | O_DIRECTORY | O_NOFOLLOW);
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOTDIR') throw error;
+    const info = await lstat(viaFd(parent, name)).catch(() => undefined);
+    if (!info?.isSymbolicLink()) throw error;
+    throw Object.assign(new Error(`${name} is a symbolic link`), { code: 'ELOOP' });
+  }
+}
+
+/**
+ * Opens the directory at `dir`, an absolute path with no link in it (a `realpath` taken earlier),
+ * following no link on the way: fails (`ELOOP`, `ENOTDIR`, `ENOENT`) when any component has
+ * since been replaced by a link or removed, instead of reaching wherever the link points.
+ */
+export async function openDirNoFollow(dir: string): Promise<FileHandle> {
+  let current = await open('/', O_RDONLY | O_DIRECTORY);
+  try {
+    for (const name of dir.split('/').filter((part) => part !== '')) {
+      const next = await openChildDir(current, name);
+      await current.close();
+      current = next;
+    }
+    return current;
+  } catch (error) {
+    await current.close().catch(() => undefined);
+    throw error;
+  }
+}
+
+/**
+ * `dir` when it is a directory reached with no link on the way (the real path the caller
+ * resolved and checked, still the same directory), else a `SandboxError` (`unavailable`) naming
+ * `inside`, the sandbox's path for it (never the host's).
+ */
+export async function linkFreeDir(dir: string, inside: string): Promise<string> {
+  try {
+    await (await openDirNoFollow(resolve(dir))).close();
+    return resolve(dir);
+  } catch (error) {
+    throw new SandboxError(
+      'unavailable',
+      `the directory for ${inside} is not a real directory now (it was moved, removed or ` +
+        'replaced by a link since it was checked): nothing ran; start a new run',
+      { cause: error },
+    );
+  }
+}
