@@ -118,6 +118,17 @@ function handOver(argv, env = process.env) {
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
 }
 
+/**
+ * The service commands read settings from `.env` at the repository root when there is one
+ * (git-ignored; `.env.example` lists the usual ones). A variable already in the environment
+ * wins over the file. Tests never read it: they set what they need.
+ */
+function loadDotEnv() {
+  if (!existsSync('.env')) return;
+  process.loadEnvFile('.env');
+  say('settings from .env loaded (the environment wins over it)');
+}
+
 checkNode();
 ensureInstalled();
 if (command === 'setup') {
@@ -125,6 +136,7 @@ if (command === 'setup') {
   say('ready');
 } else if (command in ENTRIES) {
   ensureBuilt();
+  loadDotEnv();
   handOver([process.execPath, ENTRIES[command], ...args]);
 } else if (command === 'test') {
   ensureBuilt();
