@@ -1,16 +1,19 @@
 /**
  * Issue 32.4: `pnpm demo` mints tokens for anyone who reaches it (DEV_TOKENS), so it listens on
- * loopback unless HOST is set, and says so.
+ * loopback unless HOST is set, and says so; docs/protocol.md's curl example of an invoke runs
+ * against it as written.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { afterAll, describe, expect, it } from 'vitest';
 import { exited, REPO_ROOT } from '@agent-backend/testing';
+import { codeBlocks, runShellBlocks } from './doc-blocks.js';
 import { requireBuild, tempDir } from './helpers.js';
 
 const DEMO = 'apps/all-in-one/dist/demo.js';
 
 describe('pnpm demo', () => {
   let demo: ChildProcess | undefined;
+  let origin: string | undefined;
   afterAll(async () => {
     if (demo && demo.exitCode === null) {
       demo.kill('SIGTERM');
@@ -48,5 +51,28 @@ describe('pnpm demo', () => {
       'Listening on 127.0.0.1 only: other machines cannot reach it (HOST=0.0.0.0 opens it to them, and lets them mint tokens).',
     );
     expect((await fetch(`http://127.0.0.1:${port}/readyz`)).status).toBe(200);
+    origin = `http://127.0.0.1:${port}`;
   }, 180_000);
+
+  it("docs/protocol.md's curl invoke runs against it: the demo model calls the node's echo", async () => {
+    expect(origin).toBeDefined();
+    const blocks = codeBlocks('docs/protocol.md').filter((b) => b.lang === 'sh');
+    expect(blocks).toHaveLength(1);
+    const run = await runShellBlocks(blocks, {
+      origin: origin!,
+      scratch: tempDir('demo-curl'),
+      env: {},
+    });
+    expect(run.code, `${run.script}\n${run.stderr}`).toBe(0);
+    const events = run.stdout
+      .split('\n')
+      .filter((line) => line.startsWith('data: '))
+      .map((line) => JSON.parse(line.slice('data: '.length)) as { type: string; result?: unknown });
+    expect(events[0]).toMatchObject({ type: 'session' });
+    expect(events).toContainEqual(expect.objectContaining({ type: 'tool_call' }));
+    expect(events).toContainEqual(
+      expect.objectContaining({ type: 'tool_result', result: 'hello' }),
+    );
+    expect(events.at(-1)).toMatchObject({ type: 'done' });
+  }, 120_000);
 });
