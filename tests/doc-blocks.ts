@@ -86,7 +86,13 @@ export interface ShellRun {
  */
 export function runShellBlocks(
   blocks: readonly CodeBlock[],
-  options: { origin: string; scratch: string; env: Record<string, string> },
+  options: {
+    origin: string;
+    scratch: string;
+    env: Record<string, string>;
+    /** More replacements, for pages with other addresses than `localhost:8000`. */
+    replace?: ReadonlyArray<readonly [RegExp, string]>;
+  },
 ): Promise<ShellRun> {
   const host = new URL(options.origin).host;
   const lines: string[] = ['set -euo pipefail'];
@@ -96,13 +102,18 @@ export function runShellBlocks(
     // Continuation lines joined, so a command is one line here.
     const commands = block.code.replace(/\\\n\s*/g, ' ').split('\n');
     for (const raw of commands) {
-      const command = raw
+      let command = raw;
+      for (const [pattern, replacement] of options.replace ?? []) {
+        command = command.replace(pattern, replacement);
+      }
+      command = command
         .replace(/localhost:8000/g, host)
         .replace(/(\.\/)?\btokens\.json\b/g, join(options.scratch, 'tokens.json'))
         .replace(/\s+#\s.*$/, '');
       if (command.trim() === '' || command.trim().startsWith('#')) continue;
       if (NOT_RUN.some((pattern) => pattern.test(command.trim()))) continue;
-      if (LONG_RUNNING.test(command)) {
+      // Started in the background by the page itself: left as written.
+      if (LONG_RUNNING.test(command) && !command.trim().endsWith('&')) {
         const log = join(options.scratch, `simulator-${++simulators}.log`);
         // Its own output to a file: the script's pipes close when the script ends.
         lines.push(`${command} >${log} 2>&1 &`);
