@@ -183,7 +183,13 @@ function startSummary(role: Role, config: Config, port: number, dialect: string)
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const database = dialect === 'pglite' ? `PGlite in ${config.DATA_DIR}` : 'PostgreSQL';
   const bus = config.REDIS_URL ? 'Redis' : 'in-process';
-  // The roles that serve the playground (apps/api) say where a person can open it.
-  const playground = role === 'api' || role === 'all-in-one' ? `; playground: ${url}/` : '';
+  // The roles that serve the playground (apps/api) say where a person can open it. An api
+  // replica alone serves the page, but its nodes panel and notifications speak to /ws/web.
+  const playground =
+    role === 'all-in-one'
+      ? `; playground: ${url}/`
+      : role === 'api'
+        ? `; playground: ${url}/, which needs the gateway behind the same origin, as infra/nginx.conf sets up`
+        : '';
   return `${role} ready at ${url} (database: ${database}; queues and bus: ${bus}${playground})`;
 }
