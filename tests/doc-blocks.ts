@@ -3,7 +3,7 @@
  * reader would type, against a service the test started instead of `localhost:8000`.
  */
 import { spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync, realpathSync, symlinkSync } from 'node:fs';
 import { dirname, join } from 'node:path';
 import { REPO_ROOT } from '@agent-backend/testing';
 
@@ -42,6 +42,11 @@ const LONG_RUNNING = /(\bnode:simulate\b|simulate-node\.js)/;
 /** What the pages' commands use besides Node.js: a shell, curl and a few core utilities. */
 const BASE_TOOLS = ['bash', 'sh', 'curl', 'grep', 'sed', 'cat', 'sleep', 'seq', 'env'];
 
+function which(tool: string): string | undefined {
+  const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' });
+  return found.status === 0 ? found.stdout.trim() : undefined;
+}
+
 /**
  * A PATH with Node.js (node, npm, npx) and {@link BASE_TOOLS} only, as on a machine where the
  * README's "you need Node.js, nothing else" holds: no pnpm.
@@ -49,15 +54,17 @@ const BASE_TOOLS = ['bash', 'sh', 'curl', 'grep', 'sed', 'cat', 'sleep', 'seq', 
 function nodeOnlyPath(scratch: string): string {
   const bin = join(scratch, 'node-only-bin');
   mkdirSync(bin, { recursive: true });
-  const nodeBin = dirname(process.execPath);
-  const tools = new Map<string, string>([
-    ['node', process.execPath],
-    ['npm', join(nodeBin, 'npm')],
-    ['npx', join(nodeBin, 'npx')],
-  ]);
+  const tools = new Map<string, string>([['node', process.execPath]]);
+  // npm and npx beside this node when its installation has them (a bare binary, like CI's
+  // second Node version, has not: then the ones on the PATH, run by this node).
+  for (const tool of ['npm', 'npx']) {
+    const beside = join(dirname(process.execPath), tool);
+    const found = existsSync(beside) ? beside : which(tool);
+    if (found) tools.set(tool, found);
+  }
   for (const tool of BASE_TOOLS) {
-    const found = spawnSync('sh', ['-c', `command -v ${tool}`], { encoding: 'utf8' });
-    if (found.status === 0) tools.set(tool, found.stdout.trim());
+    const found = which(tool);
+    if (found) tools.set(tool, found);
   }
   for (const [name, target] of tools) {
     try {
@@ -114,7 +121,7 @@ export function runShellBlocks(
       if (NOT_RUN.some((pattern) => pattern.test(command.trim()))) continue;
       // Started in the background by the page itself: left as written.
       if (LONG_RUNNING.test(command) && !command.trim().endsWith('&')) {
-        const log = join(options.scratch, `simulator-${++simulators}.log`);
+        const log = join(options.scratch, `simulator-${Date.now()}-${++simulators}.log`);
         // Its own output to a file: the script's pipes close when the script ends.
         lines.push(`${command} >${log} 2>&1 &`);
         lines.push(
