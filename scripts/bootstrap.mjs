@@ -128,6 +128,7 @@ function loadDotEnv() {
   process.loadEnvFile('.env');
   say('settings from .env loaded (the environment wins over it)');
 }
+if (command in ENTRIES) loadDotEnv();
 
 checkNode();
 ensureInstalled();
@@ -136,7 +137,6 @@ if (command === 'setup') {
   say('ready');
 } else if (command in ENTRIES) {
   ensureBuilt();
-  loadDotEnv();
   handOver([process.execPath, ENTRIES[command], ...args]);
 } else if (command === 'test') {
   ensureBuilt();
