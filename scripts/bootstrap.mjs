@@ -118,6 +118,18 @@ function handOver(argv, env = process.env) {
   child.on('exit', (code, signal) => process.exit(code ?? (signal ? 128 : 1)));
 }
 
+/**
+ * The service commands read settings from `.env` at the repository root when there is one
+ * (git-ignored; `.env.example` lists the usual ones). A variable already in the environment
+ * wins over the file. Tests never read it: they set what they need.
+ */
+function loadDotEnv() {
+  if (!existsSync('.env')) return;
+  process.loadEnvFile('.env');
+  say('settings from .env loaded (the environment wins over it)');
+}
+if (command in ENTRIES) loadDotEnv();
+
 checkNode();
 ensureInstalled();
 if (command === 'setup') {

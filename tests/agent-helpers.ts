@@ -127,8 +127,8 @@ export async function invoke(
   token: string | undefined,
   body: unknown,
 ): Promise<SseClient> {
-  // The spec's default `sandbox_mode` is `cloud`, which without a configured provider adds a
-  // `notice` event to every stream: tests about other things ask for no sandbox, unless they say.
+  // Tests about other things ask for no sandbox unless they say: the default `sandbox_mode`
+  // follows the service's configuration (cloud when it has a cloud provider).
   if (body && typeof body === 'object' && !Array.isArray(body) && !('sandbox_mode' in body)) {
     body = { ...body, sandbox_mode: 'none' };
   }

@@ -73,7 +73,8 @@ describe('code execution in agent runs (cloud sandboxes on E2B)', () => {
       message: 'Plot the squares',
       llm_config: llm('cloud-plot'),
       session_id: 'cloud-session-1',
-      // Unset: the spec's default mode, cloud (the helper would default to none).
+      // Unset: the default mode, cloud on a service with a cloud provider (the helper would
+      // send none).
       sandbox_mode: undefined,
     });
     const events = await run.ended;

@@ -112,6 +112,15 @@ describe('documentation', () => {
     expect(documented).toEqual(Object.keys(EnvSchema.shape));
   });
 
+  it('.env.example names only variables the configuration reads, and is git-ignored as .env', () => {
+    const example = readFileSync(join(ROOT, '.env.example'), 'utf8');
+    const named = [...example.matchAll(/^#? ?([A-Z][A-Z0-9_]+)=/gm)].map((m) => m[1]!);
+    expect(named.length).toBeGreaterThan(0);
+    expect(named.filter((name) => !(name in EnvSchema.shape))).toEqual([]);
+    const ignored = readFileSync(join(ROOT, '.gitignore'), 'utf8').split('\n');
+    expect(ignored).toEqual(expect.arrayContaining(['.env', 'tokens.json']));
+  });
+
   it('docs/openapi.json and docs/asyncapi.json are generated from the schemas and are current', async () => {
     // Stale: run `pnpm docs:api`.
     for (const [path, text] of Object.entries(await apiDocFiles())) {

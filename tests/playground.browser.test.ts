@@ -105,6 +105,14 @@ describe('playground (pnpm demo) in headless Chromium', () => {
     // First visit with a demo model: it is preselected and labelled as scripted.
     expect(await page.locator('#demo-label').isVisible()).toBe(true);
     expect(await page.getByLabel('Model name').inputValue()).toBe('demo-scripted');
+    // "Skills to use" labels the input beside it, on a row below the checkboxes (issue 32.4).
+    const box = async (selector: string) => (await page.locator(selector).boundingBox())!;
+    const [label, input, checkbox] = await Promise.all(
+      ['label[for="skill-names"]', '#skill-names', '#skills-auto'].map(box),
+    );
+    const middle = (b: { y: number; height: number }) => b.y + b.height / 2;
+    expect(Math.abs(middle(label!) - middle(input!))).toBeLessThan(input!.height / 2);
+    expect(label!.y).toBeGreaterThanOrEqual(checkbox!.y + checkbox!.height);
   });
 
   it('streams a run, writes todos and holds the node call until Approve is pressed', async () => {

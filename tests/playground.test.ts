@@ -54,6 +54,19 @@ describe('playground routes', () => {
     expect((await fetch(`${plain.url}/playground/js/app.js`)).headers.get('content-type')).toMatch(
       /javascript/,
     );
+    // A tab icon of its own (issue 32.4), served beside the page.
+    const icon = /<link rel="icon" href="([^"]+)"/.exec(html)?.[1];
+    expect(icon).toBeDefined();
+    const served = await fetch(new URL(icon!, `${plain.url}/playground/`));
+    expect(served.status).toBe(200);
+    expect(served.headers.get('content-type')).toMatch(/^image\/svg\+xml/);
+  });
+
+  it('says how often the nodes panel is read again: every 30 s, as it does', async () => {
+    const html = await (await fetch(`${plain.url}/playground/`)).text();
+    const hint = /<section id="panel-nodes"[\s\S]*?<p class="hint">([\s\S]*?)<\/p>/.exec(html)?.[1];
+    expect(hint?.replace(/\s+/g, ' ')).toContain('every 30 s');
+    expect(html).not.toContain('every few seconds');
   });
 
   it('answers a missing file with the JSON 404 and serves nothing outside its folders', async () => {

@@ -79,6 +79,15 @@ describe('split roles on Redis and PostgreSQL', () => {
     }
   });
 
+  it("an api replica's ready line says the playground needs the gateway behind the same origin", () => {
+    const api = services['api-1']!;
+    const messages = api.stdout.map((line) => (JSON.parse(line) as { msg?: string }).msg);
+    expect(messages).toContain(
+      `api ready at ${api.url} (database: PostgreSQL; queues and bus: Redis; playground: ${api.url}/, ` +
+        'which needs the gateway behind the same origin, as infra/nginx.conf sets up)',
+    );
+  });
+
   it('the gateway announces itself in shared presence', async () => {
     const redis = createRedis(testRedisUrl(), { name: 'test-presence' });
     const presence = createRedisPresence({ redis, prefix });

@@ -41,6 +41,9 @@ async function main(): Promise<void> {
           DEFAULT_LLM_MODEL: DEMO_MODEL_NAME,
         }),
   };
+  // Anyone who reaches the demo can mint tokens (DEV_TOKENS): it listens on loopback only,
+  // unless HOST says otherwise.
+  if (!process.env.HOST) env.HOST = '127.0.0.1';
   const config = loadConfigOrExit('all-in-one', env);
   const host = ['0.0.0.0', '::'].includes(config.HOST) ? '127.0.0.1' : config.HOST;
   // The node and the printed address need the port: `PORT=0` gets a free one chosen here.
@@ -87,8 +90,17 @@ async function main(): Promise<void> {
   await node.start();
   process.stderr.write(
     `\nDemo ready: open ${base}/ and press "Mint a token" (user ${DEMO_USER}).\n` +
-      `The model is scripted (no API key, no AI); a simulated desktop node is connected.\n\n`,
+      `The model is scripted (no API key, no AI); a simulated desktop node is connected.\n` +
+      `${reach(config.HOST)}\n\n`,
   );
+}
+
+/** Who can reach the demo, and so mint tokens on it. */
+function reach(listenHost: string): string {
+  if (['127.0.0.1', '::1', 'localhost'].includes(listenHost)) {
+    return `Listening on ${listenHost} only: other machines cannot reach it (HOST=0.0.0.0 opens it to them, and lets them mint tokens).`;
+  }
+  return `Listening on ${listenHost} (HOST): every machine that reaches this address can mint tokens here.`;
 }
 
 function freePort(host: string): Promise<number> {

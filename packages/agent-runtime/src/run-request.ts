@@ -35,7 +35,8 @@ export interface RunCapabilities {
   readonly webSearch: boolean;
   readonly skills?: SkillsConfig;
   readonly sandbox: {
-    readonly mode: SandboxMode;
+    /** Absent: the service's default (`cloud` where a cloud provider is configured, else `none`). */
+    readonly mode?: SandboxMode;
     readonly workingDirectory?: string;
     readonly files: readonly SandboxFile[];
   };

@@ -145,7 +145,7 @@ export const ENV_MEANINGS = {
   SANDBOX_DEPLOYMENT:
     "label in every sandbox's metadata; the sweep only reaps its own deployment's sandboxes",
   SANDBOX_CLOUD_PROVIDER:
-    '`e2b`: `cloud` runs (the default `sandbox_mode`) run code in E2B sandboxes ([`sandbox.md`](sandbox.md#cloud-e2b)); needs `E2B_API_KEY`. Unset: cloud runs get no code tools and a `notice`',
+    '`e2b`: `cloud` runs (also runs without a `sandbox_mode`) run code in E2B sandboxes ([`sandbox.md`](sandbox.md#cloud-e2b)); needs `E2B_API_KEY`. Unset: runs that ask for `cloud` get no code tools and a `notice`; runs without a `sandbox_mode` get no code tools',
   E2B_API_KEY: "E2B's API key (sent as `X-API-KEY`); required with `SANDBOX_CLOUD_PROVIDER=e2b`",
   E2B_TEMPLATE:
     'the E2B template sandboxes start from; it needs `python3` (with matplotlib for figures), `node` and `bash`',

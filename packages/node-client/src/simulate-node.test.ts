@@ -1,4 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { exited, REPO_ROOT } from '@agent-backend/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
@@ -146,6 +148,26 @@ describe('simulate-node', () => {
     ]);
     expect(await exited(sim.child)).toBe(1);
     expect(sim.lines.some((l) => l.includes('stopped code=forbidden'))).toBe(true);
+  });
+
+  it('stops with the URL it tried and a hint at --api-url when token refresh answers 404', async () => {
+    // Something at the api URL that is not the api role (a gateway-only port, a static site).
+    const elsewhere = createServer((_req, res) => res.writeHead(404).end('not found'));
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    const origin = `http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}`;
+    try {
+      const sim = simulate(
+        ['--kind', 'desktop', '--url', gateway.url, '--user', 'dora', '--api-url', origin],
+        { SIMULATE_NODE_REFRESH_TOKEN: 'rt_whatever' },
+      );
+      expect(await exited(sim.child)).toBe(1);
+      const said = sim.lines.join('\n');
+      expect(said).toContain(`POST ${origin}/api/auth/refresh answered 404`);
+      expect(said).toContain('--api-url');
+      expect(sim.lines.filter((l) => l.includes(' refresh_not_found '))).toHaveLength(1);
+    } finally {
+      await new Promise((resolve) => elsewhere.close(resolve));
+    }
   });
 
   it('exits 2 with the usage on bad arguments', async () => {

@@ -99,13 +99,15 @@ let current: string | undefined;
 /**
  * With a refresh token: an access token from `POST /api/auth/refresh`, renewed before each
  * connection attempt when it expires within a minute or the gateway refused it. A refused
- * refresh token stops the simulator (exit 1): retrying cannot help.
+ * refresh token, or no refresh route at the api URL (404), stops the simulator (exit 1):
+ * retrying cannot help.
  */
 async function freshToken(reason: string): Promise<string> {
   if (current && reason !== 'unauthorized' && expiresAt(current) - 60 > Date.now() / 1000) {
     return current;
   }
-  const response = await fetch(new URL('/api/auth/refresh', apiUrl), {
+  const url = new URL('/api/auth/refresh', apiUrl);
+  const response = await fetch(url, {
     method: 'POST',
     headers: { 'content-type': 'application/json' },
     body: JSON.stringify({ refreshToken }),
@@ -116,7 +118,19 @@ async function freshToken(reason: string): Promise<string> {
     void client.close();
     throw new Error('the refresh token is invalid or expired');
   }
-  if (!response.ok) throw new Error(`token refresh answered ${response.status}`);
+  if (response.status === 404 || response.status === 405) {
+    // Not the api role at that origin (a gateway-only port, a proxy without the route): every
+    // retry would get the same answer.
+    const message =
+      `POST ${url.href} answered ${response.status}: no token refresh there; ` +
+      `pass --api-url <http origin of the api role> (default: --url with ws(s) as http(s))`;
+    log('refresh_not_found', { url: url.href, status: response.status });
+    process.stderr.write(`simulate-node: ${message}\n`);
+    process.exitCode = 1;
+    void client.close();
+    throw new Error(message);
+  }
+  if (!response.ok) throw new Error(`token refresh at ${url.href} answered ${response.status}`);
   current = ((await response.json()) as { accessToken: string }).accessToken;
   log('token_refreshed', { expires_at: new Date(expiresAt(current) * 1000).toISOString() });
   return current;

@@ -165,8 +165,11 @@ export const InvokeRequest = z
     mode: ConversationMode.default('agent'),
     /** @default [] */
     tools: z.array(ToolEntry).default([]),
-    /** @default 'cloud' */
-    sandbox_mode: SandboxMode.default('cloud'),
+    /**
+     * Absent: the service's default, `cloud` where it has a cloud sandbox provider and `none`
+     * otherwise (so a service without one does not greet every run with a notice).
+     */
+    sandbox_mode: SandboxMode.optional(),
     /**
      * Directory of the local container's workspace. The spec names it without a type or place;
      * it is a top-level string, required when `sandbox_mode` is `local` and ignored otherwise.

@@ -12,6 +12,7 @@ import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@
 import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
 import { startTracing } from '@agent-backend/tracing';
 import { registerMetricsRoute } from './metrics-route.js';
+import { startFailure } from './start-failure.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -81,11 +82,19 @@ export async function startService(
   );
 
   const metrics = createServiceMetrics({ enabled: config.METRICS_ENABLED });
-  const engines = await createEngines(config, logger, {
-    migrate: options.migrate,
-    databaseReadiness: options.databaseReadiness,
-    metrics,
-  });
+  const listen = { port: config.PORT, host: config.HOST };
+  let engines: Engines;
+  try {
+    engines = await createEngines(config, logger, {
+      migrate: options.migrate,
+      databaseReadiness: options.databaseReadiness,
+      metrics,
+    });
+  } catch (error) {
+    const reason = startFailure(error, listen);
+    if (!reason) throw error;
+    exitWith(role, reason);
+  }
   const keys =
     role === 'worker' && !config.jwtPublicKeyPem
       ? // The worker serves no authenticated route; a throwaway pair keeps the context whole.
@@ -113,7 +122,33 @@ export async function startService(
   const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
   const roles = await options.mount(context);
 
-  await app.listen({ port: config.PORT, host: config.HOST });
+  // Bound before listening, so a failed listen closes what the roles opened the same way.
+  let failedToStart = false;
+  const shutdown = handleShutdown({
+    logger,
+    exit: (code) => process.exit(failedToStart ? 1 : code),
+    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+    steps: [
+      {
+        // Stop accepting and let in-flight requests finish while the roles end their long-lived
+        // streams, sockets and jobs (which would otherwise hold `app.close()` open).
+        name: 'http and roles',
+        run: () => Promise.all([app.close(), ...roles.map((r) => r.close())]),
+      },
+      { name: 'engines', run: () => engines.close() },
+      // Last, so the spans of the shutdown itself are sent too.
+      { name: 'traces', run: () => tracing.close() },
+    ],
+  });
+  try {
+    await app.listen(listen);
+  } catch (error) {
+    const reason = startFailure(error, listen);
+    if (!reason) throw error;
+    failedToStart = true;
+    process.stderr.write(`${role}: ${reason}\n`);
+    await shutdown();
+  }
   const address = app.server.address();
   const port = typeof address === 'object' && address ? address.port : config.PORT;
   logger.info(
@@ -130,22 +165,13 @@ export async function startService(
   // A person at a terminal reading JSON lines gets it plain too (collectors see no TTY).
   if (config.LOG_FORMAT === 'json' && process.stderr.isTTY) process.stderr.write(`${summary}\n`);
 
-  const shutdown = handleShutdown({
-    logger,
-    timeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-    steps: [
-      {
-        // Stop accepting and let in-flight requests finish while the roles end their long-lived
-        // streams, sockets and jobs (which would otherwise hold `app.close()` open).
-        name: 'http and roles',
-        run: () => Promise.all([app.close(), ...roles.map((r) => r.close())]),
-      },
-      { name: 'engines', run: () => engines.close() },
-      // Last, so the spans of the shutdown itself are sent too.
-      { name: 'traces', run: () => tracing.close() },
-    ],
-  });
   return { ...context, shutdown };
+}
+
+/** A start that cannot go on for a reason a person can fix: one line, no stack trace. */
+function exitWith(role: Role, reason: string): never {
+  process.stderr.write(`${role}: ${reason}\n`);
+  process.exit(1);
 }
 
 /**
@@ -157,7 +183,13 @@ function startSummary(role: Role, config: Config, port: number, dialect: string)
   const url = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
   const database = dialect === 'pglite' ? `PGlite in ${config.DATA_DIR}` : 'PostgreSQL';
   const bus = config.REDIS_URL ? 'Redis' : 'in-process';
-  // The roles that serve the playground (apps/api) say where a person can open it.
-  const playground = role === 'api' || role === 'all-in-one' ? `; playground: ${url}/` : '';
+  // The roles that serve the playground (apps/api) say where a person can open it. An api
+  // replica alone serves the page, but its nodes panel and notifications speak to /ws/web.
+  const playground =
+    role === 'all-in-one'
+      ? `; playground: ${url}/`
+      : role === 'api'
+        ? `; playground: ${url}/, which needs the gateway behind the same origin, as infra/nginx.conf sets up`
+        : '';
   return `${role} ready at ${url} (database: ${database}; queues and bus: ${bus}${playground})`;
 }

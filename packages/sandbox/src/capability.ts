@@ -125,8 +125,9 @@ async function missingFiles(
 /**
  * Code execution for runs (issue 14, docs/sandbox.md): the code tools on the session's sandbox,
  * for runs whose `sandbox_mode` has a provider here, in `agent` and `plan` modes (`ask` is
- * read-only, `none` has no sandbox). A mode without a provider gets no tools and one `notice`
- * saying why; code never runs on the server outside a sandbox. A local run whose
+ * read-only, `none` has no sandbox). A run without `sandbox_mode` gets `cloud` when a cloud
+ * provider is configured and `none` otherwise. A mode asked for without a provider gets no
+ * tools and one `notice` saying why; code never runs on the server outside a sandbox. A local run whose
  * `working_directory` is not the user's fails with `working_directory_refused`.
  */
 export function createSandboxCapability(options: SandboxCapabilityOptions): SandboxCapability {
@@ -136,7 +137,9 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
   );
 
   const source: ToolSource = async (run: RunInfo) => {
-    const { mode, workingDirectory, files } = run.request.capabilities.sandbox;
+    const { workingDirectory, files } = run.request.capabilities.sandbox;
+    // Not asked for: code runs where this service can run it, and nowhere (silently) otherwise.
+    const mode = run.request.capabilities.sandbox.mode ?? (options.cloud ? 'cloud' : 'none');
     if (mode === 'none' || run.request.mode === 'ask') return [];
     let provider: SandboxProvider;
     let hostDir: string | undefined;

@@ -30,7 +30,7 @@ export function toRunRequest(userId: string, body: InvokeRequest): RunRequest {
       webSearch: body.enable_web_search,
       ...(body.skills ? { skills: body.skills } : {}),
       sandbox: {
-        mode: body.sandbox_mode,
+        ...(body.sandbox_mode !== undefined ? { mode: body.sandbox_mode } : {}),
         ...(body.working_directory !== undefined
           ? { workingDirectory: body.working_directory }
           : {}),
