@@ -46,9 +46,9 @@ import {
   ARRAY_EXACT_MAX_CHUNKS,
   COMMON_WORD_SHARE,
   KnowledgeRepository,
-  readWordShares,
   searchChunks,
 } from '../packages/knowledge/src/index.js';
+import { readWordShares } from '../packages/search/src/index.js';
 import {
   createPostgresDatabase,
   migrate,
@@ -533,7 +533,7 @@ try {
     `loading: storeChunks ${storeSeconds.toFixed(0)} s (${((storeSeconds * 1e6) / total).toFixed(0)} µs/chunk), ` +
       `copies ${copySeconds.toFixed(0)} s, VACUUM ANALYZE ${vacuumSeconds.toFixed(0)} s`,
   );
-  const common = [...(await readWordShares(dbVector))]
+  const common = [...(await readWordShares(dbVector, 'knowledge_chunks'))]
     .filter(([, share]) => share >= COMMON_WORD_SHARE)
     .sort((a, b) => b[1] - a[1])
     .map(([word, share]) => ({ word, share }));

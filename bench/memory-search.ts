@@ -34,13 +34,9 @@ import { randomBytes } from 'node:crypto';
 import { cpus, loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
-import {
-  KnowledgeRepository,
-  searchChunks,
-  toArrayLiteral,
-  type Embedder,
-} from '../packages/knowledge/src/index.js';
+import { KnowledgeRepository, searchChunks } from '../packages/knowledge/src/index.js';
 import { memoryKey, MemoryRepository, searchMemories } from '../packages/memory/src/index.js';
+import { toArrayLiteral, type Embedder } from '../packages/search/src/index.js';
 import {
   createPgliteDatabase,
   createPostgresDatabase,

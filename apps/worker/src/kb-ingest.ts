@@ -1,7 +1,6 @@
 import { createHash } from 'node:crypto';
 import { inJobSpan } from '@agent-backend/jobs';
 import {
-  embedderFromSettings,
   ingestDocument,
   KB_INGEST_ATTEMPTS,
   KB_INGEST_QUEUE,
@@ -9,6 +8,7 @@ import {
 } from '@agent-backend/knowledge';
 import { KbIngestJob } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
+import { embedderFromSettings } from '@agent-backend/search';
 
 /**
  * Processes `kb-ingest` jobs (queued by the API when a document is added): chunks the document,

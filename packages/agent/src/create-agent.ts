@@ -8,7 +8,6 @@ import type { Config } from '@agent-backend/config';
 import type { Engines } from '@agent-backend/engines';
 import { createApprovalHook } from '@agent-backend/hitl';
 import {
-  embedderFromSettings,
   knowledgeSearcher,
   knowledgeToolSource,
   type KnowledgeSearcher,
@@ -17,6 +16,7 @@ import { join } from 'node:path';
 import type { Logger } from '@agent-backend/logger';
 import { createMcpTools, mcpPolicy } from '@agent-backend/mcp-tools';
 import { MemoryRepository, memoryPromptSection, memoryTools } from '@agent-backend/memory';
+import { embedderFromSettings } from '@agent-backend/search';
 import {
   describeProblems,
   loadSharedSkills,

@@ -10,31 +10,12 @@ export {
   type DocumentType,
   type StoredDocument,
 } from './knowledge-repository.js';
-export { toArrayLiteral } from './vector-literals.js';
-export {
-  createOpenAiEmbedder,
-  embedderFromSettings,
-  EmbeddingError,
-  normalize,
-  type Embedder,
-  type EmbeddingsSettings,
-  type OpenAiEmbedderOptions,
-} from './embeddings.js';
 export { ingestDocument, type IngestOptions, type IngestOutcome } from './ingest.js';
 export {
   ARRAY_EXACT_MAX_CHUNKS,
   COMMON_WORD_SHARE,
   fuseByRank,
-  fuseRanked,
-  MAX_QUERY_TERMS,
-  orQuery,
-  perHandle,
-  queryWords,
-  readWordShares,
-  RRF_K,
   searchChunks,
-  toTsQuery,
-  type QueryEmbedding,
   type SearchOptions,
 } from './search.js';
 export {

@@ -1,4 +1,4 @@
-import { EmbeddingError, type Embedder } from './embeddings.js';
+import { EmbeddingError, type Embedder } from '@agent-backend/search';
 import type { KnowledgeRepository } from './knowledge-repository.js';
 import { splitDocument } from './split-document.js';
 

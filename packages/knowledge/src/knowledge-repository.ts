@@ -1,7 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import type { KnowledgeBase, KnowledgeDocument } from '@agent-backend/protocol';
 import type { Database, Queryable } from '@agent-backend/store';
-import { toArrayLiterals } from './vector-literals.js';
+import { toArrayLiterals } from '@agent-backend/search';
 
 /** Document formats ingestion understands. */
 export type DocumentType = KnowledgeDocument['type'];

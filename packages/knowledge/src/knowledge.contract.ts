@@ -7,7 +7,7 @@ import {
   type VectorMode,
 } from '@agent-backend/store';
 import { conceptEmbedding, startScriptedModel, type ScriptedModel } from '@agent-backend/testing';
-import { createOpenAiEmbedder, EmbeddingError, type Embedder } from './embeddings.js';
+import { createOpenAiEmbedder, EmbeddingError, type Embedder } from '@agent-backend/search';
 import { ingestDocument } from './ingest.js';
 import { KnowledgeRepository } from './knowledge-repository.js';
 import { searchChunks } from './search.js';

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createPgliteDatabase, migrate, prepareVectorSearch } from '@agent-backend/store';
 import { conceptEmbedding, startScriptedModel } from '@agent-backend/testing';
-import { createOpenAiEmbedder } from './embeddings.js';
+import { createOpenAiEmbedder } from '@agent-backend/search';
 import { ingestDocument } from './ingest.js';
 import { KnowledgeRepository } from './knowledge-repository.js';
 import { describeKnowledgeContract } from './knowledge.contract.js';

@@ -1,8 +1,8 @@
 import { defineTool, type AgentTool, type ToolSource } from '@agent-backend/agent-runtime';
 import { SearchKnowledgeBaseArgs, type KnowledgeSearchHit } from '@agent-backend/protocol';
 import type { Queryable } from '@agent-backend/store';
-import type { Embedder } from './embeddings.js';
-import { searchChunks, type QueryEmbedding, type SearchOptions } from './search.js';
+import type { Embedder, QueryEmbedding } from '@agent-backend/search';
+import { searchChunks, type SearchOptions } from './search.js';
 
 /** The tool's name, fixed by the spec (`knowledge_base_ids`). */
 export const SEARCH_KNOWLEDGE_BASE_TOOL = 'search_knowledge_base';

@@ -1,12 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { fuseByRank, toTsQuery } from './search.js';
-
-describe('toTsQuery', () => {
-  it('quotes distinct lower-cased words joined by OR', () => {
-    expect(toTsQuery("Refund's policy, REFUND!")).toBe("'refund' | 's' | 'policy'");
-    expect(toTsQuery('  ?! ')).toBeUndefined();
-  });
-});
+import { fuseByRank } from './search.js';
 
 describe('fuseByRank', () => {
   const hit = (document_id: string, score = 0) => ({

@@ -1,17 +1,19 @@
 import type { KnowledgeSearchHit } from '@agent-backend/protocol';
 import {
+  fuseRanked,
+  hybridCandidates,
+  lexicalSearch,
+  perHandle,
+  readWordShares,
+  toArrayLiteral,
+  type QueryEmbedding,
+} from '@agent-backend/search';
+import {
   quoteIdentifier,
   vectorSupport,
   type Queryable,
   type VectorSupport,
 } from '@agent-backend/store';
-import { toArrayLiteral } from './vector-literals.js';
-
-/** Most distinct terms of a query that reach the database; the rest are ignored. */
-export const MAX_QUERY_TERMS = 32;
-
-/** The `k` of reciprocal rank fusion: a hit at rank r of one list adds 1 / (k + r). */
-export const RRF_K = 60;
 
 /**
  * Without pgvector, the vector side compares the query with every embedded chunk of the
@@ -19,13 +21,6 @@ export const RRF_K = 60;
  * candidates (the cost of plain-SQL comparison grows with the chunks; docs/BENCHMARKS.md).
  */
 export const ARRAY_EXACT_MAX_CHUNKS = 1_000;
-
-/** A query's vector, from the same model as the chunks it is compared with. */
-export interface QueryEmbedding {
-  readonly model: string;
-  /** Unit length. */
-  readonly vector: readonly number[];
-}
 
 export interface SearchOptions {
   /** The owner: bases of other users are never searched, whatever ids are passed. */
@@ -43,26 +38,6 @@ export interface SearchOptions {
 }
 
 /**
- * The query's words as a PostgreSQL `tsquery` source: lower-cased letter/digit runs, joined with
- * OR (`|`). OR rather than AND because a model asks in sentences; ranking puts the chunks
- * matching more words first. Quoting each word keeps the text from being read as operators.
- * @returns undefined when the query has no word at all.
- */
-export function toTsQuery(query: string): string | undefined {
-  return orQuery(queryWords(query));
-}
-
-/** The query's distinct lower-cased letter/digit runs, at most {@link MAX_QUERY_TERMS}. */
-export function queryWords(query: string): string[] {
-  return [...new Set(query.toLowerCase().match(/[\p{L}\p{N}]+/gu) ?? [])].slice(0, MAX_QUERY_TERMS);
-}
-
-/** Quoted words joined with OR (`|`), as a `tsquery` source; undefined for no words. */
-export function orQuery(words: readonly string[]): string | undefined {
-  return words.length === 0 ? undefined : words.map((w) => `'${w}'`).join(' | ');
-}
-
-/**
  * A word in at least this share of all chunks (by PostgreSQL's statistics of the `tsv` column)
  * is common: it does not choose which chunks are ranked, it only adds to their rank. The
  * `simple` configuration keeps stop words, and without this one "the" in a question makes the
@@ -73,46 +48,11 @@ export const COMMON_WORD_SHARE = 0.1;
 /** How long the common words read from the statistics are used before they are read again. */
 const COMMON_WORDS_TTL_MS = 5 * 60_000;
 
-/**
- * `read(db)` remembered per database handle (a failed read is forgotten), read again after
- * `ttlMs`, or when the caller asks for a fresh value.
- */
-export function perHandle<T>(read: (db: Queryable) => Promise<T>, ttlMs = Infinity) {
-  const cache = new WeakMap<Queryable, { at: number; value: Promise<T> }>();
-  return (db: Queryable, fresh = false): Promise<T> => {
-    const cached = cache.get(db);
-    if (cached && !fresh && Date.now() - cached.at < ttlMs) return cached.value;
-    const value = read(db);
-    cache.set(db, { at: Date.now(), value });
-    value.catch(() => cache.delete(db));
-    return value;
-  };
-}
-
-/**
- * The words of the `tsv` column's most-common-elements statistics (gathered by ANALYZE, which
- * autovacuum runs as the table grows), each with the share of rows it is in. Empty before the
- * first ANALYZE (and on PGlite, which has no autovacuum), so search then ranks every matching
- * chunk, as it always did. `table` is another table with a `tsv` column (memories).
- */
-export async function readWordShares(
-  db: Queryable,
-  table = 'knowledge_chunks',
-): Promise<Map<string, number>> {
-  const { rows } = await db.query<{ word: string; share: number }>(
-    `SELECT e.word, f.share::float8 AS share
-     FROM pg_stats s
-     CROSS JOIN LATERAL unnest(s.most_common_elems::text::text[]) WITH ORDINALITY AS e(word, i)
-     JOIN LATERAL unnest(s.most_common_elem_freqs) WITH ORDINALITY AS f(share, j) ON f.j = e.i
-     WHERE s.schemaname = current_schema() AND s.tablename = $1
-       AND s.attname = 'tsv'`,
-    [table],
-  );
-  return new Map(rows.map((r) => [r.word, r.share]));
-}
-
 /** {@link readWordShares}, read again after {@link COMMON_WORDS_TTL_MS}. */
-const cachedWordShares = perHandle((db) => readWordShares(db), COMMON_WORDS_TTL_MS);
+const cachedWordShares = perHandle(
+  (db) => readWordShares(db, 'knowledge_chunks'),
+  COMMON_WORDS_TTL_MS,
+);
 
 interface HitRow extends Record<string, unknown> {
   knowledge_base_id: string;
@@ -139,41 +79,40 @@ const toHit = (r: HitRow): KnowledgeSearchHit => ({
 
 /**
  * Best full-text matches, by `ts_rank` of all the query's words (the `simple` configuration:
- * no stemming, any language). When the query mixes common words ({@link readWordShares}) with
- * others, the chunks with one of the others are ranked first, and only those: the index then
- * finds a few chunks instead of all of them. If fewer than `limit` have one, the chunks with only
- * common words follow, ranked among themselves.
+ * no stemming, any language), common words only ranking when the query has others
+ * (`lexicalSearch` of packages/search, with {@link COMMON_WORD_SHARE}).
  */
-async function lexicalHits(
+function lexicalHits(
   db: Queryable,
   options: SearchOptions,
   limit: number,
 ): Promise<KnowledgeSearchHit[]> {
-  const words = queryWords(options.query);
-  const all = orQuery(words);
-  if (!all) return [];
-  const shares = await cachedWordShares(db);
-  const cutoff = options.commonWordShare ?? COMMON_WORD_SHARE;
-  const informative = orQuery(words.filter((w) => (shares.get(w) ?? 0) < cutoff));
-  /** Chunks matching `match` (and not `exclude`), ranked by all the words. */
-  const ranked = async (match: string, n: number, exclude?: string) => {
-    const { rows } = await db.query<HitRow>(
-      `SELECT ${HIT_COLUMNS}, ts_rank(c.tsv, to_tsquery('simple', $4))::float8 AS score
-       FROM knowledge_chunks c
-       JOIN knowledge_documents d ON d.document_id = c.document_id
-       WHERE ${OWNED_READY} AND c.tsv @@ to_tsquery('simple', $3)
-         ${exclude ? `AND NOT c.tsv @@ to_tsquery('simple', $6)` : ''}
-       ORDER BY score DESC, c.document_id, c.chunk_index
-       LIMIT $5`,
-      [options.userId, [...options.knowledgeBaseIds], match, all, n, ...(exclude ? [exclude] : [])],
-    );
-    return rows.map(toHit);
-  };
-  if (!informative || informative === all) return ranked(all, limit);
-  const first = await ranked(informative, limit);
-  // Fewer than `limit`: these are all the chunks with an informative word.
-  if (first.length === limit) return first;
-  return [...first, ...(await ranked(all, limit - first.length, informative))];
+  return lexicalSearch({
+    query: options.query,
+    limit,
+    commonWordShare: options.commonWordShare ?? COMMON_WORD_SHARE,
+    shares: () => cachedWordShares(db),
+    ranked: async (match, all, n, exclude) => {
+      const { rows } = await db.query<HitRow>(
+        `SELECT ${HIT_COLUMNS}, ts_rank(c.tsv, to_tsquery('simple', $4))::float8 AS score
+         FROM knowledge_chunks c
+         JOIN knowledge_documents d ON d.document_id = c.document_id
+         WHERE ${OWNED_READY} AND c.tsv @@ to_tsquery('simple', $3)
+           ${exclude ? `AND NOT c.tsv @@ to_tsquery('simple', $6)` : ''}
+         ORDER BY score DESC, c.document_id, c.chunk_index
+         LIMIT $5`,
+        [
+          options.userId,
+          [...options.knowledgeBaseIds],
+          match,
+          all,
+          n,
+          ...(exclude ? [exclude] : []),
+        ],
+      );
+      return rows.map(toHit);
+    },
+  });
 }
 
 /**
@@ -245,9 +184,9 @@ async function vectorHits(
 const cachedVectorSupport = perHandle(vectorSupport);
 
 /**
- * Reciprocal rank fusion: each list adds 1 / ({@link RRF_K} + rank) to a chunk's score (rank 1
- * first). Rank-based, so the full-text rank and the cosine similarity need no common scale; a
- * chunk found by both comes before one found by either alone at the same ranks.
+ * Reciprocal rank fusion of chunk lists (`fuseRanked` of packages/search): a chunk found by
+ * both the full-text and the vector side comes before one found by either alone at the same
+ * ranks; equal scores in document and chunk order.
  */
 export function fuseByRank(
   lists: ReadonlyArray<readonly KnowledgeSearchHit[]>,
@@ -259,28 +198,6 @@ export function fuseByRank(
     (a, b) => a.document_id.localeCompare(b.document_id) || a.chunk_index - b.chunk_index,
     limit,
   );
-}
-
-/**
- * {@link fuseByRank} for hits of any kind: `key` says which hits are the same, `tieBreak`
- * orders equal scores.
- */
-export function fuseRanked<H extends { readonly score: number }>(
-  lists: ReadonlyArray<readonly H[]>,
-  key: (hit: H) => string,
-  tieBreak: (a: H, b: H) => number,
-  limit: number,
-): H[] {
-  const fused = new Map<string, H>();
-  for (const list of lists) {
-    list.forEach((hit, i) => {
-      const k = key(hit);
-      const add = 1 / (RRF_K + i + 1);
-      const seen = fused.get(k);
-      fused.set(k, { ...hit, score: (seen?.score ?? 0) + add });
-    });
-  }
-  return [...fused.values()].sort((a, b) => b.score - a.score || tieBreak(a, b)).slice(0, limit);
 }
 
 /**
@@ -296,28 +213,12 @@ export async function searchChunks(
   const limit = options.limit ?? 5;
   if (options.knowledgeBaseIds.length === 0) return [];
   if (!options.embedding) return lexicalHits(db, options, limit);
-  const pool = Math.max(limit * 4, 20);
   const withEmbedding = { ...options, embedding: options.embedding };
-  const search = async (support: VectorSupport) => {
-    // pgvector needs no lexical candidates, so both sides run at once.
-    if (support.kind === 'pgvector') {
-      return Promise.all([
-        lexicalHits(db, options, pool),
-        vectorHits(db, withEmbedding, pool, [], support),
-      ]);
-    }
-    const lexical = await lexicalHits(db, options, pool);
-    return [lexical, await vectorHits(db, withEmbedding, pool, lexical, support)] as const;
-  };
-  const support = await cachedVectorSupport(db);
-  let lists;
-  try {
-    lists = await search(support);
-  } catch (error) {
-    // Another replica may have changed the column's type since this one read it.
-    const now = await cachedVectorSupport(db, true);
-    if (now.kind === support.kind) throw error;
-    lists = await search(now);
-  }
+  const lists = await hybridCandidates<KnowledgeSearchHit>({
+    pool: Math.max(limit * 4, 20),
+    lexical: (pool) => lexicalHits(db, options, pool),
+    vector: (pool, candidates, support) => vectorHits(db, withEmbedding, pool, candidates, support),
+    support: (fresh) => cachedVectorSupport(db, fresh),
+  });
   return fuseByRank(lists, limit);
 }

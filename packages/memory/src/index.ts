@@ -16,7 +16,13 @@ export {
   type SaveInput,
   type SaveOutcome,
 } from './memory-repository.js';
-export { searchMemories, type MemoryHit, type MemorySearchOptions } from './memory-search.js';
+export {
+  MEMORY_ARRAY_EXACT_MAX,
+  MEMORY_COMMON_WORD_SHARE,
+  searchMemories,
+  type MemoryHit,
+  type MemorySearchOptions,
+} from './memory-search.js';
 export {
   cleanTags,
   InvalidMemoryError,

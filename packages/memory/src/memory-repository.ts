@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { toArrayLiteral, type Embedder, type QueryEmbedding } from '@agent-backend/knowledge';
+import { toArrayLiteral, type Embedder, type QueryEmbedding } from '@agent-backend/search';
 import type { Memory, MemoryList } from '@agent-backend/protocol';
 import type { Database, Queryable } from '@agent-backend/store';
 import { decodeCursor, encodeCursor } from './cursor.js';

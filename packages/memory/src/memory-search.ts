@@ -1,21 +1,39 @@
+import type { Memory } from '@agent-backend/protocol';
 import {
-  ARRAY_EXACT_MAX_CHUNKS,
-  COMMON_WORD_SHARE,
   fuseRanked,
-  orQuery,
+  hybridCandidates,
+  lexicalSearch,
   perHandle,
-  queryWords,
   readWordShares,
   toArrayLiteral,
   type QueryEmbedding,
-} from '@agent-backend/knowledge';
-import type { Memory } from '@agent-backend/protocol';
+} from '@agent-backend/search';
 import {
   quoteIdentifier,
   vectorSupport,
   type Queryable,
   type VectorSupport,
 } from '@agent-backend/store';
+
+/**
+ * A word in at least this share of all memories (by PostgreSQL's statistics of `memories.tsv`)
+ * is common: it only adds to the rank of memories, it does not choose them, when the query has
+ * other words. Memory's own setting: tuning the knowledge search leaves it as it is.
+ */
+export const MEMORY_COMMON_WORD_SHARE = 0.1;
+
+/** How long the common words read from the statistics are used before they are read again. */
+const COMMON_WORDS_TTL_MS = 5 * 60_000;
+
+/**
+ * Without pgvector, the vector side compares the query with every embedded memory of the user
+ * when there are at most this many; beyond it, only with the best full-text candidates.
+ */
+export const MEMORY_ARRAY_EXACT_MAX = 1_000;
+
+/** Candidates of each side of a hybrid search: this many times the limit, at least 20. */
+const POOL_FACTOR = 4;
+const MIN_POOL = 20;
 
 /** A memory found by a search, with its score (higher is better). */
 export interface MemoryHit extends Memory {
@@ -62,9 +80,9 @@ export interface MemorySearchOptions {
   readonly limit?: number;
   /** With it, the search is hybrid: full text and vector similarity, fused by rank. */
   readonly embedding?: QueryEmbedding;
-  /** The knowledge search's {@link COMMON_WORD_SHARE}, for this search. */
+  /** {@link MEMORY_COMMON_WORD_SHARE} for this search; above 1, no word is common. */
   readonly commonWordShare?: number;
-  /** Without pgvector: the knowledge search's {@link ARRAY_EXACT_MAX_CHUNKS}, for this search. */
+  /** Without pgvector: {@link MEMORY_ARRAY_EXACT_MAX} for this search. */
   readonly arrayExactMax?: number;
 }
 
@@ -75,7 +93,7 @@ export interface SearchSettings {
   readonly support: VectorSupport;
 }
 
-const cachedWordShares = perHandle((db) => readWordShares(db, 'memories'), 5 * 60_000);
+const cachedWordShares = perHandle((db) => readWordShares(db, 'memories'), COMMON_WORDS_TTL_MS);
 const cachedVectorSupport = perHandle((db) => vectorSupport(db, 'memories'));
 
 /**
@@ -91,44 +109,41 @@ export async function searchSettings(db: Queryable, fresh = false): Promise<Sear
 }
 
 /**
- * Best full-text matches of one user's memories (text and tags), by `ts_rank`, with the
- * knowledge search's rules: the query's words joined by OR, and common words (by the
- * statistics of `memories.tsv`) only ranking, never selecting, when the query has others.
+ * Best full-text matches of one user's memories (text and tags), by `ts_rank`: the query's
+ * words joined by OR, and common words (by the statistics of `memories.tsv`) only ranking,
+ * never selecting, when the query has others (`lexicalSearch` of packages/search).
  */
-export async function lexicalMemoryHits(
+export function lexicalMemoryHits(
   db: Queryable,
   options: MemorySearchOptions,
   limit: number,
   settings: SearchSettings,
 ): Promise<MemoryHit[]> {
-  const words = queryWords(options.query);
-  const all = orQuery(words);
-  if (!all) return [];
-  const cutoff = options.commonWordShare ?? COMMON_WORD_SHARE;
-  const informative = orQuery(words.filter((w) => (settings.shares.get(w) ?? 0) < cutoff));
-  const ranked = async (match: string, n: number, exclude?: string) => {
-    const { rows } = await db.query<MemoryRow & { score: number }>(
-      `SELECT ${MEMORY_COLUMNS}, ts_rank(m.tsv, to_tsquery('simple', $3))::float8 AS score
-       FROM memories m
-       WHERE m.user_id = $1 AND m.tsv @@ to_tsquery('simple', $2)
-         ${exclude ? `AND NOT m.tsv @@ to_tsquery('simple', $5)` : ''}
-       ORDER BY score DESC, m.memory_id
-       LIMIT $4`,
-      [options.userId, match, all, n, ...(exclude ? [exclude] : [])],
-    );
-    return rows.map(toHit);
-  };
-  if (!informative || informative === all) return ranked(all, limit);
-  const first = await ranked(informative, limit);
-  if (first.length === limit) return first;
-  return [...first, ...(await ranked(all, limit - first.length, informative))];
+  return lexicalSearch({
+    query: options.query,
+    limit,
+    commonWordShare: options.commonWordShare ?? MEMORY_COMMON_WORD_SHARE,
+    shares: async () => settings.shares,
+    ranked: async (match, all, n, exclude) => {
+      const { rows } = await db.query<MemoryRow & { score: number }>(
+        `SELECT ${MEMORY_COLUMNS}, ts_rank(m.tsv, to_tsquery('simple', $3))::float8 AS score
+         FROM memories m
+         WHERE m.user_id = $1 AND m.tsv @@ to_tsquery('simple', $2)
+           ${exclude ? `AND NOT m.tsv @@ to_tsquery('simple', $5)` : ''}
+         ORDER BY score DESC, m.memory_id
+         LIMIT $4`,
+        [options.userId, match, all, n, ...(exclude ? [exclude] : [])],
+      );
+      return rows.map(toHit);
+    },
+  });
 }
 
 /**
  * Most similar memories of one user by cosine similarity (the score), among those embedded by
  * the query's model with vectors of its size: pgvector's `<=>` over all of them, or without
- * pgvector a plain-SQL dot product, over all of them up to the exact-scan limit and over
- * `candidates` beyond it (as the knowledge search).
+ * pgvector a plain-SQL dot product, over all of them up to {@link MEMORY_ARRAY_EXACT_MAX} and
+ * over `candidates` beyond it.
  */
 export async function vectorMemoryHits(
   db: Queryable,
@@ -146,7 +161,7 @@ export async function vectorMemoryHits(
     score = `1 - (m.embedding OPERATOR(${s}.<=>) $2::real[]::${s}.vector)`;
   } else {
     score = '(SELECT sum(a * b) FROM unnest(m.embedding, $2::real[]) AS v(a, b))';
-    const exactMax = options.arrayExactMax ?? ARRAY_EXACT_MAX_CHUNKS;
+    const exactMax = options.arrayExactMax ?? MEMORY_ARRAY_EXACT_MAX;
     const { rows: counted } = await db.query<{ n: number }>(
       `SELECT count(*)::int AS n FROM (
          SELECT 1 FROM memories m
@@ -174,7 +189,7 @@ export async function vectorMemoryHits(
 /**
  * Searches one user's memories, best first: full text alone without an embedding (`score` is
  * `ts_rank`), else hybrid, the full-text and vector candidates (4 × `limit` each, at least 20)
- * fused by reciprocal rank (`score` is the fused score), as the knowledge search does.
+ * fused by reciprocal rank (`score` is the fused score).
  */
 export async function searchMemories(
   db: Queryable,
@@ -183,27 +198,14 @@ export async function searchMemories(
   const limit = options.limit ?? 5;
   const settings = await searchSettings(db);
   if (!options.embedding) return lexicalMemoryHits(db, options, limit, settings);
-  const pool = Math.max(limit * 4, 20);
   const withEmbedding = { ...options, embedding: options.embedding };
-  const search = async (current: SearchSettings) => {
-    if (current.support.kind === 'pgvector') {
-      return Promise.all([
-        lexicalMemoryHits(db, options, pool, current),
-        vectorMemoryHits(db, withEmbedding, pool, [], current.support),
-      ]);
-    }
-    const lexical = await lexicalMemoryHits(db, options, pool, current);
-    return [lexical, await vectorMemoryHits(db, withEmbedding, pool, lexical, current.support)];
-  };
-  let lists;
-  try {
-    lists = await search(settings);
-  } catch (error) {
-    // Another replica may have changed the column's type since this one read it.
-    const now = await searchSettings(db, true);
-    if (now.support.kind === settings.support.kind) throw error;
-    lists = await search(now);
-  }
+  const lists = await hybridCandidates<MemoryHit>({
+    pool: Math.max(limit * POOL_FACTOR, MIN_POOL),
+    lexical: (pool) => lexicalMemoryHits(db, options, pool, settings),
+    vector: (pool, candidates, support) =>
+      vectorMemoryHits(db, withEmbedding, pool, candidates, support),
+    support: async (fresh) => (fresh ? (await searchSettings(db, true)).support : settings.support),
+  });
   return fuseRanked(
     lists,
     (hit) => hit.id,

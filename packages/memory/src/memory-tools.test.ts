@@ -5,7 +5,7 @@ import {
   type ToolContext,
   type ToolOutput,
 } from '@agent-backend/agent-runtime';
-import { createOpenAiEmbedder } from '@agent-backend/knowledge';
+import { createOpenAiEmbedder } from '@agent-backend/search';
 import type { AgentEvent, ConversationMode } from '@agent-backend/protocol';
 import {
   createPgliteDatabase,

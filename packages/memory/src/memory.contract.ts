@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createOpenAiEmbedder, EmbeddingError, type Embedder } from '@agent-backend/knowledge';
+import { createOpenAiEmbedder, EmbeddingError, type Embedder } from '@agent-backend/search';
 import {
   migrate,
   prepareVectorSearch,

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createOpenAiEmbedder } from '@agent-backend/knowledge';
+import { createOpenAiEmbedder } from '@agent-backend/search';
 import { createPgliteDatabase, migrate, prepareVectorSearch } from '@agent-backend/store';
 import { conceptEmbedding, startScriptedModel } from '@agent-backend/testing';
 import { MemoryRepository } from './memory-repository.js';

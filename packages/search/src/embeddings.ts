@@ -1,11 +1,11 @@
 import OpenAI from 'openai';
 
 /**
- * Turns texts into vectors for knowledge-base search. The vectors are unit length, so the dot
- * product of two of them is their cosine similarity.
+ * Turns texts into vectors for search (knowledge-base chunks, memories, their queries). The
+ * vectors are unit length, so the dot product of two of them is their cosine similarity.
  */
 export interface Embedder {
-  /** The model name; stored with every chunk so that only comparable vectors are compared. */
+  /** The model name; stored with every vector so that only comparable vectors are compared. */
   readonly model: string;
   /**
    * One vector per text, in order; null for a text whose vector has no direction (all zeros),
