@@ -1,6 +1,7 @@
 /**
  * The ephemeral keys port: short-lived string values with TTLs, shared by every replica.
- * Used for deduplication (event ids), pending approvals, and rate limits.
+ * Used for leases and locks (session runs, sandboxes, token refresh), pending approvals,
+ * workflow records and short caches (web search).
  *
  * In the contract: every operation is atomic across replicas; a key past its TTL is gone for
  * every reader; values are strings (callers encode JSON themselves); keys are namespaced by the

@@ -37,7 +37,7 @@ export interface RedisKeys {
   busRequests(channel: string): string;
   /** Channel carrying replies addressed to one bus node. */
   busInbox(nodeId: string): string;
-  /** An ephemeral key (dedup, approvals, rate limits). */
+  /** An ephemeral key (leases, locks, approvals, caches). */
   ephemeral(key: string): string;
   /** Hash of one user's connected nodes. */
   presenceUser(userId: string): string;
