@@ -1,5 +1,5 @@
 /**
- * Webhook acknowledgement latency (issue 7): a real split-role API process on Redis and
+ * Chat-platform webhook acknowledgement latency: a real split-role API process on Redis and
  * PostgreSQL receives encrypted, signed `im.message.receive_v1` events open-loop at a steady
  * rate (unique event ids plus a share of exact re-deliveries), and answers after verification,
  * cross-replica dedup (Redis `SET NX`) and the BullMQ enqueue. Baseline in the same run, same

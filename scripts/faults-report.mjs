@@ -16,7 +16,7 @@ const tag = profile === 'ci' ? 'faults' : `faults-${profile}`;
 const BEGIN = `<!-- ${tag}:begin (scripts/faults-report.mjs writes this part) -->`;
 const END = `<!-- ${tag}:end -->`;
 
-/** The order of the page: issue 19's points. */
+/** The order of the page: the fault suite's scenarios, Redis first, the soak last. */
 const ORDER = [
   'redis-restart',
   'redis-client-kill',

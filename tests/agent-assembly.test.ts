@@ -1,5 +1,5 @@
 /**
- * Issue 23: every kind of run is assembled by the one agent factory (`packages/agent`). The
+ * Every kind of run is assembled by the one agent factory (`packages/agent`). The
  * all-in-one is composed here in-process, as `apps/all-in-one/src/main.ts` composes it, with one
  * extra tool source handed to the factory; an invoke run, a scheduled run and a chat-platform
  * run must all offer its tool to the model. And the `AGENT_*` settings, now part of the service

@@ -1,5 +1,5 @@
 /**
- * Issue 13, memory on the embedded default (the all-in-one on PGlite, no Redis): a memory saved
+ * Memory on the embedded default (the all-in-one on PGlite, no Redis): a memory saved
  * through a run in one session is in the prompt of another session of the same user, never in
  * another user's, and deleting it through the API removes it from the next run.
  */

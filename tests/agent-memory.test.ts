@@ -1,5 +1,5 @@
 /**
- * Issue 13, memory: `enable_memory` through `POST /api/agent/invoke` on two API replicas sharing
+ * Memory: `enable_memory` through `POST /api/agent/invoke` on two API replicas sharing
  * Redis and PostgreSQL, with the scripted model (which records every request, so the test sees
  * the system prompt and the tools offered): saving, recalling in the prompt and with
  * `memory_search`, isolation between users, mode rules, approval of writes, concurrent runs on

@@ -1,5 +1,5 @@
 /**
- * Issue 15, SaaS account tools: `oauth` tool entries through `POST /api/agent/invoke` on two API
+ * SaaS account tools: `oauth` tool entries through `POST /api/agent/invoke` on two API
  * replicas sharing Redis and PostgreSQL, with fakes of the five providers (API and token
  * endpoints) and the scripted model.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 14, `cloud`: code execution through `POST /api/agent/invoke` in E2B sandboxes, the real
+ * Sandbox mode `cloud`: code execution through `POST /api/agent/invoke` in E2B sandboxes, the real
  * `e2b` SDK in the service talking to a fake of E2B's API and envd on loopback (wire level), on
  * two API replicas and a worker sharing Redis and PostgreSQL, with the scripted model.
  */

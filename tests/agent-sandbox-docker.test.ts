@@ -1,5 +1,5 @@
 /**
- * Issue 14, `local` on Docker: `execute_code` through `POST /api/agent/invoke` with
+ * Sandbox mode `local` on Docker: `execute_code` through `POST /api/agent/invoke` with
  * `SANDBOX_LOCAL_RUNTIME=docker`, the service talking to a fake Docker engine over its unix
  * socket (Engine API; no Docker engine on these machines), two API replicas sharing PostgreSQL
  * and Redis.

@@ -1,5 +1,5 @@
 /**
- * Issue 14: code execution through `POST /api/agent/invoke` on two API replicas and a worker
+ * Code execution through `POST /api/agent/invoke` on two API replicas and a worker
  * sharing Redis and PostgreSQL, local sandboxes in bubblewrap, with the scripted model.
  */
 import {

@@ -1,5 +1,5 @@
 /**
- * Issue 13, skills: `skills` through `POST /api/agent/invoke` on two API replicas sharing Redis
+ * Skills: `skills` through `POST /api/agent/invoke` on two API replicas sharing Redis
  * and PostgreSQL (explicit, matched by the message or the session's earlier turns, missing,
  * over `max_skills`, loaded with `load_skill`; the `skills` event right after `session`; the
  * activated instructions in the system prompt the scripted model receives), the `/api/skills`

@@ -1,5 +1,5 @@
 /**
- * Issue 15, web search: `enable_web_search` through `POST /api/agent/invoke` on two API replicas
+ * Web search: `enable_web_search` through `POST /api/agent/invoke` on two API replicas
  * sharing Redis and PostgreSQL, with fakes of Tavily and Brave speaking their wire formats and
  * the scripted model.
  */

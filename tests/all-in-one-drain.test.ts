@@ -1,5 +1,5 @@
 /**
- * Issue 22.6: the all-in-one's shutdown drain. Its gateway shares the process with the api, so
+ * The all-in-one's shutdown drain. Its gateway shares the process with the api, so
  * the gateway must keep the nodes connected until the api's drain is over: a run that is calling
  * a tool on a node when SIGTERM arrives gets the node's answer and finishes; the node is told
  * 1001 only afterwards.

@@ -55,7 +55,7 @@ describe('all-in-one on the embedded engine', () => {
   });
 
   it('starts without a warning: no warn-level log line, no Node.js or npm warning', () => {
-    // A first run should not greet a person with warnings about our own setup (issue 22.5).
+    // A first run should not greet a person with warnings about our own setup.
     const warnings = [...service.stdout, ...service.stderr].filter((line) =>
       /"level":"(warn|error|fatal)"|\bWARN\b|npm warn|Warning\b/i.test(line),
     );

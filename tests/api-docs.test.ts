@@ -1,5 +1,5 @@
 /**
- * Issue 17 (1, 2): the API documents describe the service as it runs. Each role is started
+ * The API documents describe the service as it runs. Each role is started
  * in-process on real Redis and PostgreSQL, as its `main.ts` composes it, and the routes and
  * mounts its HTTP server registered are compared with the OpenAPI document both ways, with how
  * each is authenticated (the kind of the hook that runs) and the body, path and query schemas
@@ -219,7 +219,7 @@ describe('API documents of the running roles', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('text/html; charset=utf-8');
     expect(await res.text()).toContain('<main id="app">');
-    // Issue 40.10: a policy that allows its own inline script and style by hash, and no framing.
+    // A policy that allows its own inline script and style by hash, and no framing.
     const policy = res.headers.get('content-security-policy') ?? '';
     expect(policy).toMatch(/(^|; )script-src 'sha256-[^' ]+'(;|$)/);
     expect(policy).toMatch(/(^|; )style-src 'sha256-[^' ]+'(;|$)/);

@@ -1,5 +1,5 @@
 /**
- * The chat platform on the embedded default (issue 7 item 8): the all-in-one acknowledges a
+ * The chat platform on the embedded default: the all-in-one acknowledges a
  * message event, answers it in-process and replies through the platform's API; and a scheduled
  * task's result goes to the chat named in its `notification_config` (item 4).
  */

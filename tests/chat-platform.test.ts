@@ -64,7 +64,7 @@ describe('chat platform', () => {
         DEFAULT_LLM_API_KEY: 'sk-chat-secret',
         MCP_ALLOW_PRIVATE_NETWORKS: 'true',
         JOBS_LOCK_MS: '2000',
-        // One completed job kept per queue: a platform retry outlives its job (issue 40.12).
+        // One completed job kept per queue: a platform retry outlives its job (`JOBS_KEEP_*`).
         JOBS_KEEP_COMPLETED_COUNT: '1',
       },
     });

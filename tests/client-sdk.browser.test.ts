@@ -1,5 +1,5 @@
 /**
- * Issue 22.3: the client SDK's browser module (`packages/client/dist`, loaded as-is: no bundler,
+ * The client SDK's browser module (`packages/client/dist`, loaded as-is: no bundler,
  * no Node.js import) in headless Chromium against the all-in-one: the same scenarios as in
  * Node.js (client-scenarios.mjs). The page and the module are served from the service's own
  * origin (intercepted by the browser), so the SDK calls the API same-origin as a web app would.

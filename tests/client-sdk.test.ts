@@ -1,5 +1,5 @@
 /**
- * Issue 22.3: the client SDK (`packages/client`, its built module) in Node.js against two API
+ * The client SDK (`packages/client`, its built module) in Node.js against two API
  * replicas and a gateway on PostgreSQL and Redis: a stream resumed on the other replica after a
  * dropped connection, and after a TCP connection really cut by a proxy; an approval decided from
  * the stream and a turn's held calls decided at once (`decideAll`); the refresh callback, typed

@@ -1,8 +1,8 @@
 /**
- * Issue 22.1: the docs stand on their own. Every relative link in the README and docs/ reaches a
+ * The docs stand on their own. Every relative link in the README and docs/ reaches a
  * file of the repository (and a heading, for `#anchors` into Markdown), and
  * docs/configuration.md is the one generated from the configuration schema (every variable).
- * Issue 17: docs/openapi.json and docs/asyncapi.json are the generated API documents.
+ * And docs/openapi.json and docs/asyncapi.json are the generated API documents.
  */
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { dirname, join, resolve } from 'node:path';

@@ -1,5 +1,5 @@
 /**
- * Issue 19.6: fuzzing the boundaries with fast-check. Bodies derived from the protocol's zod
+ * Fuzzing the boundaries with fast-check. Bodies derived from the protocol's zod
  * schemas (tests/fuzz-arbitraries.ts), valid and spoiled, go to every HTTP route of the api
  * (HTTP_ROUTES, the table the OpenAPI document is built from) and frames go to the three
  * WebSocket endpoints, against a running all-in-one. Nothing may answer 5xx (apart from the

@@ -1,5 +1,5 @@
 /**
- * Issue 22.6: a gateway replica that gets SIGTERM tells its nodes 1001 and takes no new
+ * Shutdown drain: a gateway replica that gets SIGTERM tells its nodes 1001 and takes no new
  * connection; a node behind a load balancer reconnects to the other replica, registers there,
  * and its tools are callable again.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 17.6: the Kubernetes manifests (infra/k8s) rendered with kustomize (kubectl's, when the
+ * The Kubernetes manifests (infra/k8s) rendered with kustomize (kubectl's, when the
  * machine has kubectl; otherwise the base's files parsed as they are, and the overlay is left
  * out: a developer without kubectl still gets the base checked) and checked against the
  * service: every variable they set is one the config schema reads, probes and drain timing match

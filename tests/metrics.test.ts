@@ -1,5 +1,5 @@
 /**
- * Issue 17.3: `GET /metrics` of the split roles (api, gateway, worker on Redis and PostgreSQL),
+ * Metrics: `GET /metrics` of the split roles (api, gateway, worker on Redis and PostgreSQL),
  * scraped and parsed as Prometheus text while the test makes HTTP requests, an agent run that
  * calls a tool on a device connected to the gateway, a HITL approval and a knowledge-ingestion
  * job. Counters are compared before and after; no timing is asserted.

@@ -5,7 +5,7 @@ import { startCluster, type Cluster } from './cluster.js';
 import { ofType, openSocket, type TestSocket } from './ws-client.js';
 
 /**
- * Bounds on what nodes offer (issue 40.13): tools per node registration (the gateway refuses
+ * Bounds on what nodes offer: tools per node registration (the gateway refuses
  * more), a user's nodes offered to a run, and the tools of one run. Real WebSockets to a
  * gateway, a real run on an API replica, a scripted model that records what it was offered.
  */

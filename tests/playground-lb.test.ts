@@ -1,5 +1,5 @@
 /**
- * Issue 18: the playground in split mode behind the compose load balancer. infra/nginx.conf as
+ * The playground in split mode behind the compose load balancer. infra/nginx.conf as
  * shipped, with only what Docker provides swapped for loopback (the upstream addresses, the
  * resolver, the listen port, the pid and temp paths), in front of 2 api, 2 gateway and 1 worker
  * replicas on Redis and PostgreSQL. Chromium mints a token, chats with the demo model through a

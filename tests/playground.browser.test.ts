@@ -1,5 +1,5 @@
 /**
- * Issue 18: the playground in headless Chromium against `pnpm demo` (apps/all-in-one/dist/demo.js)
+ * The playground in headless Chromium against `pnpm demo` (apps/all-in-one/dist/demo.js)
  * from a fresh data dir, on a phone-sized screen: minting a token, a streamed run of the scripted
  * demo model with todos, a held node tool call approved (and one rejected) with the buttons, a
  * run resumed after a reload, a model error, arguments edited before approval, nodes appearing

@@ -1,5 +1,5 @@
 /**
- * Issue 18 over plain HTTP: the playground's files and headers, `GET /` and `/playground`
+ * The playground over plain HTTP: its files and headers, `GET /` and `/playground`
  * redirects, `/playground/config.json`, and `POST /api/dev/tokens` (absent unless DEV_TOKENS).
  * The browser side is tests/playground.browser.test.ts.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 22.3: the client SDK and the packages it depends on are publishable. Each is packed
+ * The client SDK and the packages it depends on are publishable. Each is packed
  * with `pnpm pack` (what `pnpm publish` uploads) and the tarball is checked as a user installing
  * it would see it: a public name, the MIT licence text, a README, the built code and its types,
  * and dependencies on published versions rather than `workspace:` links.

@@ -1,5 +1,5 @@
 /**
- * Issue 17.5: the BullMQ dashboard at `/admin/queues` of an api replica (Redis, PostgreSQL),
+ * The BullMQ dashboard at `/admin/queues` of an api replica (Redis, PostgreSQL),
  * behind `ADMIN_TOKEN`: refused without it (404 when unset, 401 without or with a wrong
  * credential, a user's access token included), and opened in headless Chromium with HTTP Basic
  * credentials, where the service's queues render from assets served by the replica itself.
@@ -122,7 +122,7 @@ describe('queue dashboard on the BullMQ engine', () => {
     });
     const response = await page.goto(`${api()}/admin/queues`);
     expect(response?.status()).toBe(200);
-    // Issue 40.10: the service's page policy (inline styles are the one loosening: bull-board
+    // The service's page policy (inline styles are the one loosening: bull-board
     // renders <style> elements) and no framing, as the playground has.
     const headers = response!.headers();
     const policy = headers['content-security-policy'] ?? '';

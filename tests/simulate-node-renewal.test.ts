@@ -1,5 +1,5 @@
 /**
- * Issue 22.4: the simulator renews its access token itself, from its refresh token, whenever the
+ * The simulator renews its access token itself, from its refresh token, whenever the
  * gateway refuses the one it has. Here the service restarts with a new signing key (a key
  * rotation): the simulator's access token, still within its hour, is refused with 4401 when it
  * reconnects; it gets a new one from `POST /api/auth/refresh` (the refresh token is stored in

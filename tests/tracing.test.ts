@@ -1,5 +1,5 @@
 /**
- * Issue 17.4: OpenTelemetry traces across replicas. An api and a gateway replica (separate
+ * OpenTelemetry traces across replicas. An api and a gateway replica (separate
  * processes on Redis and PostgreSQL) export to a fake OTLP/HTTP collector on loopback; a tool
  * call through `POST /node/tools/call` with a W3C `traceparent` must come back as one trace:
  * the api's HTTP span, its node-rpc client span, and the gateway replica's span around the

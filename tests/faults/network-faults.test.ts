@@ -1,5 +1,5 @@
 /**
- * Issue 19.2: a TCP proxy (node:net) between every role and Redis, and between every role and
+ * Network faults: a TCP proxy (node:net) between every role and Redis, and between every role and
  * PostgreSQL, stalls (forwards nothing, connections stay open) or drops (resets every connection
  * and refuses new ones) their traffic for the profile's outage, under the same traffic as the
  * Redis restart. `/readyz` must report the outage (503 naming the failing check) while it lasts

@@ -1,5 +1,5 @@
 /**
- * Issue 19.3: PostgreSQL "restarts" during agent runs and scheduled runs. The machine's shared
+ * PostgreSQL "restarts" during agent runs and scheduled runs. The machine's shared
  * PostgreSQL is not restarted (other tests use it): the roles reach it through a TCP proxy, and
  * the restart is simulated by `pg_terminate_backend` of exactly the cluster's connections (the
  * ones the proxy opened, found by their client port) while the proxy refuses new connections for

@@ -1,5 +1,5 @@
 /**
- * Issue 19.1: Redis restarted (empty, as a Redis without persistence comes back) and, separately,
+ * Redis restarted (empty, as a Redis without persistence comes back) and, separately,
  * every client connection killed (`CLIENT KILL TYPE normal`, then `TYPE pubsub`), under node
  * tool calls, open SSE runs, chat-platform deliveries and scheduled tasks. Nothing may hang, be
  * lost or be doubled, and everything recovers without restarting a process.

@@ -1,5 +1,5 @@
 /**
- * Issue 19.5: an SSE client and a `/ws/web` client that stop reading (their sockets paused)
+ * Slow consumers: an SSE client and a `/ws/web` client that stop reading (their sockets paused)
  * while the server has megabytes to send them. Each connection's unsent bytes stay bounded: the
  * gateway closes the WebSocket with 4008 past `GATEWAY_MAX_BUFFERED_BYTES`, the api ends an SSE
  * stream that took nothing for `AGENT_SSE_STALL_TIMEOUT_MS` (the client then resumes with

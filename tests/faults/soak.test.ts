@@ -1,5 +1,5 @@
 /**
- * Issue 19.7: a soak. Mixed load on the split deployment (2 api, 2 gateway, 1 worker on the
+ * A soak. Mixed load on the split deployment (2 api, 2 gateway, 1 worker on the
  * test's own Redis and the shared PostgreSQL): node tool calls at the profile's rate, SSE agent
  * runs back to back, chat-platform messages, scheduled runs and nodes connecting and leaving,
  * for `soakMs` (20 s in the `ci` profile, 10 min in `long`). Every replica's RSS, heap and open
@@ -279,7 +279,7 @@ describe('soak: mixed load on the split deployment', () => {
           expect({ kind, failed: c.failedBy }).toEqual({ kind, failed: {} });
         expect(handlesAbove(after)).toEqual([]);
         expect(grownWithoutExpiry).toEqual([]);
-        // The job queues keep their finished jobs by count (issue 40.12): the chat messages
+        // The job queues keep their finished jobs by count (`JOBS_KEEP_*`): the chat messages
         // alone outnumber the bound, and no job key outlives its place in a state set.
         expect(
           queues['chat-messages']!.completed + queues['chat-messages']!.failed,

@@ -1,5 +1,5 @@
 /**
- * Issue 19.4: the worker SIGKILLed in the middle of a scheduled run and in the middle of a
+ * The worker SIGKILLed in the middle of a scheduled run and in the middle of a
  * chat-platform message (the scripted model holds the answer open, so the kill lands mid-run),
  * then a new worker started, while node tool calls go on. The same setups as
  * tests/scheduled-tasks.test.ts and tests/chat-platform.test.ts, counted like every fault.

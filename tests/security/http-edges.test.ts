@@ -1,5 +1,5 @@
 /**
- * Issue 21, points 4, 5 and 6, against the running all-in-one: what the HTTP layer itself refuses
+ * Against the running all-in-one: what the HTTP layer itself refuses
  * (a malformed percent-encoding, an over-long path parameter, oversized headers, a document over
  * its 10 MiB limit) answers in the service's `{ error: { code, message } }` shape, and a secret sent as a query parameter never
  * reaches the log.

@@ -1,5 +1,5 @@
 /**
- * Issue 21, point 5: ingesting a 10 MB document (text, then HTML) must not stall the all-in-one.
+ * Ingesting a 10 MB document (text, then HTML) must not stall the all-in-one.
  * While each is ingested, `/healthz` is probed without pause and an SSE stream stays open (an
  * invoke whose scripted answer arrives in pieces 100 ms apart); both must keep being answered:
  * no probe and no wait between two of the stream's chunks may reach a second. Once without

@@ -1,5 +1,5 @@
 /**
- * Issue 21, points 2 and 3, and the fuzz pass: NUL characters, unpaired surrogates, deep nesting
+ * The text rules and size limits, fuzzed: NUL characters, unpaired surrogates, deep nesting
  * and oversized values sent to every HTTP route the apps register (read from their source, so a
  * new route is fuzzed without editing this file), in the body, the path parameters and the
  * query, on the embedded all-in-one (PGlite) and on an API replica on PostgreSQL and Redis. No

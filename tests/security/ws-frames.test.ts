@@ -1,5 +1,5 @@
 /**
- * Issue 21, point 2 for WebSocket frames: the HTTP text rules (no NUL, no unpaired surrogates,
+ * For WebSocket frames: the HTTP text rules (no NUL, no unpaired surrogates,
  * at most 64 levels of nesting) apply to every parsed frame of the gateway, over a real
  * WebSocket. A frame breaking them gets the documented `{ type: 'error', code:
  * 'invalid_message' }` naming the field, reaches no handler (the node is not registered) and

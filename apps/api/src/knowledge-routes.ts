@@ -89,7 +89,7 @@ export function registerKnowledgeRoutes(
 const baseNotFound = () => new AppError('not_found', 'unknown knowledge base');
 
 /**
- * Knowledge bases and their documents (issue 8, beyond the spec), all under the token's user:
+ * Knowledge bases and their documents (beyond the spec), all under the token's user:
  * a base or document of another user answers 404 exactly like one that does not exist. Adding a
  * document stores it `pending` and queues `kb-ingest`; the worker chunks it (docs/knowledge-base.md).
  */

@@ -8,7 +8,7 @@ import {
 import type { ServiceContext } from '@agent-backend/runtime';
 
 /**
- * The caller's long-term memories (issue 13, docs/memory.md): `GET /api/memories` (newest first,
+ * The caller's long-term memories (docs/memory.md): `GET /api/memories` (newest first,
  * a page at a time, optional `q`), `DELETE /api/memories/:id` (204; another user's id answers
  * 404 exactly like an unknown one) and `DELETE /api/memories` (all of the caller's). The user is
  * the token's `sub`; the repository puts it in every statement.

@@ -11,7 +11,7 @@ import { parseSkillUpload, TooManySkillsError, type SkillCatalog } from '@agent-
 export const SKILL_UPLOAD_BODY_LIMIT = 3 * 1024 * 1024;
 
 /**
- * The caller's skills catalog (issue 13, docs/skills.md): `GET /api/skills` lists the shipped,
+ * The caller's skills catalog (docs/skills.md): `GET /api/skills` lists the shipped,
  * operator and the caller's own skills (theirs shadow shared ones of the same name, for them
  * only); `POST /api/skills` adds or replaces one of the caller's (a SKILL.md text or a zip of the
  * folder, every problem reported as a 400 field error); `DELETE /api/skills/:name` removes one of

@@ -6,7 +6,7 @@ import { SessionRepository } from './session-repository.js';
 const SCOPED = '0011_sessions_by_user';
 
 /**
- * Session ids are per user (issue 40.8), on PGlite and PostgreSQL alike: the same id is a
+ * Session ids are per user, on PGlite and PostgreSQL alike: the same id is a
  * different session for each user, and sessions stored before the upgrade keep working.
  * `open` gives an empty database each call.
  */

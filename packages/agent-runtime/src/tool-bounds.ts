@@ -5,7 +5,7 @@ import type { AgentTool } from './tool.js';
 /**
  * Tools one run offers the model. OpenAI's Chat Completions API accepts at most 128 functions
  * in a request; unbounded, 500 nodes of 200 tools each made one run offer 100,001 tools in a
- * 33.7 MB request (issue 40).
+ * 33.7 MB request.
  */
 export const DEFAULT_MAX_RUN_TOOLS = 128;
 /** A user's nodes whose tools one run offers. */

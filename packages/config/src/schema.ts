@@ -274,7 +274,7 @@ export const EnvSchema = z.object({
    */
   SKILLS_DIR: optionalString,
   /**
-   * Code execution (issue 14, docs/sandbox.md). `local` runs use bubblewrap; their
+   * Code execution (docs/sandbox.md). `local` runs use bubblewrap; their
    * `working_directory` must resolve inside `SANDBOX_LOCAL_ROOT/<user id>`; unset: `local` runs
    * get no sandbox (a `notice` says why).
    */
@@ -334,7 +334,7 @@ export const EnvSchema = z.object({
    * the idle sweep (SANDBOX_IDLE_TIMEOUT_MS) for when no worker runs.
    */
   E2B_SANDBOX_LIFETIME_MS: z.coerce.number().int().min(60_000).max(86_400_000).default(3_600_000),
-  /** Web search (issue 15, docs/web-search.md): Tavily's key; unset: Tavily is not used. */
+  /** Web search (docs/web-search.md): Tavily's key; unset: Tavily is not used. */
   TAVILY_API_KEY: optionalString,
   TAVILY_API_BASE_URL: z.string().url().default('https://api.tavily.com'),
   /** Brave Search's key (`X-Subscription-Token`); unset: Brave is not used. */
@@ -359,7 +359,7 @@ export const EnvSchema = z.object({
   WEB_SEARCH_BREAKER_FAILURES: z.coerce.number().int().min(1).default(3),
   WEB_SEARCH_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),
   /**
-   * SaaS account tools (issue 15, docs/saas-tools.md): each provider's API origin, token
+   * SaaS account tools (docs/saas-tools.md): each provider's API origin, token
    * endpoint and the operator's OAuth client (without a client, expired tokens cannot be renewed).
    */
   GITHUB_API_BASE_URL: z.string().url().default('https://api.github.com'),

@@ -17,7 +17,7 @@ function answerFor(id: number, bytes: ArrayBuffer): BodyAnswer {
   const problems = textProblems(value);
   // A body with problems is refused on them alone. Its value is not posted back: the structured
   // clone recurses, and a value nested deeper than the bound (100,000 levels fit in 256 KiB)
-  // overflows the thread's stack there (issue 40.6).
+  // overflows the thread's stack there, which ended the thread.
   return problems.length > 0
     ? { id, ok: true, value: undefined, problems }
     : { id, ok: true, value, problems };

@@ -24,7 +24,7 @@ export type BodyAnswer =
 /**
  * Bodies at least this large are parsed on the body thread: a 10 MB JSON document takes about
  * 100 ms to decode, parse and check, which would stall every other request and stream of the
- * process (issue 21.5). Smaller ones are parsed in place, where the hop would cost more than it
+ * process. Smaller ones are parsed in place, where the hop would cost more than it
  * saves (about 2 ms per 256 KiB).
  */
 export const OFF_THREAD_BODY_BYTES = 256 * 1024;

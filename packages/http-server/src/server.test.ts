@@ -296,7 +296,7 @@ describe('createHttpServer', () => {
   });
 
   it("refuses a deeply nested large body with 400 and keeps reading other users' large bodies", async () => {
-    // Issue 40.6: 100,000 levels in 256 KiB killed the body thread (posting the value back
+    // 100,000 levels in 256 KiB killed the body thread (posting the value back
     // overflowed its stack), so the attacker got a 500 and so did every large body behind it.
     const depth = OFF_THREAD_BODY_BYTES / 2 + 1000;
     const deep = `{"name":"n","deep":${'['.repeat(depth)}${']'.repeat(depth)}}`;

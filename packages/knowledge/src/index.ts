@@ -1,5 +1,5 @@
 /**
- * Knowledge bases (issue 8): a user's documents, chunked by the preview's splitter and embedded
+ * Knowledge bases: a user's documents, chunked by the preview's splitter and embedded
  * in the worker, stored in the durable store and searched (full text, plus vectors when an
  * embeddings endpoint is configured) by the agent's `search_knowledge_base`.
  * Design and open choices: docs/knowledge-base.md.

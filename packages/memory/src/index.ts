@@ -1,5 +1,5 @@
 /**
- * Long-term memory (issue 13): durable memories per user, one row each, searched like the
+ * Long-term memory: durable memories per user, one row each, searched like the
  * knowledge base (full text, plus vectors when an embeddings endpoint is configured), offered to
  * the model as `memory_search`, `memory_save` and `memory_delete`, and summarized in the system
  * prompt of runs with memory on. Design: docs/memory.md.

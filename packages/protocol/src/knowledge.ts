@@ -44,7 +44,7 @@ export const PreviewChunksResponse = z.object({
 export type PreviewChunksResponse = z.infer<typeof PreviewChunksResponse>;
 
 /**
- * Body of `POST /api/knowledge-bases`. Beyond the spec (issue 8): a base groups the documents one
+ * Body of `POST /api/knowledge-bases`. Beyond the spec: a base groups the documents one
  * `search_knowledge_base` call may search; it belongs to the token's user.
  */
 export const CreateKnowledgeBaseRequest = z.object({

@@ -6,7 +6,7 @@ export const MAX_MEMORY_CHARS = 2_000;
 export const MAX_MEMORY_TAGS = 10;
 
 /**
- * One long-term memory of a user (issue 13): a fact or preference saved by the agent's
+ * One long-term memory of a user (docs/memory.md): a fact or preference saved by the agent's
  * `memory_save`, with where it was last written from. Times are ISO 8601.
  */
 export const Memory = z.object({

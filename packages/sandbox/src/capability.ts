@@ -123,7 +123,7 @@ async function missingFiles(
 }
 
 /**
- * Code execution for runs (issue 14, docs/sandbox.md): the code tools on the session's sandbox,
+ * Code execution for runs (docs/sandbox.md): the code tools on the session's sandbox,
  * for runs whose `sandbox_mode` has a provider here, in `agent` and `plan` modes (`ask` is
  * read-only, `none` has no sandbox). A run without `sandbox_mode` gets `cloud` when a cloud
  * provider is configured and `none` otherwise. A mode asked for without a provider gets no

@@ -14,7 +14,7 @@ export interface ContractSetup {
 const LIMITS = { timeoutMs: 20_000, maxOutputBytes: 64 * 1024 };
 
 /**
- * The behaviour every Sandbox adapter has (issue 14), whatever runs the code: the code tools,
+ * The behaviour every Sandbox adapter has, whatever runs the code: the code tools,
  * the per-session lease and the reaper rely on exactly this.
  */
 export function describeSandboxContract(name: string, setup: ContractSetup): void {

@@ -1,5 +1,5 @@
 /**
- * The Sandbox port (issue 14): where a session's code runs. Every adapter (bubblewrap and Docker
+ * The Sandbox port: where a session's code runs. Every adapter (bubblewrap and Docker
  * for `sandbox_mode: local`, a cloud provider for `cloud`) implements these two interfaces and
  * passes the one contract suite (`sandbox.contract.ts`). The code tools, the per-session lease
  * and the reaper use nothing else.

@@ -50,7 +50,7 @@ export interface SweepOutcome {
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
- * One sandbox per session (issue 14): created on the session's first code call, its provider id
+ * One sandbox per session: created on the session's first code call, its provider id
  * kept in the store so a later run on any replica reconnects to it, created under a lease in the
  * ephemeral store so two replicas racing for one session never make two, paused when idle and
  * destroyed when idle for long by {@link sweep}, which also destroys sandboxes of this

@@ -68,7 +68,7 @@ function text(args: Record<string, unknown>, key: string): string {
 }
 
 /**
- * The code tools of a run with a sandbox (issue 14): `execute_code`, `run_command` and
+ * The code tools of a run with a sandbox: `execute_code`, `run_command` and
  * `write_file` change the sandbox (write tools: not in `ask`, not executed in `plan`, subject to
  * HITL); `read_file` and `list_files` only read. All run one at a time in a turn, since they
  * share one working directory.

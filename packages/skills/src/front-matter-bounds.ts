@@ -5,7 +5,7 @@ import { SKILL_LIMITS } from './limits.js';
  * Why a SKILL.md's YAML front matter is too large or too complex to parse, if it is. The
  * `yaml` package parses on the event loop at a few microseconds a token, and recursively: 64 KiB
  * of `[[[[...` took it over half a second and then overflowed its stack, so ten such uploads
- * stalled every other request of the process (issue 40.7). Checked before parsing, from the
+ * stalled every other request of the process. Checked before parsing, from the
  * package's own lexer (so quoted text, comments and block scalars count as the parser sees
  * them), stopping at the first bound crossed:
  *

@@ -1,5 +1,5 @@
 /**
- * Agent Skills (issue 13): folders with a SKILL.md (YAML front matter + instructions) from the
+ * Agent Skills: folders with a SKILL.md (YAML front matter + instructions) from the
  * repository's `skills/`, the operator's `SKILLS_DIR` and users' uploads; selected per run by
  * name or by matching the conversation, shown in the system prompt, and loaded on demand with
  * the `load_skill` tool. Design and limits: docs/skills.md.

@@ -8,7 +8,7 @@ export const SKILL_LIMITS = {
   /**
    * The YAML front matter of SKILL.md, its part of `skillMdBytes`. The fields a skill has take
    * under 5 KiB; the `yaml` package spends a few microseconds per token on the event loop, so
-   * the front matter is bounded apart from the instructions (issue 40.7).
+   * the front matter is bounded apart from the instructions (front-matter-bounds.ts).
    */
   frontMatterBytes: 16 * 1024,
   /** YAML tokens of the front matter (keys, values, indicators, comments, line ends). */

@@ -95,7 +95,7 @@ describe('parseSkillMarkdown', () => {
     expect(problemsOf(parseSkillMarkdown(md(bomb)))[0]!.message).toMatch(/alias/i);
   });
 
-  describe('bounds the front matter before parsing it (issue 40.7)', () => {
+  describe('bounds the front matter before parsing it', () => {
     // The yaml package parses on the event loop, recursively, at a few microseconds a token: a
     // 64 KB SKILL.md of nested YAML held the loop for half a second and overflowed its stack.
     const refusal = (message: string) => [{ path: 'SKILL.md', message }];

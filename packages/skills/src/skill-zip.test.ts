@@ -109,7 +109,7 @@ describe('readSkillZip', () => {
   });
 
   it('shows every refused name unambiguously, control characters escaped in full', async () => {
-    // Issue 40.11: a NUL before a digit printed as "\x01", the same as the control character 1.
+    // A NUL before a digit printed as "\x01", the same as the control character 1.
     const problems = problemsOf(
       await zip(
         { name: 'x/SKILL.md', data: skillMarkdown('x') },
@@ -136,7 +136,7 @@ describe('readSkillZip', () => {
     ['a file and a folder entry', ['x/d/a', 'x/d/a/b/'], 'x/d/a', 'x/d/a/b/'],
     ['SKILL.md as a folder', ['x/SKILL.md/b'], 'x/SKILL.md', 'x/SKILL.md/b'],
   ])('refuses a name used as a file and as a folder: %s', async (_label, names, path, inside) => {
-    // Issue 40.11: such a skill was stored, then copying its files into the sandbox failed every
+    // Such a skill was stored, then copying its files into the sandbox failed every
     // code call of the runs using it.
     const problems = problemsOf(
       await zip(

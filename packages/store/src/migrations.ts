@@ -232,7 +232,7 @@ export const MIGRATIONS: readonly Migration[] = [
   {
     id: '0011_sessions_by_user',
     sql: `
-      -- A session id names a session of its owner only (issue 40.8): each user's ids are their
+      -- A session id names a session of its owner only: each user's ids are their
       -- own space, so no user can take, read or block a session id another user or the service
       -- (chat:, task:) uses. Rows stored before keep their owner and go on working.
       ALTER TABLE agent_messages ADD COLUMN user_id text;

@@ -1,7 +1,7 @@
 /**
  * The thread that runs PGlite for {@link createPgliteDatabase} `{ thread: true }`: PostgreSQL in
  * WebAssembly runs synchronously, so a statement over a 10 MB row would otherwise hold the
- * event loop of the whole service (issue 21.5). It answers the main thread's requests in order
+ * event loop of the whole service. It answers the main thread's requests in order
  * of arrival; PGlite itself serializes statements and holds others back during a transaction.
  */
 import { parentPort, workerData } from 'node:worker_threads';

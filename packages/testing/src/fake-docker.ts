@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A fake Docker engine (issue 14's `SANDBOX_LOCAL_RUNTIME=docker`; these machines have no Docker
+ * A fake Docker engine (`SANDBOX_LOCAL_RUNTIME=docker`; these machines have no Docker
  * engine) on a unix socket, speaking the Engine API as the daemon does: `POST /containers/create`
  * (`?name=`), `/containers/{id}/start` (204, 304 when running), `/containers/{id}/stop` (204,
  * 304), `GET /containers/{id}/json`, `DELETE /containers/{id}`, `GET /containers/json` with

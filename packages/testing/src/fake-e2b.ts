@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join, posix } from 'node:path';
 
 /**
- * A fake of E2B (issue 14's cloud sandboxes) on loopback that speaks E2B's wire protocol, so the
+ * A fake of E2B (`cloud` sandboxes) on loopback that speaks E2B's wire protocol, so the
  * real `e2b` SDK runs against it unchanged:
  *
  * - the control API (`apiUrl`): `POST /v2/sandboxes`, `POST /v2/sandboxes/{id}/connect`,

@@ -64,7 +64,7 @@ export function dedupe(results: readonly SearchResult[], max: number): SearchRes
 }
 
 /**
- * Web search over the operator's providers, in order (issue 15): a provider that times out,
+ * Web search over the operator's providers, in order: a provider that times out,
  * rate-limits, runs out of quota or fails (5xx, network) passes the query to the next; an empty
  * result is an answer, not a failure, and a refused request (400, 401, 403) ends the search. A process-wide breaker per provider skips one that keeps
  * failing. Answers are cached briefly per query in the ephemeral store (shared by replicas on
