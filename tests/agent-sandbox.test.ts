@@ -209,7 +209,7 @@ describe('code execution in agent runs (local sandboxes)', () => {
     for (const [name, extra] of [
       ['sbx-none', { sandbox_mode: 'none' }],
       // Omitted on a service without a cloud provider: the default is none, and no notice on
-      // every run (issue 32.4); asking for cloud still says why there are no code tools.
+      // every run; asking for cloud still says why there are no code tools.
       ['sbx-default', { sandbox_mode: undefined }],
       ['sbx-ask', { ...local('sbx-ask'), mode: 'ask' }],
       ['sbx-cloud', { sandbox_mode: 'cloud' }],

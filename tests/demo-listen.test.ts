@@ -1,5 +1,5 @@
 /**
- * Issue 32.4: `pnpm demo` mints tokens for anyone who reaches it (DEV_TOKENS), so it listens on
+ * `pnpm demo` mints tokens for anyone who reaches it (DEV_TOKENS), so it listens on
  * loopback unless HOST is set, and says so; docs/protocol.md's curl example of an invoke runs
  * against it as written.
  */

@@ -1,5 +1,5 @@
 /**
- * Issue 32.4: the code a reader copies from the README, docs/clients.md and the client package's
+ * The code a reader copies from the README, docs/clients.md and the client package's
  * README works. Their shell blocks run as typed (npm forms included) and their TypeScript
  * blocks run with tsx, against an all-in-one started here instead of `localhost:8000`. Every
  * TypeScript block is either run or listed with the reason it is not, so a new one is not

@@ -1,5 +1,5 @@
 /**
- * Issue 32.4: the service commands read `.env` at the repository root, and a variable already in
+ * The service commands read `.env` at the repository root, and a variable already in
  * the environment wins over it. scripts/bootstrap.mjs runs from a scratch root whose other
  * entries link to this checkout, so the test's `.env` is not the repository's.
  */

@@ -105,7 +105,7 @@ describe('playground (pnpm demo) in headless Chromium', () => {
     // First visit with a demo model: it is preselected and labelled as scripted.
     expect(await page.locator('#demo-label').isVisible()).toBe(true);
     expect(await page.getByLabel('Model name').inputValue()).toBe('demo-scripted');
-    // "Skills to use" labels the input beside it, on a row below the checkboxes (issue 32.4).
+    // "Skills to use" labels the input beside it, on a row below the checkboxes.
     const box = async (selector: string) => (await page.locator(selector).boundingBox())!;
     const [label, input, checkbox] = await Promise.all(
       ['label[for="skill-names"]', '#skill-names', '#skills-auto'].map(box),

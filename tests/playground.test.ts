@@ -54,7 +54,7 @@ describe('playground routes', () => {
     expect((await fetch(`${plain.url}/playground/js/app.js`)).headers.get('content-type')).toMatch(
       /javascript/,
     );
-    // A tab icon of its own (issue 32.4), served beside the page.
+    // A tab icon of its own, served beside the page.
     const icon = /<link rel="icon" href="([^"]+)"/.exec(html)?.[1];
     expect(icon).toBeDefined();
     const served = await fetch(new URL(icon!, `${plain.url}/playground/`));

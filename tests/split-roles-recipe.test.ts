@@ -1,5 +1,5 @@
 /**
- * Issue 32.4: docs/deployment.md's "Split roles without Docker" is complete. Its one shell block
+ * docs/deployment.md's "Split roles without Docker" is complete. Its one shell block
  * runs as written (npm forms, no pnpm on the PATH): keys, the api, then the gateway and the
  * worker on their own ports, a token, the simulator against the gateway renewing its token at
  * the api, and a tool call through the api that the gateway relays to the node. Only the

@@ -1,5 +1,5 @@
 /**
- * Issue 32.4: a start that fails for a reason a person can fix (the port or the data directory
+ * A start that fails for a reason a person can fix (the port or the data directory
  * held by another process) ends with one line saying so and exit code 1, not a stack trace.
  */
 import { existsSync } from 'node:fs';

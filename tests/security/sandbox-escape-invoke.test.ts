@@ -1,5 +1,5 @@
 /**
- * Issue 40, point 1, through the service: a user's code (`execute_code` called by a scripted
+ * Output symlinks, through the service: a user's code (`execute_code` called by a scripted
  * model, as a user-controlled model would) links its figures to the service's private signing key
  * and to the API process's own environment. No event of the run carries either, and the key file
  * is where it was.

@@ -1,5 +1,5 @@
 /**
- * Issue 40, points 1-5: a hostile user's code against the local sandboxes for real (bubblewrap;
+ * Sandbox escapes: a hostile user's code against the local sandboxes for real (bubblewrap;
  * Docker's adapter through the fake engine, which runs each exec in bubblewrap too, so the code
  * both runtimes share is played against as well). Each case plants a secret on the host outside
  * the sandbox and checks it never comes back (in the call's result or in what the code tools
