@@ -1,8 +1,9 @@
 /**
  * Next-occurrence computation for the cron patterns the scheduler generates (daily, weekdays,
  * weekly, monthly, one wall-clock instant) in four zones: the service's `nextCronOccurrence`
- * (packages/jobs) against cron-parser 5 and croner, in the same run, so the ratio holds on
- * whatever machine runs it. CPU only: no Redis, no database.
+ * (packages/jobs, croner since issue 32) against cron-parser 5 (BullMQ's default repeat
+ * strategy) and croner called directly (to show what the service's wrapper adds), in the same
+ * run, so the ratios hold on whatever machine runs it. CPU only: no Redis, no database.
  *
  *   node --import tsx bench/cron-next-occurrence.ts
  *
@@ -13,7 +14,8 @@
  * Each call starts from a different instant (spread over 2026-2027, DST changes included), as
  * `syncTask` and BullMQ's repeat strategy do. cron-parser binds its start instant at parse time,
  * so each of its calls parses; croner takes the start instant per call, so its `Cron` objects
- * are cached by pattern and zone, as ours caches parsed patterns.
+ * are cached by pattern and zone. The run that chose croner over the service's own direct
+ * computation (`simple-cron.ts`, removed) is this script at commit e73c20e.
  */
 import { performance } from 'node:perf_hooks';
 import { CronExpressionParser } from 'cron-parser';
@@ -59,12 +61,13 @@ function cases(count: number): Case[] {
 const croners = new Map<string, Cron>();
 
 const implementations: Record<string, (c: Case) => number | null> = {
-  'ours: nextCronOccurrence': (c) => nextCronOccurrence({ pattern: c.pattern, tz: c.tz }, c.after),
+  'service: nextCronOccurrence (croner)': (c) =>
+    nextCronOccurrence({ pattern: c.pattern, tz: c.tz }, c.after),
   'cron-parser 5: parse + next()': (c) =>
     CronExpressionParser.parse(c.pattern, { currentDate: new Date(c.after), tz: c.tz })
       .next()
       .getTime(),
-  'croner 11: nextRun() (cached Cron)': (c) => {
+  'croner 11 directly: nextRun() (cached Cron)': (c) => {
     const key = `${c.tz} ${c.pattern}`;
     let cron = croners.get(key);
     if (!cron) {
@@ -87,11 +90,11 @@ function run(fn: (c: Case) => number | null, list: Case[]): number {
 const median = (values: number[]) => [...values].sort((a, b) => a - b)[values.length >> 1]!;
 
 const list = cases(calls);
-// Where the libraries disagree with ours on these cases (they differ on DST gaps by design).
+// Where the others disagree with the service on these cases (cron-parser has other DST rules).
 const disagreements: Record<string, number> = {};
 for (const [name, fn] of Object.entries(implementations)) {
   disagreements[name] = list.filter(
-    (c) => fn(c) !== implementations['ours: nextCronOccurrence']!(c),
+    (c) => fn(c) !== implementations['service: nextCronOccurrence (croner)']!(c),
   ).length;
 }
 for (const fn of Object.values(implementations)) run(fn, cases(warmup));
@@ -109,12 +112,12 @@ console.log(machineLine());
 console.log(
   `${calls} calls per round, ${rounds} rounds (median reported), ${PATTERNS.length} patterns × ${ZONES.length} zones\n`,
 );
-console.log('| implementation | median ms | µs/call | ratio | differs from ours |');
+console.log('| implementation | median ms | µs/call | ratio | differs from the service |');
 console.log('| --- | ---: | ---: | --- | ---: |');
-const baseline = median(times['ours: nextCronOccurrence']!);
+const baseline = median(times['service: nextCronOccurrence (croner)']!);
 for (const name of Object.keys(implementations)) {
   const ms = median(times[name]!);
-  const ratio = name.startsWith('ours') ? 'baseline' : `${(ms / baseline).toFixed(1)}× time`;
+  const ratio = name.startsWith('service') ? 'baseline' : `${(ms / baseline).toFixed(1)}× time`;
   console.log(
     `| ${name} | ${ms.toFixed(1)} | ${((ms * 1000) / calls).toFixed(2)} | ${ratio} | ${disagreements[name]} of ${calls} |`,
   );
