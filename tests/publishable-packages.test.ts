@@ -3,9 +3,11 @@
  * with `pnpm pack` (what `pnpm publish` uploads) and the tarball is checked as a user installing
  * it would see it: a public name, the MIT licence text, a README, the built code and its types,
  * and dependencies on published versions rather than `workspace:` links.
+ * Releases: each carries its CHANGELOG.md, and changesets versions exactly these packages,
+ * together (`.changeset/config.json`).
  */
 import { execFileSync } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT } from '@agent-backend/testing';
@@ -51,7 +53,13 @@ describe('publishable packages', () => {
     expect(licence).toBe(readFileSync(join(REPO_ROOT, 'LICENSE'), 'utf8'));
     expect(licence).toContain('Copyright (c) 2026 the agent-backend authors');
     expect(files).toEqual(
-      expect.arrayContaining(['README.md', 'LICENSE', 'dist/index.js', 'dist/index.d.ts']),
+      expect.arrayContaining([
+        'README.md',
+        'LICENSE',
+        'CHANGELOG.md',
+        'dist/index.js',
+        'dist/index.d.ts',
+      ]),
     );
     expect(files.filter((f) => f.includes('.test.') || f.startsWith('src/'))).toEqual([]);
     // Every file `exports` names is in the tarball.
@@ -64,5 +72,24 @@ describe('publishable packages', () => {
     for (const [dependency, range] of Object.entries(manifest.dependencies ?? {})) {
       expect(range, dependency).not.toMatch(/^workspace:/);
     }
+  });
+
+  it('are the packages changesets releases, with one version number', () => {
+    const publishable = readdirSync(join(REPO_ROOT, 'packages'))
+      .map((dir) => join(REPO_ROOT, 'packages', dir, 'package.json'))
+      .filter((path) => {
+        try {
+          return !(JSON.parse(readFileSync(path, 'utf8')) as Manifest).private;
+        } catch {
+          return false;
+        }
+      })
+      .map((path) => (JSON.parse(readFileSync(path, 'utf8')) as Manifest).name);
+    expect(publishable.sort()).toEqual(PACKAGES.map((name) => `@agent-backend/${name}`).sort());
+    const config = JSON.parse(
+      readFileSync(join(REPO_ROOT, '.changeset', 'config.json'), 'utf8'),
+    ) as { fixed: string[][]; access: string };
+    expect(config.access).toBe('public');
+    expect(config.fixed.map((group) => [...group].sort())).toEqual([publishable.sort()]);
   });
 });

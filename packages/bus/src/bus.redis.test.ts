@@ -111,7 +111,7 @@ describe('redis bus adapter', () => {
 
   it('leaves connections it was given open, but unsubscribed', async () => {
     const publisher = createRedis(url, { name: 'test-bus-given-pub' });
-    const subscriber = createRedis(url, { name: 'test-bus-given-sub', subscriber: true });
+    const subscriber = createRedis(url, { name: 'test-bus-given-sub' });
     try {
       const bus = createRedisBus({ publisher, subscriber, prefix });
       open.push(bus);

@@ -15,9 +15,7 @@ export interface RedisBusConnections {
   publisher: Redis;
   /**
    * Dedicated to this bus node: PUBLISH counts subscribed *connections*, so one subscriber
-   * connection per node is what turns that count into a count of nodes. Open it with
-   * `createRedis(url, { subscriber: true })`: other connections can lose their subscriptions
-   * when one is made while they (re)connect.
+   * connection per node is what turns that count into a count of nodes.
    */
   subscriber: Redis;
 }
@@ -110,7 +108,6 @@ export function createRedisBus(options: RedisBusOptions): Bus {
       createRedis(options.url, {
         name: `bus-${role}:${base.nodeId}`,
         onError: report,
-        subscriber: role === 'sub',
       });
     const connections = { publisher: open('pub'), subscriber: open('sub') };
     return new RedisBus(connections, keys, true, base);

@@ -213,7 +213,7 @@ export const ENV_MEANINGS = {
     'the fraction of traces the `traceidratio` samplers keep, e.g. `0.1`; ignored by the other samplers',
   LOG_LEVEL: '`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`',
   LOG_FORMAT:
-    '`json`: one JSON object per line (for log collectors); `pretty`: readable, coloured lines (pino-pretty, for development). Both are redacted the same way',
+    '`json`: one JSON object per line (for log collectors); `pretty`: readable, coloured lines (pino-pretty, for development). Both are redacted the same way. pino-pretty is a development dependency: where it is not installed (production installs, the Docker image), `pretty` writes JSON lines, the first a warning (`pretty_logs_unavailable`) that says so',
   SHUTDOWN_TIMEOUT_MS:
     'how long SIGTERM waits for streams, sockets and jobs before exiting anyway; running agent runs may finish during its first three quarters (the drain), then end with `server_shutdown`',
 } as const satisfies Record<EnvName, string>;

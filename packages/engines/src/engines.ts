@@ -147,7 +147,6 @@ export async function createEngines(
         name: `${name}:sub`,
         onError,
         maxRetriesPerRequest: null,
-        subscriber: true,
       });
       closers.push(() => closeRedis(subscriber));
       const prefix = config.REDIS_KEY_PREFIX;

@@ -1,7 +1,6 @@
-import cronParser from 'cron-parser';
-import { nextSimpleOccurrence, parseSimpleCron, type SimpleCron } from './simple-cron.js';
+import { Cron } from 'croner';
 
-/** The options cron-parser is given by both adapters (BullMQ passes the same ones). */
+/** The repeat options of a cron schedule, as both adapters (and BullMQ) receive them. */
 export interface CronOptions {
   pattern: string;
   tz: string;
@@ -9,61 +8,51 @@ export interface CronOptions {
   endDate?: number;
 }
 
-/** Parsed patterns by text (`null`: not simple); a service uses a handful of shapes per task. */
-const simpleCache = new Map<string, SimpleCron | null>();
-const SIMPLE_CACHE_LIMIT = 10_000;
+/**
+ * Parsed schedules by zone and pattern: a service uses a handful of shapes per task, and a
+ * croner `Cron` takes its start instant per call, so one object serves every call.
+ */
+const crons = new Map<string, Cron>();
+const CACHE_LIMIT = 10_000;
 
-function simpleOf(pattern: string): SimpleCron | undefined {
-  let cron = simpleCache.get(pattern);
-  if (cron === undefined) {
-    cron = parseSimpleCron(pattern) ?? null;
-    if (simpleCache.size >= SIMPLE_CACHE_LIMIT) simpleCache.clear();
-    simpleCache.set(pattern, cron);
+function cronOf(pattern: string, tz: string): Cron {
+  const key = `${tz}\n${pattern}`;
+  let cron = crons.get(key);
+  if (!cron) {
+    // `paused`: only its arithmetic is used, it must never start a timer of its own.
+    cron = new Cron(pattern, { timezone: tz, paused: true });
+    if (crons.size >= CACHE_LIMIT) crons.clear();
+    crons.set(key, cron);
   }
-  return cron ?? undefined;
+  return cron;
 }
 
 /**
  * The first occurrence of a cron schedule strictly after `afterMs`, or `null` when there is none
- * (past `endDate`). Mirrors BullMQ's default repeat strategy (`getNextMillis`): evaluation starts
- * at `startDate` when that is later. Both job adapters call this, so the in-process default
- * fires when BullMQ would.
+ * (past `endDate`, or a date that never comes, like 31 February). Mirrors BullMQ's repeat
+ * strategy: evaluation starts at `startDate` when that is later. Both job adapters call this
+ * (BullMQ through {@link cronRepeatStrategy}), so the in-process default fires when BullMQ does.
  *
- * Patterns with one fixed time of day (all the service generates) take a direct computation
- * with cached `Intl` offsets, about a thousand times cheaper than cron-parser 4.9, whose
- * time-zone-aware `next()` steps a luxon date through every field (8-25 ms each on a loaded
- * 2-core machine). It agrees with cron-parser except where cron-parser starts inside a
- * daylight-saving change; see docs/scheduled-tasks.md. Any other pattern goes to cron-parser.
+ * Computed by croner (measured within 2× of the service's former direct computation, see
+ * docs/BENCHMARKS.md). Its daylight-saving rules for a pattern with one fixed time of day (all
+ * the service generates): a time skipped by a spring-forward change runs at the first valid
+ * time after the gap, the same day (02:30 → 03:00); a time that occurs twice runs once, at its
+ * first instance.
  */
 export function nextCronOccurrence(options: CronOptions, afterMs: number): number | null {
   const start =
     options.startDate !== undefined && options.startDate > afterMs ? options.startDate : afterMs;
-  const simple = simpleOf(options.pattern);
-  if (simple) return nextSimpleOccurrence(simple, options.tz, start, options.endDate);
-  return nextCronParserOccurrence(options, start);
-}
-
-/** cron-parser's answer for `options` strictly after `start` (the fallback, and the reference). */
-export function nextCronParserOccurrence(options: CronOptions, start: number): number | null {
-  const interval = cronParser.parseExpression(options.pattern, {
-    currentDate: new Date(start),
-    tz: options.tz,
-    ...(options.endDate !== undefined ? { endDate: new Date(options.endDate) } : {}),
-  });
-  // Not `hasNext()`: in cron-parser 4.9 it disturbs the iterator's state around DST changes
-  // (02:30 on the day before a spring-forward came out as 03:30). `next()` throws past `endDate`.
-  try {
-    return interval.next().getTime();
-  } catch {
-    return null;
-  }
+  const next = cronOf(options.pattern, options.tz).nextRun(new Date(start));
+  if (!next) return null;
+  const at = next.getTime();
+  return options.endDate !== undefined && at > options.endDate ? null : at;
 }
 
 /**
  * A BullMQ `settings.repeatStrategy` (for both `Queue` and `Worker`) that computes occurrences
- * with {@link nextCronOccurrence}, so BullMQ neither pays cron-parser's cost on every
- * `upsertJobScheduler` and every fired occurrence, nor disagrees with the in-process adapter.
- * BullMQ calls it with the instant to start from and the scheduler's repeat options.
+ * with {@link nextCronOccurrence}, so BullMQ (whose default is cron-parser, ~10× slower and with
+ * other daylight-saving rules) never disagrees with the in-process adapter. BullMQ calls it
+ * with the instant to start from and the scheduler's repeat options.
  */
 export function cronRepeatStrategy(
   millis: number,
@@ -87,10 +76,10 @@ export function cronRepeatStrategy(
   return at ?? undefined;
 }
 
-/** Throws the parser's message when `pattern` or `tz` is not valid. */
+/** Throws a message naming the problem when `pattern` or `tz` is not valid. */
 export function assertValidCron(pattern: string, tz: string): void {
-  cronParser.parseExpression(pattern, { tz });
   if (!isValidTimeZone(tz)) throw new Error(`unknown time zone: ${tz}`);
+  cronOf(pattern, tz);
 }
 
 const knownZones = new Set<string>();
@@ -103,6 +92,6 @@ export function isValidTimeZone(tz: string): boolean {
   } catch {
     return false;
   }
-  if (knownZones.size < SIMPLE_CACHE_LIMIT) knownZones.add(tz);
+  if (knownZones.size < CACHE_LIMIT) knownZones.add(tz);
   return true;
 }

@@ -1,6 +1,6 @@
 import { trace, type Span } from '@opentelemetry/api';
 import { pino, type DestinationStream, type Logger, type LoggerOptions } from 'pino';
-import { PinoPretty } from 'pino-pretty';
+import { loadPrettyStream, PRETTY_LOGS_UNAVAILABLE } from './pretty-stream.js';
 import { redactSecrets } from './redact.js';
 
 export type { Logger } from 'pino';
@@ -14,7 +14,9 @@ export interface CreateLoggerOptions {
   destination?: DestinationStream;
   /**
    * `json` (one object per line, for collectors) or `pretty` (pino-pretty: coloured, one
-   * readable line per entry, for a person at a terminal). @default 'json'
+   * readable line per entry, for a person at a terminal). pino-pretty is a development
+   * dependency: where it is not installed, `pretty` writes JSON lines, the first of them a
+   * warning that says so (`code: 'pretty_logs_unavailable'`). @default 'json'
    */
   format?: 'json' | 'pretty';
   /**
@@ -58,17 +60,12 @@ export function createLogger(options: CreateLoggerOptions = {}): Logger {
     ...(options.traceIds ? { mixin: traceMixin } : {}),
   };
   if (options.format === 'pretty') {
-    // In-process and synchronous (no transport thread), so nothing is lost on exit; the lines
-    // it formats have passed the redaction above.
-    const pretty = PinoPretty({
-      sync: true,
-      colorize: process.stdout.isTTY === true,
-      translateTime: 'SYS:HH:MM:ss.l',
-      ignore: 'pid,hostname',
-      singleLine: true,
-      ...(options.destination ? { destination: options.destination } : {}),
-    });
-    return pino(config, pretty);
+    // The lines it formats have passed the redaction above.
+    const pretty = loadPrettyStream(options.destination);
+    if (pretty) return pino(config, pretty);
+    const logger = options.destination ? pino(config, options.destination) : pino(config);
+    logger.warn({ code: 'pretty_logs_unavailable' }, PRETTY_LOGS_UNAVAILABLE);
+    return logger;
   }
   return options.destination ? pino(config, options.destination) : pino(config);
 }

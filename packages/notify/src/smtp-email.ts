@@ -15,11 +15,15 @@ export function createSmtpEmailSender(options: SmtpEmailOptions): EmailSender & 
   close(): void;
 } {
   const timeout = options.timeoutMs ?? 10_000;
-  const transport = nodemailer.createTransport(options.url, {
+  // The timeouts go beside the URL, in the transport's own options: the second argument of
+  // `createTransport` holds message defaults, where nodemailer never read them (its 30 s
+  // greeting and 10 min socket defaults applied instead).
+  const transport = nodemailer.createTransport({
+    url: options.url,
     connectionTimeout: timeout,
     greetingTimeout: timeout,
     socketTimeout: timeout,
-  } as nodemailer.TransportOptions);
+  });
   return {
     async send({ to, subject, text }) {
       await transport.sendMail({ from: options.from, to, subject, text });

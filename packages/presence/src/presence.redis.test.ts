@@ -66,7 +66,7 @@ describe('redis presence', () => {
     expect((await p!.listNodes('u1')).map((e) => e.nodeId)).toEqual(['n1']);
     // n3 expired and is gone; n2 is hidden (its replica looks dead) but kept until its own TTL.
     expect((await testRedis.raw.hkeys(keys.presenceUser('u1'))).sort()).toEqual(['n1', 'n2']);
-    expect(await testRedis.raw.zrange(keys.presenceReplicas(), 0, -1)).toEqual(['r1']);
+    expect(await testRedis.raw.zrange(keys.presenceReplicas(), 0, '-1')).toEqual(['r1']);
   });
 
   it('does not close a connection it was given', async () => {

@@ -27,16 +27,6 @@ export interface CreateRedisOptions {
    * them; without a listener it prints each one to the console.
    */
   onError?: (err: Error) => void;
-  /**
-   * The connection will SUBSCRIBE (a bus's subscriber). Such a connection skips ioredis's ready
-   * check: in ioredis 5.8.2 and later a SUBSCRIBE issued while the connection is still shaking
-   * hands (status `connect`, which is also the state right after every reconnect) reaches Redis
-   * before the check's `INFO`, Redis then refuses `INFO` in subscriber mode, and the failed
-   * check leaves the connection without its subscriptions for good (ioredis issue #2037,
-   * fixed in ioredis 6). The check only waits for Redis to finish loading its data, which
-   * SUBSCRIBE does not need. @default false
-   */
-  subscriber?: boolean;
   /** Escape hatch for anything else ioredis supports (TLS, sentinels); applied last. */
   redisOptions?: RedisOptions;
 }
@@ -60,7 +50,6 @@ export function createRedis(url: string, options: CreateRedisOptions): Redis {
       Math.round(Math.min(50 * 2 ** times, maxDelay) * (0.5 + Math.random() / 2)),
     reconnectOnError: (err) => err.message.startsWith('READONLY'),
     ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
-    ...(options.subscriber ? { enableReadyCheck: false } : {}),
     ...options.redisOptions,
   });
   if (options.onError) redis.on('error', options.onError);

@@ -56,14 +56,18 @@ describe('createRedis', () => {
 });
 
 describe('createRedis for a subscriber', () => {
-  /** Subscribes to a fresh channel each time the connection reaches `connect`, mid-handshake. */
-  async function subscribeWhileConnecting(options: { subscriber: boolean }) {
+  /**
+   * A SUBSCRIBE made while the connection shakes hands (status `connect`, also the state right
+   * after every reconnect) is kept. Under ioredis 5.8.2+ it reached Redis before the ready
+   * check's INFO, which Redis then refused in subscriber mode, and the connection lost the
+   * subscription for good (ioredis issue #2037); ioredis 6 holds it until the handshake is done.
+   */
+  it('keeps a subscription made while the connection shakes hands, also after a reconnect', async () => {
     const prefix = uniquePrefix('redis-sub');
     const errors: Error[] = [];
     const sub = createRedis(testRedisUrl(), {
       name: `test-sub-${randomId()}`,
       onError: (err) => errors.push(err),
-      ...options,
     });
     const pub = createRedis(testRedisUrl(), { name: 'test-sub-pub' });
     const channels: string[] = [];
@@ -73,13 +77,6 @@ describe('createRedis for a subscriber', () => {
       void sub.subscribe(channel).catch((err: Error) => errors.push(err));
     });
     const receivers = async () => Promise.all(channels.map((channel) => pub.publish(channel, 'x')));
-    return { sub, pub, errors, channels, receivers };
-  }
-
-  it('keeps a subscription made while the connection shakes hands, also after a reconnect', async () => {
-    const { sub, pub, errors, channels, receivers } = await subscribeWhileConnecting({
-      subscriber: true,
-    });
     try {
       await vi.waitFor(async () => expect(await receivers()).toEqual([1]), { timeout: 10_000 });
       const id = String(await pub.call('CLIENT', 'LIST'))
@@ -90,23 +87,6 @@ describe('createRedis for a subscriber', () => {
       await vi.waitFor(async () => expect(await receivers()).toEqual([1, 1]), { timeout: 10_000 });
       expect(channels).toHaveLength(2);
       expect(errors.filter((err) => /subscriber mode/.test(err.message))).toEqual([]);
-    } finally {
-      await Promise.all([closeRedis(sub), closeRedis(pub)]);
-    }
-  });
-
-  it('shows why: an ordinary connection loses that subscription (ioredis #2037)', async () => {
-    const { sub, pub, errors, receivers } = await subscribeWhileConnecting({ subscriber: false });
-    try {
-      await vi.waitFor(
-        () =>
-          expect(errors.map((err) => err.message)).toContain(
-            'Connection in subscriber mode, only subscriber commands may be used',
-          ),
-        { timeout: 10_000 },
-      );
-      await new Promise((resolve) => setTimeout(resolve, 500));
-      expect((await receivers())[0]).toBe(0);
     } finally {
       await Promise.all([closeRedis(sub), closeRedis(pub)]);
     }

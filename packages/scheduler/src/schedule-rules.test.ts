@@ -95,7 +95,7 @@ describe('occurrences', () => {
     ]);
   });
 
-  it('runs 02:30 at 03:30 on the spring-forward day, and 01:30 once on the fall-back day', () => {
+  it('runs 02:30 at 03:00 on the spring-forward day, and 01:30 once on the fall-back day', () => {
     const at = (time: string, from: string) =>
       occurrences(
         { repeat_type: 'daily', scheduled_time: time, timezone: 'America/New_York' },
@@ -104,7 +104,7 @@ describe('occurrences', () => {
       );
     expect(at('02:30', '2026-03-07T00:00:00Z')).toEqual([
       '2026-03-07T07:30:00.000Z',
-      '2026-03-08T07:30:00.000Z', // 02:30 does not exist: 03:30 EDT
+      '2026-03-08T07:00:00.000Z', // 02:30 does not exist: the end of the gap, 03:00 EDT
       '2026-03-09T06:30:00.000Z',
     ]);
     expect(at('01:30', '2026-10-31T00:00:00Z')).toEqual([
@@ -113,7 +113,7 @@ describe('occurrences', () => {
       '2026-11-02T06:30:00.000Z',
     ]);
     expect(iso(wallTimeToInstant('2026-03-08', '02:30', 'America/New_York'))).toBe(
-      '2026-03-08T07:30:00.000Z',
+      '2026-03-08T07:00:00.000Z',
     );
   });
 

@@ -65,9 +65,8 @@ function parseTime(value: string): { h: number; min: number; s: number } {
 
 /**
  * The instant a wall-clock date and time name in `tz`. Computed by `nextCronOccurrence`, as the
- * schedules are (its direct path: one zone conversion, no cron-parser), so a time that does not
- * exist (02:30 on a spring-forward day) moves forward by the gap (03:30) and an ambiguous one
- * (01:30 on a fall-back day) is its first instance.
+ * schedules are, so a time that does not exist (02:30 on a spring-forward day) is the end of the
+ * gap (03:00) and an ambiguous one (01:30 on a fall-back day) is its first instance.
  */
 export function wallTimeToInstant(date: string, time: string, tz: string): number {
   const day = parseDate(date);
