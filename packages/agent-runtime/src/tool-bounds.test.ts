@@ -46,7 +46,9 @@ describe('run tool bounds', () => {
     ).toBeUndefined();
     expect(
       toolsLimitedNotice({
-        limits: ['the tools of 1 more of your devices were not offered (at most 2 devices per run)'],
+        limits: [
+          'the tools of 1 more of your devices were not offered (at most 2 devices per run)',
+        ],
         leftOut: { fill: 7, source: 0 },
         maxTools: 8,
       }),

@@ -1,4 +1,9 @@
-import { AgentRunner, ModelUrlGuard, type Capability, type ToolSource } from '@agent-backend/agent-runtime';
+import {
+  AgentRunner,
+  ModelUrlGuard,
+  type Capability,
+  type ToolSource,
+} from '@agent-backend/agent-runtime';
 import type { Config } from '@agent-backend/config';
 import type { Engines } from '@agent-backend/engines';
 import { createApprovalHook } from '@agent-backend/hitl';
@@ -85,7 +90,16 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
   const webSearch = webSearchCapability({ ephemeral }, config);
   const saas = saasToolsCapability({ ephemeral }, config);
   // In this order their tools are offered (node tools fill what the others leave).
-  const capabilities: Capability[] = [node, mcp, knowledge, memory, skills, sandbox, webSearch, saas];
+  const capabilities: Capability[] = [
+    node,
+    mcp,
+    knowledge,
+    memory,
+    skills,
+    sandbox,
+    webSearch,
+    saas,
+  ];
   // User-supplied model base URLs pass the same SSRF guard as MCP servers, plus the model
   // servers the operator named in LLM_ALLOWED_ORIGINS (which open nothing for MCP); every
   // request of a run's model client goes through its guarded fetch (docs/architecture.md).

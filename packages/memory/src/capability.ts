@@ -25,7 +25,10 @@ export function memoryCapability(deps: MemoryDeps): MemoryCapability {
   const memories = new MemoryRepository(deps.db, {
     ...(deps.embedder ? { embedder: deps.embedder } : {}),
     onEmbeddingError: (error) =>
-      deps.logger.warn({ err: error }, 'memory embedding failed; memory search used full text only'),
+      deps.logger.warn(
+        { err: error },
+        'memory embedding failed; memory search used full text only',
+      ),
   });
   return {
     memories,

@@ -1,6 +1,6 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
-import { runRequest, type RunInfo } from '@agent-backend/agent-runtime';
+import { runRequest, type RunContribution, type RunInfo } from '@agent-backend/agent-runtime';
 import { createLogger } from '@agent-backend/logger';
 import type { NodeToolCaller, NodeTools } from '@agent-backend/node-rpc';
 import { nodeToolsCapability } from './capability.js';
@@ -31,7 +31,13 @@ const run = (nodeTools: boolean): RunInfo => ({
   request: runRequest({
     userId: 'u1',
     message: 'hi',
-    model: { name: 'm', baseUrl: 'http://127.0.0.1:9', apiKey: 'k', temperature: 0, chosenBy: 'operator' },
+    model: {
+      name: 'm',
+      baseUrl: 'http://127.0.0.1:9',
+      apiKey: 'k',
+      temperature: 0,
+      chosenBy: 'operator',
+    },
     capabilities: { nodeTools },
   }),
 });
@@ -47,9 +53,9 @@ describe('node tools capability', () => {
       { caller, logger: quietLogger().logger },
       { TOOL_CALL_TIMEOUT_MS: 1_000, AGENT_MAX_TOOL_NODES: 2 },
     );
-    const contribution = await source(run(true));
-    expect(Array.isArray(contribution)).toBe(false);
-    if (Array.isArray(contribution)) return;
+    const answer = await source(run(true));
+    expect(Array.isArray(answer)).toBe(false);
+    const contribution = answer as RunContribution;
     const names = contribution.fillTools!.map((tool) => tool.name);
     expect(names).toHaveLength(4);
     expect(names.slice(0, 1)).toEqual(['a_tool']);

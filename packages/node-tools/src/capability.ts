@@ -18,10 +18,7 @@ export type NodeToolsDeps = {
   readonly logger: Logger;
   /** Where each node tool call is counted. @default none */
   readonly metrics?: NodeToolMetrics;
-} & (
-  | { readonly caller: NodeToolCaller }
-  | Pick<BusNodeToolCallerOptions, 'bus' | 'presence'>
-);
+} & ({ readonly caller: NodeToolCaller } | Pick<BusNodeToolCallerOptions, 'bus' | 'presence'>);
 
 /** The configuration keys the capability reads (a subset of the service config). */
 export interface NodeToolsSettings {
@@ -59,10 +56,10 @@ export function nodeToolsCapability(
     'caller' in deps
       ? deps.caller
       : createNodeToolCaller({
-      bus: deps.bus,
-      presence: deps.presence,
-      defaultTimeoutMs: settings.TOOL_CALL_TIMEOUT_MS,
-    });
+          bus: deps.bus,
+          presence: deps.presence,
+          defaultTimeoutMs: settings.TOOL_CALL_TIMEOUT_MS,
+        });
   const caller = deps.metrics ? instrumentNodeToolCaller(made, deps.metrics) : made;
   const maxNodes = settings.AGENT_MAX_TOOL_NODES;
   return {
