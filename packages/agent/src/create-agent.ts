@@ -64,7 +64,8 @@ export interface Agent {
  * scheduled tasks and chat-platform replies (worker). Each capability comes from its package's
  * `xxxCapability(deps, settings)` and is listed here once; what a given run gets is decided by
  * its `RunRequest` (its capabilities and mode), not by which entry point started it. Adding a
- * capability: its package's capability file, one line below, the dependency in package.json.
+ * capability: its package's capability file, one line below, the dependency in this package's
+ * package.json and tsconfig.json.
  */
 export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent {
   const { config, engines, logger } = deps;
