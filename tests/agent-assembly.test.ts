@@ -7,7 +7,7 @@
  */
 import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { AgentOptions } from '@agent-backend/agent';
+import { createAgent, type AgentOptions } from '@agent-backend/agent';
 import type { ToolSource } from '@agent-backend/agent-runtime';
 import { mountApi } from '@agent-backend/api';
 import { mountGateway } from '@agent-backend/gateway';
@@ -68,11 +68,17 @@ describe('one agent factory for invoke, scheduled and chat runs', () => {
     const agentOptions: AgentOptions = { toolSources: [probeSource] };
     service = await startService('all-in-one', {
       migrate: true,
-      mount: async (context) => [
-        await mountApi(context, { agentOptions }),
-        await mountGateway(context),
-        await mountWorker(context, { agentOptions }),
-      ],
+      // One agent for both roles, as apps/all-in-one/src/main.ts builds it.
+      mount: async (context) => {
+        const agent = createAgent(context, agentOptions);
+        const roles = [
+          await mountApi(context, { sharedAgent: agent }),
+          await mountGateway(context),
+          await mountWorker(context, { sharedAgent: agent }),
+        ];
+        context.app.addHook('onClose', () => agent.close());
+        return roles;
+      },
     });
     const address = service.app.server.address() as AddressInfo;
     url = `http://127.0.0.1:${address.port}`;

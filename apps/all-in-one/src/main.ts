@@ -1,3 +1,4 @@
+import { createAgent } from '@agent-backend/agent';
 import { RefreshTokenService } from '@agent-backend/auth';
 import { startService } from '@agent-backend/runtime';
 import { mountApi } from '@agent-backend/api';
@@ -8,12 +9,16 @@ import { startControlSocket } from './control-socket.js';
 /**
  * The all-in-one entry: api, gateway and worker in one process on one port, sharing one set of
  * engines (in-process and PGlite by default). This composition root is the one place that
- * imports the apps; the apps never import each other.
+ * imports the apps; the apps never import each other. The api and the worker share one agent
+ * (one MCP connection pool, one skills catalog, one node tool caller), closed once the server
+ * closed, as the api alone closes its own.
  */
 await startService('all-in-one', {
   migrate: true,
   mount: async (context) => {
-    const api = await mountApi(context);
+    const agent = createAgent(context);
+    const api = await mountApi(context, { sharedAgent: agent });
+    context.app.addHook('onClose', () => agent.close());
     const gateway = await mountGateway(context);
     // Registered after the api's drain hook, so it runs once running agent runs finished (or
     // were ended with server_shutdown): those runs may still call tools on connected nodes.
@@ -32,7 +37,7 @@ await startService('all-in-one', {
           await gateway.close();
         },
       },
-      await mountWorker(context),
+      await mountWorker(context, { sharedAgent: agent }),
     ];
     if (context.engines.db.dialect !== 'pglite') return roles;
     const control = await startControlSocket(

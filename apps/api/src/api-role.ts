@@ -1,4 +1,4 @@
-import { createAgent, type AgentOptions } from '@agent-backend/agent';
+import { createAgent, type Agent, type AgentOptions } from '@agent-backend/agent';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { registerAgentRoutes } from './agent-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
@@ -17,6 +17,12 @@ import { mountQueueDashboard } from './queue-dashboard.js';
 export interface ApiOptions {
   /** Passed to the agent factory (extra tool sources, for an embedder's own capability). */
   readonly agentOptions?: AgentOptions;
+  /**
+   * The process's agent, when the composition root built it for several roles (the
+   * all-in-one: one MCP pool, one skills catalog); the caller closes it. Absent: the api builds
+   * its own from `agentOptions` and closes it.
+   */
+  readonly sharedAgent?: Agent;
 }
 
 /** Mounts the HTTP API (spec section 4 endpoints served by `apps/api`) on the context's server. */
@@ -27,7 +33,7 @@ export async function mountApi(
   const { engines } = context;
   // The agent of invoke runs; its node tool caller (through whichever gateway replica holds the
   // node, spec 4.3 rule 3) and knowledge searcher (one embeddings client) serve the HTTP routes too.
-  const agent = createAgent(context, options.agentOptions);
+  const agent = options.sharedAgent ?? createAgent(context, options.agentOptions);
   registerAuthRoutes(context);
   registerMcpRoutes(context);
   registerKnowledgeRoutes(context, agent.searchKnowledge);
@@ -42,6 +48,6 @@ export async function mountApi(
   registerDocsRoutes(context);
   await mountQueueDashboard(context); // /admin/queues: docs/operations.md
   // Closed after the server closed (runs ended with `server_shutdown`), not alongside it.
-  context.app.addHook('onClose', () => agent.close());
+  if (!options.sharedAgent) context.app.addHook('onClose', () => agent.close());
   return { name: 'api', close: async () => {} };
 }

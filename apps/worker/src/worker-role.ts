@@ -1,4 +1,4 @@
-import { createAgent, type AgentOptions } from '@agent-backend/agent';
+import { createAgent, type Agent, type AgentOptions } from '@agent-backend/agent';
 import { userWebChannel } from '@agent-backend/node-rpc';
 import {
   createNotifier,
@@ -23,6 +23,11 @@ export interface WorkerOptions {
   chat?: ChatPlatformNotifier;
   /** Passed to the agent factory (extra tool sources, for an embedder's own capability). */
   agentOptions?: AgentOptions;
+  /**
+   * The process's agent, when the composition root built it for several roles (the
+   * all-in-one); the caller closes it. Absent: the worker builds its own from `agentOptions`.
+   */
+  sharedAgent?: Agent;
 }
 
 /**
@@ -46,7 +51,7 @@ export async function mountWorker(
     onSkip: (info) => logger.warn(info, 'notification channel skipped'),
   });
   // One agent for scheduled runs and chat replies, assembled like the api's invoke runs.
-  const runAgent = createAgent(context, options.agentOptions);
+  const runAgent = options.sharedAgent ?? createAgent(context, options.agentOptions);
   const agent =
     options.agent ??
     createRunnerTaskAgent({
@@ -88,7 +93,7 @@ export async function mountWorker(
     name: 'worker',
     close: async () => {
       await Promise.all([stopSweep(), stopScheduleWatch(), stopChatInboxWatch()]);
-      await Promise.all([email?.close(), runAgent.close()]);
+      await Promise.all([email?.close(), options.sharedAgent ? undefined : runAgent.close()]);
     },
   };
 }

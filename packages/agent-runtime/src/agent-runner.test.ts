@@ -15,7 +15,7 @@ import {
 } from '@agent-backend/testing';
 import { AgentRunner } from './agent-runner.js';
 import { runRequest, type RunRequest } from './run-request.js';
-import type { ToolSource } from './tool.js';
+import type { AgentTool, ToolSource } from './tool.js';
 import { SessionBusyError } from './errors.js';
 
 let schema: TestSchema;
@@ -366,5 +366,42 @@ describe('AgentRunner', () => {
       { status: 'done', error_code: null },
     ]);
     expect(logLines.join('')).not.toContain('sk-runner-secret-99');
+  });
+
+  it("fits a source's fill tools into the room the others leave, names them first, and says what was left out", async () => {
+    const tool = (name: string): AgentTool => ({
+      name,
+      description: `Tool ${name}.`,
+      parameters: { type: 'object' },
+      writes: false,
+      execute: async () => ({ content: 'ok' }),
+    });
+    // As the node tools capability answers: a device tool named like another source's tool
+    // keeps the name; the other is skipped.
+    const devices: ToolSource = async () => ({
+      fillTools: ['shared', 'd0', 'd1', 'd2', 'd3', 'd4'].map(tool),
+      limits: ['the tools of 1 more of your devices were not offered (at most 1 devices per run)'],
+    });
+    const others: ToolSource = async () => [tool('s0'), tool('s1'), tool('shared')];
+    const runner = new AgentRunner({
+      db,
+      ephemeral,
+      logger: createLogger({ level: 'silent' }),
+      toolSources: [devices, others],
+      settings: { maxTools: 8 },
+    });
+    model.script('r-fill', [textReply('Fitted.')]);
+    const { events, result } = await invoke(runner, 'fay', request({ modelName: 'r-fill' }));
+    expect(result).toEqual({ status: 'done' });
+    // Eight in the run (propose_plan is not offered in agent mode): both other tools stay,
+    // the device tools fill the rest from the first.
+    const offered = model.requests('r-fill')[0]!.body.tools!.map((t) => t.function.name);
+    expect(offered).toEqual(['write_todos', 'shared', 'd0', 'd1', 'd2', 's0', 's1']);
+    expect(events.find((e) => e.type === 'notice')).toEqual({
+      type: 'notice',
+      code: 'tools_limited',
+      message:
+        "This run: the tools of 1 more of your devices were not offered (at most 1 devices per run); 2 tools were left out (at most 8 tools per run: 2 of your devices', 0 of other sources).",
+    });
   });
 });

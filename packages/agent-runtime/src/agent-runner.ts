@@ -2,7 +2,6 @@ import { randomUUID } from 'node:crypto';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { Logger } from '@agent-backend/logger';
 import type { AgentMetrics } from '@agent-backend/metrics';
-import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { SessionBusyError } from './errors.js';
@@ -20,8 +19,6 @@ export interface AgentRunnerOptions {
   readonly db: Database;
   readonly ephemeral: EphemeralStore;
   readonly logger: Logger;
-  /** The user's nodes' tools (through the gateway); absent: runs have no node tools. */
-  readonly nodeTools?: NodeToolCaller;
   readonly toolSources?: readonly ToolSource[];
   /** Per run: the hook before each tool executes (HITL); absent: tools run at once. */
   readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;

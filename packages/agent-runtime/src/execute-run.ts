@@ -1,6 +1,5 @@
 import type { Logger } from '@agent-backend/logger';
 import type { AgentMetrics } from '@agent-backend/metrics';
-import type { NodeToolCaller } from '@agent-backend/node-rpc';
 import { isDependencyUnavailable, type AgentEvent } from '@agent-backend/protocol';
 import { runAgentLoop } from './agent-loop.js';
 import type { ChatMessage } from './chat-message.js';
@@ -9,7 +8,6 @@ import { AgentRunError } from './errors.js';
 import { createLlmClient } from './llm-client.js';
 import { TurnAbortedError } from './model-turn.js';
 import type { ModelUrlGuard } from './model-url-guard.js';
-import { nodeToolsToAgentTools } from './node-tools.js';
 import { proposePlanTool, writeTodosTool } from './planning-tools.js';
 import type { SessionRepository } from './session-repository.js';
 import type { SessionState } from './session-state.js';
@@ -25,7 +23,7 @@ import {
   type ToolSource,
 } from './tool.js';
 import type { BeforeToolCall } from './tool-execution.js';
-import { boundRunTools, nodesOffered, toolsLimitedNotice } from './tool-bounds.js';
+import { boundRunTools, toolsLimitedNotice } from './tool-bounds.js';
 import { traced } from './traced.js';
 
 /** How a run ended. */
@@ -39,7 +37,6 @@ interface ExecuteRunOptions {
   readonly sessions: SessionRepository;
   readonly settings: AgentSettings;
   readonly logger: Logger;
-  readonly nodeTools?: NodeToolCaller;
   readonly toolSources?: readonly ToolSource[];
   readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
   readonly modelUrlGuard?: ModelUrlGuard;
@@ -238,32 +235,21 @@ const userTurns = (messages: ReadonlyArray<{ role: string; content: unknown }>):
   messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
 
 /**
- * Built-in tools, then the user's node tools, then the other sources, unique by name; at most
- * `settings.maxTools` in all, from at most `settings.maxToolNodes` nodes (see
- * {@link boundRunTools} for what is left out, and the `tools_limited` notice that says so).
+ * Built-in tools, then the sources' fill tools (the user's devices'), then the other sources'
+ * tools, unique by name; at most `settings.maxTools` in all (see {@link boundRunTools} for what
+ * is left out, and the `tools_limited` notice that says so).
  */
 async function buildRegistry(options: ExecuteRunOptions): Promise<Assembled> {
-  const { run, logger, settings } = options;
+  const { logger, settings } = options;
   const promptSections: string[] = [];
   const events: AgentEvent[] = [];
+  const limits: string[] = [];
   const builtIn = [writeTodosTool(), proposePlanTool()];
   const names = new Set(builtIn.map((tool) => tool.name));
+  const run: RunInfo = { ...options.run, reservedToolNames: new Set(names) };
   const log = { runId: run.runId, sessionId: run.sessionId };
-  let nodeTools: AgentTool[] = [];
-  let nodesLeft = 0;
-  if (options.nodeTools && run.request.capabilities.nodeTools) {
-    try {
-      const nodes = await options.nodeTools.listTools(run.userId);
-      const { offered, left } = nodesOffered(nodes, settings.maxToolNodes);
-      nodesLeft = left.length;
-      nodeTools = nodeToolsToAgentTools(run.userId, offered, options.nodeTools, names);
-      for (const tool of nodeTools) names.add(tool.name);
-    } catch (err) {
-      logger.warn({ ...log, err }, 'node tools unavailable for this run');
-    }
-  }
   // Sources are asked together; their tools are added in the sources' order.
-  const sourceTools: AgentTool[] = [];
+  const contributions: RunContribution[] = [];
   const added = await Promise.allSettled((options.toolSources ?? []).map((source) => source(run)));
   for (const result of added) {
     // A source may refuse the run itself (a local sandbox outside the user's directory).
@@ -275,34 +261,37 @@ async function buildRegistry(options: ExecuteRunOptions): Promise<Assembled> {
       );
       continue;
     }
-    const contribution: RunContribution = isToolList(result.value)
-      ? { tools: result.value }
-      : result.value;
-    for (const tool of contribution.tools ?? []) {
+    contributions.push(isToolList(result.value) ? { tools: result.value } : result.value);
+  }
+  const unique = (tools: readonly AgentTool[] | undefined, into: AgentTool[]) => {
+    for (const tool of tools ?? []) {
       if (names.has(tool.name)) {
         logger.warn({ ...log, tool: tool.name }, 'duplicate tool skipped');
       } else {
         names.add(tool.name);
-        sourceTools.push(tool);
+        into.push(tool);
       }
     }
+  };
+  // Fill tools name first (a device tool keeps its name over a source tool's), fit last.
+  const fillTools: AgentTool[] = [];
+  for (const contribution of contributions) unique(contribution.fillTools, fillTools);
+  const sourceTools: AgentTool[] = [];
+  for (const contribution of contributions) {
+    unique(contribution.tools, sourceTools);
+    limits.push(...(contribution.limits ?? []));
     promptSections.push(...(contribution.promptSections ?? []));
     events.push(...(contribution.events ?? []));
   }
   const { kept, leftOut } = boundRunTools(
-    { builtIn, node: nodeTools, source: sourceTools },
+    { builtIn, fill: fillTools, source: sourceTools },
     settings.maxTools,
   );
   const registry = new ToolRegistry();
   for (const tool of kept) registry.add(tool);
-  const notice = toolsLimitedNotice({
-    nodesLeft,
-    maxNodes: settings.maxToolNodes,
-    leftOut,
-    maxTools: settings.maxTools,
-  });
+  const notice = toolsLimitedNotice({ limits, leftOut, maxTools: settings.maxTools });
   if (notice) {
-    logger.warn({ ...log, nodesLeft, toolsLeftOut: leftOut }, 'run tools limited');
+    logger.warn({ ...log, limits, toolsLeftOut: leftOut }, 'run tools limited');
     events.push(notice);
   }
   return { registry, promptSections, events };

@@ -24,7 +24,6 @@ export {
 } from './llm-client.js';
 export { ModelConnectError, ModelUrlGuard, modelUrlFailure } from './model-url-guard.js';
 export { streamModelTurn, TurnAbortedError, type ModelTurn } from './model-turn.js';
-export { nodeToolsToAgentTools, sanitizeToolName } from './node-tools.js';
 export {
   MAX_TODOS,
   PROPOSE_PLAN,
@@ -66,6 +65,15 @@ export {
   type ToolSource,
 } from './tool.js';
 export { defineTool } from './builtin-tool.js';
+export type { Capability } from './capability.js';
+export { sanitizeToolName } from './tool-names.js';
+export {
+  boundRunTools,
+  DEFAULT_MAX_RUN_TOOLS,
+  TOOLS_LIMITED_NOTICE,
+  toolsLimitedNotice,
+  type RunTools,
+} from './tool-bounds.js';
 export {
   CANCELLED_CONTENT,
   executeToolCall,

@@ -2,7 +2,7 @@ import { DEFAULT_CONTEXT_LIMITS, type ContextLimits } from './context-limits.js'
 import { DEFAULT_LLM_MAX_RETRIES, DEFAULT_LLM_TIMEOUT_MS } from './llm-client.js';
 import { DEFAULT_LEASE_TTL_MS } from './session-lease.js';
 import { DEFAULT_MAX_PARALLEL_TOOLS } from './tool-calls.js';
-import { DEFAULT_MAX_RUN_TOOLS, DEFAULT_MAX_TOOL_NODES } from './tool-bounds.js';
+import { DEFAULT_MAX_RUN_TOOLS } from './tool-bounds.js';
 
 /** Knobs of agent runs; every one has a default. */
 export interface AgentSettings {
@@ -23,11 +23,10 @@ export interface AgentSettings {
   readonly maxParallelTools: number;
   /**
    * Tools one run offers the model, built-in and node tools included (OpenAI accepts 128);
-   * node tools are left out first, then other sources' (`tools_limited` notice). @default 128
+   * sources' fill tools (the user's devices') are left out first, then other sources'
+   * (`tools_limited` notice). @default 128
    */
   readonly maxTools: number;
-  /** A user's nodes whose tools one run offers, the longest connected first. @default 32 */
-  readonly maxToolNodes: number;
   readonly limits: ContextLimits;
 }
 
@@ -40,6 +39,5 @@ export const DEFAULT_AGENT_SETTINGS: AgentSettings = Object.freeze({
   leaseTtlMs: DEFAULT_LEASE_TTL_MS,
   maxParallelTools: DEFAULT_MAX_PARALLEL_TOOLS,
   maxTools: DEFAULT_MAX_RUN_TOOLS,
-  maxToolNodes: DEFAULT_MAX_TOOL_NODES,
   limits: DEFAULT_CONTEXT_LIMITS,
 });

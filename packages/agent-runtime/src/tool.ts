@@ -71,11 +71,28 @@ export interface RunInfo {
    * absent outside a run (a source must then assume none).
    */
   readonly earlierUserTurns?: () => Promise<readonly string[]>;
+  /**
+   * Names the run's built-in tools take (`write_todos`, `propose_plan`): a source that renames
+   * its tools on a clash (the user's devices') avoids them. Absent outside a run.
+   */
+  readonly reservedToolNames?: ReadonlySet<string>;
 }
 
 /** What a capability adds to one run besides tools. */
 export interface RunContribution {
   readonly tools?: readonly AgentTool[];
+  /**
+   * Tools that take only the room the other tools leave under the run's tool bound
+   * (`AGENT_MAX_TOOLS`), cut from the end when over: the user's devices' tools, which may be
+   * hundreds. Their names come before the other sources' tools (a source tool of the same name
+   * is skipped); the `tools_limited` notice counts them as the devices'.
+   */
+  readonly fillTools?: readonly AgentTool[];
+  /**
+   * What the source left out by bounds of its own (the devices past `AGENT_MAX_TOOL_NODES`):
+   * said first in the run's `tools_limited` notice.
+   */
+  readonly limits?: readonly string[];
   /** Sections of the system prompt (remembered facts, activated skills, ...), in order. */
   readonly promptSections?: readonly string[];
   /** Events streamed right after `session`, before the answer (e.g. which skills are active). */

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { DEFAULT_AGENT_SETTINGS } from '@agent-backend/agent-runtime';
 import { ConfigError, loadConfig } from '@agent-backend/config';
+import { DEFAULT_MAX_TOOL_NODES } from '@agent-backend/node-tools';
 import { agentSettings } from './settings.js';
 
 describe('agentSettings', () => {
@@ -20,15 +21,12 @@ describe('agentSettings', () => {
   });
 
   it('bounds the tools of a run at 128 from 32 nodes by default, as configured otherwise', () => {
-    const defaults = agentSettings(loadConfig('all-in-one', {})).runner;
-    expect([defaults.maxTools, defaults.maxToolNodes]).toEqual([128, 32]);
-    expect([DEFAULT_AGENT_SETTINGS.maxTools, DEFAULT_AGENT_SETTINGS.maxToolNodes]).toEqual([
-      128, 32,
-    ]);
-    const set = agentSettings(
-      loadConfig('all-in-one', { AGENT_MAX_TOOLS: '64', AGENT_MAX_TOOL_NODES: '4' }),
-    ).runner;
-    expect([set.maxTools, set.maxToolNodes]).toEqual([64, 4]);
+    // The node bound is the node tools capability's setting (packages/node-tools).
+    const config = loadConfig('all-in-one', {});
+    expect([agentSettings(config).runner.maxTools, config.AGENT_MAX_TOOL_NODES]).toEqual([128, 32]);
+    expect([DEFAULT_AGENT_SETTINGS.maxTools, DEFAULT_MAX_TOOL_NODES]).toEqual([128, 32]);
+    const set = loadConfig('all-in-one', { AGENT_MAX_TOOLS: '64', AGENT_MAX_TOOL_NODES: '4' });
+    expect([agentSettings(set).runner.maxTools, set.AGENT_MAX_TOOL_NODES]).toEqual([64, 4]);
     for (const env of [{ AGENT_MAX_TOOLS: '7' }, { AGENT_MAX_TOOL_NODES: '0' }]) {
       expect(() => loadConfig('all-in-one', env)).toThrow(ConfigError);
     }

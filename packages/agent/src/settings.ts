@@ -21,7 +21,6 @@ export function agentSettings(config: Config): AgentServiceSettings {
       leaseTtlMs: config.AGENT_SESSION_LEASE_MS,
       maxParallelTools: config.AGENT_MAX_PARALLEL_TOOLS,
       maxTools: config.AGENT_MAX_TOOLS,
-      maxToolNodes: config.AGENT_MAX_TOOL_NODES,
     },
     keepaliveMs: config.AGENT_KEEPALIVE_MS,
     sseStallTimeoutMs: config.AGENT_SSE_STALL_TIMEOUT_MS,

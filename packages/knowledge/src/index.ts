@@ -36,5 +36,6 @@ export const KB_INGEST_QUEUE = 'kb-ingest';
  * two retries per request) before the document is marked `failed`.
  */
 export const KB_INGEST_ATTEMPTS = 6;
+export { knowledgeCapability, type KnowledgeCapability, type KnowledgeDeps } from './capability.js';
 export { htmlToText } from './html-text.js';
 export { splitDocument, splitNow, type SplitJob } from './split-document.js';

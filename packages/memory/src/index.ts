@@ -43,3 +43,4 @@ export {
   memoryPromptSection,
   type MemoryPromptLimits,
 } from './prompt-section.js';
+export { memoryCapability, type MemoryCapability, type MemoryDeps } from './capability.js';

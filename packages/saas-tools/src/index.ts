@@ -15,3 +15,4 @@ export {
 } from './account.js';
 export { refreshOnce, RefreshFailedError, type RefreshedTokens } from './refresh.js';
 export { saasToolSource, type SaasEndpoints } from './source.js';
+export { saasToolsCapability, type SaasToolsConfig, type SaasToolsDeps } from './capability.js';

@@ -34,8 +34,8 @@ export interface SandboxCapabilityOptions {
   readonly cloud?: SandboxProvider;
   readonly tools: SandboxToolSettings;
   readonly sessions: SessionSandboxSettings;
-  /** Files of the run to place in its sandbox before code runs (skills' resources). */
-  readonly runFiles?: (run: RunInfo) => Promise<RunFiles | undefined>;
+  /** Files of the run to place in its sandbox under `dir` before code runs (skills' resources). */
+  readonly runFiles?: (run: RunInfo, dir: string) => Promise<RunFiles | undefined>;
 }
 
 /** The capability: the tool source of runs, and the sweep for the worker. */
@@ -184,7 +184,7 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
           : files.slice(0, 100).map((f) => f.path);
       }
     }
-    const runFiles = await options.runFiles?.(run);
+    const runFiles = await options.runFiles?.(run, RUN_FILES_DIR);
     const placed = new Set<string>();
     // Copies the run's files not yet in the sandbox (a skill loaded since the last call).
     const place = async (handle: SandboxHandle) => {

@@ -31,3 +31,8 @@ export {
   type SandboxCapability,
   type SandboxCapabilityOptions,
 } from './capability.js';
+export {
+  sandboxCapability,
+  type SandboxConfig,
+  type SandboxDeps,
+} from './configured-capability.js';

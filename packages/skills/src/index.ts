@@ -87,3 +87,10 @@ export {
   type RunSkills,
   type RunSkillsOptions,
 } from './run-skills.js';
+export {
+  skillsCapability,
+  type SkillFiles,
+  type SkillsCapability,
+  type SkillsDeps,
+  type SkillsSettings,
+} from './capability.js';

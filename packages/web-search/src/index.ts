@@ -17,3 +17,4 @@ export {
   type WebSearchAnswer,
   type WebSearchSettings,
 } from './web-search.js';
+export { webSearchCapability, type WebSearchConfig, type WebSearchDeps } from './capability.js';

@@ -1,18 +1,16 @@
 import { createHash } from 'node:crypto';
 import { NodeCallError, type NodeToolCaller, type NodeTools } from '@agent-backend/node-rpc';
-import { Semaphore } from './semaphore.js';
-import type { AgentTool, ToolOutput } from './tool.js';
-import { TOOL_NAME } from './tool.js';
-import { CANCELLED_CONTENT } from './tool-execution.js';
+import {
+  CANCELLED_CONTENT,
+  sanitizeToolName,
+  Semaphore,
+  TOOL_NAME,
+  type AgentTool,
+  type ToolOutput,
+} from '@agent-backend/agent-runtime';
 
 /** Arguments schema for node tools that announce only a name. */
 const ANY_OBJECT = { type: 'object', additionalProperties: true } as const;
-
-/** Keeps a name valid for OpenAI: other characters become `_`, at most 64 characters. */
-export function sanitizeToolName(name: string): string {
-  const cleaned = name.replace(/[^A-Za-z0-9_-]/g, '_').slice(0, 64);
-  return cleaned.length > 0 ? cleaned : 'tool';
-}
 
 function suffixed(base: string, nodeId: string, toolName: string): string {
   const hash = createHash('sha256').update(`${nodeId}\0${toolName}`).digest('hex').slice(0, 8);

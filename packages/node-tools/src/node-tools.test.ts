@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { NodeCallError, type NodeToolCall, type NodeToolCaller } from '@agent-backend/node-rpc';
 import { nodeToolsToAgentTools } from './node-tools.js';
-import type { ToolContext } from './tool.js';
+import type { ToolContext } from '@agent-backend/agent-runtime';
 
 /** The smallest NodeToolCaller: records calls and answers from a table (the gateway is not under test here). */
 function fakeCaller(
