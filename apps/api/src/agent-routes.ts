@@ -67,7 +67,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   };
   app.post('/api/agent/invoke', invokeOptions, async (request, reply) => {
     const body = request.body;
-    const userId = request.userId!;
+    const userId = request.userId;
     if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
     let prepared;
     try {
@@ -107,7 +107,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     async (request, reply) => {
       const { session_id: sessionId } = request.params;
       refuseReservedSessionId(sessionId);
-      const userId = request.userId!;
+      const userId = request.userId;
       const header = request.headers['last-event-id'];
       const query = (request.query as Record<string, unknown>).last_event_id;
       const lastEventId =

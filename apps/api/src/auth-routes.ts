@@ -39,7 +39,7 @@ export function registerAuthRoutes({
   app.get(
     '/api/auth/whoami',
     { preHandler: requireUser },
-    async (request) => ({ user_id: request.userId! }) satisfies WhoamiResponse,
+    async (request) => ({ user_id: request.userId }) satisfies WhoamiResponse,
   );
 
   if (config.DEV_TOKENS) {

@@ -98,7 +98,6 @@ function registerKnowledgeBaseRoutes(
   searchKnowledge: KnowledgeSearcher,
 ): void {
   const repo = new KnowledgeRepository(engines.db);
-  const userOf = (request: { userId?: string }) => request.userId!;
 
   // The tool's search for clients: bases of other users are searched as empty ones, so nothing
   // tells them from unknown ids. A slow embeddings endpoint is bounded by EMBEDDINGS_TIMEOUT_MS.
@@ -106,7 +105,7 @@ function registerKnowledgeBaseRoutes(
   app.post('/api/knowledge-bases/search', search, async (request) => {
     const body = request.body;
     const results = await searchKnowledge({
-      userId: userOf(request),
+      userId: request.userId,
       knowledgeBaseIds: [...new Set(body.knowledge_base_ids)],
       query: body.query,
       limit: body.limit,
@@ -119,15 +118,15 @@ function registerKnowledgeBaseRoutes(
     const body = request.body;
     return reply
       .status(201)
-      .send(await repo.createBase(userOf(request), body.name, body.description));
+      .send(await repo.createBase(request.userId, body.name, body.description));
   });
 
   app.get('/api/knowledge-bases', { preHandler: requireUser }, async (request) => {
-    return { knowledge_bases: await repo.listBases(userOf(request)) } satisfies KnowledgeBaseList;
+    return { knowledge_bases: await repo.listBases(request.userId) } satisfies KnowledgeBaseList;
   });
 
   app.delete('/api/knowledge-bases/:id', { preHandler: requireUser }, async (request, reply) => {
-    if (!(await repo.deleteBase(userOf(request), request.params.id))) throw baseNotFound();
+    if (!(await repo.deleteBase(request.userId, request.params.id))) throw baseNotFound();
     return reply.status(204).send();
   });
 
@@ -136,7 +135,7 @@ function registerKnowledgeBaseRoutes(
     { body: AddDocumentRequest, onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
     async (request, reply) => {
       const body = request.body;
-      const userId = userOf(request);
+      const userId = request.userId;
       const doc = await repo.addDocument(userId, request.params.id, body);
       if (!doc) throw baseNotFound();
       try {
@@ -160,7 +159,7 @@ function registerKnowledgeBaseRoutes(
   );
 
   app.get('/api/knowledge-bases/:id/documents', { preHandler: requireUser }, async (request) => {
-    const documents = await repo.listDocuments(userOf(request), request.params.id);
+    const documents = await repo.listDocuments(request.userId, request.params.id);
     if (!documents) throw baseNotFound();
     return { documents } satisfies KnowledgeDocumentList;
   });
@@ -170,7 +169,7 @@ function registerKnowledgeBaseRoutes(
     { preHandler: requireUser },
     async (request, reply) => {
       const { id, doc_id: documentId } = request.params;
-      if (!(await repo.deleteDocument(userOf(request), id, documentId)))
+      if (!(await repo.deleteDocument(request.userId, id, documentId)))
         throw new AppError('not_found', 'unknown document');
       return reply.status(204).send();
     },

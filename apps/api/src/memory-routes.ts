@@ -17,12 +17,10 @@ export function registerMemoryRoutes(
   { app, requireUser }: ServiceContext,
   memories: MemoryRepository,
 ): void {
-  const userOf = (request: { userId?: string }) => request.userId!;
-
   const list = { query: ListMemoriesQuery, preHandler: requireUser };
   app.get('/api/memories', list, async (request) => {
     try {
-      return (await memories.list(userOf(request), request.query)) satisfies MemoryList;
+      return (await memories.list(request.userId, request.query)) satisfies MemoryList;
     } catch (error) {
       if (error instanceof InvalidCursorError) {
         throw new AppError('invalid_request', 'invalid request query', [
@@ -34,7 +32,7 @@ export function registerMemoryRoutes(
   });
 
   app.delete('/api/memories/:id', { preHandler: requireUser }, async (request, reply) => {
-    if (!(await memories.delete(userOf(request), request.params.id))) {
+    if (!(await memories.delete(request.userId, request.params.id))) {
       throw new AppError('not_found', `memory ${request.params.id} not found`);
     }
     return reply.status(204).send();
@@ -45,7 +43,7 @@ export function registerMemoryRoutes(
     { preHandler: requireUser },
     async (request) =>
       ({
-        deleted: await memories.deleteAll(userOf(request)),
+        deleted: await memories.deleteAll(request.userId),
       }) satisfies DeleteMemoriesResponse,
   );
 }

@@ -45,7 +45,7 @@ export function registerNodeRoutes(
       const body = request.body;
       try {
         const result = await nodeTools.callTool({
-          userId: request.userId!,
+          userId: request.userId,
           nodeType: body.node_type,
           nodeId: body.node_id,
           toolName: body.tool_name,

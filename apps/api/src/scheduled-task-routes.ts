@@ -103,7 +103,7 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
 
   // The caller's own tasks (the token's user): what a web client shows.
   app.get('/api/scheduled-tasks', { preHandler: requireUser }, async (request) => {
-    const records = await new TaskRepository(engines.db).listForUser(request.userId!, LIST_TASKS);
+    const records = await new TaskRepository(engines.db).listForUser(request.userId, LIST_TASKS);
     const runs = await new RunRepository(engines.db).listForTasks(
       records.map((record) => record.taskId),
       LIST_RUNS,
@@ -119,7 +119,7 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
     const status = await new RunRepository(engines.db).answer(
       body.task_id,
       scheduledAt,
-      request.userId!,
+      request.userId,
       body.confirm,
     );
     if (!status)

@@ -21,10 +21,8 @@ export function registerSkillRoutes(
   { app, requireUser }: ServiceContext,
   skills: Promise<SkillCatalog>,
 ): void {
-  const userOf = (request: { userId?: string }) => request.userId!;
-
   app.get('/api/skills', { preHandler: requireUser }, async (request) => {
-    const list = await (await skills).list(userOf(request));
+    const list = await (await skills).list(request.userId);
     return {
       skills: list.map(({ name, description, source }) => ({ name, description, source })),
     } satisfies SkillList;
@@ -44,7 +42,7 @@ export function registerSkillRoutes(
         throw new AppError('invalid_request', 'invalid skill', parsed.problems);
       }
       try {
-        const { created } = await (await skills).repository.put(userOf(request), parsed.value);
+        const { created } = await (await skills).repository.put(request.userId, parsed.value);
         const answer = {
           name: parsed.value.frontMatter.name,
           description: parsed.value.frontMatter.description,
@@ -59,7 +57,7 @@ export function registerSkillRoutes(
   );
 
   app.delete('/api/skills/:name', { preHandler: requireUser }, async (request, reply) => {
-    if (!(await (await skills).repository.delete(userOf(request), request.params.name))) {
+    if (!(await (await skills).repository.delete(request.userId, request.params.name))) {
       throw new AppError('not_found', `skill ${request.params.name} not found`);
     }
     return reply.status(204).send();

@@ -27,6 +27,7 @@ import { requestSpan, traceRequests } from './trace-requests.js';
 
 export { REJECTED_BODY_DRAIN } from './body-reader.js';
 export type {
+  KnownAfter,
   MountOptions,
   RegisteredMount,
   RegisteredRoute,

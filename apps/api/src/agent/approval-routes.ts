@@ -31,7 +31,7 @@ export function registerApprovalRoutes(context: ServiceContext): void {
     async (request) => {
       const { request_id: requestId } = request.params;
       try {
-        return await decisions.submit(request.userId!, requestId, request.body);
+        return await decisions.submit(request.userId, requestId, request.body);
       } catch (error) {
         if (error instanceof DecisionError) {
           throw new AppError(error.code, error.message, error.details);
@@ -48,7 +48,7 @@ export function registerApprovalRoutes(context: ServiceContext): void {
   app.post('/api/agent/runs/:run_id/decisions', batch, async (request) => {
     const { run_id: runId } = request.params;
     try {
-      return await decisions.submitMany(request.userId!, runId, request.body.decisions);
+      return await decisions.submitMany(request.userId, runId, request.body.decisions);
     } catch (error) {
       if (error instanceof DecisionError) {
         throw new AppError(error.code, error.message, error.details);
