@@ -31,3 +31,12 @@ export {
   type RouteHook,
 } from './route-auth.js';
 export { inlineSourceHash, pageHeaders } from './page-headers.js';
+export type {
+  DocumentedAuth,
+  DocumentedRoute,
+  HttpMethod,
+  ParameterDoc,
+  ResponseDoc,
+  RouteDocs,
+  SchemaRef,
+} from './route-doc.js';

@@ -3,6 +3,7 @@ import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { Logger } from '@agent-backend/logger';
 import type { AuthHook, RouteAuth } from './route-auth.js';
+import type { RouteDocs } from './route-doc.js';
 
 declare global {
   // eslint-disable-next-line @typescript-eslint/no-namespace -- Express's own augmentation point.
@@ -89,6 +90,18 @@ export interface RouteOptions<
   bodyLimit?: number;
   /** The JSON body as the string received (to check a signature over it), not parsed. */
   rawBody?: boolean;
+  /**
+   * What the API documents say about the route (`HttpServer.documented()` lists it with its
+   * method, path, schemas and credential): the route's documentation lives where it is
+   * registered.
+   */
+  doc?: RouteDocs;
+  /**
+   * `false`: not served in this configuration (its path is the ordinary 404, its handler never
+   * runs), but documented, so the documents describe every route a configuration can turn on.
+   * @default true
+   */
+  enabled?: boolean;
 }
 
 /** The output of `Schema`, or `Otherwise` when the route declares no such schema. */
@@ -145,4 +158,8 @@ export interface RegisteredMount {
 export interface MountOptions {
   /** Authenticates every request under the prefix before the mount's handlers see it. */
   onRequest?: AuthHook;
+  /** What the API documents say about the prefix (see {@link RouteOptions.doc}). */
+  doc?: RouteDocs;
+  /** `false`: documented, not served (see {@link RouteOptions.enabled}). @default true */
+  enabled?: boolean;
 }

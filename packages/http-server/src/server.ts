@@ -13,6 +13,7 @@ import {
 } from './error-answers.js';
 import { registerHealthRoutes, type ReadinessCheck } from './health.js';
 import type { RouteAuth } from './route-auth.js';
+import type { DocumentedRoute, RouteDocs } from './route-doc.js';
 import { hook, routeChain, type RouteMethod } from './route-chain.js';
 import { mountFor, RouteTable } from './route-table.js';
 import type {
@@ -60,7 +61,9 @@ export interface CreateHttpServerOptions {
  * The service's HTTP server: Express 5 with the service's conventions. Routes are registered
  * through {@link HttpServer.get} and friends (JSON answers from return values, the error shape of
  * {@link AppError}); `express` is the Express application, for the middleware an operator
- * already runs (add it with {@link HttpServer.use}: it runs before every route).
+ * already runs: added with {@link HttpServer.use} it runs before every route; added to `express`
+ * itself (`express.use(...)`) it runs, as in any Express application, for the requests no route
+ * or mount of the service answered, and what it passes on is the JSON 404 (or its error's answer).
  */
 export interface HttpServer {
   readonly express: Express;
@@ -70,9 +73,14 @@ export interface HttpServer {
   /**
    * Serves the files of `dir` under `mountPath` (a {@link HttpServer.mount}: GET and HEAD;
    * `index.html` for the directory itself; a missing file falls through to the routes, then the
-   * JSON 404), with `headers` on every file answered.
+   * JSON 404), with `headers` on every file answered, and documented with `doc`.
    */
-  serveStatic(mountPath: string, dir: string, headers?: Record<string, string>): void;
+  serveStatic(
+    mountPath: string,
+    dir: string,
+    headers?: Record<string, string>,
+    doc?: RouteDocs,
+  ): void;
   /**
    * Hands every request whose path is `prefix` or below it (`/admin/queues`,
    * `/admin/queues/static/app.js`) to `handlers`, as Express's `use(prefix, ...)` does
@@ -92,6 +100,11 @@ export interface HttpServer {
   routes(): RegisteredRoute[];
   /** Every {@link HttpServer.mount} so far (static files included), in order. */
   mounts(): RegisteredMount[];
+  /**
+   * Every route and mount registered with a `doc` so far, served or not (`enabled: false`), in
+   * registration order (the health routes first): what the API documents are built from.
+   */
+  documented(): DocumentedRoute[];
   /**
    * `preClose`: when closing starts, once the server stopped accepting connections (drain or
    * end long streams here: the server is closed once they end); `onClose`: once every
@@ -142,6 +155,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   let hasMiddleware = false;
   const routes = new RouteTable();
   const registered: RegisteredRoute[] = [];
+  const documented: DocumentedRoute[] = [];
   const mounts: Array<{ prefix: string; auth: RouteAuth; router: express.Router }> = [];
   const { observe } = options;
   if (options.tracer) app.use(traceRequests(options.tracer));
@@ -210,6 +224,21 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
       const routeOptions = typeof second === 'function' ? {} : second;
       const handler = typeof second === 'function' ? second : third!;
       const { chain, route } = routeChain(method, path, routeOptions, handler, defaultLimit);
+      const { doc, enabled = true } = routeOptions;
+      if (doc) {
+        const { body, params, query } = route;
+        documented.push({
+          ...doc,
+          method: route.method,
+          path,
+          auth: doc.auth ?? route.auth,
+          enabled,
+          ...(body ? { body } : {}),
+          ...(params ? { params } : {}),
+          ...(query ? { query } : {}),
+        });
+      }
+      if (!enabled) return;
       routes.add(method, path, chain);
       registered.push(route);
     }) as Register;
@@ -221,9 +250,10 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
       before.use(...handlers);
       hasMiddleware = true;
     },
-    serveStatic(mountPath, dir, headers = {}) {
+    serveStatic(mountPath, dir, headers = {}, doc) {
       http.mount(
         mountPath,
+        doc ? { doc } : {},
         express.static(dir, {
           index: 'index.html',
           // `/playground` → `/playground/`, so the page's relative URLs resolve under it.
@@ -240,10 +270,22 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
       if (!/^\/[^?#]*[^/?#]$/.test(prefix)) throw new Error(`invalid mount prefix: ${prefix}`);
       const mountOptions = typeof first === 'object' ? first : {};
       const handlers = typeof first === 'function' ? [first, ...rest] : rest;
-      const { onRequest } = mountOptions;
+      const { onRequest, doc, enabled = true } = mountOptions;
+      const auth = onRequest?.auth ?? 'none';
+      if (doc) {
+        documented.push({
+          ...doc,
+          method: 'GET',
+          path: prefix,
+          mount: true,
+          auth: doc.auth ?? auth,
+          enabled,
+        });
+      }
+      if (!enabled) return;
       const router = express.Router();
       router.use(prefix, ...(onRequest ? [hook(onRequest)] : []), ...handlers);
-      mounts.push({ prefix, auth: onRequest?.auth ?? 'none', router });
+      mounts.push({ prefix, auth, router });
     },
     get: register('get'),
     post: register('post'),
@@ -252,6 +294,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
     delete: register('delete'),
     routes: () => [...registered],
     mounts: () => mounts.map(({ prefix, auth }) => ({ prefix, auth })),
+    documented: () => [...documented],
     addHook(name, hookFn) {
       (name === 'preClose' ? preClose : onClose).push(hookFn);
     },

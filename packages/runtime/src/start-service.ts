@@ -107,7 +107,7 @@ export async function startService(
         }
       : {}),
   });
-  if (metrics.enabled) registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
+  registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
   // Verified tokens are remembered until they expire: one signature check per token, not per request.
   const requireUser = bearerAuth(createTokenVerifier(keys));
   const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
