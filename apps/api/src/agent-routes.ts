@@ -73,6 +73,9 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     });
 
   const invokeOptions = {
+    body: InvokeRequest,
+    preHandler: requireUser,
+    bodyLimit: INVOKE_BODY_LIMIT,
     doc: {
       tag: 'agent',
       summary: 'Run the agent and stream its events',
@@ -86,9 +89,6 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       responses: { 200: SSE_STREAM },
       errors: ['session_id_reserved', 'session_busy'],
     } satisfies RouteDocs,
-    body: InvokeRequest,
-    preHandler: requireUser,
-    bodyLimit: INVOKE_BODY_LIMIT,
   };
   app.post('/api/agent/invoke', invokeOptions, async (request, reply) => {
     const body = request.body;
@@ -129,6 +129,8 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   app.get(
     '/api/agent/sessions/:session_id/stream',
     {
+      params: ResumeStreamParams,
+      preHandler: requireUser,
       doc: {
         tag: 'agent',
         summary: "Resume the stream of a session's current run",
@@ -154,8 +156,6 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
         responses: { 200: SSE_STREAM },
         errors: ['session_id_reserved', 'not_found'],
       },
-      params: ResumeStreamParams,
-      preHandler: requireUser,
     },
     async (request, reply) => {
       const { session_id: sessionId } = request.params;

@@ -28,6 +28,7 @@ export function registerAuthRoutes({
   app.post(
     '/api/auth/refresh',
     {
+      body: RefreshRequest,
       doc: {
         tag: 'auth',
         summary: 'Exchange a refresh token for an access token',
@@ -41,7 +42,6 @@ export function registerAuthRoutes({
           },
         },
       },
-      body: RefreshRequest,
     },
     async (request, reply) => {
       const { refreshToken } = request.body;
@@ -58,12 +58,12 @@ export function registerAuthRoutes({
   app.get(
     '/api/auth/whoami',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'auth',
         summary: 'The user of the access token',
         responses: { 200: { description: "The token's user.", json: WhoamiResponse } },
       },
-      preHandler: requireUser,
     },
     async (request) => ({ user_id: request.userId }) satisfies WhoamiResponse,
   );

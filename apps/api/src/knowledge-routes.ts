@@ -56,6 +56,9 @@ export function registerKnowledgeRoutes(
   app.post(
     '/api/knowledge-base/preview-chunks',
     {
+      body: PreviewChunksRequest,
+      onRequest: requireUser,
+      bodyLimit: PREVIEW_BODY_LIMIT,
       doc: {
         tag: 'knowledge',
         summary: 'Show how a text would be split into chunks',
@@ -64,9 +67,6 @@ export function registerKnowledgeRoutes(
           '20,000 chunks (or twice the body in characters) is 413 `payload_too_large`.',
         responses: { 200: { description: 'The chunks.', json: PreviewChunksResponse } },
       },
-      body: PreviewChunksRequest,
-      onRequest: requireUser,
-      bodyLimit: PREVIEW_BODY_LIMIT,
     },
     async (request) => {
       const body = request.body;
@@ -116,6 +116,8 @@ function registerKnowledgeBaseRoutes(
   // The tool's search for clients: bases of other users are searched as empty ones, so nothing
   // tells them from unknown ids. A slow embeddings endpoint is bounded by EMBEDDINGS_TIMEOUT_MS.
   const search = {
+    body: SearchKnowledgeBasesRequest,
+    preHandler: requireUser,
     doc: {
       tag: 'knowledge',
       summary: "Search the caller's knowledge bases",
@@ -124,8 +126,6 @@ function registerKnowledgeBaseRoutes(
         200: { description: 'The hits, best first.', json: SearchKnowledgeBasesResponse },
       },
     },
-    body: SearchKnowledgeBasesRequest,
-    preHandler: requireUser,
   };
   app.post('/api/knowledge-bases/search', search, async (request) => {
     const body = request.body;
@@ -139,13 +139,13 @@ function registerKnowledgeBaseRoutes(
   });
 
   const create = {
+    body: CreateKnowledgeBaseRequest,
+    preHandler: requireUser,
     doc: {
       tag: 'knowledge',
       summary: 'Create a knowledge base',
       responses: { 201: { description: 'Created.', json: KnowledgeBase } },
     },
-    body: CreateKnowledgeBaseRequest,
-    preHandler: requireUser,
   };
   app.post('/api/knowledge-bases', create, async (request, reply) => {
     const body = request.body;
@@ -157,12 +157,12 @@ function registerKnowledgeBaseRoutes(
   app.get(
     '/api/knowledge-bases',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'knowledge',
         summary: "List the caller's knowledge bases",
         responses: { 200: { description: 'Oldest first.', json: KnowledgeBaseList } },
       },
-      preHandler: requireUser,
     },
     async (request) => {
       return { knowledge_bases: await repo.listBases(request.userId) } satisfies KnowledgeBaseList;
@@ -172,6 +172,7 @@ function registerKnowledgeBaseRoutes(
   app.delete(
     '/api/knowledge-bases/:id',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'knowledge',
         summary: 'Delete a knowledge base and its documents',
@@ -179,7 +180,6 @@ function registerKnowledgeBaseRoutes(
         responses: { 204: { description: 'Deleted.' } },
         errors: ['not_found'],
       },
-      preHandler: requireUser,
     },
     async (request, reply) => {
       if (!(await repo.deleteBase(request.userId, request.params.id))) throw baseNotFound();
@@ -190,6 +190,9 @@ function registerKnowledgeBaseRoutes(
   app.post(
     '/api/knowledge-bases/:id/documents',
     {
+      body: AddDocumentRequest,
+      onRequest: requireUser,
+      bodyLimit: PREVIEW_BODY_LIMIT,
       doc: {
         tag: 'knowledge',
         summary: 'Add a document (ingested in the background)',
@@ -200,9 +203,6 @@ function registerKnowledgeBaseRoutes(
         responses: { 202: { description: 'Accepted, `pending`.', json: KnowledgeDocument } },
         errors: ['not_found'],
       },
-      body: AddDocumentRequest,
-      onRequest: requireUser,
-      bodyLimit: PREVIEW_BODY_LIMIT,
     },
     async (request, reply) => {
       const body = request.body;
@@ -232,6 +232,7 @@ function registerKnowledgeBaseRoutes(
   app.get(
     '/api/knowledge-bases/:id/documents',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'knowledge',
         summary: 'List the documents of a knowledge base',
@@ -239,7 +240,6 @@ function registerKnowledgeBaseRoutes(
         responses: { 200: { description: 'Oldest first.', json: KnowledgeDocumentList } },
         errors: ['not_found'],
       },
-      preHandler: requireUser,
     },
     async (request) => {
       const documents = await repo.listDocuments(request.userId, request.params.id);
@@ -251,6 +251,7 @@ function registerKnowledgeBaseRoutes(
   app.delete(
     '/api/knowledge-bases/:id/documents/:doc_id',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'knowledge',
         summary: 'Delete a document',
@@ -261,7 +262,6 @@ function registerKnowledgeBaseRoutes(
         responses: { 204: { description: 'Deleted.' } },
         errors: ['not_found'],
       },
-      preHandler: requireUser,
     },
     async (request, reply) => {
       const { id, doc_id: documentId } = request.params;

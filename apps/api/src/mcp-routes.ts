@@ -46,6 +46,8 @@ export function registerMcpRoutes({ app, config, requireUser }: ServiceContext):
   };
 
   const options = {
+    body: McpValidateRequest,
+    preHandler: requireUser,
     doc: {
       tag: 'mcp',
       summary: 'Connect to an MCP server and list its tools and prompts',
@@ -69,8 +71,6 @@ export function registerMcpRoutes({ app, config, requireUser }: ServiceContext):
         ),
       },
     },
-    body: McpValidateRequest,
-    preHandler: requireUser,
   };
   app.post('/api/tools/mcp/validate', options, async (request, reply) => {
     const body = request.body;

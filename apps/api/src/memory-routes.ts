@@ -14,13 +14,13 @@ export function registerMemoryRoutes(
   memories: MemoryRepository,
 ): void {
   const list = {
+    query: ListMemoriesQuery,
+    preHandler: requireUser,
     doc: {
       tag: 'memories',
       summary: "List the caller's memories, newest first",
       responses: { 200: { description: 'One page.', json: MemoryList } },
     },
-    query: ListMemoriesQuery,
-    preHandler: requireUser,
   };
   app.get('/api/memories', list, async (request) => {
     try {
@@ -38,6 +38,7 @@ export function registerMemoryRoutes(
   app.delete(
     '/api/memories/:id',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'memories',
         summary: 'Delete one memory',
@@ -45,7 +46,6 @@ export function registerMemoryRoutes(
         responses: { 204: { description: 'Deleted.' } },
         errors: ['not_found'],
       },
-      preHandler: requireUser,
     },
     async (request, reply) => {
       if (!(await memories.delete(request.userId, request.params.id))) {
@@ -58,12 +58,12 @@ export function registerMemoryRoutes(
   app.delete(
     '/api/memories',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'memories',
         summary: "Delete all of the caller's memories",
         responses: { 200: { description: 'How many were deleted.', json: DeleteMemoriesResponse } },
       },
-      preHandler: requireUser,
     },
     async (request) =>
       ({

@@ -21,6 +21,8 @@ export function registerNodeRoutes(
   app.get(
     '/node/devices',
     {
+      query: ListNodesQuery,
+      preHandler: requireUser,
       doc: {
         tag: 'nodes',
         summary: "List the user's nodes",
@@ -28,8 +30,6 @@ export function registerNodeRoutes(
         responses: { 200: { description: 'The nodes.', json: ListNodesResponse } },
         errors: ['forbidden'],
       },
-      query: ListNodesQuery,
-      preHandler: requireUser,
     },
     async (request) => {
       const { query } = request;
@@ -55,6 +55,8 @@ export function registerNodeRoutes(
   app.post(
     '/node/tools/call',
     {
+      body: NodeToolCallRequest,
+      preHandler: requireUser,
       doc: {
         tag: 'nodes',
         summary: "Call a tool on one of the caller's nodes",
@@ -67,8 +69,6 @@ export function registerNodeRoutes(
         },
         errors: ['node_not_found', 'node_disconnected', 'node_timeout'],
       },
-      body: NodeToolCallRequest,
-      preHandler: requireUser,
     },
     async (request) => {
       const body = request.body;

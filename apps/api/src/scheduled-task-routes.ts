@@ -74,14 +74,14 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
   app.post(
     '/scheduled-task/sync',
     {
+      body: TaskSyncRequest,
+      preHandler: internal,
       doc: {
         tag: 'scheduled tasks',
         summary: 'Add, update or remove a scheduled task (internal)',
         description: 'Called by the web layer. An unusable schedule is a 400 with field errors.',
         responses: { 200: { description: 'Synced.', json: TaskSyncResponse } },
       },
-      body: TaskSyncRequest,
-      preHandler: internal,
     },
     async (request) => {
       const body = request.body;
@@ -107,6 +107,7 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
   app.get(
     '/scheduled-task/:taskId',
     {
+      preHandler: internal,
       doc: {
         tag: 'scheduled tasks',
         summary: 'A scheduled task, its status and recent occurrences (internal)',
@@ -114,7 +115,6 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
         responses: { 200: { description: 'The task.', json: ScheduledTaskDetails } },
         errors: ['not_found'],
       },
-      preHandler: internal,
     },
     async (request) => {
       const record = await new TaskRepository(engines.db).get(request.params.taskId);
@@ -127,6 +127,7 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
   app.get(
     '/api/scheduled-tasks',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'scheduled tasks',
         summary: "The caller's own scheduled tasks",
@@ -135,7 +136,6 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
           '50, each with its 10 latest occurrences, newest first.',
         responses: { 200: { description: 'The tasks.', json: ScheduledTaskList } },
       },
-      preHandler: requireUser,
     },
     async (request) => {
       const records = await new TaskRepository(engines.db).listForUser(request.userId, LIST_TASKS);
@@ -149,6 +149,8 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
   );
 
   const confirm = {
+    body: ConfirmRunRequest,
+    preHandler: requireUser,
     doc: {
       tag: 'scheduled tasks',
       summary: 'Confirm or decline an occurrence that waits for the user',
@@ -158,8 +160,6 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
       responses: { 200: { description: 'Answered.', json: ConfirmRunResponse } },
       errors: ['not_found'],
     } satisfies RouteDocs,
-    body: ConfirmRunRequest,
-    preHandler: requireUser,
   };
   app.post('/scheduled-task/confirm', confirm, async (request) => {
     const body = request.body;

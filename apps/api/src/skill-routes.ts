@@ -20,13 +20,13 @@ export function registerSkillRoutes(
   app.get(
     '/api/skills',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'skills',
         summary: "List the caller's skills catalog",
         description: "Shipped, operator and the caller's own skills (theirs shadow shared ones).",
         responses: { 200: { description: 'The catalog.', json: SkillList } },
       },
-      preHandler: requireUser,
     },
     async (request) => {
       const list = await (await skills).list(request.userId);
@@ -39,6 +39,9 @@ export function registerSkillRoutes(
   app.post(
     '/api/skills',
     {
+      body: UploadSkillRequest,
+      onRequest: requireUser,
+      bodyLimit: SKILL_UPLOAD_BODY_LIMIT,
       doc: {
         tag: 'skills',
         summary: "Add or replace one of the caller's skills",
@@ -51,9 +54,6 @@ export function registerSkillRoutes(
         },
         errors: ['conflict'],
       },
-      body: UploadSkillRequest,
-      onRequest: requireUser,
-      bodyLimit: SKILL_UPLOAD_BODY_LIMIT,
     },
     async (request, reply) => {
       const body = request.body;
@@ -83,6 +83,7 @@ export function registerSkillRoutes(
   app.delete(
     '/api/skills/:name',
     {
+      preHandler: requireUser,
       doc: {
         tag: 'skills',
         summary: "Delete one of the caller's skills",
@@ -90,7 +91,6 @@ export function registerSkillRoutes(
         responses: { 204: { description: 'Deleted.' } },
         errors: ['not_found'],
       },
-      preHandler: requireUser,
     },
     async (request, reply) => {
       if (!(await (await skills).repository.delete(request.userId, request.params.name))) {

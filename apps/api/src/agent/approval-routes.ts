@@ -38,6 +38,9 @@ export function registerApprovalRoutes(context: ServiceContext): void {
   app.post(
     '/api/agent/approvals/:request_id/decision',
     {
+      body: ApprovalDecisionRequest,
+      params: ApprovalDecisionParams,
+      preHandler: requireUser,
       doc: {
         tag: 'agent',
         summary: 'Decide on a tool call held for approval',
@@ -49,9 +52,6 @@ export function registerApprovalRoutes(context: ServiceContext): void {
         },
         errors: DECISION_ERRORS,
       },
-      body: ApprovalDecisionRequest,
-      params: ApprovalDecisionParams,
-      preHandler: requireUser,
     },
     async (request) => {
       const { request_id: requestId } = request.params;
@@ -66,6 +66,9 @@ export function registerApprovalRoutes(context: ServiceContext): void {
     },
   );
   const batch = {
+    body: ApprovalDecisionsRequest,
+    params: ApprovalDecisionsParams,
+    preHandler: requireUser,
     doc: {
       tag: 'agent',
       summary: 'Decide on several held calls of one run at once',
@@ -80,9 +83,6 @@ export function registerApprovalRoutes(context: ServiceContext): void {
       },
       errors: DECISION_ERRORS,
     },
-    body: ApprovalDecisionsRequest,
-    params: ApprovalDecisionsParams,
-    preHandler: requireUser,
   };
   app.post('/api/agent/runs/:run_id/decisions', batch, async (request) => {
     const { run_id: runId } = request.params;
