@@ -1,11 +1,10 @@
 /**
- * The API documents describe the service as it runs. Each role is started in-process on real
- * Redis and PostgreSQL, as its `main.ts` composes it. The OpenAPI document is generated from the
- * routes and mounts the api role registers, each with its documentation in its registration: it
- * lists exactly those (the ones a configuration turns off included), and every route of every
- * role is documented with the credential its hook checks and the schemas it validates with. The
- * api role serves both documents and the page that shows them, without authentication and
- * without loading anything from outside the service.
+ * The API documents describe the service as it runs. Each role is started
+ * in-process on real Redis and PostgreSQL, as its `main.ts` composes it, and the routes and
+ * mounts its HTTP server registered are compared with the OpenAPI document both ways, with how
+ * each is authenticated (the kind of the hook that runs) and the body, path and query schemas
+ * each route validates with. The api role serves both documents and the page that shows them,
+ * without authentication and without loading anything from outside the service.
  */
 import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
@@ -68,6 +67,12 @@ const served = (app: HttpServer) => [...app.routes().map(key), ...app.mounts().m
 const runningAuth = (doc: DocumentedRoute): RouteAuth =>
   doc.auth === 'webhook' ? 'none' : doc.auth;
 
+/**
+ * The OpenAPI document is generated from the routes and mounts the api role registers, each
+ * documented in its registration: it lists exactly those (routes a configuration turns off
+ * included), and every route of every role is documented with the credential its hook checks
+ * and the schemas it validates with.
+ */
 describe('API documents of the running roles', () => {
   const services = new Map<Role, RunningService>();
   let schema: TestSchema;
