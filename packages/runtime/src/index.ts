@@ -5,4 +5,4 @@ export {
   type StartServiceOptions,
   type RunningService,
 } from './start-service.js';
-export { registeredRoutes } from './route-table.js';
+export { registeredRoutes } from './registered-routes.js';
