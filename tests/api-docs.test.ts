@@ -10,15 +10,15 @@ import { existsSync, readFileSync } from 'node:fs';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { chromium } from 'playwright-core';
+import type { z } from 'zod';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { mountApi, MCP_FAILURE_STATUS } from '@agent-backend/api';
 import {
   buildAsyncApiDocument,
   buildOpenApiDocument,
-  HTTP_ROUTES,
-  type RouteDoc,
+  NAMED_SCHEMAS,
 } from '@agent-backend/api-docs';
-import type { RouteAuth } from '@agent-backend/http-server';
+import type { DocumentedRoute, HttpServer, RouteAuth } from '@agent-backend/http-server';
 import { mountGateway } from '@agent-backend/gateway';
 import { startService, type RunningService } from '@agent-backend/runtime';
 import {
@@ -57,19 +57,22 @@ const MOUNTS: Record<Role, Parameters<typeof startService>[1]> = {
 
 const key = (route: { method: string; path: string }) => `${route.method} ${route.path}`;
 const mountKey = (mount: { prefix: string }) => key({ method: 'GET', path: mount.prefix });
-const byKey = new Map<string, RouteDoc>(HTTP_ROUTES.map((route) => [key(route), route]));
+/** What a role serves: its routes and mounts. */
+const served = (app: HttpServer) => [...app.routes().map(key), ...app.mounts().map(mountKey)];
 
 /**
- * The hook a documented route runs: its `auth`, except `webhook`, which has none (the chat
- * platform's signature and token are checked by the handler, on the raw body).
+ * The hook a documented route runs: its documented credential, except `webhook`, which has none
+ * (the chat platform's signature and token are checked by the handler, on the raw body).
  */
-const runningAuth = (doc: RouteDoc): RouteAuth => (doc.auth === 'webhook' ? 'none' : doc.auth);
-const documented = (role: Role) =>
-  HTTP_ROUTES.filter((route) => route.roles === 'every role' || role !== 'gateway')
-    .filter((route) => route.roles === 'every role' || role !== 'worker')
-    .map(key)
-    .sort();
+const runningAuth = (doc: DocumentedRoute): RouteAuth =>
+  doc.auth === 'webhook' ? 'none' : doc.auth;
 
+/**
+ * The OpenAPI document is generated from the routes and mounts the api role registers, each
+ * documented in its registration: it lists exactly those (routes a configuration turns off
+ * included), and every route of every role is documented with the credential its hook checks
+ * and the schemas it validates with.
+ */
 describe('API documents of the running roles', () => {
   const services = new Map<Role, RunningService>();
   let schema: TestSchema;
@@ -111,40 +114,56 @@ describe('API documents of the running roles', () => {
     await schema?.drop();
   });
 
-  it.each(Object.keys(MOUNTS) as Role[])(
-    'the %s role registers exactly the routes the document lists for it',
-    (role) => {
-      const app = services.get(role)!.app;
-      const registered = [...app.routes().map(key), ...app.mounts().map(mountKey)].sort();
-      const listed = documented(role);
-      expect(
-        registered.filter((route) => !listed.includes(route)),
-        'registered but missing from the document',
-      ).toEqual([]);
-      expect(
-        listed.filter((route) => !registered.includes(route)),
-        'documented but not registered',
-      ).toEqual([]);
-    },
-  );
+  it('the OpenAPI document is generated from exactly the routes the api role registers', () => {
+    const api = services.get('api')!.app;
+    const documented = api.documented();
+    const document = buildOpenApiDocument(documented);
+    const listed = Object.entries(document.paths as Record<string, Json>)
+      .flatMap(([path, item]) =>
+        Object.keys(item).map((m) => `${m.toUpperCase()} ${path.replace(/\{(\w+)\}/g, ':$1')}`),
+      )
+      .sort();
+    expect(listed).toEqual(documented.map(key).sort());
+    // Every route and mount the role serves is documented, and only these are, besides the ones
+    // a configuration turns off (none in this test's configuration).
+    expect(
+      documented
+        .filter((route) => route.enabled)
+        .map(key)
+        .sort(),
+    ).toEqual(served(api).sort());
+    expect(documented.filter((route) => !route.enabled)).toEqual([]);
+    // The all-in-one serves the same document (its gateway and worker add no route of their own).
+    expect(buildOpenApiDocument(services.get('all-in-one')!.app.documented())).toEqual(document);
+    // The checked-in document is the one generated from them.
+    expect(document).toEqual(
+      JSON.parse(readFileSync(join(REPO_ROOT, 'docs/openapi.json'), 'utf8')),
+    );
+  });
 
   it.each(Object.keys(MOUNTS) as Role[])(
-    'each route of the %s role is authenticated and validated as the document shows',
+    'each route of the %s role is documented with the credential and schemas it uses',
     (role) => {
       const app = services.get(role)!.app;
+      const byKey = new Map(app.documented().map((route) => [key(route), route]));
+      // Every role's routes are in the api's document (the gateway and worker serve only the
+      // health and metrics routes of every role).
+      const inDocument = new Set(services.get('api')!.app.documented().map(key));
       // Soft: one run lists every route that drifted.
       for (const route of app.routes()) {
         const doc = byKey.get(key(route));
         expect(doc, key(route)).toBeDefined();
+        expect.soft(inDocument.has(key(route)), `${key(route)} in the document`).toBe(true);
         expect.soft(route.auth, `${key(route)} auth`).toBe(runningAuth(doc!));
-        expect.soft(route.body, `${key(route)} body`).toBe(doc!.body);
+        expect.soft(doc!.body, `${key(route)} body`).toBe(route.body);
         expect.soft(route.rawBody, `${key(route)} raw body`).toBe(doc!.rawBody !== undefined);
-        expect.soft(route.params, `${key(route)} path parameters`).toBe(doc!.params);
-        expect.soft(route.query, `${key(route)} query`).toBe(doc!.query);
+        expect.soft(doc!.params, `${key(route)} path parameters`).toBe(route.params);
+        expect.soft(doc!.query, `${key(route)} query`).toBe(route.query);
         // Every path parameter is documented, and every documented one is in the path.
         const inPath = [...route.path.matchAll(/:(\w+)/g)].map(([, name]) => name!).sort();
+        const shape = (doc!.params as { shape?: Record<string, unknown> } | undefined)?.shape;
         const listed = [
-          ...Object.keys(doc!.params?.shape ?? {}),
+          ...Object.keys(shape ?? {}),
           ...(doc!.parameters ?? []).filter((p) => p.in === 'path').map((p) => p.name),
         ].sort();
         expect.soft(listed, `${key(route)} path parameters documented`).toEqual(inPath);
@@ -156,6 +175,21 @@ describe('API documents of the running roles', () => {
       }
     },
   );
+
+  it('describes bodies and answers with the protocol schemas themselves', () => {
+    const named = (schema: z.ZodType | readonly z.ZodType[] | undefined) =>
+      (Array.isArray(schema) ? schema : schema ? [schema] : []).every((s) => NAMED_SCHEMAS.has(s));
+    for (const route of services.get('api')!.app.documented()) {
+      const where = key(route);
+      expect(named(route.body), where).toBe(true);
+      expect(named(route.rawBody), where).toBe(true);
+      for (const answer of Object.values(route.responses)) {
+        expect(named(answer.json) && named(answer.events), where).toBe(true);
+      }
+      expect(!route.query || NAMED_SCHEMAS.has(route.query), where).toBe(true);
+      expect(!route.params || NAMED_SCHEMAS.has(route.params), where).toBe(true);
+    }
+  });
 
   it('the comparisons cover query and path schemas and the dashboard behind ADMIN_TOKEN', () => {
     // Registered in this test's setup (DEV_TOKENS, ADMIN_TOKEN, BullMQ), so none is vacuous.
@@ -183,7 +217,7 @@ describe('API documents of the running roles', () => {
     expect(res.status).toBe(200);
     expect(res.headers.get('content-type')).toBe('application/json; charset=utf-8');
     const document = (await res.json()) as { paths: Record<string, Json> };
-    expect(document).toEqual(buildOpenApiDocument());
+    expect(document).toEqual(buildOpenApiDocument(services.get('api')!.app.documented()));
     expect(document).toEqual(
       JSON.parse(readFileSync(join(REPO_ROOT, 'docs/openapi.json'), 'utf8')),
     );
@@ -249,7 +283,7 @@ describe('API documents of the running roles', () => {
       );
       // One expandable entry per HTTP operation, and the WebSocket frames after them.
       const operations = await page.locator('#http details.op').count();
-      expect(operations).toBe(HTTP_ROUTES.length);
+      expect(operations).toBe(services.get('api')!.app.documented().length);
       expect(await page.locator('#ws details.op').count()).toBeGreaterThan(20);
       // A schema expands when opened: the invoke body's fields appear.
       const invoke = page.locator('details.op', { hasText: '/api/agent/invoke' }).first();

@@ -1,7 +1,8 @@
 /**
  * Fuzzing the boundaries with fast-check. Bodies derived from the protocol's zod
  * schemas (tests/fuzz-arbitraries.ts), valid and spoiled, go to every HTTP route of the api
- * (HTTP_ROUTES, the table the OpenAPI document is built from) and frames go to the three
+ * (the routes it registers with their documentation, which the OpenAPI document is built from)
+ * and frames go to the three
  * WebSocket endpoints, against a running all-in-one. Nothing may answer 5xx (apart from the
  * documented ones of a route), crash, or log an unhandled error; every error answer has its
  * documented shape and status; every frame the server sends is a valid server message; every
@@ -13,8 +14,10 @@ import fc from 'fast-check';
 import WebSocket from 'ws';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { type z } from 'zod';
-import { commonErrors, HTTP_ROUTES, type RouteDoc } from '@agent-backend/api-docs';
-import { ERROR_STATUS } from '@agent-backend/http-server';
+import { mountApi } from '@agent-backend/api';
+import { commonErrors } from '@agent-backend/api-docs';
+import { ERROR_STATUS, type DocumentedRoute as RouteDoc } from '@agent-backend/http-server';
+import { registeredRoutes } from '@agent-backend/runtime';
 import { NodeClient } from '@agent-backend/node-client';
 import {
   ErrorBody,
@@ -69,9 +72,7 @@ describe('fuzzing the HTTP API and the WebSocket endpoints', () => {
   });
 
   it(`answers ${HTTP_COUNT} fuzzed requests over every route with documented answers only`, async () => {
-    const routes = HTTP_ROUTES.filter(
-      (route) => route.roles === 'api' || route.roles === 'every role',
-    );
+    const routes = await registeredRoutes(async (context) => [await mountApi(context)]);
     const requests = fc
       .sample(requestArbitrary(routes), { numRuns: HTTP_COUNT, seed: SEED })
       .map((request, i) => ({ ...request, i }));

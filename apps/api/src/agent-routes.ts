@@ -7,11 +7,13 @@ import {
   SessionBusyError,
   sessionLeaseHolder,
 } from '@agent-backend/agent-runtime';
-import { AppError } from '@agent-backend/http-server';
+import { AppError, type ResponseDoc, type RouteDocs } from '@agent-backend/http-server';
 import {
+  AgentEvent,
+  AgentStreamEventId,
   InvokeRequest,
-  parseAgentStreamEventId,
   ResumeStreamParams,
+  parseAgentStreamEventId,
 } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { registerApprovalRoutes } from './agent/approval-routes.js';
@@ -27,6 +29,16 @@ import { streamLocalRun } from './agent/stream-run.js';
  * they are cut to the documented context limits before they reach the model.
  */
 export const INVOKE_BODY_LIMIT = 4 * 1024 * 1024;
+
+/** The answer of invoke and of resuming: the run's events. */
+const SSE_STREAM: ResponseDoc = {
+  description:
+    'An SSE stream (`text/event-stream`). Each event is an `id: <run_id>:<seq>` line (send it ' +
+    'back as `Last-Event-ID` to resume) and a `data: <AgentEvent JSON>` line; comment lines ' +
+    '(`:`) keep the connection alive. The last event is `done`, or `error` when the run failed ' +
+    'after the stream started.',
+  events: AgentEvent,
+};
 
 /**
  * `POST /api/agent/invoke` (spec 4.2): runs the agent and streams its events as SSE.
@@ -64,10 +76,23 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     body: InvokeRequest,
     preHandler: requireUser,
     bodyLimit: INVOKE_BODY_LIMIT,
+    doc: {
+      tag: 'agent',
+      summary: 'Run the agent and stream its events',
+      description:
+        'Runs the agent on `message` and answers with the run as an SSE stream. The user is the ' +
+        "access token's `sub`. A `session_id` names a session of this user only (another " +
+        "user's session of the same id is a different one); ids starting with `chat:` or `task:` " +
+        "are the service's own and refused (400 `session_id_reserved`). Failures known before " +
+        'the stream starts are HTTP errors (409 `session_busy`: a run of the session is still ' +
+        'going); later ones are an `error` event that ends the stream. Bodies up to 4 MiB.',
+      responses: { 200: SSE_STREAM },
+      errors: ['session_id_reserved', 'session_busy'],
+    } satisfies RouteDocs,
   };
   app.post('/api/agent/invoke', invokeOptions, async (request, reply) => {
     const body = request.body;
-    const userId = request.userId!;
+    const userId = request.userId;
     if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
     let prepared;
     try {
@@ -103,11 +128,39 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
 
   app.get(
     '/api/agent/sessions/:session_id/stream',
-    { params: ResumeStreamParams, preHandler: requireUser },
+    {
+      params: ResumeStreamParams,
+      preHandler: requireUser,
+      doc: {
+        tag: 'agent',
+        summary: "Resume the stream of a session's current run",
+        description:
+          'After a dropped connection, on any API replica: the events after `Last-Event-ID` (or ' +
+          'all of the run when none is given), then the live events until the run ends. Only a ' +
+          "session of the caller's own; `chat:` and `task:` ids are refused (400 " +
+          '`session_id_reserved`).',
+        parameters: [
+          {
+            in: 'header',
+            name: 'Last-Event-ID',
+            description: 'The `id` of the last event received: `<run_id>:<seq>`.',
+            schema: AgentStreamEventId,
+          },
+          {
+            in: 'query',
+            name: 'last_event_id',
+            description: 'The same as `Last-Event-ID`, for clients that cannot set headers.',
+            schema: AgentStreamEventId,
+          },
+        ],
+        responses: { 200: SSE_STREAM },
+        errors: ['session_id_reserved', 'not_found'],
+      },
+    },
     async (request, reply) => {
       const { session_id: sessionId } = request.params;
       refuseReservedSessionId(sessionId);
-      const userId = request.userId!;
+      const userId = request.userId;
       const header = request.headers['last-event-id'];
       const query = (request.query as Record<string, unknown>).last_event_id;
       const lastEventId =

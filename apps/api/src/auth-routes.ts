@@ -1,10 +1,10 @@
 import {
+  AuthErrorBody,
   DevTokenRequest,
+  DevTokenResponse,
   RefreshRequest,
-  type AuthErrorBody,
-  type DevTokenResponse,
-  type RefreshResponse,
-  type WhoamiResponse,
+  RefreshResponse,
+  WhoamiResponse,
 } from '@agent-backend/protocol';
 import { InvalidRefreshTokenError, RefreshTokenService } from '@agent-backend/auth';
 import type { ServiceContext } from '@agent-backend/runtime';
@@ -25,31 +25,70 @@ export function registerAuthRoutes({
 }: ServiceContext): void {
   const refresh = new RefreshTokenService(engines.db, keys);
 
-  app.post('/api/auth/refresh', { body: RefreshRequest }, async (request, reply) => {
-    const { refreshToken } = request.body;
-    try {
-      const { accessToken, expiresIn } = await refresh.exchange(refreshToken);
-      return { accessToken, expiresIn } satisfies RefreshResponse;
-    } catch (error) {
-      if (!(error instanceof InvalidRefreshTokenError)) throw error;
-      return reply.status(401).send({ error: error.message } satisfies AuthErrorBody);
-    }
-  });
+  app.post(
+    '/api/auth/refresh',
+    {
+      body: RefreshRequest,
+      doc: {
+        tag: 'auth',
+        summary: 'Exchange a refresh token for an access token',
+        description: 'The refresh token is the credential; no Authorization header.',
+        responses: {
+          200: { description: 'A new access token, valid for one hour.', json: RefreshResponse },
+          401: {
+            description:
+              'The refresh token is unknown, expired or revoked (the flat `{ error }` body the specification fixes).',
+            json: AuthErrorBody,
+          },
+        },
+      },
+    },
+    async (request, reply) => {
+      const { refreshToken } = request.body;
+      try {
+        const { accessToken, expiresIn } = await refresh.exchange(refreshToken);
+        return { accessToken, expiresIn } satisfies RefreshResponse;
+      } catch (error) {
+        if (!(error instanceof InvalidRefreshTokenError)) throw error;
+        return reply.status(401).send({ error: error.message } satisfies AuthErrorBody);
+      }
+    },
+  );
 
   app.get(
     '/api/auth/whoami',
-    { preHandler: requireUser },
-    async (request) => ({ user_id: request.userId! }) satisfies WhoamiResponse,
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'auth',
+        summary: 'The user of the access token',
+        responses: { 200: { description: "The token's user.", json: WhoamiResponse } },
+      },
+    },
+    async (request) => ({ user_id: request.userId }) satisfies WhoamiResponse,
   );
 
   if (config.DEV_TOKENS) {
     logger.warn(
       'DEV_TOKENS is on: POST /api/dev/tokens issues tokens for any user id to anyone who can reach this service; development only',
     );
-    app.post('/api/dev/tokens', { body: DevTokenRequest }, async (request) => {
-      const { user_id } = request.body;
-      request.log.info({ userId: user_id }, 'dev token pair issued');
-      return (await refresh.issuePair(user_id)) satisfies DevTokenResponse;
-    });
   }
+  const devTokens = {
+    body: DevTokenRequest,
+    // Off, the path is the ordinary 404; the documents still describe it.
+    enabled: config.DEV_TOKENS,
+    doc: {
+      tag: 'playground',
+      summary: 'Mint a token pair for any user (development only)',
+      description:
+        'Registered only when `DEV_TOKENS=true` (otherwise 404): anyone who reaches the service ' +
+        'can then act as any user. For the playground and `pnpm demo`.',
+      responses: { 200: { description: 'A token pair.', json: DevTokenResponse } },
+    },
+  };
+  app.post('/api/dev/tokens', devTokens, async (request) => {
+    const { user_id } = request.body;
+    request.log.info({ userId: user_id }, 'dev token pair issued');
+    return (await refresh.issuePair(user_id)) satisfies DevTokenResponse;
+  });
 }

@@ -1,6 +1,16 @@
 import { handleWebhook } from '@agent-backend/chat-platform';
 import type { SignatureHeaders } from '@agent-backend/lark';
-import { ChatPlatform, type ChatMessageJob } from '@agent-backend/protocol';
+import {
+  ChatPlatform,
+  EncryptedBody,
+  EventCallbackEnvelope,
+  MessageReceiveEvent,
+  UrlVerificationBody,
+  UrlVerificationResponse,
+  WebhookAck,
+  WebhookRefusal,
+  type ChatMessageJob,
+} from '@agent-backend/protocol';
 import { AppError, assertText } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 
@@ -17,8 +27,60 @@ export function registerChatPlatformRoutes(
   const { app, config, logger } = context;
   app.post(
     '/channels/:platform/webhook',
-    // The body as received: the signature is over these bytes.
-    { rawBody: true },
+    {
+      // The body as received: the signature is over these bytes.
+      rawBody: true,
+      doc: {
+        tag: 'chat platform',
+        summary: 'Receive a Lark/Feishu event',
+        description:
+          'Called by the platform. `url_verification` is answered with its challenge; ' +
+          '`im.message.receive_v1` is deduplicated by event id, queued and acknowledged at once ' +
+          '(a duplicate gets the same answer); other event types are acknowledged and ignored. ' +
+          'With `LARK_ENCRYPT_KEY` set, bodies are `{ encrypt }` and every event but ' +
+          '`url_verification` must carry a valid `X-Lark-Signature`; with ' +
+          '`LARK_VERIFICATION_TOKEN` set, the token in the body must match.',
+        auth: 'webhook',
+        parameters: [
+          {
+            in: 'path',
+            name: 'platform',
+            description: 'The platform domain.',
+            schema: ChatPlatform,
+          },
+          {
+            in: 'header',
+            name: 'X-Lark-Signature',
+            description:
+              'sha256 of timestamp + nonce + encrypt key + raw body (required with an encrypt key).',
+          },
+          {
+            in: 'header',
+            name: 'X-Lark-Request-Timestamp',
+            description: 'Seconds since the epoch.',
+          },
+          { in: 'header', name: 'X-Lark-Request-Nonce', description: 'The request nonce.' },
+        ],
+        rawBody: [UrlVerificationBody, EncryptedBody, MessageReceiveEvent, EventCallbackEnvelope],
+        responses: {
+          200: {
+            description:
+              'The challenge of a `url_verification`, or the acknowledgement of an event.',
+            json: [UrlVerificationResponse, WebhookAck],
+          },
+          400: {
+            description: 'Not JSON, not decryptable, or not a valid event.',
+            json: WebhookRefusal,
+          },
+          401: { description: 'Wrong signature or verification token.', json: WebhookRefusal },
+          503: {
+            description: 'The event could not be queued; the platform retries.',
+            json: WebhookRefusal,
+          },
+        },
+        errors: ['not_found'],
+      },
+    },
     async (request, reply) => {
       // The text rules of every other route, on the parsed event (the body stays raw for the
       // signature check): a NUL or an unpaired surrogate would fail in the agent's store.

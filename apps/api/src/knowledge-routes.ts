@@ -11,13 +11,15 @@ import {
 import {
   AddDocumentRequest,
   CreateKnowledgeBaseRequest,
+  KnowledgeBase,
+  KnowledgeBaseList,
+  KnowledgeDocument,
+  KnowledgeDocumentList,
   PreviewChunksRequest,
+  PreviewChunksResponse,
   SearchKnowledgeBasesRequest,
+  SearchKnowledgeBasesResponse,
   type KbIngestJob,
-  type KnowledgeBaseList,
-  type KnowledgeDocumentList,
-  type PreviewChunksResponse,
-  type SearchKnowledgeBasesResponse,
 } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 
@@ -53,7 +55,19 @@ export function registerKnowledgeRoutes(
   registerKnowledgeBaseRoutes(context, searchKnowledge);
   app.post(
     '/api/knowledge-base/preview-chunks',
-    { body: PreviewChunksRequest, onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
+    {
+      body: PreviewChunksRequest,
+      onRequest: requireUser,
+      bodyLimit: PREVIEW_BODY_LIMIT,
+      doc: {
+        tag: 'knowledge',
+        summary: 'Show how a text would be split into chunks',
+        description:
+          'The splitter ingestion uses; nothing is stored. Bodies up to 10 MiB; a split of more than ' +
+          '20,000 chunks (or twice the body in characters) is 413 `payload_too_large`.',
+        responses: { 200: { description: 'The chunks.', json: PreviewChunksResponse } },
+      },
+    },
     async (request) => {
       const body = request.body;
       let chunks;
@@ -98,15 +112,25 @@ function registerKnowledgeBaseRoutes(
   searchKnowledge: KnowledgeSearcher,
 ): void {
   const repo = new KnowledgeRepository(engines.db);
-  const userOf = (request: { userId?: string }) => request.userId!;
 
   // The tool's search for clients: bases of other users are searched as empty ones, so nothing
   // tells them from unknown ids. A slow embeddings endpoint is bounded by EMBEDDINGS_TIMEOUT_MS.
-  const search = { body: SearchKnowledgeBasesRequest, preHandler: requireUser };
+  const search = {
+    body: SearchKnowledgeBasesRequest,
+    preHandler: requireUser,
+    doc: {
+      tag: 'knowledge',
+      summary: "Search the caller's knowledge bases",
+      description: "Ids of other users' bases are searched as empty bases.",
+      responses: {
+        200: { description: 'The hits, best first.', json: SearchKnowledgeBasesResponse },
+      },
+    },
+  };
   app.post('/api/knowledge-bases/search', search, async (request) => {
     const body = request.body;
     const results = await searchKnowledge({
-      userId: userOf(request),
+      userId: request.userId,
       knowledgeBaseIds: [...new Set(body.knowledge_base_ids)],
       query: body.query,
       limit: body.limit,
@@ -114,29 +138,75 @@ function registerKnowledgeBaseRoutes(
     return { results } satisfies SearchKnowledgeBasesResponse;
   });
 
-  const create = { body: CreateKnowledgeBaseRequest, preHandler: requireUser };
+  const create = {
+    body: CreateKnowledgeBaseRequest,
+    preHandler: requireUser,
+    doc: {
+      tag: 'knowledge',
+      summary: 'Create a knowledge base',
+      responses: { 201: { description: 'Created.', json: KnowledgeBase } },
+    },
+  };
   app.post('/api/knowledge-bases', create, async (request, reply) => {
     const body = request.body;
     return reply
       .status(201)
-      .send(await repo.createBase(userOf(request), body.name, body.description));
+      .send(await repo.createBase(request.userId, body.name, body.description));
   });
 
-  app.get('/api/knowledge-bases', { preHandler: requireUser }, async (request) => {
-    return { knowledge_bases: await repo.listBases(userOf(request)) } satisfies KnowledgeBaseList;
-  });
+  app.get(
+    '/api/knowledge-bases',
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'knowledge',
+        summary: "List the caller's knowledge bases",
+        responses: { 200: { description: 'Oldest first.', json: KnowledgeBaseList } },
+      },
+    },
+    async (request) => {
+      return { knowledge_bases: await repo.listBases(request.userId) } satisfies KnowledgeBaseList;
+    },
+  );
 
-  app.delete('/api/knowledge-bases/:id', { preHandler: requireUser }, async (request, reply) => {
-    if (!(await repo.deleteBase(userOf(request), request.params.id))) throw baseNotFound();
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/api/knowledge-bases/:id',
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'knowledge',
+        summary: 'Delete a knowledge base and its documents',
+        parameters: [{ in: 'path', name: 'id', description: 'The knowledge base.' }],
+        responses: { 204: { description: 'Deleted.' } },
+        errors: ['not_found'],
+      },
+    },
+    async (request, reply) => {
+      if (!(await repo.deleteBase(request.userId, request.params.id))) throw baseNotFound();
+      return reply.status(204).send();
+    },
+  );
 
   app.post(
     '/api/knowledge-bases/:id/documents',
-    { body: AddDocumentRequest, onRequest: requireUser, bodyLimit: PREVIEW_BODY_LIMIT },
+    {
+      body: AddDocumentRequest,
+      onRequest: requireUser,
+      bodyLimit: PREVIEW_BODY_LIMIT,
+      doc: {
+        tag: 'knowledge',
+        summary: 'Add a document (ingested in the background)',
+        description:
+          'Stored `pending` and queued; the worker chunks and indexes it (`ready`, or `failed` with ' +
+          '`error`). Bodies up to 10 MiB.',
+        parameters: [{ in: 'path', name: 'id', description: 'The knowledge base.' }],
+        responses: { 202: { description: 'Accepted, `pending`.', json: KnowledgeDocument } },
+        errors: ['not_found'],
+      },
+    },
     async (request, reply) => {
       const body = request.body;
-      const userId = userOf(request);
+      const userId = request.userId;
       const doc = await repo.addDocument(userId, request.params.id, body);
       if (!doc) throw baseNotFound();
       try {
@@ -159,18 +229,43 @@ function registerKnowledgeBaseRoutes(
     },
   );
 
-  app.get('/api/knowledge-bases/:id/documents', { preHandler: requireUser }, async (request) => {
-    const documents = await repo.listDocuments(userOf(request), request.params.id);
-    if (!documents) throw baseNotFound();
-    return { documents } satisfies KnowledgeDocumentList;
-  });
+  app.get(
+    '/api/knowledge-bases/:id/documents',
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'knowledge',
+        summary: 'List the documents of a knowledge base',
+        parameters: [{ in: 'path', name: 'id', description: 'The knowledge base.' }],
+        responses: { 200: { description: 'Oldest first.', json: KnowledgeDocumentList } },
+        errors: ['not_found'],
+      },
+    },
+    async (request) => {
+      const documents = await repo.listDocuments(request.userId, request.params.id);
+      if (!documents) throw baseNotFound();
+      return { documents } satisfies KnowledgeDocumentList;
+    },
+  );
 
   app.delete(
     '/api/knowledge-bases/:id/documents/:doc_id',
-    { preHandler: requireUser },
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'knowledge',
+        summary: 'Delete a document',
+        parameters: [
+          { in: 'path', name: 'id', description: 'The knowledge base.' },
+          { in: 'path', name: 'doc_id', description: 'The document.' },
+        ],
+        responses: { 204: { description: 'Deleted.' } },
+        errors: ['not_found'],
+      },
+    },
     async (request, reply) => {
       const { id, doc_id: documentId } = request.params;
-      if (!(await repo.deleteDocument(userOf(request), id, documentId)))
+      if (!(await repo.deleteDocument(request.userId, id, documentId)))
         throw new AppError('not_found', 'unknown document');
       return reply.status(204).send();
     },

@@ -1,8 +1,4 @@
-import {
-  McpValidateRequest,
-  type DetailErrorBody,
-  type McpValidateResponse,
-} from '@agent-backend/protocol';
+import { DetailErrorBody, McpValidateRequest, McpValidateResponse } from '@agent-backend/protocol';
 import {
   displayUrl,
   McpConnectError,
@@ -13,6 +9,7 @@ import {
   type McpFailureKind,
   type McpPolicy,
 } from '@agent-backend/mcp';
+import type { ResponseDoc } from '@agent-backend/http-server';
 import { createUrlGuard } from '@agent-backend/url-guard';
 import type { ServiceContext } from '@agent-backend/runtime';
 
@@ -48,7 +45,33 @@ export function registerMcpRoutes({ app, config, requireUser }: ServiceContext):
     stdio: new StdioPolicy(config.MCP_STDIO_ALLOWLIST),
   };
 
-  const options = { body: McpValidateRequest, preHandler: requireUser };
+  const options = {
+    body: McpValidateRequest,
+    preHandler: requireUser,
+    doc: {
+      tag: 'mcp',
+      summary: 'Connect to an MCP server and list its tools and prompts',
+      description:
+        'Private, loopback and metadata addresses are refused unless `MCP_ALLOW_PRIVATE_NETWORKS` ' +
+        'is set; `stdio` runs only commands on `MCP_STDIO_ALLOWLIST`. Every failure to validate ' +
+        'answers `{ detail }` (the shape the specification fixes for the timeout) with the kind of ' +
+        'failure in the `X-Mcp-Error` header; a malformed body is the service-wide 400.',
+      responses: {
+        200: { description: 'Connected.', json: McpValidateResponse },
+        400: mcpFailure('`invalid_config`: the server configuration cannot be used.'),
+        403: mcpFailure(
+          '`url_refused` (a private or metadata address) or `command_refused` (stdio command not allowed).',
+        ),
+        408: mcpFailure(
+          '`timeout` or `aborted`: the server did not answer in time; `detail` names the server URL.',
+        ),
+        424: mcpFailure('`auth_rejected`: the MCP server refused the credentials.'),
+        502: mcpFailure(
+          '`dns_failed`, `unreachable`, `tls`, `redirect`, `not_mcp`, `handshake` or `process_failed`: the server could not be used.',
+        ),
+      },
+    },
+  };
   app.post('/api/tools/mcp/validate', options, async (request, reply) => {
     const body = request.body;
     try {
@@ -78,4 +101,13 @@ export function registerMcpRoutes({ app, config, requireUser }: ServiceContext):
         .send({ detail: error.detail } satisfies DetailErrorBody);
     }
   });
+}
+
+/** A validation failure as the document shows it: `{ detail }` and the kind in `X-Mcp-Error`. */
+function mcpFailure(description: string): ResponseDoc {
+  return {
+    description,
+    json: DetailErrorBody,
+    headers: { 'X-Mcp-Error': 'The kind of failure (`timeout`, `url_refused`, ...).' },
+  };
 }

@@ -1,10 +1,6 @@
 import { InvalidCursorError, type MemoryRepository } from '@agent-backend/memory';
 import { AppError } from '@agent-backend/http-server';
-import {
-  ListMemoriesQuery,
-  type DeleteMemoriesResponse,
-  type MemoryList,
-} from '@agent-backend/protocol';
+import { DeleteMemoriesResponse, ListMemoriesQuery, MemoryList } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 
 /**
@@ -17,12 +13,18 @@ export function registerMemoryRoutes(
   { app, requireUser }: ServiceContext,
   memories: MemoryRepository,
 ): void {
-  const userOf = (request: { userId?: string }) => request.userId!;
-
-  const list = { query: ListMemoriesQuery, preHandler: requireUser };
+  const list = {
+    query: ListMemoriesQuery,
+    preHandler: requireUser,
+    doc: {
+      tag: 'memories',
+      summary: "List the caller's memories, newest first",
+      responses: { 200: { description: 'One page.', json: MemoryList } },
+    },
+  };
   app.get('/api/memories', list, async (request) => {
     try {
-      return (await memories.list(userOf(request), request.query)) satisfies MemoryList;
+      return (await memories.list(request.userId, request.query)) satisfies MemoryList;
     } catch (error) {
       if (error instanceof InvalidCursorError) {
         throw new AppError('invalid_request', 'invalid request query', [
@@ -33,19 +35,39 @@ export function registerMemoryRoutes(
     }
   });
 
-  app.delete('/api/memories/:id', { preHandler: requireUser }, async (request, reply) => {
-    if (!(await memories.delete(userOf(request), request.params.id))) {
-      throw new AppError('not_found', `memory ${request.params.id} not found`);
-    }
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/api/memories/:id',
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'memories',
+        summary: 'Delete one memory',
+        parameters: [{ in: 'path', name: 'id', description: 'The memory.' }],
+        responses: { 204: { description: 'Deleted.' } },
+        errors: ['not_found'],
+      },
+    },
+    async (request, reply) => {
+      if (!(await memories.delete(request.userId, request.params.id))) {
+        throw new AppError('not_found', `memory ${request.params.id} not found`);
+      }
+      return reply.status(204).send();
+    },
+  );
 
   app.delete(
     '/api/memories',
-    { preHandler: requireUser },
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'memories',
+        summary: "Delete all of the caller's memories",
+        responses: { 200: { description: 'How many were deleted.', json: DeleteMemoriesResponse } },
+      },
+    },
     async (request) =>
       ({
-        deleted: await memories.deleteAll(userOf(request)),
+        deleted: await memories.deleteAll(request.userId),
       }) satisfies DeleteMemoriesResponse,
   );
 }

@@ -1,9 +1,9 @@
 import {
   ListNodesQuery,
+  ListNodesResponse,
   NodeToolCallRequest,
+  NodeToolCallResponse,
   type NodeInfo,
-  type ListNodesResponse,
-  type NodeToolCallResponse,
 } from '@agent-backend/protocol';
 import { listNodeRecords, NodeCallError, type NodeToolCaller } from '@agent-backend/node-rpc';
 import { AppError, type ErrorCode } from '@agent-backend/http-server';
@@ -18,20 +18,34 @@ export function registerNodeRoutes(
   { app, engines, requireUser }: ServiceContext,
   nodeTools: NodeToolCaller,
 ): void {
-  app.get('/node/devices', { query: ListNodesQuery, preHandler: requireUser }, async (request) => {
-    const { query } = request;
-    if (query.user_id !== request.userId) {
-      throw new AppError('forbidden', 'the access token does not belong to this user_id');
-    }
-    const nodes: NodeInfo[] = [];
-    for (const { record } of await listNodeRecords(engines.presence, query.user_id)) {
-      if (query.node_type && record.node_type !== query.node_type) continue;
-      if (query.online_only && record.status !== 'online') continue;
-      const { tools: _tools, ...node } = record;
-      nodes.push(node);
-    }
-    return { nodes, total: nodes.length } satisfies ListNodesResponse;
-  });
+  app.get(
+    '/node/devices',
+    {
+      query: ListNodesQuery,
+      preHandler: requireUser,
+      doc: {
+        tag: 'nodes',
+        summary: "List the user's nodes",
+        description: "`user_id` must be the access token's user (403 otherwise).",
+        responses: { 200: { description: 'The nodes.', json: ListNodesResponse } },
+        errors: ['forbidden'],
+      },
+    },
+    async (request) => {
+      const { query } = request;
+      if (query.user_id !== request.userId) {
+        throw new AppError('forbidden', 'the access token does not belong to this user_id');
+      }
+      const nodes: NodeInfo[] = [];
+      for (const { record } of await listNodeRecords(engines.presence, query.user_id)) {
+        if (query.node_type && record.node_type !== query.node_type) continue;
+        if (query.online_only && record.status !== 'online') continue;
+        const { tools: _tools, ...node } = record;
+        nodes.push(node);
+      }
+      return { nodes, total: nodes.length } satisfies ListNodesResponse;
+    },
+  );
 
   /**
    * `POST /node/tools/call` (beyond the spec): one tool call on one of the caller's nodes. The
@@ -40,12 +54,27 @@ export function registerNodeRoutes(
    */
   app.post(
     '/node/tools/call',
-    { body: NodeToolCallRequest, preHandler: requireUser },
+    {
+      body: NodeToolCallRequest,
+      preHandler: requireUser,
+      doc: {
+        tag: 'nodes',
+        summary: "Call a tool on one of the caller's nodes",
+        description:
+          "The node's own failures are 200 with `success: false`; not reaching the node is an " +
+          'error: 404 `node_not_found`, 502 `node_disconnected` (dropped mid-call), 504 ' +
+          '`node_timeout`.',
+        responses: {
+          200: { description: 'The tool ran (or failed on the node).', json: NodeToolCallResponse },
+        },
+        errors: ['node_not_found', 'node_disconnected', 'node_timeout'],
+      },
+    },
     async (request) => {
       const body = request.body;
       try {
         const result = await nodeTools.callTool({
-          userId: request.userId!,
+          userId: request.userId,
           nodeType: body.node_type,
           nodeId: body.node_id,
           toolName: body.tool_name,

@@ -1,6 +1,6 @@
 import type { RequestHandler } from 'express';
 import { CHAT_MESSAGE_QUEUE } from '@agent-backend/chat-platform';
-import { operatorCredential, pageHeaders } from '@agent-backend/http-server';
+import { operatorCredential, pageHeaders, type RouteDocs } from '@agent-backend/http-server';
 import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { SCHEDULED_TASKS_QUEUE } from '@agent-backend/scheduler';
@@ -27,7 +27,11 @@ export const SERVICE_QUEUES = [SCHEDULED_TASKS_QUEUE, CHAT_MESSAGE_QUEUE, KB_ING
  */
 export async function mountQueueDashboard(context: ServiceContext): Promise<boolean> {
   const { app, engines, config, logger } = context;
-  if (!engines.bullmq || !config.ADMIN_TOKEN) return false;
+  if (!engines.bullmq || !config.ADMIN_TOKEN) {
+    // Not served (the ordinary 404), still documented.
+    app.mount(QUEUE_DASHBOARD_PATH, { doc: DASHBOARD_DOC, enabled: false });
+    return false;
+  }
   const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
     import('@bull-board/api'),
     import('@bull-board/api/bullMQAdapter'),
@@ -48,7 +52,7 @@ export async function mountQueueDashboard(context: ServiceContext): Promise<bool
   };
   app.mount(
     QUEUE_DASHBOARD_PATH,
-    { onRequest: requireAdmin },
+    { onRequest: requireAdmin, doc: DASHBOARD_DOC },
     withPageHeaders,
     withoutWebFonts,
     board,
@@ -56,6 +60,23 @@ export async function mountQueueDashboard(context: ServiceContext): Promise<bool
   logger.info({ path: QUEUE_DASHBOARD_PATH, queues: SERVICE_QUEUES }, 'queue dashboard mounted');
   return true;
 }
+
+const DASHBOARD_DOC: RouteDocs = {
+  tag: 'operations',
+  summary: 'The job queues dashboard (bull-board)',
+  description:
+    'Mounted only when the engine is BullMQ and `ADMIN_TOKEN` is set (otherwise 404): the ' +
+    "service's queues, their jobs and outcomes, with bull-board's own pages and JSON API under " +
+    'this prefix (`x-mount`). Needs `ADMIN_TOKEN` as a bearer token or as the password of ' +
+    'basic authentication (a browser asks for it); a user access token is refused. Served ' +
+    "with the service's Content-Security-Policy (scripts from the service only; inline styles " +
+    "allowed, as bull-board renders them) and no framing (`frame-ancestors 'none'`, " +
+    '`X-Frame-Options: DENY`). See docs/operations.md.',
+  // Also when it is not mounted (no hook runs then).
+  auth: 'admin',
+  responses: { 200: { description: "The dashboard's page.", html: true } },
+  errors: ['not_found'],
+};
 
 /**
  * The service's page headers (Content-Security-Policy, no framing) with one loosening: inline

@@ -1,13 +1,13 @@
 import { createHash, timingSafeEqual } from 'node:crypto';
 import {
   ConfirmRunRequest,
+  ConfirmRunResponse,
+  ScheduledTaskDetails,
+  ScheduledTaskList,
   TaskSyncRequest,
-  type ConfirmRunResponse,
-  type ScheduledTaskDetails,
-  type ScheduledTaskList,
-  type TaskSyncResponse,
+  TaskSyncResponse,
 } from '@agent-backend/protocol';
-import { AppError, authHook } from '@agent-backend/http-server';
+import { AppError, authHook, type RouteDocs } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 import {
   InvalidScheduleError,
@@ -73,7 +73,16 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
 
   app.post(
     '/scheduled-task/sync',
-    { body: TaskSyncRequest, preHandler: internal },
+    {
+      body: TaskSyncRequest,
+      preHandler: internal,
+      doc: {
+        tag: 'scheduled tasks',
+        summary: 'Add, update or remove a scheduled task (internal)',
+        description: 'Called by the web layer. An unusable schedule is a 400 with field errors.',
+        responses: { 200: { description: 'Synced.', json: TaskSyncResponse } },
+      },
+    },
     async (request) => {
       const body = request.body;
       try {
@@ -95,31 +104,70 @@ export function registerScheduledTaskRoutes(context: ServiceContext): void {
     },
   );
 
-  app.get('/scheduled-task/:taskId', { preHandler: internal }, async (request) => {
-    const record = await new TaskRepository(engines.db).get(request.params.taskId);
-    if (!record) throw new AppError('not_found', 'unknown task');
-    return taskView(record, await new RunRepository(engines.db).listForTask(record.taskId));
-  });
+  app.get(
+    '/scheduled-task/:taskId',
+    {
+      preHandler: internal,
+      doc: {
+        tag: 'scheduled tasks',
+        summary: 'A scheduled task, its status and recent occurrences (internal)',
+        parameters: [{ in: 'path', name: 'taskId', description: 'The task.' }],
+        responses: { 200: { description: 'The task.', json: ScheduledTaskDetails } },
+        errors: ['not_found'],
+      },
+    },
+    async (request) => {
+      const record = await new TaskRepository(engines.db).get(request.params.taskId);
+      if (!record) throw new AppError('not_found', 'unknown task');
+      return taskView(record, await new RunRepository(engines.db).listForTask(record.taskId));
+    },
+  );
 
   // The caller's own tasks (the token's user): what a web client shows.
-  app.get('/api/scheduled-tasks', { preHandler: requireUser }, async (request) => {
-    const records = await new TaskRepository(engines.db).listForUser(request.userId!, LIST_TASKS);
-    const runs = await new RunRepository(engines.db).listForTasks(
-      records.map((record) => record.taskId),
-      LIST_RUNS,
-    );
-    const tasks = records.map((record) => taskView(record, runs.get(record.taskId) ?? []));
-    return { tasks } satisfies ScheduledTaskList;
-  });
+  app.get(
+    '/api/scheduled-tasks',
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'scheduled tasks',
+        summary: "The caller's own scheduled tasks",
+        description:
+          "The token's user's tasks (removed ones left out), most recently changed first, at most " +
+          '50, each with its 10 latest occurrences, newest first.',
+        responses: { 200: { description: 'The tasks.', json: ScheduledTaskList } },
+      },
+    },
+    async (request) => {
+      const records = await new TaskRepository(engines.db).listForUser(request.userId, LIST_TASKS);
+      const runs = await new RunRepository(engines.db).listForTasks(
+        records.map((record) => record.taskId),
+        LIST_RUNS,
+      );
+      const tasks = records.map((record) => taskView(record, runs.get(record.taskId) ?? []));
+      return { tasks } satisfies ScheduledTaskList;
+    },
+  );
 
-  const confirm = { body: ConfirmRunRequest, preHandler: requireUser };
+  const confirm = {
+    body: ConfirmRunRequest,
+    preHandler: requireUser,
+    doc: {
+      tag: 'scheduled tasks',
+      summary: 'Confirm or decline an occurrence that waits for the user',
+      description:
+        'The answer to a `scheduled_task_confirmation` WebSocket message. 404 when no occurrence ' +
+        "of the task waits for this user (answered, expired, or another user's).",
+      responses: { 200: { description: 'Answered.', json: ConfirmRunResponse } },
+      errors: ['not_found'],
+    } satisfies RouteDocs,
+  };
   app.post('/scheduled-task/confirm', confirm, async (request) => {
     const body = request.body;
     const scheduledAt = Date.parse(body.scheduled_at);
     const status = await new RunRepository(engines.db).answer(
       body.task_id,
       scheduledAt,
-      request.userId!,
+      request.userId,
       body.confirm,
     );
     if (!status)

@@ -1,9 +1,5 @@
 import { AppError } from '@agent-backend/http-server';
-import {
-  UploadSkillRequest,
-  type SkillList,
-  type UploadSkillResponse,
-} from '@agent-backend/protocol';
+import { SkillList, UploadSkillRequest, UploadSkillResponse } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { parseSkillUpload, TooManySkillsError, type SkillCatalog } from '@agent-backend/skills';
 
@@ -21,18 +17,44 @@ export function registerSkillRoutes(
   { app, requireUser }: ServiceContext,
   skills: Promise<SkillCatalog>,
 ): void {
-  const userOf = (request: { userId?: string }) => request.userId!;
-
-  app.get('/api/skills', { preHandler: requireUser }, async (request) => {
-    const list = await (await skills).list(userOf(request));
-    return {
-      skills: list.map(({ name, description, source }) => ({ name, description, source })),
-    } satisfies SkillList;
-  });
+  app.get(
+    '/api/skills',
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'skills',
+        summary: "List the caller's skills catalog",
+        description: "Shipped, operator and the caller's own skills (theirs shadow shared ones).",
+        responses: { 200: { description: 'The catalog.', json: SkillList } },
+      },
+    },
+    async (request) => {
+      const list = await (await skills).list(request.userId);
+      return {
+        skills: list.map(({ name, description, source }) => ({ name, description, source })),
+      } satisfies SkillList;
+    },
+  );
 
   app.post(
     '/api/skills',
-    { body: UploadSkillRequest, onRequest: requireUser, bodyLimit: SKILL_UPLOAD_BODY_LIMIT },
+    {
+      body: UploadSkillRequest,
+      onRequest: requireUser,
+      bodyLimit: SKILL_UPLOAD_BODY_LIMIT,
+      doc: {
+        tag: 'skills',
+        summary: "Add or replace one of the caller's skills",
+        description:
+          'A SKILL.md text, or a zip of the skill folder in base64 (at most 2 MiB). Every problem ' +
+          'with the skill is a field error of a 400; 409 `conflict` when the caller has too many.',
+        responses: {
+          200: { description: 'Replaced.', json: UploadSkillResponse },
+          201: { description: 'Added.', json: UploadSkillResponse },
+        },
+        errors: ['conflict'],
+      },
+    },
     async (request, reply) => {
       const body = request.body;
       const parsed = await parseSkillUpload(
@@ -44,7 +66,7 @@ export function registerSkillRoutes(
         throw new AppError('invalid_request', 'invalid skill', parsed.problems);
       }
       try {
-        const { created } = await (await skills).repository.put(userOf(request), parsed.value);
+        const { created } = await (await skills).repository.put(request.userId, parsed.value);
         const answer = {
           name: parsed.value.frontMatter.name,
           description: parsed.value.frontMatter.description,
@@ -58,10 +80,23 @@ export function registerSkillRoutes(
     },
   );
 
-  app.delete('/api/skills/:name', { preHandler: requireUser }, async (request, reply) => {
-    if (!(await (await skills).repository.delete(userOf(request), request.params.name))) {
-      throw new AppError('not_found', `skill ${request.params.name} not found`);
-    }
-    return reply.status(204).send();
-  });
+  app.delete(
+    '/api/skills/:name',
+    {
+      preHandler: requireUser,
+      doc: {
+        tag: 'skills',
+        summary: "Delete one of the caller's skills",
+        parameters: [{ in: 'path', name: 'name', description: 'The skill name.' }],
+        responses: { 204: { description: 'Deleted.' } },
+        errors: ['not_found'],
+      },
+    },
+    async (request, reply) => {
+      if (!(await (await skills).repository.delete(request.userId, request.params.name))) {
+        throw new AppError('not_found', `skill ${request.params.name} not found`);
+      }
+      return reply.status(204).send();
+    },
+  );
 }

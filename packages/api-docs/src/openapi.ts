@@ -1,9 +1,14 @@
 import type { z } from 'zod';
-import { ERROR_STATUS, type ErrorCode } from '@agent-backend/http-server';
+import {
+  ERROR_STATUS,
+  type DocumentedRoute as RouteDoc,
+  type ErrorCode,
+  type ParameterDoc,
+  type SchemaRef,
+} from '@agent-backend/http-server';
 import { ErrorBody } from '@agent-backend/protocol';
-import { HTTP_ROUTES, HTTP_TAGS } from './http-routes.js';
+import { HTTP_TAGS } from './http-tags.js';
 import { SchemaCollector, type JsonSchema } from './json-schema.js';
-import type { ParameterDoc, RouteDoc, SchemaRef } from './route-doc.js';
 import { API_TITLE, API_VERSION } from './version.js';
 
 /**
@@ -43,14 +48,25 @@ platform's signature and token.
 
 **Request ids.** A safe \`X-Request-Id\` is kept (else one is generated) and echoed on every answer.`;
 
-/** Builds the OpenAPI 3.1 document of every HTTP route. */
-export function buildOpenApiDocument(): Record<string, unknown> {
+/**
+ * Builds the OpenAPI 3.1 document of `routes`: the routes and mounts a role registered with their
+ * documentation (`HttpServer.documented()`), served or not, listed by tag in the order of
+ * {@link HTTP_TAGS} and in registration order within a tag.
+ */
+export function buildOpenApiDocument(routes: readonly RouteDoc[]): Record<string, unknown> {
   const schemas = new SchemaCollector({
     target: 'draft-2020-12',
     refPrefix: '#/components/schemas/',
   });
+  const tagOrder: readonly string[] = Object.keys(HTTP_TAGS);
+  for (const route of routes) {
+    if (!tagOrder.includes(route.tag)) {
+      throw new Error(`${route.method} ${route.path}: tag "${route.tag}" is not in HTTP_TAGS`);
+    }
+  }
+  const byTag = [...routes].sort((a, b) => tagOrder.indexOf(a.tag) - tagOrder.indexOf(b.tag));
   const paths: Record<string, Record<string, unknown>> = {};
-  for (const route of HTTP_ROUTES) {
+  for (const route of byTag) {
     const path = route.path.replace(/:(\w+)/g, '{$1}');
     paths[path] ??= {};
     paths[path][route.method.toLowerCase()] = operation(route, schemas);

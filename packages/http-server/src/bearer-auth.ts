@@ -1,6 +1,6 @@
 import type { Request } from 'express';
 import { AppError } from './errors.js';
-import { authHook, type AuthHook } from './route-auth.js';
+import { authHook, type BearerHook } from './route-auth.js';
 
 /** Verifies an access token and returns its user; throws with a safe message when it is not valid. */
 export type VerifyAccessToken = (token: string) => Promise<{ userId: string }>;
@@ -11,7 +11,7 @@ export type VerifyAccessToken = (token: string) => Promise<{ userId: string }>;
  * failure is 401 `unauthorized` with a `WWW-Authenticate` header (RFC 6750) and a message that
  * says what was wrong without echoing the token.
  */
-export function bearerAuth(verify: VerifyAccessToken): AuthHook {
+export function bearerAuth(verify: VerifyAccessToken): BearerHook {
   const requireUser = async (request: Request): Promise<void> => {
     const header = request.headers.authorization;
     if (!header) throw unauthorized('missing Authorization header', 'invalid_request');

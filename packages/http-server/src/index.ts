@@ -9,6 +9,7 @@ export {
   type RegisteredRoute,
   type RouteOptions,
   type RouteRequest,
+  type KnownAfter,
 } from './server.js';
 export { registerHealthRoutes, type ReadinessCheck } from './health.js';
 export { AppError, ERROR_STATUS, type ErrorCode } from './errors.js';
@@ -22,5 +23,20 @@ export {
   type OperatorCredential,
   type OperatorScheme,
 } from './operator-auth.js';
-export { authHook, type AuthHook, type RouteAuth, type RouteHook } from './route-auth.js';
+export {
+  authHook,
+  type AuthHook,
+  type BearerHook,
+  type RouteAuth,
+  type RouteHook,
+} from './route-auth.js';
 export { inlineSourceHash, pageHeaders } from './page-headers.js';
+export type {
+  DocumentedAuth,
+  DocumentedRoute,
+  HttpMethod,
+  ParameterDoc,
+  ResponseDoc,
+  RouteDocs,
+  SchemaRef,
+} from './route-doc.js';

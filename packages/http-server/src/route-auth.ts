@@ -21,6 +21,9 @@ export type RouteAuth = 'bearer' | 'internal' | 'admin' | 'metrics' | 'none';
  */
 export type AuthHook = RouteHook & { readonly auth: Exclude<RouteAuth, 'none'> };
 
+/** The hook of `bearerAuth`: after it ran, the request's `userId` is the token's user. */
+export type BearerHook = RouteHook & { readonly auth: 'bearer' };
+
 /**
  * Tags `check` as an authentication hook of kind `auth`. `check` itself is tagged and returned
  * (no wrapper, nothing added per request): give it a function made for this hook.

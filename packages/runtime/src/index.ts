@@ -5,3 +5,4 @@ export {
   type StartServiceOptions,
   type RunningService,
 } from './start-service.js';
+export { registeredRoutes } from './registered-routes.js';

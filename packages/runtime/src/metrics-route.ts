@@ -1,10 +1,26 @@
-import { operatorCredential, type HttpServer } from '@agent-backend/http-server';
+import { operatorCredential, type HttpServer, type RouteDocs } from '@agent-backend/http-server';
 import type { ServiceMetrics } from '@agent-backend/metrics';
+
+const METRICS_DOC: RouteDocs = {
+  tag: 'health',
+  summary: 'Prometheus metrics of this replica',
+  description:
+    'Off (404) with `METRICS_ENABLED=false`. With `METRICS_TOKEN` set it needs ' +
+    '`Authorization: Bearer <METRICS_TOKEN>` (an operator credential, never a user token) and ' +
+    'answers 401 otherwise. The metrics are listed in docs/operations.md.',
+  // Whether a hook runs depends on `METRICS_TOKEN`; the document shows the credential.
+  auth: 'metrics',
+  responses: {
+    200: { description: 'The metrics.', text: 'Prometheus text exposition format 0.0.4' },
+  },
+  errors: ['unauthorized', 'not_found'],
+};
 
 /**
  * `GET /metrics`: this instance's registry in the Prometheus text format. With `token`
  * (`METRICS_TOKEN`) it requires `Authorization: Bearer <token>` (401 otherwise), so a scraper
- * holds an operator credential, never a user's.
+ * holds an operator credential, never a user's. With the metrics off it is not served (the
+ * ordinary 404), only documented.
  */
 export function registerMetricsRoute(
   app: HttpServer,
@@ -12,7 +28,12 @@ export function registerMetricsRoute(
   token: string | undefined,
 ): void {
   const check = token ? operatorCredential('metrics', token, 'bearer', 'metrics') : undefined;
-  app.get('/metrics', { ...(check ? { onRequest: check } : {}) }, async (_request, reply) => {
+  const options = {
+    ...(check ? { onRequest: check } : {}),
+    doc: METRICS_DOC,
+    enabled: metrics.enabled,
+  };
+  app.get('/metrics', options, async (_request, reply) => {
     const { contentType, body } = await metrics.render();
     reply.statusCode = 200;
     reply.setHeader('content-type', contentType);

@@ -5,7 +5,7 @@ import {
   bearerAuth,
   createHttpServer,
   handleShutdown,
-  type AuthHook,
+  type BearerHook,
   type HttpServer,
 } from '@agent-backend/http-server';
 import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@agent-backend/auth';
@@ -23,9 +23,9 @@ export interface ServiceContext {
   readonly app: HttpServer;
   /**
    * `preHandler` (or `onRequest`) requiring a valid access token; sets `request.userId` from its
-   * `sub`. Its routes are listed with auth `bearer`.
+   * `sub`. Its routes are listed with auth `bearer`, and their handlers' requests have `userId`.
    */
-  readonly requireUser: AuthHook;
+  readonly requireUser: BearerHook;
   /**
    * This instance's metrics, on a registry of its own, served at `GET /metrics`; with
    * `METRICS_ENABLED=false` every instrument is a no-op.
@@ -116,7 +116,7 @@ export async function startService(
         }
       : {}),
   });
-  if (metrics.enabled) registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
+  registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
   // Verified tokens are remembered until they expire: one signature check per token, not per request.
   const requireUser = bearerAuth(createTokenVerifier(keys));
   const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };

@@ -1,12 +1,22 @@
-import { AppError } from '@agent-backend/http-server';
+import { AppError, type ErrorCode } from '@agent-backend/http-server';
 import { DecisionError, DecisionService } from '@agent-backend/hitl';
 import {
   ApprovalDecisionParams,
   ApprovalDecisionRequest,
+  ApprovalDecisionResponse,
   ApprovalDecisionsParams,
   ApprovalDecisionsRequest,
+  ApprovalDecisionsResponse,
 } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
+
+/** What deciding answers besides the service-wide errors (docs/hitl.md). */
+const DECISION_ERRORS: ErrorCode[] = [
+  'not_found',
+  'decision_not_allowed',
+  'approval_closed',
+  'approval_orphaned',
+];
 
 /**
  * `POST /api/agent/approvals/:request_id/decision` (HITL; the spec leaves the decision path
@@ -27,11 +37,26 @@ export function registerApprovalRoutes(context: ServiceContext): void {
   });
   app.post(
     '/api/agent/approvals/:request_id/decision',
-    { body: ApprovalDecisionRequest, params: ApprovalDecisionParams, preHandler: requireUser },
+    {
+      body: ApprovalDecisionRequest,
+      params: ApprovalDecisionParams,
+      preHandler: requireUser,
+      doc: {
+        tag: 'agent',
+        summary: 'Decide on a tool call held for approval',
+        description:
+          'Approves, edits (the arguments are checked against the tool) or rejects the call of an ' +
+          '`approval_request` event, on any API replica. See docs/hitl.md.',
+        responses: {
+          200: { description: 'The decision is taken.', json: ApprovalDecisionResponse },
+        },
+        errors: DECISION_ERRORS,
+      },
+    },
     async (request) => {
       const { request_id: requestId } = request.params;
       try {
-        return await decisions.submit(request.userId!, requestId, request.body);
+        return await decisions.submit(request.userId, requestId, request.body);
       } catch (error) {
         if (error instanceof DecisionError) {
           throw new AppError(error.code, error.message, error.details);
@@ -44,11 +69,25 @@ export function registerApprovalRoutes(context: ServiceContext): void {
     body: ApprovalDecisionsRequest,
     params: ApprovalDecisionsParams,
     preHandler: requireUser,
+    doc: {
+      tag: 'agent',
+      summary: 'Decide on several held calls of one run at once',
+      description:
+        'All or nothing: every decision is checked before any is taken; the first refusal, in ' +
+        'the order sent, is the answer, its `details` naming the entry (`index`, `request_id`).',
+      responses: {
+        200: {
+          description: 'Every decision is taken, in the order sent.',
+          json: ApprovalDecisionsResponse,
+        },
+      },
+      errors: DECISION_ERRORS,
+    },
   };
   app.post('/api/agent/runs/:run_id/decisions', batch, async (request) => {
     const { run_id: runId } = request.params;
     try {
-      return await decisions.submitMany(request.userId!, runId, request.body.decisions);
+      return await decisions.submitMany(request.userId, runId, request.body.decisions);
     } catch (error) {
       if (error instanceof DecisionError) {
         throw new AppError(error.code, error.message, error.details);

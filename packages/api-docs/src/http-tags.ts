@@ -1,0 +1,16 @@
+/** The tags, in the order the documents list them, with what each groups. */
+export const HTTP_TAGS = {
+  agent: 'Agent runs: invoke with an SSE stream of events, resume, human-in-the-loop decisions.',
+  auth: 'Access tokens.',
+  knowledge: 'Knowledge bases, their documents, search, and the chunking preview.',
+  memories: "The caller's long-term memories.",
+  skills: "The caller's skills catalog.",
+  mcp: 'MCP server validation.',
+  nodes: "The caller's devices (browser extensions, desktop apps) and their tools.",
+  'scheduled tasks': 'Scheduled tasks: the internal sync from the web layer, and confirmations.',
+  'chat platform': 'The Lark/Feishu event callback.',
+  health: 'Liveness and readiness, on every role.',
+  documents: 'These API documents and the page that shows them.',
+  playground: 'The web playground (docs/playground.md), a client of this API like any other.',
+  operations: "Operators' tools (docs/operations.md).",
+} as const;
