@@ -1,4 +1,12 @@
-import { existsSync, mkdirSync, readFileSync, readdirSync, renameSync, rmSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
 import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
@@ -99,6 +107,9 @@ export async function openPglite(
     try {
       db = new PGlite({ dataDir, extensions, loadDataDir: new Blob([readFileSync(file)]) });
       await db.waitReady;
+      // The caller holds the directory's lock: a template that carried a lock file of its own
+      // (written by another tool) must not leave another pid in it.
+      if (dataDir) writeFileSync(join(dataDir, LOCK_FILE), String(process.pid), { mode: 0o600 });
       return { db, origin: 'template' };
     } catch {
       await db?.close().catch(() => {});
