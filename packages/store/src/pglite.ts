@@ -41,9 +41,7 @@ export interface PgliteDatabase extends Database {
  * A data directory is owned by one process at a time: a lock file refuses a second opener
  * (see {@link DataDirInUseError}) instead of letting two processes corrupt the files.
  */
-export async function createPgliteDatabase(
-  options: PgliteOptions = {},
-): Promise<PgliteDatabase> {
+export async function createPgliteDatabase(options: PgliteOptions = {}): Promise<PgliteDatabase> {
   let release = () => {};
   if (options.dataDir) {
     mkdirSync(options.dataDir, { recursive: true });
