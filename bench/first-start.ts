@@ -44,7 +44,7 @@ function stepTimes(lines: readonly string[]): string {
 }
 
 console.log(`first start of a fresh clone of ${REPO}`);
-console.log(`${machineLine()}; node ${process.version}`);
+console.log(machineLine());
 for (const condition of CONDITIONS) {
   const env: Record<string, string> =
     condition === 'cold'
