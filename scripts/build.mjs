@@ -97,8 +97,9 @@ export async function build(root = ROOT) {
     if (current && Buffer.compare(current, file.contents) === 0) continue;
     mkdirSync(dirname(file.path), { recursive: true });
     writeFileSync(file.path, file.contents);
-    written++;
+    if (file.path.endsWith('.js')) written++; // a source's .js.map is counted with its .js
   }
+  // `written`: sources whose JavaScript changed (or was missing).
   return { projects: projects.length, files: entryPoints.length, written };
 }
 
