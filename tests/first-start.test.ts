@@ -6,6 +6,7 @@
  * bench/first-start.ts (docs/BENCHMARKS.md, "First start"); this bound is twice that, to stay
  * clear of a noisy machine while still failing on the old 160 s start (tsc -b, initdb).
  */
+import { spawnSync } from 'node:child_process';
 import { describe, expect, it } from 'vitest';
 import { REPO_ROOT, timeFirstStart } from '@agent-backend/testing';
 
@@ -49,4 +50,24 @@ describe('first start of a fresh clone', () => {
       ]),
     );
   }, 180_000);
+
+  it('refuses a Node older than 22 with one line saying what to install, before any step', () => {
+    // This Node, made to report 20.19.0 (the former minimum) before bootstrap reads it.
+    const olderNode =
+      'data:text/javascript,' +
+      'Object.defineProperty(process, "versions", { value: { ...process.versions, node: "20.19.0" } });' +
+      'Object.defineProperty(process, "version", { value: "v20.19.0" });';
+    const result = spawnSync(
+      process.execPath,
+      ['--import', olderNode, 'scripts/bootstrap.mjs', 'setup'],
+      // Bounded, should a bootstrap that lets the old Node through go on to install and build.
+      { cwd: REPO_ROOT, encoding: 'utf8', timeout: 300_000 },
+    );
+    expect(result.status).toBe(1);
+    expect(result.stdout).toBe('');
+    expect(result.stderr).toBe(
+      '[bootstrap] Node.js >= 22 is required (22 or 24 LTS); this is v20.19.0. ' +
+        'Install a current LTS from https://nodejs.org/ and run the command again.\n',
+    );
+  });
 });
