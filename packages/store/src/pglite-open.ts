@@ -32,11 +32,16 @@ export interface OpenPgliteOptions {
 
 /**
  * The user's cache folder for the template (`$XDG_CACHE_HOME/agent-backend`, else
- * `~/.cache/agent-backend`): shared by every clone and data directory of this user.
+ * `~/.cache/agent-backend`): shared by every clone and data directory of this user. `false`
+ * when this user has no home folder (a container's arbitrary uid): no template then.
  */
-export function defaultTemplateDir(): string {
-  const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
-  return join(base, 'agent-backend');
+export function defaultTemplateDir(): string | false {
+  try {
+    const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+    return join(base, 'agent-backend');
+  } catch {
+    return false;
+  }
 }
 
 /** Whether `dataDir` already holds a database cluster (initdb writes PG_VERSION first). */
@@ -101,7 +106,12 @@ export async function openPglite(
     await db.waitReady;
     return { db, origin: 'existing' };
   }
-  const file = options.templateDir ? templateFile(options.templateDir) : undefined;
+  let file: string | undefined;
+  try {
+    file = options.templateDir ? templateFile(options.templateDir) : undefined;
+  } catch {
+    // PGlite's version unreadable (an unusual install layout): start without a template.
+  }
   if (file && existsSync(file)) {
     let db: PGlite | undefined;
     try {
