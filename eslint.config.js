@@ -4,7 +4,16 @@ import tseslint from 'typescript-eslint';
 import globals from 'globals';
 
 export default tseslint.config(
-  { ignores: ['**/dist/**', '**/node_modules/**', '.data/**', 'coverage/**', '.ci/node24/**'] },
+  {
+    ignores: [
+      '**/dist/**',
+      '**/node_modules/**',
+      '.data/**',
+      'coverage/**',
+      '.ci/node24/**',
+      '.ci/node22/**',
+    ],
+  },
   js.configs.recommended,
   ...tseslint.configs.recommended,
   {

@@ -1,8 +1,9 @@
 /**
  * The client SDK and the packages it depends on are publishable. Each is packed
  * with `pnpm pack` (what `pnpm publish` uploads) and the tarball is checked as a user installing
- * it would see it: a public name, the MIT licence text, a README, the built code and its types,
- * and dependencies on published versions rather than `workspace:` links.
+ * it would see it: a public name, the MIT licence text, a README, the built code and its types
+ * (`pnpm build` transpiles without types; each package's `prepack` runs tsc for them), and
+ * dependencies on published versions rather than `workspace:` links.
  * Releases: each carries its CHANGELOG.md, and changesets versions exactly these packages,
  * together (`.changeset/config.json`).
  */
@@ -31,7 +32,11 @@ function pack(dir: string): { files: string[]; manifest: Manifest; licence: stri
     encoding: 'utf8',
     env: { ...process.env, COREPACK_INTEGRITY_KEYS: '0' },
   });
-  const { filename, files } = JSON.parse(out) as { filename: string; files: { path: string }[] };
+  // Packing runs the package's `prepack` (tsc -b: the .d.ts files), whose banner comes first.
+  const { filename, files } = JSON.parse(out.slice(out.search(/^\{/m))) as {
+    filename: string;
+    files: { path: string }[];
+  };
   const tarball = join(destination, filename.split('/').pop()!);
   const read = (path: string) =>
     execFileSync('tar', ['-xzOf', tarball, `package/${path}`], { encoding: 'utf8' });

@@ -23,6 +23,7 @@ import {
   createPgliteDatabase,
   createPostgresDatabase,
   migrate,
+  pgliteDataDirExists,
   prepareVectorSearch,
   type Database,
 } from '@agent-backend/store';
@@ -69,6 +70,31 @@ export interface CreateEnginesOptions {
   metrics?: ServiceMetrics;
 }
 
+const elapsedMs = (since: number) => Math.round(performance.now() - since);
+const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
+
+/**
+ * PGlite in `dir`, on its own thread, with a log line on how long it took to open. A new data
+ * directory is announced first: it is copied from the cached initdb template (under a second) or,
+ * on a machine's first start of this PGlite version, made by initdb (seconds).
+ */
+async function openEmbeddedDatabase(dir: string, logger: Logger): Promise<Database> {
+  const started = performance.now();
+  const fresh = !pgliteDataDirExists(dir);
+  if (fresh) logger.info({ dataDir: dir }, `database: creating the embedded database in ${dir}`);
+  const db = await createPgliteDatabase({ dataDir: dir, thread: true });
+  const how = {
+    existing: 'opened',
+    template: 'created from the cached initdb template',
+    initdb: 'created by initdb (the template for later data directories is now cached)',
+  }[db.origin];
+  logger.info(
+    { dataDir: dir, origin: db.origin, ms: elapsedMs(started) },
+    `database: PGlite ${how} in ${seconds(started)}`,
+  );
+  return db;
+}
+
 /** Opens the engines for `config`; on failure closes whatever it had opened and rethrows. */
 export async function createEngines(
   config: Config,
@@ -90,7 +116,7 @@ export async function createEngines(
           schema: config.DATABASE_SCHEMA,
           queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
         })
-      : await createPgliteDatabase({ dataDir: join(config.DATA_DIR, 'pglite'), thread: true });
+      : await openEmbeddedDatabase(join(config.DATA_DIR, 'pglite'), logger);
     closers.push(() => db.close());
     if (options.databaseReadiness !== false)
       checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();
@@ -105,8 +131,15 @@ export async function createEngines(
           })
         : db;
       try {
+        const started = performance.now();
         const applied = await migrate(unbounded);
-        if (applied.length > 0) logger.info({ applied }, 'migrations applied');
+        // One line per start, with its time: the last setup step a first `npm start` shows.
+        logger.info(
+          { applied, ms: elapsedMs(started) },
+          applied.length > 0
+            ? `migrations: ${applied.length} applied in ${seconds(started)}`
+            : `migrations: schema up to date (${seconds(started)})`,
+        );
         const vector = await prepareVectorSearch(unbounded, config.KNOWLEDGE_PGVECTOR);
         if (vector.kind === 'pgvector') {
           logger.info({ version: vector.version }, 'knowledge vector search: pgvector');

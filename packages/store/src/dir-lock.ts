@@ -12,7 +12,7 @@ export class DataDirInUseError extends Error {
   }
 }
 
-const LOCK_FILE = 'pglite.pid';
+export const LOCK_FILE = 'pglite.pid';
 
 function isAlive(pid: number): boolean {
   try {

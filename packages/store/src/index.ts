@@ -7,7 +7,13 @@ export {
   type Row,
 } from './database.js';
 export { createPostgresDatabase, type PostgresOptions } from './postgres.js';
-export { createPgliteDatabase, type PgliteOptions } from './pglite.js';
+export { createPgliteDatabase, type PgliteDatabase, type PgliteOptions } from './pglite.js';
+export {
+  defaultTemplateDir,
+  pgliteDataDirExists,
+  templateFile,
+  type PgliteOrigin,
+} from './pglite-open.js';
 export { DataDirInUseError, dirLockHolder } from './dir-lock.js';
 export { migrate, MIGRATIONS, type Migration } from './migrations.js';
 export { RefreshTokenRepository, type RefreshTokenRecord } from './refresh-tokens.js';

@@ -1,3 +1,5 @@
+import type { PgliteOrigin } from './pglite-open.js';
+
 /**
  * Messages between the main thread and the thread that runs PGlite ({@link createPgliteDatabase}
  * with `thread: true`). Requests carry an id; each is answered once, with the same id.
@@ -25,7 +27,7 @@ export interface SerializedError {
 
 /** The thread's answers: `ready` once PGlite is open (or `failed`), then one per request. */
 export type PgliteResponse =
-  | { readonly kind: 'ready' }
+  | { readonly kind: 'ready'; readonly origin: PgliteOrigin }
   | { readonly kind: 'failed'; readonly error: SerializedError }
   | {
       readonly id: number;
@@ -40,6 +42,7 @@ export type PgliteResponse =
 export interface PgliteThreadData {
   readonly dataDir?: string;
   readonly vector: boolean;
+  readonly templateDir: string | false;
 }
 
 /** An error as data that survives `postMessage` with its driver fields. */

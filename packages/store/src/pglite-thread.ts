@@ -12,6 +12,7 @@ import {
   type PgliteResponse,
   type PgliteThreadData,
 } from './pglite-messages.js';
+import type { PgliteOrigin } from './pglite-open.js';
 
 type RequestBody = PgliteRequest extends infer R
   ? R extends { id: number }
@@ -36,7 +37,9 @@ const WORKER_FILE = new URL('./pglite-worker.js', import.meta.url);
  * freezes every request, stream and socket of the process. Rows come back as structured
  * clones (Dates, parsed JSON and arrays as PGlite returns them); driver errors keep their fields.
  */
-export async function startPgliteThread(data: PgliteThreadData): Promise<Database> {
+export async function startPgliteThread(
+  data: PgliteThreadData,
+): Promise<Database & { readonly origin: PgliteOrigin }> {
   const worker = spawnModuleWorker(WORKER_FILE, { workerData: data });
   const pending = new Map<
     number,
@@ -46,7 +49,7 @@ export async function startPgliteThread(data: PgliteThreadData): Promise<Databas
   let gone: Error | undefined;
   let closed = false;
 
-  const ready = new Promise<void>((resolve, reject) => {
+  const ready = new Promise<PgliteOrigin>((resolve, reject) => {
     const onMessage = (message: PgliteResponse) => {
       if ('id' in message) {
         const waiter = pending.get(message.id);
@@ -55,7 +58,7 @@ export async function startPgliteThread(data: PgliteThreadData): Promise<Databas
         if (!waiter) return;
         if (message.ok) waiter.resolve(message);
         else waiter.reject(deserializeError(message.error));
-      } else if (message.kind === 'ready') resolve();
+      } else if (message.kind === 'ready') resolve(message.origin);
       else reject(deserializeError(message.error));
     };
     worker.on('message', onMessage);
@@ -70,8 +73,9 @@ export async function startPgliteThread(data: PgliteThreadData): Promise<Databas
       pending.clear();
     });
   });
+  let origin: PgliteOrigin;
   try {
-    await ready;
+    origin = await ready;
   } catch (error) {
     await worker.terminate();
     throw error;
@@ -99,6 +103,7 @@ export async function startPgliteThread(data: PgliteThreadData): Promise<Databas
 
   return {
     dialect: 'pglite',
+    origin,
     async query<R extends Row>(sql: string, params?: readonly unknown[]) {
       if (closed) throw new DatabaseClosedError();
       return query<R>(sql, params);

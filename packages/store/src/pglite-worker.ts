@@ -5,14 +5,14 @@
  * of arrival; PGlite itself serializes statements and holds others back during a transaction.
  */
 import { parentPort, workerData } from 'node:worker_threads';
-import { PGlite, type Transaction } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import type { PGlite, Transaction } from '@electric-sql/pglite';
 import {
   serializeError,
   type PgliteRequest,
   type PgliteResponse,
   type PgliteThreadData,
 } from './pglite-messages.js';
+import { openPglite } from './pglite-open.js';
 
 const port = parentPort!;
 const options = workerData as PgliteThreadData;
@@ -29,15 +29,6 @@ let nextTx = 1;
 
 /** Thrown inside PGlite's transaction callback to make it roll back. */
 class Rollback extends Error {}
-
-async function open(): Promise<PGlite> {
-  const db = new PGlite({
-    dataDir: options.dataDir,
-    extensions: options.vector ? { vector } : {},
-  });
-  await db.waitReady;
-  return db;
-}
 
 async function handle(db: PGlite, request: PgliteRequest): Promise<PgliteResponse> {
   switch (request.kind) {
@@ -89,13 +80,13 @@ async function handle(db: PGlite, request: PgliteRequest): Promise<PgliteRespons
 }
 
 try {
-  const db = await open();
+  const { db, origin } = await openPglite(options);
   port.on('message', (request: PgliteRequest) => {
     handle(db, request).then(send, (error: unknown) =>
       send({ id: request.id, ok: false, error: serializeError(error) }),
     );
   });
-  send({ kind: 'ready' });
+  send({ kind: 'ready', origin });
 } catch (error) {
   send({ kind: 'failed', error: serializeError(error) });
 }

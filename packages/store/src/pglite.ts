@@ -1,6 +1,5 @@
 import { mkdirSync } from 'node:fs';
-import { PGlite } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import type { PGlite } from '@electric-sql/pglite';
 import {
   DatabaseClosedError,
   type Database,
@@ -9,6 +8,7 @@ import {
   type Row,
 } from './database.js';
 import { acquireDirLock } from './dir-lock.js';
+import { defaultTemplateDir, openPglite, type PgliteOrigin } from './pglite-open.js';
 import { startPgliteThread } from './pglite-thread.js';
 
 export interface PgliteOptions {
@@ -24,6 +24,16 @@ export interface PgliteOptions {
    * thread's event loop. The service does (packages/engines); tests may use either. @default false
    */
   thread?: boolean;
+  /**
+   * Where a new database's initdb template is cached (see `openPglite`); `false` runs initdb
+   * every time. @default `$XDG_CACHE_HOME/agent-backend` or `~/.cache/agent-backend`
+   */
+  templateDir?: string | false;
+}
+
+/** The embedded database, with how it was opened (for the start's log line). */
+export interface PgliteDatabase extends Database {
+  readonly origin: PgliteOrigin;
 }
 
 /**
@@ -31,17 +41,19 @@ export interface PgliteOptions {
  * A data directory is owned by one process at a time: a lock file refuses a second opener
  * (see {@link DataDirInUseError}) instead of letting two processes corrupt the files.
  */
-export async function createPgliteDatabase(options: PgliteOptions = {}): Promise<Database> {
+export async function createPgliteDatabase(options: PgliteOptions = {}): Promise<PgliteDatabase> {
   let release = () => {};
   if (options.dataDir) {
     mkdirSync(options.dataDir, { recursive: true });
     release = acquireDirLock(options.dataDir);
   }
+  const templateDir = options.templateDir ?? defaultTemplateDir();
   if (options.thread) {
     try {
       const threaded = await startPgliteThread({
         dataDir: options.dataDir,
         vector: options.vector !== false,
+        templateDir,
       });
       return { ...threaded, close: () => threaded.close().finally(release) };
     } catch (error) {
@@ -50,12 +62,13 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
     }
   }
   let db: PGlite;
+  let origin: PgliteOrigin;
   try {
-    db = new PGlite({
+    ({ db, origin } = await openPglite({
       dataDir: options.dataDir,
-      extensions: options.vector === false ? {} : { vector },
-    });
-    await db.waitReady;
+      vector: options.vector !== false,
+      templateDir,
+    }));
   } catch (error) {
     release();
     throw error;
@@ -73,6 +86,7 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
 
   return {
     dialect: 'pglite',
+    origin,
     async query<R extends Row>(sql: string, params?: readonly unknown[]) {
       if (closed) throw new DatabaseClosedError();
       return run<R>(db, sql, params);

@@ -1,0 +1,92 @@
+import { execFileSync } from 'node:child_process';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createPgliteDatabase, dirLockHolder, migrate, templateFile } from './index.js';
+import { tarWithout } from './tar-filter.js';
+
+const temp = (label: string) => mkdtempSync(join(tmpdir(), `${label}-`));
+const tarList = (file: string) =>
+  execFileSync('tar', ['-tPf', file], { encoding: 'utf8' }).trim().split('\n').sort();
+
+describe('tarWithout', () => {
+  it('drops the named root entries and keeps every other file readable by tar', () => {
+    const dir = temp('tar-src');
+    mkdirSync(join(dir, 'base'));
+    writeFileSync(join(dir, 'PG_VERSION'), '17\n');
+    writeFileSync(join(dir, 'pglite.pid'), '12345');
+    writeFileSync(join(dir, 'base', 'pglite.pid'), 'not the root one');
+    writeFileSync(join(dir, 'base', '1247'), 'x'.repeat(1500));
+    const archive = join(temp('tar'), 'a.tar');
+    execFileSync('tar', ['--format=ustar', '-cf', archive, '-C', dir, '.']);
+
+    const filtered = join(temp('tar'), 'b.tar');
+    writeFileSync(filtered, tarWithout(readFileSync(archive), new Set(['./pglite.pid'])));
+
+    expect(tarList(filtered)).toEqual(
+      ['./', './PG_VERSION', './base/', './base/1247', './base/pglite.pid'].sort(),
+    );
+    const out = temp('tar-out');
+    execFileSync('tar', ['-xf', filtered, '-C', out]);
+    expect(readFileSync(join(out, 'base', '1247'), 'utf8')).toBe('x'.repeat(1500));
+  });
+});
+
+// initdb and several opens of PostgreSQL in WebAssembly: long on a busy 2-core machine.
+describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
+  it('makes the template on the first new database and starts later ones from it', async () => {
+    const templateDir = temp('pglite-template');
+    const firstDir = temp('pglite-first');
+    const first = await createPgliteDatabase({ dataDir: firstDir, templateDir, thread: true });
+    expect(first.origin).toBe('initdb');
+    await first.close();
+    const template = templateFile(templateDir);
+    // Our lock file is not part of it: a copy would carry the creator's pid into new directories.
+    expect(tarList(template)).toContain('/PG_VERSION');
+    expect(tarList(template).filter((path) => path.endsWith('pglite.pid'))).toEqual([]);
+
+    const dataDir = temp('pglite-second');
+    const second = await createPgliteDatabase({ dataDir, templateDir, thread: true });
+    expect(second.origin).toBe('template');
+    expect(dirLockHolder(dataDir)).toBe(process.pid);
+    expect(await migrate(second)).toHaveLength(10);
+    await second.query(
+      `INSERT INTO refresh_tokens (token_hash, user_id, expires_at) VALUES ('h', 'u', now())`,
+    );
+    await second.close();
+
+    const reopened = await createPgliteDatabase({ dataDir, templateDir });
+    expect(reopened.origin).toBe('existing');
+    expect(await migrate(reopened)).toEqual([]);
+    expect((await reopened.query('SELECT user_id FROM refresh_tokens')).rows).toEqual([
+      { user_id: 'u' },
+    ]);
+    await reopened.close();
+
+    const inMemory = await createPgliteDatabase({ templateDir });
+    expect(inMemory.origin).toBe('template');
+    expect(await migrate(inMemory)).toHaveLength(10);
+    await inMemory.close();
+  });
+
+  it('replaces a damaged template by running initdb', async () => {
+    const templateDir = temp('pglite-template');
+    mkdirSync(templateDir, { recursive: true });
+    writeFileSync(templateFile(templateDir), 'not a tar archive');
+    const dataDir = temp('pglite-damaged');
+    const db = await createPgliteDatabase({ dataDir, templateDir });
+    expect(db.origin).toBe('initdb');
+    expect(dirLockHolder(dataDir)).toBe(process.pid);
+    expect(await migrate(db)).toHaveLength(10);
+    await db.close();
+    expect(tarList(templateFile(templateDir))).toContain('/PG_VERSION');
+  });
+
+  it('runs initdb every time when the template is off', async () => {
+    const db = await createPgliteDatabase({ templateDir: false });
+    expect(db.origin).toBe('initdb');
+    await db.close();
+    expect(existsSync(templateFile(join(tmpdir(), 'never-written')))).toBe(false);
+  });
+});

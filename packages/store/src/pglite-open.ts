@@ -1,0 +1,134 @@
+import {
+  existsSync,
+  mkdirSync,
+  readFileSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { writeFile } from 'node:fs/promises';
+import { createRequire } from 'node:module';
+import { homedir } from 'node:os';
+import { dirname, join } from 'node:path';
+import { PGlite, type Extensions } from '@electric-sql/pglite';
+import { vector } from '@electric-sql/pglite-pgvector';
+import { LOCK_FILE } from './dir-lock.js';
+import { tarWithout } from './tar-filter.js';
+
+/**
+ * How an embedded database came to be: files already there, a copy of the cached template, or
+ * a new cluster made by initdb (the slow path: seconds of PostgreSQL bootstrap in WebAssembly).
+ */
+export type PgliteOrigin = 'existing' | 'template' | 'initdb';
+
+export interface OpenPgliteOptions {
+  /** Directory of the database files; omitted means in memory. */
+  readonly dataDir?: string | undefined;
+  readonly vector: boolean;
+  /** Where the initdb template is cached; `false` never reads nor writes one. */
+  readonly templateDir: string | false;
+}
+
+/**
+ * The user's cache folder for the template (`$XDG_CACHE_HOME/agent-backend`, else
+ * `~/.cache/agent-backend`): shared by every clone and data directory of this user. `false`
+ * when this user has no home folder (a container's arbitrary uid): no template then.
+ */
+export function defaultTemplateDir(): string | false {
+  try {
+    const base = process.env.XDG_CACHE_HOME || join(homedir(), '.cache');
+    return join(base, 'agent-backend');
+  } catch {
+    return false;
+  }
+}
+
+/** Whether `dataDir` already holds a database cluster (initdb writes PG_VERSION first). */
+export function pgliteDataDirExists(dataDir: string): boolean {
+  return existsSync(join(dataDir, 'PG_VERSION'));
+}
+
+function pgliteVersion(): string {
+  // The package's exports do not include its package.json: walk up from its entry.
+  let dir = dirname(createRequire(import.meta.url).resolve('@electric-sql/pglite'));
+  while (!existsSync(join(dir, 'package.json'))) dir = dirname(dir);
+  return (JSON.parse(readFileSync(join(dir, 'package.json'), 'utf8')) as { version: string })
+    .version;
+}
+
+/** One template per PGlite version: a new version may bring a new PostgreSQL or catalog. */
+export function templateFile(templateDir: string): string {
+  return join(templateDir, `pglite-${pgliteVersion()}-initdb.tar`);
+}
+
+/**
+ * Saves a just-initialized cluster as the template. Written to a temporary name and renamed,
+ * so a reader never sees half a file and concurrent writers each leave a whole one. A cache:
+ * failing to write it (read-only home, full disk) changes nothing but the next start's time.
+ */
+async function saveTemplate(db: PGlite, file: string): Promise<void> {
+  const temporary = `${file}.${process.pid}.${Date.now()}.tmp`;
+  try {
+    const dump = await db.dumpDataDir('none');
+    // Without our lock file: a copy holding the creator's pid would take the place of the lock
+    // of every directory made from it.
+    const tar = tarWithout(new Uint8Array(await dump.arrayBuffer()), new Set([LOCK_FILE]));
+    mkdirSync(dirname(file), { recursive: true });
+    await writeFile(temporary, tar);
+    renameSync(temporary, file);
+  } catch {
+    rmSync(temporary, { force: true });
+  }
+}
+
+/** Empties a data directory that a failed load left half-written, keeping our lock file. */
+function clearDataDir(dataDir: string): void {
+  for (const name of readdirSync(dataDir)) {
+    if (name !== LOCK_FILE) rmSync(join(dataDir, name), { recursive: true, force: true });
+  }
+}
+
+/**
+ * Opens PGlite. A new database (a new data directory, or in memory) starts from the cached
+ * initdb template when there is one: unpacking it takes well under a second where initdb takes
+ * 4-15 s on a 2-core machine (docs/BENCHMARKS.md, "First start"). The first initdb of a PGlite
+ * version writes the template for every later one. A template that fails to load is deleted and
+ * initdb runs instead.
+ */
+export async function openPglite(
+  options: OpenPgliteOptions,
+): Promise<{ db: PGlite; origin: PgliteOrigin }> {
+  const extensions: Extensions = options.vector ? { vector } : {};
+  const { dataDir } = options;
+  if (dataDir && pgliteDataDirExists(dataDir)) {
+    const db = new PGlite({ dataDir, extensions });
+    await db.waitReady;
+    return { db, origin: 'existing' };
+  }
+  let file: string | undefined;
+  try {
+    file = options.templateDir ? templateFile(options.templateDir) : undefined;
+  } catch {
+    // PGlite's version unreadable (an unusual install layout): start without a template.
+  }
+  if (file && existsSync(file)) {
+    let db: PGlite | undefined;
+    try {
+      db = new PGlite({ dataDir, extensions, loadDataDir: new Blob([readFileSync(file)]) });
+      await db.waitReady;
+      // The caller holds the directory's lock: a template that carried a lock file of its own
+      // (written by another tool) must not leave another pid in it.
+      if (dataDir) writeFileSync(join(dataDir, LOCK_FILE), String(process.pid), { mode: 0o600 });
+      return { db, origin: 'template' };
+    } catch {
+      await db?.close().catch(() => {});
+      rmSync(file, { force: true });
+      if (dataDir) clearDataDir(dataDir);
+    }
+  }
+  const db = new PGlite({ dataDir, extensions });
+  await db.waitReady;
+  if (file) await saveTemplate(db, file);
+  return { db, origin: 'initdb' };
+}
