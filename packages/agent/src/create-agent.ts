@@ -7,10 +7,7 @@ import {
 import type { Config } from '@agent-backend/config';
 import type { Engines } from '@agent-backend/engines';
 import { createApprovalHook } from '@agent-backend/hitl';
-import {
-  knowledgeCapability,
-  type KnowledgeSearcher,
-} from '@agent-backend/knowledge';
+import { knowledgeCapability, type KnowledgeSearcher } from '@agent-backend/knowledge';
 import type { Logger } from '@agent-backend/logger';
 import { mcpToolsCapability } from '@agent-backend/mcp-tools';
 import { memoryCapability, type MemoryRepository } from '@agent-backend/memory';
