@@ -1,14 +1,14 @@
 import { release, type } from 'node:os';
-import {
-  fieldErrors,
+import type {
+  HeartbeatMessageInput,
+  NodeStatus,
+  NodeType,
+  RegisteredMessage,
+  RegisterMessageInput,
   ServerMessage,
-  type HeartbeatMessageInput,
-  type NodeStatus,
-  type NodeType,
-  type RegisteredMessage,
-  type RegisterMessageInput,
 } from '@agent-backend/protocol';
 import { ClientError } from './errors.js';
+import { serverError, serverMessageOf } from './server-frame.js';
 import {
   ReconnectingSocket,
   type ConnectionOptions,
@@ -253,17 +253,11 @@ export class NodeClient extends TypedEmitter<NodeClientEvents> {
         );
       return;
     }
-    const parsed = ServerMessage.safeParse(frame);
-    if (!parsed.success) {
-      this.emit(
-        'error',
-        new ClientError('protocol_error', 'dropped a frame that matches no server message', {
-          problems: fieldErrors(parsed.error),
-        }),
-      );
+    const message = serverMessageOf(frame);
+    if (message instanceof ClientError) {
+      this.emit('error', message);
       return;
     }
-    const message = parsed.data;
     this.emit('message', message);
     switch (message.type) {
       case 'registered':
@@ -297,12 +291,7 @@ export class NodeClient extends TypedEmitter<NodeClientEvents> {
         if (this.#options.kind === 'extension') void this.#workflows.execute(message);
         break;
       case 'error':
-        this.emit(
-          'error',
-          new ClientError('server_error', `server error ${message.code}: ${message.message}`, {
-            serverCode: message.code,
-          }),
-        );
+        this.emit('error', serverError(message));
         break;
       default:
         break;

@@ -1,12 +1,13 @@
 import {
   ExecuteWorkflowMessage,
   fieldErrors,
-  ServerMessage,
+  type ServerMessage,
   type WorkflowCompleteMessage,
   type WorkflowsListMessage,
   type WorkflowStartedMessage,
 } from '@agent-backend/protocol';
 import { ClientError } from './errors.js';
+import { serverError, serverMessageOf } from './server-frame.js';
 import {
   ReconnectingSocket,
   type ConnectionOptions,
@@ -199,17 +200,11 @@ export class WebClient extends TypedEmitter<WebClientEvents> {
   }
 
   #onFrame(frame: unknown): void {
-    const parsed = ServerMessage.safeParse(frame);
-    if (!parsed.success) {
-      this.emit(
-        'error',
-        new ClientError('protocol_error', 'dropped a frame that matches no server message', {
-          problems: fieldErrors(parsed.error),
-        }),
-      );
+    const message = serverMessageOf(frame);
+    if (message instanceof ClientError) {
+      this.emit('error', message);
       return;
     }
-    const message = parsed.data;
     this.emit('message', message);
     switch (message.type) {
       case 'workflows_list':
@@ -228,12 +223,7 @@ export class WebClient extends TypedEmitter<WebClientEvents> {
         this.#pongs.deliver(true);
         break;
       case 'error':
-        this.emit(
-          'error',
-          new ClientError('server_error', `server error ${message.code}: ${message.message}`, {
-            serverCode: message.code,
-          }),
-        );
+        this.emit('error', serverError(message));
         break;
       default:
         break;
