@@ -47,14 +47,16 @@ const operatorToken = optionalString.refine((v) => v === undefined || /^\S{16,}$
   message: 'must be at least 16 characters without spaces',
 });
 
+/** Comma-separated entries, trimmed; empty ones (`a,,b`, a trailing comma) are dropped. */
+const commaList = optionalString.transform((v) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
 /** Comma-separated origins (`http://127.0.0.1:11434`), each reported by name when it is not one. */
-const originList = optionalString
-  .transform((v) =>
-    (v ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
+const originList = commaList
   .superRefine((entries, ctx) => {
     for (const entry of entries) {
       const parsed = parseOrigin(entry);
@@ -157,14 +159,9 @@ export const EnvSchema = z.object({
   LLM_ALLOWED_ORIGINS: originList.describe(
     "comma-separated origins (`http://127.0.0.1:11434,http://192.168.1.20:1234`) of model servers that users' `llm_config.baseUrl` may reach although they are on loopback or a private network: Ollama, LM Studio or vLLM on the host. Exactly those scheme, host and port combinations, for model requests only: MCP URLs stay under `MCP_ALLOW_PRIVATE_NETWORKS`. Each entry must be a bare origin (no path: `http://127.0.0.1:11434`, not `.../v1`), not a cloud metadata address; a bad entry stops the start naming it. A name (`http://ollama.lan:11434`) is trusted whatever it resolves to, except a metadata address. Redirects are never followed for model requests, so an allowed origin cannot hand a request on",
   ),
-  MCP_STDIO_ALLOWLIST: optionalString
-    .transform((v) =>
-      (v ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-    .describe('comma-separated commands the `stdio` MCP transport may start'),
+  MCP_STDIO_ALLOWLIST: commaList.describe(
+    'comma-separated commands the `stdio` MCP transport may start',
+  ),
   MCP_VALIDATE_TIMEOUT_MS: z.coerce
     .number()
     .int()
@@ -185,16 +182,9 @@ export const EnvSchema = z.object({
     'chat-platform event encryption and signature key; unset: events are not decrypted or signature-checked',
   ),
   LARK_API_BASE_URL: url(['http:', 'https:']).describe("the chat platform's API origin"),
-  GATEWAY_WEB_ORIGINS: optionalString
-    .transform((v) =>
-      (v ?? '')
-        .split(',')
-        .map((s) => s.trim())
-        .filter(Boolean),
-    )
-    .describe(
-      'origins allowed to open `/ws/web`, comma-separated; empty allows any origin ([`gateway.md`](gateway.md))',
-    ),
+  GATEWAY_WEB_ORIGINS: commaList.describe(
+    'origins allowed to open `/ws/web`, comma-separated; empty allows any origin ([`gateway.md`](gateway.md))',
+  ),
   GATEWAY_ALLOW_UNAUTHENTICATED: booleanString.describe(
     'accept WebSockets without a token, for legacy clients that cannot send one (never in production)',
   ),
