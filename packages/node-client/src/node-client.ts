@@ -5,8 +5,8 @@ import type {
   NodeType,
   RegisteredMessage,
   RegisterMessageInput,
-  ServerMessage,
 } from '@agent-backend/protocol';
+import type { ConnectionEvents } from './connection-events.js';
 import { ClientError } from './errors.js';
 import { serverError, serverMessageOf } from './server-frame.js';
 import {
@@ -76,23 +76,15 @@ export interface NodeClientOptions extends ConnectionOptions {
 }
 
 /** Events of {@link NodeClient}. */
-export interface NodeClientEvents {
-  connecting: { readonly attempt: number; readonly url: string };
-  /** The socket opened (the token is redacted from `url`); `register` is on its way. */
-  connected: { readonly url: string };
+export interface NodeClientEvents extends ConnectionEvents {
+  /** After `connected`, the gateway's answer to `register`. */
   registered: RegisteredMessage;
-  disconnected: DisconnectInfo;
-  /** The client will not connect again; `error.code` is `closed` after `close()`. */
-  stopped: { readonly error: ClientError };
-  error: ClientError;
   heartbeat: { readonly status: NodeStatus; readonly currentTasks: number };
   heartbeatAck: Record<string, never>;
   toolCall: ToolCallEvent;
   toolResult: ToolResultEvent;
   workflowRun: WorkflowRunEvent;
   workflowDone: WorkflowDoneEvent;
-  /** Every valid typed frame from the server. */
-  message: ServerMessage;
 }
 
 /**

@@ -1,18 +1,14 @@
 import {
   ExecuteWorkflowMessage,
   fieldErrors,
-  type ServerMessage,
   type WorkflowCompleteMessage,
   type WorkflowsListMessage,
   type WorkflowStartedMessage,
 } from '@agent-backend/protocol';
+import type { ConnectionEvents } from './connection-events.js';
 import { ClientError } from './errors.js';
 import { serverError, serverMessageOf } from './server-frame.js';
-import {
-  ReconnectingSocket,
-  type ConnectionOptions,
-  type DisconnectInfo,
-} from './reconnecting-socket.js';
+import { ReconnectingSocket, type ConnectionOptions } from './reconnecting-socket.js';
 import { TypedEmitter } from './typed-emitter.js';
 import { deferred, Waiters } from './waiters.js';
 import { checkId, gatewayUrl } from './ws-url.js';
@@ -33,17 +29,11 @@ export interface WebClientOptions extends ConnectionOptions {
 }
 
 /** Events of {@link WebClient}. */
-export interface WebClientEvents {
-  connecting: { readonly attempt: number; readonly url: string };
-  connected: { readonly url: string };
-  disconnected: DisconnectInfo;
-  stopped: { readonly error: ClientError };
-  error: ClientError;
+export interface WebClientEvents extends ConnectionEvents {
   /** Every `workflows_list`, also those another connection of the user asked for. */
   workflowsList: WorkflowsListMessage;
   workflowStarted: WorkflowStartedMessage;
   workflowComplete: WorkflowCompleteMessage;
-  message: ServerMessage;
 }
 
 /**
