@@ -9,6 +9,7 @@ import {
 import { inJobSpan } from '@agent-backend/jobs';
 import { ChatMessageJob } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
+import { defaultRunModel } from './default-model.js';
 import { startPeriodic } from './periodic.js';
 
 /** How often a worker looks for acknowledged messages the queue lost. */
@@ -40,16 +41,7 @@ export async function processChatMessages(
   const { config, engines, logger } = context;
   const inbox = new ChatInbox(engines.db);
   const clients = larkClients(config);
-  const llm =
-    config.DEFAULT_LLM_BASE_URL && config.DEFAULT_LLM_MODEL
-      ? {
-          baseUrl: config.DEFAULT_LLM_BASE_URL,
-          apiKey: config.DEFAULT_LLM_API_KEY ?? '',
-          name: config.DEFAULT_LLM_MODEL,
-          temperature: 0.7,
-          chosenBy: 'operator' as const,
-        }
-      : undefined;
+  const llm = defaultRunModel(config);
   await engines.jobs.process(
     CHAT_MESSAGE_QUEUE,
     async (data, job) => {

@@ -1,4 +1,9 @@
-import { runRequest, type AgentRunner } from '@agent-backend/agent-runtime';
+import {
+  runRequest,
+  runToText,
+  type AgentRunner,
+  type RunModel,
+} from '@agent-backend/agent-runtime';
 
 /**
  * Runs a scheduled task's prompt to completion and returns the answer. The seam between the
@@ -12,13 +17,6 @@ export interface TaskAgent {
     connector: string;
     signal: AbortSignal;
   }): Promise<{ text: string }>;
-}
-
-/** The model of scheduled runs (`DEFAULT_LLM_*`). */
-export interface DefaultLlm {
-  baseUrl?: string | undefined;
-  apiKey?: string | undefined;
-  model?: string | undefined;
 }
 
 /** A run that did not finish; its message is safe to show the user (no secrets). */
@@ -36,29 +34,25 @@ export class TaskAgentError extends Error {
  */
 export function createRunnerTaskAgent(options: {
   runner: AgentRunner;
-  llm: DefaultLlm;
+  /** The default model (`defaultRunModel`); absent, or without an API key: runs fail. */
+  llm: RunModel | undefined;
 }): TaskAgent {
-  const { runner } = options;
+  const { runner, llm } = options;
   return {
     async run({ userId, prompt, sessionId, connector, signal }) {
-      const { baseUrl, apiKey, model } = options.llm;
-      if (!baseUrl || !apiKey || !model) throw new TaskAgentError('default_model_not_configured');
+      if (!llm?.apiKey) throw new TaskAgentError('default_model_not_configured');
       const prepared = await runner.prepare(
         runRequest({
           userId,
           sessionId,
           message: prompt,
-          model: { baseUrl, apiKey, name: model, temperature: 0.7, chosenBy: 'operator' },
+          model: llm,
           capabilities: { nodeTools: connector === 'my-browser' },
         }),
       );
-      let text = '';
-      let failure: string | undefined;
-      const result = await prepared.execute((event) => {
-        if (event.type === 'message_chunk') text += event.content;
-        else if (event.type === 'error') failure = event.code;
-      }, signal);
-      if (result.status !== 'done') throw new TaskAgentError(failure ?? result.code ?? 'failed');
+      const { text, result, error } = await runToText(prepared, signal);
+      if (result.status !== 'done')
+        throw new TaskAgentError(error?.code ?? result.code ?? 'failed');
       return { text };
     },
   };

@@ -9,6 +9,7 @@ import { CHAT_MESSAGE_QUEUE, larkClients, larkNotifier } from '@agent-backend/ch
 import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { SCHEDULED_TASKS_QUEUE } from '@agent-backend/scheduler';
+import { defaultRunModel } from './default-model.js';
 import { createRunnerTaskAgent, type TaskAgent } from './task-agent.js';
 import { createTaskProcessor } from './task-processor.js';
 import { processChatMessages } from './chat-messages.js';
@@ -56,11 +57,7 @@ export async function mountWorker(
     options.agent ??
     createRunnerTaskAgent({
       runner: runAgent.runner,
-      llm: {
-        baseUrl: config.DEFAULT_LLM_BASE_URL,
-        apiKey: config.DEFAULT_LLM_API_KEY,
-        model: config.DEFAULT_LLM_MODEL,
-      },
+      llm: defaultRunModel(config),
     });
   // Reconciles now, and again whenever Redis lost the schedules (schedule-watch.ts).
   const stopScheduleWatch = await startScheduleWatch(context);

@@ -1,35 +1,19 @@
 import { randomUUID } from 'node:crypto';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
-import type { Logger } from '@agent-backend/logger';
-import type { AgentMetrics } from '@agent-backend/metrics';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { SessionBusyError } from './errors.js';
-import { executeRun, type RunResult } from './execute-run.js';
-import type { ModelUrlGuard } from './model-url-guard.js';
+import { executeRun, type RunEngines, type RunResult } from './execute-run.js';
 import { acquireSessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 import type { RunRequest } from './run-request.js';
-import type { RunInfo, ToolSource } from './tool.js';
-import type { BeforeToolCall } from './tool-execution.js';
 
 /** The engines and hooks a runner uses; one runner serves every run of a process. */
-export interface AgentRunnerOptions {
+export interface AgentRunnerOptions extends RunEngines {
   readonly db: Database;
   readonly ephemeral: EphemeralStore;
-  readonly logger: Logger;
-  readonly toolSources?: readonly ToolSource[];
-  /** Per run: the hook before each tool executes (HITL); absent: tools run at once. */
-  readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
-  /**
-   * The SSRF guard for `llm_config.baseUrl` (see `createLlmClient`); absent: base URLs are
-   * reached with the platform `fetch` (operator-configured models, tests).
-   */
-  readonly modelUrlGuard?: ModelUrlGuard;
   readonly settings?: Partial<AgentSettings>;
-  /** Runs by mode and outcome, their duration, model latency and tokens. @default none */
-  readonly metrics?: AgentMetrics;
 }
 
 /** A run whose session is claimed and locked, ready to execute. */

@@ -32,15 +32,25 @@ export interface RunResult {
   readonly code?: string;
 }
 
-interface ExecuteRunOptions {
+/** What every run of a runner shares: the tools, the hooks, the log and the meters. */
+export interface RunEngines {
+  readonly logger: Logger;
+  readonly toolSources?: readonly ToolSource[];
+  /** Per run: the hook before each tool executes (HITL); absent: tools run at once. */
+  readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
+  /**
+   * The SSRF guard for `llm_config.baseUrl` (see `createLlmClient`); absent: base URLs are
+   * reached with the platform `fetch` (operator-configured models, tests).
+   */
+  readonly modelUrlGuard?: ModelUrlGuard;
+  /** Runs by mode and outcome, their duration, model latency and tokens. @default none */
+  readonly metrics?: AgentMetrics;
+}
+
+interface ExecuteRunOptions extends RunEngines {
   readonly run: RunInfo;
   readonly sessions: SessionRepository;
   readonly settings: AgentSettings;
-  readonly logger: Logger;
-  readonly toolSources?: readonly ToolSource[];
-  readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
-  readonly modelUrlGuard?: ModelUrlGuard;
-  readonly metrics?: AgentMetrics;
   emit(event: AgentEvent): void;
   /** Frees the session; called after everything is stored and before the last event. */
   release(): Promise<void>;

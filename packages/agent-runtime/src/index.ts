@@ -11,6 +11,7 @@ export {
   type RunRequestInput,
 } from './run-request.js';
 export type { RunResult } from './execute-run.js';
+export { runToText, type RunText } from './run-to-text.js';
 export { runAgentLoop, type AgentLoopOptions } from './agent-loop.js';
 export { ChatMessage } from './chat-message.js';
 export { DEFAULT_CONTEXT_LIMITS, truncate, type ContextLimits } from './context-limits.js';

@@ -3,6 +3,7 @@ import {
   chatSessionId,
   DEFAULT_LEASE_TTL_MS,
   runRequest,
+  runToText,
   SessionBusyError,
   type AgentRunner,
   type PreparedRun,
@@ -11,7 +12,7 @@ import {
 } from '@agent-backend/agent-runtime';
 import type { LarkClient } from '@agent-backend/lark';
 import type { Logger } from '@agent-backend/logger';
-import type { AgentEvent, ChatMessageJob } from '@agent-backend/protocol';
+import type { ChatMessageJob } from '@agent-backend/protocol';
 import type { ChatInbox } from './inbox.js';
 
 export interface ChatReplyDeps {
@@ -105,15 +106,9 @@ async function runAgent(
     mode: 'ask',
   });
   const run = await prepareWhenFree(deps.runner, request, signal);
-  const chunks: string[] = [];
-  let failure: string | undefined;
-  await run.execute((event: AgentEvent) => {
-    if (event.type === 'message_chunk') chunks.push(event.content);
-    if (event.type === 'error') failure = event.message;
-  }, signal);
-  if (failure !== undefined && chunks.length === 0)
-    return `Sorry, I could not answer this time (${failure}).`;
-  return chunks.join('').trim() || 'I have no answer to that.';
+  const { text, error } = await runToText(run, signal);
+  if (error && text === '') return `Sorry, I could not answer this time (${error.message}).`;
+  return text.trim() || 'I have no answer to that.';
 }
 
 /**

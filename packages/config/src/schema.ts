@@ -47,14 +47,16 @@ const operatorToken = optionalString.refine((v) => v === undefined || /^\S{16,}$
   message: 'must be at least 16 characters without spaces',
 });
 
+/** Comma-separated entries, trimmed; empty ones (`a,,b`, a trailing comma) are dropped. */
+const commaList = optionalString.transform((v) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
 /** Comma-separated origins (`http://127.0.0.1:11434`), each reported by name when it is not one. */
-const originList = optionalString
-  .transform((v) =>
-    (v ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
-  )
+const originList = commaList
   .superRefine((entries, ctx) => {
     for (const entry of entries) {
       const parsed = parseOrigin(entry);
@@ -70,277 +72,501 @@ const originList = optionalString
   );
 
 /**
- * Every environment variable the service reads (DESIGN.md, "Environment"), with its default.
+ * Every environment variable the service reads (DESIGN.md, "Environment"), with its default and,
+ * in `.describe()`, its meaning for people: docs/configuration.md is generated from this.
  * Empty strings count as unset, so `FOO=` in a compose file does not become a value.
  */
 export const EnvSchema = z.object({
-  /** Listen port. */
-  PORT: z.coerce.number().int().min(0).max(65535).default(DEFAULT_PORT),
-  /** Listen address. */
-  HOST: z.string().min(1).default('0.0.0.0'),
-  /** Redis; unset means the in-process engine. */
-  REDIS_URL: url(['redis:', 'rediss:']),
-  /**
-   * A Redis command of a request (presence, ephemeral keys, run log, bus publishes, adding a
-   * job or a schedule) that has no reply after this long fails, so requests answer (503
-   * `unavailable`) while Redis is unreachable instead of waiting for it. Blocking reads and
-   * BullMQ's workers are not affected.
-   */
-  REDIS_COMMAND_TIMEOUT_MS: z.coerce.number().int().min(100).default(5_000),
-  /** Prefix of every Redis key and channel, so several deployments (or tests) can share a Redis. */
-  REDIS_KEY_PREFIX: z.string().min(1).default('ab:'),
-  /** PostgreSQL; unset means PGlite under DATA_DIR. */
-  DATABASE_URL: url(['postgres:', 'postgresql:']),
-  /**
-   * A PostgreSQL statement that runs longer than this is cancelled by the server, and one whose
-   * reply does not come within a second more (a stalled network) is given up and its connection
-   * closed, so requests answer (503 `unavailable`) instead of waiting; so does waiting this long
-   * for a connection. 0: no limit. Migrations are not limited.
-   */
-  DATABASE_QUERY_TIMEOUT_MS: z.coerce.number().int().min(0).default(5_000),
-  /** PostgreSQL schema for all tables; unset means the connection's default (`public`). */
-  DATABASE_SCHEMA: optionalString.refine(
-    (v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v),
-    {
+  PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(DEFAULT_PORT)
+    .describe('listen port (0: any free port; the log line `listening` names it)'),
+  HOST: z.string().min(1).default('0.0.0.0').describe('listen address'),
+  REDIS_URL: url(['redis:', 'rediss:']).describe(
+    '`redis://` or `rediss://`. Unset: in-process bus, presence and ephemeral keys',
+  ),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(5_000)
+    .describe(
+      'a Redis command of a request (including adding a job or a schedule) without a reply after this long fails (the request gets 503 `unavailable`); blocking reads and BullMQ workers are not affected',
+    ),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .min(1)
+    .default('ab:')
+    .describe(
+      'prefix of every Redis key and channel, so deployments (and tests) can share a Redis',
+    ),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).describe(
+    '`postgres://`. Unset: PGlite under `DATA_DIR/pglite`',
+  ),
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(5_000)
+    .describe(
+      'a PostgreSQL statement running longer is cancelled by the server; one whose reply does not come within 1 s more (a stalled network or server) is given up and its connection closed; waiting this long for a connection fails too. The request gets 503 `unavailable`. `0`: no limit. Migrations and the vector-search preparation at start are not limited. Raise it if single statements rightly take longer (deleting a knowledge base of millions of chunks)',
+    ),
+  DATABASE_SCHEMA: optionalString
+    .refine((v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v), {
       message: 'must be a lower-case SQL identifier',
-    },
+    })
+    .describe(
+      "PostgreSQL schema for every table (created if missing); unset: the connection's default",
+    ),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default('./.data')
+    .describe("PGlite files, generated development keys, the all-in-one's control socket"),
+  INSTANCE_ID: optionalString.describe("this replica's id on the bus and in presence"),
+  JWT_PUBLIC_KEY: optionalString.describe(
+    'RS256 public key, SPKI PEM (inline `\\n` escapes are accepted). Required for api and gateway (or `JWT_PUBLIC_KEY_FILE`)',
   ),
-  /** Local data: PGlite files, generated development keys. */
-  DATA_DIR: z.string().min(1).default('./.data'),
-  /** This replica's id on the bus; random at start when unset. */
-  INSTANCE_ID: optionalString,
-  /** RS256 public key, PEM. */
-  JWT_PUBLIC_KEY: optionalString,
-  JWT_PUBLIC_KEY_FILE: optionalString,
-  /** RS256 private key, PEM. */
-  JWT_PRIVATE_KEY: optionalString,
-  JWT_PRIVATE_KEY_FILE: optionalString,
-  /** Secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503. */
-  INTERNAL_API_SECRET: optionalString,
-  /**
-   * Development only: `POST /api/dev/tokens` issues a token pair for any user id (the
-   * playground's "mint a token", `pnpm demo`). Never in production: anyone reaching the service
-   * could act as any user.
-   */
-  DEV_TOKENS: booleanString,
-  /** Set by `pnpm demo`: the scripted demo model the playground offers (an OpenAI-compatible URL). */
-  PLAYGROUND_DEMO_MODEL_URL: optionalString,
-  /** Model for runs without an `llm_config` of their own (scheduled tasks, chat messages). */
-  DEFAULT_LLM_BASE_URL: url(['http:', 'https:']),
-  DEFAULT_LLM_API_KEY: optionalString,
-  DEFAULT_LLM_MODEL: optionalString,
-  /** Lets MCP and other user-supplied URLs reach loopback and private addresses. */
-  MCP_ALLOW_PRIVATE_NETWORKS: booleanString,
-  /**
-   * Model servers a user's `llm_config.baseUrl` may reach although they are on loopback or a
-   * private network (Ollama, LM Studio, vLLM on the host): comma-separated origins such as
-   * `http://127.0.0.1:11434`. Opens exactly those origins for model requests and nothing for
-   * MCP URLs; cloud metadata addresses are rejected here.
-   */
-  LLM_ALLOWED_ORIGINS: originList,
-  /** Commands the `stdio` MCP transport may start, comma-separated; empty refuses stdio. */
-  MCP_STDIO_ALLOWLIST: optionalString.transform((v) =>
-    (v ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+  JWT_PUBLIC_KEY_FILE: optionalString.describe(
+    'a file holding `JWT_PUBLIC_KEY` (set one of the two)',
   ),
-  /** Deadline of one `POST /api/tools/mcp/validate`: connect, handshake and every listing page. */
-  MCP_VALIDATE_TIMEOUT_MS: z.coerce.number().int().min(1).max(300_000).default(15_000),
-  /** Chat-platform app credentials; unset: events are processed but no reply is sent. */
-  LARK_APP_ID: optionalString,
-  LARK_APP_SECRET: optionalString,
-  /** Chat-platform event verification; unset: not checked. */
-  LARK_VERIFICATION_TOKEN: optionalString,
-  LARK_ENCRYPT_KEY: optionalString,
-  /** The chat platform's API origin; unset: the platform's public origin per channel. */
-  LARK_API_BASE_URL: url(['http:', 'https:']),
-  /** Origins allowed to open `/ws/web`, comma-separated; empty allows any origin. */
-  GATEWAY_WEB_ORIGINS: optionalString.transform((v) =>
-    (v ?? '')
-      .split(',')
-      .map((s) => s.trim())
-      .filter(Boolean),
+  JWT_PRIVATE_KEY: optionalString.describe(
+    'RS256 private key, PKCS8 PEM. Required for api (or `JWT_PRIVATE_KEY_FILE`)',
   ),
-  /** Legacy clients that cannot send tokens: accept WebSockets without one (never in production). */
-  GATEWAY_ALLOW_UNAUTHENTICATED: booleanString,
-  /** Tools one node may register; a `register` with more is refused (`too_many_tools`). */
-  GATEWAY_MAX_TOOLS_PER_NODE: z.coerce.number().int().min(1).max(1_024).default(128),
-  /** Largest WebSocket frame accepted; a larger one closes the connection with 1009. */
+  JWT_PRIVATE_KEY_FILE: optionalString.describe(
+    'a file holding `JWT_PRIVATE_KEY` (set one of the two)',
+  ),
+  INTERNAL_API_SECRET: optionalString.describe(
+    'secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503',
+  ),
+  DEV_TOKENS: booleanString.describe(
+    "development only: `POST /api/dev/tokens` issues a token pair for any user id (the playground's mint button, `pnpm demo`). Never in production: anyone reaching the service could act as any user",
+  ),
+  PLAYGROUND_DEMO_MODEL_URL: optionalString.describe(
+    'set by `pnpm demo`: the scripted demo model (an OpenAI-compatible base URL) the playground offers, labelled as scripted',
+  ),
+  DEFAULT_LLM_BASE_URL: url(['http:', 'https:']).describe(
+    'the model server of scheduled-task runs and chat-platform replies (invoke requires its own `llm_config`), at the temperature of an `llm_config` without one (0.7); operator-configured, so not behind the SSRF guard',
+  ),
+  DEFAULT_LLM_API_KEY: optionalString.describe('its API key'),
+  DEFAULT_LLM_MODEL: optionalString.describe('its model name'),
+  MCP_ALLOW_PRIVATE_NETWORKS: booleanString.describe(
+    '`true` lets MCP and other user-supplied URLs (model base URLs too) reach loopback, private, link-local and unspecified addresses; cloud metadata stays refused',
+  ),
+  LLM_ALLOWED_ORIGINS: originList.describe(
+    "comma-separated origins (`http://127.0.0.1:11434,http://192.168.1.20:1234`) of model servers that users' `llm_config.baseUrl` may reach although they are on loopback or a private network: Ollama, LM Studio or vLLM on the host. Exactly those scheme, host and port combinations, for model requests only: MCP URLs stay under `MCP_ALLOW_PRIVATE_NETWORKS`. Each entry must be a bare origin (no path: `http://127.0.0.1:11434`, not `.../v1`), not a cloud metadata address; a bad entry stops the start naming it. A name (`http://ollama.lan:11434`) is trusted whatever it resolves to, except a metadata address. Redirects are never followed for model requests, so an allowed origin cannot hand a request on",
+  ),
+  MCP_STDIO_ALLOWLIST: commaList.describe(
+    'comma-separated commands the `stdio` MCP transport may start',
+  ),
+  MCP_VALIDATE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(300_000)
+    .default(15_000)
+    .describe(
+      'deadline of one MCP validation (connect, handshake, every listing page); past it the answer is 408 (see [`mcp.md`](mcp.md))',
+    ),
+  LARK_APP_ID: optionalString.describe(
+    'chat-platform app id; unset (or without `LARK_APP_SECRET`): no replies are sent',
+  ),
+  LARK_APP_SECRET: optionalString.describe('chat-platform app secret'),
+  LARK_VERIFICATION_TOKEN: optionalString.describe(
+    'chat-platform event verification token; unset: not checked',
+  ),
+  LARK_ENCRYPT_KEY: optionalString.describe(
+    'chat-platform event encryption and signature key; unset: events are not decrypted or signature-checked',
+  ),
+  LARK_API_BASE_URL: url(['http:', 'https:']).describe("the chat platform's API origin"),
+  GATEWAY_WEB_ORIGINS: commaList.describe(
+    'origins allowed to open `/ws/web`, comma-separated; empty allows any origin ([`gateway.md`](gateway.md))',
+  ),
+  GATEWAY_ALLOW_UNAUTHENTICATED: booleanString.describe(
+    'accept WebSockets without a token, for legacy clients that cannot send one (never in production)',
+  ),
+  GATEWAY_MAX_TOOLS_PER_NODE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_024)
+    .default(128)
+    .describe(
+      'tools one node may register (`available_tools` and `tools` names together); a `register` with more gets an `error` with code `too_many_tools` and `registered` with `success: false`, and the node keeps its previous tools (see [`gateway.md`](gateway.md#messages)). Whatever this says, one `register` carries at most 256 `tools` descriptors (the protocol bound)',
+    ),
   GATEWAY_MAX_FRAME_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
-    .default(1024 * 1024),
-  /** Unsent bytes a client may let pile up before it is closed as a slow consumer (4008). */
+    .default(1024 * 1024)
+    .describe('largest WebSocket frame accepted; a larger one closes the connection with 1009'),
   GATEWAY_MAX_BUFFERED_BYTES: z.coerce
     .number()
     .int()
     .min(1024)
-    .default(4 * 1024 * 1024),
-  /** Interval of server-side WebSocket pings; a peer that misses one is terminated. */
-  GATEWAY_PING_INTERVAL_MS: z.coerce.number().int().min(100).default(30_000),
-  /** A node that sent nothing (no frame, no pong) for this long is gone from presence. */
-  NODE_SILENT_TIMEOUT_MS: z.coerce.number().int().min(100).default(90_000),
-  /** A gateway replica that stopped heartbeating for this long is dead, and so are its nodes. */
-  GATEWAY_REPLICA_TTL_MS: z.coerce.number().int().min(300).default(10_000),
-  /** Default deadline of a tool call to a node (spec 8: 60 s); callers may pass their own. */
-  TOOL_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(60_000),
-  /** Deadline of a workflow run on an extension (spec 8: 300 s). */
-  WORKFLOW_TIMEOUT_MS: z.coerce.number().int().min(100).default(300_000),
-  /** Outgoing mail for scheduled-task notifications (`smtp://user:pass@host:port`); unset: no email. */
-  SMTP_URL: url(['smtp:', 'smtps:']),
-  /** Sender of notification emails. */
-  EMAIL_FROM: z.string().min(1).default('Agent Backend <no-reply@localhost>'),
-  /** A job whose worker stops renewing its lock for this long is delivered again (BullMQ). */
-  JOBS_LOCK_MS: z.coerce.number().int().min(500).default(30_000),
-  /** Completed jobs are kept this long per queue (their ids deduplicate adds meanwhile). */
-  JOBS_KEEP_COMPLETED_MS: z.coerce.number().int().min(1_000).default(86_400_000),
-  /** At most this many completed jobs are kept per queue (the newest). */
-  JOBS_KEEP_COMPLETED_COUNT: z.coerce.number().int().min(0).default(1_000),
-  /** Failed jobs (every attempt failed) are kept this long per queue, for inspection. */
+    .default(4 * 1024 * 1024)
+    .describe(
+      'unsent bytes a client may let pile up before it is closed as a slow consumer (4008)',
+    ),
+  GATEWAY_PING_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe('interval of server-side WebSocket pings; a peer that misses one is terminated'),
+  NODE_SILENT_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(90_000)
+    .describe('a node that sent nothing (no frame, no pong) for this long is gone from presence'),
+  GATEWAY_REPLICA_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .default(10_000)
+    .describe(
+      'a gateway replica that stopped heartbeating for this long is dead, and so are its nodes',
+    ),
+  TOOL_CALL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(60_000)
+    .describe('default deadline of a tool call to a node (60 s); callers may pass their own'),
+  WORKFLOW_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(300_000)
+    .describe('deadline of a workflow run on an extension (300 s)'),
+  SMTP_URL: url(['smtp:', 'smtps:']).describe(
+    '`smtp://` or `smtps://` (credentials in the URL) for scheduled-task email notifications; unset: email channels are logged and skipped (see [`scheduled-tasks.md`](scheduled-tasks.md))',
+  ),
+  EMAIL_FROM: z
+    .string()
+    .min(1)
+    .default('Agent Backend <no-reply@localhost>')
+    .describe('sender of notification emails'),
+  JOBS_LOCK_MS: z.coerce
+    .number()
+    .int()
+    .min(500)
+    .default(30_000)
+    .describe(
+      'BullMQ job lock: a job whose worker died (or stopped renewing) is delivered again after about this long',
+    ),
+  JOBS_KEEP_COMPLETED_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(86_400_000)
+    .describe(
+      'a completed job is deleted from its queue once it is this old (checked when a later job of the queue completes); while kept, its id deduplicates adds (see [`operations.md`](operations.md#job-retention))',
+    ),
+  JOBS_KEEP_COMPLETED_COUNT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1_000)
+    .describe(
+      'at most this many completed jobs are kept per queue, the newest; `0` deletes each at once',
+    ),
   JOBS_KEEP_FAILED_MS: z.coerce
     .number()
     .int()
     .min(1_000)
-    .default(7 * 86_400_000),
-  /** At most this many failed jobs are kept per queue (the newest). */
-  JOBS_KEEP_FAILED_COUNT: z.coerce.number().int().min(0).default(5_000),
-  /** How long a scheduled run waits for the user's confirmation before it expires. */
-  SCHEDULED_TASK_CONFIRM_TTL_MS: z.coerce.number().int().min(1_000).default(86_400_000),
-  /**
-   * OpenAI-compatible embeddings endpoint for knowledge bases (`.../v1`); unset: knowledge
-   * search is lexical only (docs/knowledge-base.md).
-   */
-  EMBEDDINGS_BASE_URL: url(['http:', 'https:']),
-  EMBEDDINGS_API_KEY: optionalString,
-  /** The embedding model; required with EMBEDDINGS_BASE_URL. */
-  EMBEDDINGS_MODEL: optionalString,
-  /** Vector size to ask for (models that take `dimensions`); unset: the model's own. */
-  EMBEDDINGS_DIMENSIONS: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce.number().int().min(1).max(16_000).optional(),
+    .default(7 * 86_400_000)
+    .describe(
+      'a job whose every attempt failed is deleted from its queue once it is this old (checked when a later job of the queue fails); kept for the queue dashboard',
+    ),
+  JOBS_KEEP_FAILED_COUNT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(5_000)
+    .describe('at most this many failed jobs are kept per queue, the newest'),
+  SCHEDULED_TASK_CONFIRM_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(86_400_000)
+    .describe(
+      "how long a `require-confirmation` run waits for the user's answer before it expires",
+    ),
+  EMBEDDINGS_BASE_URL: url(['http:', 'https:']).describe(
+    "OpenAI-compatible API root (`https://api.openai.com/v1`, a local server's `/v1`) used to embed knowledge-base chunks (worker) and search queries (api); unset: knowledge search is full-text only (see [`knowledge-base.md`](knowledge-base.md)). Operator-configured, so not behind the SSRF guard",
   ),
-  /** Texts sent in one embeddings request. */
-  EMBEDDINGS_BATCH_SIZE: z.coerce.number().int().min(1).max(2048).default(64),
-  /** Deadline of one embeddings request (the client retries twice more on 429/5xx). */
-  EMBEDDINGS_TIMEOUT_MS: z.coerce.number().int().min(100).max(600_000).default(30_000),
-  /**
-   * `auto`: use pgvector where the database has it or can create it; `off`: never (vectors are
-   * compared with plain SQL). docs/knowledge-base.md.
-   */
-  KNOWLEDGE_PGVECTOR: z.enum(['auto', 'off']).default('auto'),
-  /**
-   * `auto`: at start, a worker queues the re-ingestion of every ready document that has no
-   * vectors of the configured model and size (the model changed, or embeddings were configured
-   * later); `off`: such documents stay searchable by their words only. docs/knowledge-base.md.
-   */
-  KNOWLEDGE_REEMBED: z.enum(['auto', 'off']).default('auto'),
-  /** Model requests per agent run before it ends with `max_steps_exceeded` (docs/agent.md). */
-  AGENT_MAX_STEPS: z.coerce.number().int().min(1).max(200).default(25),
-  /** Time to the response headers of one model request, per attempt. */
-  AGENT_LLM_TIMEOUT_MS: z.coerce.number().int().min(1).default(60_000),
-  /** Retries of a model request on 408/409/429/5xx and connection errors. */
-  AGENT_LLM_MAX_RETRIES: z.coerce.number().int().min(0).max(5).default(1),
-  /** Longest silence inside a streamed model answer before `llm_timeout`. */
-  AGENT_LLM_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1).default(60_000),
-  /** An SSE `: keepalive` comment after this long without a write. */
-  AGENT_KEEPALIVE_MS: z.coerce.number().int().min(100).default(15_000),
-  /**
-   * An SSE client that takes no bytes of its stream for this long (its socket buffers full: it
-   * stopped reading) has the stream ended; it resumes with Last-Event-ID. Bounds how long a stuck
-   * client holds its connection and unsent bytes (docs/RELIABILITY.md).
-   */
-  AGENT_SSE_STALL_TIMEOUT_MS: z.coerce.number().int().min(100).default(30_000),
-  /** How long a run outlives its last client before it is aborted (0: at once). */
-  AGENT_DISCONNECT_GRACE_MS: z.coerce.number().int().min(0).default(10_000),
-  /** Session lease lifetime (renewed every third of it while the run lives). */
-  AGENT_SESSION_LEASE_MS: z.coerce.number().int().min(300).default(30_000),
-  /**
-   * Tool calls of one model turn executing at the same time (1-64); 1 runs them one after the
-   * other, in the model's order (docs/agent.md, "The loop").
-   */
-  AGENT_MAX_PARALLEL_TOOLS: z.coerce.number().int().min(1).max(64).default(8),
-  /**
-   * Tools one run offers the model, in all (OpenAI accepts 128 per request); over it, node tools
-   * are left out first (docs/agent.md, "Tools of a run").
-   */
-  AGENT_MAX_TOOLS: z.coerce.number().int().min(8).max(1_024).default(128),
-  /** A user's nodes whose tools one run offers (the longest connected first). */
-  AGENT_MAX_TOOL_NODES: z.coerce.number().int().min(1).max(1_024).default(32),
-  /**
-   * The operator's skills: a folder of skill folders (each with a SKILL.md), shared by every
-   * user; unset: only the shipped skills and users' own. docs/skills.md.
-   */
-  SKILLS_DIR: optionalString,
-  /**
-   * Code execution (docs/sandbox.md). `local` runs use bubblewrap; their
-   * `working_directory` must resolve inside `SANDBOX_LOCAL_ROOT/<user id>`; unset: `local` runs
-   * get no sandbox (a `notice` says why).
-   */
-  SANDBOX_LOCAL_ROOT: optionalString,
-  /** Local sandboxes' own state (private /tmp, metadata); shared by replicas of one host. */
-  SANDBOX_STATE_DIR: optionalString,
-  /** Give local sandboxes the host's network. */
-  SANDBOX_LOCAL_NETWORK: booleanString,
-  /** What runs local sandboxes: `bwrap` (bubblewrap, no daemon) or `docker` (the Engine API). */
-  SANDBOX_LOCAL_RUNTIME: z.enum(['bwrap', 'docker']).default('bwrap'),
-  /** The Docker (or Podman) engine of `SANDBOX_LOCAL_RUNTIME=docker`. */
+  EMBEDDINGS_API_KEY: optionalString.describe(
+    'its key (sent as `Authorization: Bearer`); never logged',
+  ),
+  EMBEDDINGS_MODEL: optionalString.describe(
+    'the embedding model; required with `EMBEDDINGS_BASE_URL`. Stored with every chunk: chunks are only compared with queries embedded by the same model',
+  ),
+  EMBEDDINGS_DIMENSIONS: z
+    .preprocess(
+      (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+      z.coerce.number().int().min(1).max(16_000).optional(),
+    )
+    .describe(
+      "vector size to ask for (`dimensions`, for models that take it); unset: the model's own size",
+    ),
+  EMBEDDINGS_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(2048)
+    .default(64)
+    .describe('chunks per embeddings request'),
+  EMBEDDINGS_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(600_000)
+    .default(30_000)
+    .describe(
+      'deadline of one embeddings request (the client retries twice more on 408/409/429/5xx)',
+    ),
+  KNOWLEDGE_PGVECTOR: z
+    .enum(['auto', 'off'])
+    .default('auto')
+    .describe(
+      '`auto`: store vectors (knowledge-base chunks and memories) in pgvector `vector` columns where the extension is installed or can be created; `off`: keep `real[]` and compare in plain SQL',
+    ),
+  KNOWLEDGE_REEMBED: z
+    .enum(['auto', 'off'])
+    .default('auto')
+    .describe(
+      '`auto`: when a worker starts with embeddings configured, it queues the re-ingestion of every ready document without vectors of `EMBEDDINGS_MODEL` (and `EMBEDDINGS_DIMENSIONS`), e.g. after the model changed or embeddings were configured later; `off`: those documents stay searchable by their words only',
+    ),
+  AGENT_MAX_STEPS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(200)
+    .default(25)
+    .describe(
+      'model requests per agent run (1-200) before it ends with `max_steps_exceeded`; every kind of run (invoke, scheduled, chat)',
+    ),
+  AGENT_LLM_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(60_000)
+    .describe('time to the response headers of one model request, per attempt'),
+  AGENT_LLM_MAX_RETRIES: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(5)
+    .default(1)
+    .describe('retries (0-5) of a model request on 408/409/429/5xx and connection errors'),
+  AGENT_LLM_IDLE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(60_000)
+    .describe('longest silence inside a streamed model answer before `llm_timeout`'),
+  AGENT_KEEPALIVE_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(15_000)
+    .describe('an SSE `: keepalive` comment after this long without a write (api)'),
+  AGENT_SSE_STALL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe(
+      'an SSE stream whose client took no bytes for this long (it stopped reading) is ended; the client resumes with Last-Event-ID (api)',
+    ),
+  AGENT_DISCONNECT_GRACE_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10_000)
+    .describe('how long a run outlives its last SSE client before it is aborted (0: at once)'),
+  AGENT_SESSION_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(300)
+    .default(30_000)
+    .describe(
+      "session lease lifetime, renewed every third of it while the run lives; a crashed replica's session frees after about this long",
+    ),
+  AGENT_MAX_PARALLEL_TOOLS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(64)
+    .default(8)
+    .describe(
+      "tool calls of one model turn executing at the same time (1-64); each node's `max_concurrent_tasks` also bounds a run's calls to that node; `1` runs the calls one after the other in the model's order, as before; every kind of run",
+    ),
+  AGENT_MAX_TOOLS: z.coerce
+    .number()
+    .int()
+    .min(8)
+    .max(1_024)
+    .default(128)
+    .describe(
+      "tools one run offers the model in all, built-in ones included (OpenAI's API accepts 128 per request); over it, the user's device tools are left out first (the last devices' last tools), then other sources' from the last source, and the run starts with a `tools_limited` notice (see [`agent.md`](agent.md#tools-of-a-run))",
+    ),
+  AGENT_MAX_TOOL_NODES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_024)
+    .default(32)
+    .describe(
+      "a user's devices (nodes) whose tools one run offers, the longest connected first; the others' tools are not offered (`tools_limited` notice)",
+    ),
+  SKILLS_DIR: optionalString.describe(
+    "the operator's skills: a folder of skill folders, each with a `SKILL.md`, offered to every user next to the shipped `skills/`; a skill here replaces a shipped one of the same name. Invalid skills are logged at start and left out (see [`skills.md`](skills.md))",
+  ),
+  SANDBOX_LOCAL_ROOT: optionalString.describe(
+    "enables `sandbox_mode: local` (bubblewrap, [`sandbox.md`](sandbox.md)): each user's `working_directory` must resolve, after symlinks, inside `<root>/<user id>` (the id as one path segment; a relative `working_directory` starts there). Unset: local runs get no code tools and a `notice`",
+  ),
+  SANDBOX_STATE_DIR: optionalString.describe(
+    "local sandboxes' own state (a private `/tmp` each, metadata); replicas on one host share it so any of them reconnects to a session's sandbox",
+  ),
+  SANDBOX_LOCAL_NETWORK: booleanString.describe(
+    "give local sandboxes the host's network (off: a network namespace with nothing in it; Docker: network `none`, on: `bridge`)",
+  ),
+  SANDBOX_LOCAL_RUNTIME: z
+    .enum(['bwrap', 'docker'])
+    .default('bwrap')
+    .describe(
+      "what runs local sandboxes: `bwrap` (bubblewrap, no daemon) or `docker` (a container per session through the Docker Engine API; Podman's compatible API works too) ([`sandbox.md`](sandbox.md#local-docker))",
+    ),
   DOCKER_HOST: z
     .string()
     .regex(/^(unix|tcp):\/\//, 'unix:///path or tcp://host:port')
-    .default('unix:///var/run/docker.sock'),
-  /** The image local sandbox containers run (bash, coreutils, python3 with matplotlib, node). */
-  SANDBOX_DOCKER_IMAGE: z.string().min(1).default('agent-backend-sandbox'),
-  /** `uid:gid` code runs as in containers; unset: the service's own. */
-  SANDBOX_DOCKER_USER: optionalString,
-  /** Deadline of one code call. */
-  SANDBOX_CALL_TIMEOUT_MS: z.coerce.number().int().min(100).max(3_600_000).default(60_000),
-  /** stdout and stderr of one call are each cut at this many bytes. */
-  SANDBOX_MAX_OUTPUT_BYTES: z.coerce.number().int().min(1_024).max(10_485_760).default(65_536),
-  /**
-   * A session's sandbox idle this long is paused by the sweep; Docker containers also stop
-   * themselves after this long without a call (for when no worker runs).
-   */
-  SANDBOX_IDLE_TIMEOUT_MS: z.coerce.number().int().min(1_000).default(600_000),
-  /** A session's sandbox idle this long is destroyed (its files in `/tmp` with it). */
-  SANDBOX_MAX_IDLE_MS: z.coerce.number().int().min(1_000).default(86_400_000),
-  /** How often a worker sweeps sandboxes (pause idle ones, destroy old and orphaned ones). */
-  SANDBOX_SWEEP_INTERVAL_MS: z.coerce.number().int().min(1_000).default(60_000),
-  /**
-   * How long one replica may take to create a session's sandbox before another may; sandboxes
-   * no session records are destroyed once twice this old.
-   */
-  SANDBOX_CREATE_LEASE_MS: z.coerce.number().int().min(500).default(60_000),
-  /** Names this deployment's sandboxes (metadata), so a reaper leaves other deployments' alone. */
-  SANDBOX_DEPLOYMENT: z.string().min(1).default('agent-backend'),
-  /**
-   * The provider of `cloud` sandboxes: `e2b` (needs `E2B_API_KEY`); unset: `cloud` runs get no
-   * sandbox (a `notice` says why). docs/sandbox.md.
-   */
-  SANDBOX_CLOUD_PROVIDER: z.enum(['e2b']).optional(),
-  /** E2B's API key (`X-API-KEY`). */
-  E2B_API_KEY: optionalString,
-  /** The E2B template sandboxes start from (python with matplotlib, node and bash). */
-  E2B_TEMPLATE: z.string().min(1).default('code-interpreter-v1'),
-  /** E2B's control API; unset: the SDK's default for `E2B_DOMAIN` (`https://api.e2b.app`). */
-  E2B_API_URL: optionalString.pipe(z.string().url().optional()),
-  /** One origin for every sandbox's envd (E2B's sandbox proxy); unset: the SDK's default. */
-  E2B_SANDBOX_URL: optionalString.pipe(z.string().url().optional()),
-  /** E2B's domain (self-hosted or regional E2B); unset: `e2b.app`. */
-  E2B_DOMAIN: optionalString,
-  /**
-   * E2B pauses a sandbox this long after it was last created or reconnected: a safety net under
-   * the idle sweep (SANDBOX_IDLE_TIMEOUT_MS) for when no worker runs.
-   */
-  E2B_SANDBOX_LIFETIME_MS: z.coerce.number().int().min(60_000).max(86_400_000).default(3_600_000),
-  /** Web search (docs/web-search.md): Tavily's key; unset: Tavily is not used. */
-  TAVILY_API_KEY: optionalString,
-  TAVILY_API_BASE_URL: z.string().url().default('https://api.tavily.com'),
-  /** Brave Search's key (`X-Subscription-Token`); unset: Brave is not used. */
-  BRAVE_SEARCH_API_KEY: optionalString,
-  BRAVE_SEARCH_API_BASE_URL: z.string().url().default('https://api.search.brave.com'),
-  /** The order providers are tried in (those with a key). */
+    .default('unix:///var/run/docker.sock')
+    .describe('the engine of `SANDBOX_LOCAL_RUNTIME=docker`: `unix:///path` or `tcp://host:port`'),
+  SANDBOX_DOCKER_IMAGE: z
+    .string()
+    .min(1)
+    .default('agent-backend-sandbox')
+    .describe(
+      'the image sandbox containers run; it needs bash, coreutils (`timeout`), python3 (with matplotlib for figures) and node: `infra/sandbox.Dockerfile` builds one',
+    ),
+  SANDBOX_DOCKER_USER: optionalString.describe(
+    "`uid:gid` code runs as in containers; unset: the service's own (so files it writes in the working directory are the service's)",
+  ),
+  SANDBOX_CALL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(3_600_000)
+    .default(60_000)
+    .describe(
+      'deadline of one `execute_code` / `run_command` call; past it the call is killed with everything it started and the tool answers an error',
+    ),
+  SANDBOX_MAX_OUTPUT_BYTES: z.coerce
+    .number()
+    .int()
+    .min(1_024)
+    .max(10_485_760)
+    .default(65_536)
+    .describe(
+      'stdout and stderr of one call are each cut here (marked in the result); also the most `read_file` reads',
+    ),
+  SANDBOX_IDLE_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(600_000)
+    .describe(
+      "a session's sandbox unused this long is paused by the worker's sweep (bubblewrap: nothing runs between calls, so there is nothing to stop; Docker: the container is stopped, killing what runs in it, and a container also stops itself after this long without a call when no worker runs; E2B: paused)",
+    ),
+  SANDBOX_MAX_IDLE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(86_400_000)
+    .describe(
+      "a session's sandbox unused this long is destroyed with its `/tmp` (the user's working directory stays)",
+    ),
+  SANDBOX_SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(60_000)
+    .describe(
+      'how often one worker (elected per interval in the ephemeral store) pauses, destroys and reaps sandboxes',
+    ),
+  SANDBOX_CREATE_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(500)
+    .default(60_000)
+    .describe(
+      "how long one replica may take to create a session's sandbox before another may; sandboxes no session records are reaped once twice this old",
+    ),
+  SANDBOX_DEPLOYMENT: z
+    .string()
+    .min(1)
+    .default('agent-backend')
+    .describe(
+      "label in every sandbox's metadata; the sweep only reaps its own deployment's sandboxes",
+    ),
+  SANDBOX_CLOUD_PROVIDER: z
+    .enum(['e2b'])
+    .optional()
+    .describe(
+      '`e2b`: `cloud` runs (also runs without a `sandbox_mode`) run code in E2B sandboxes ([`sandbox.md`](sandbox.md#cloud-e2b)); needs `E2B_API_KEY`. Unset: runs that ask for `cloud` get no code tools and a `notice`; runs without a `sandbox_mode` get no code tools',
+    ),
+  E2B_API_KEY: optionalString.describe(
+    "E2B's API key (sent as `X-API-KEY`); required with `SANDBOX_CLOUD_PROVIDER=e2b`",
+  ),
+  E2B_TEMPLATE: z
+    .string()
+    .min(1)
+    .default('code-interpreter-v1')
+    .describe(
+      'the E2B template sandboxes start from; it needs `python3` (with matplotlib for figures), `node` and `bash`',
+    ),
+  E2B_API_URL: optionalString
+    .pipe(z.string().url().optional())
+    .describe(
+      "E2B's control API (self-hosted E2B, tests); unset: the SDK's, `https://api.<E2B_DOMAIN>`",
+    ),
+  E2B_SANDBOX_URL: optionalString
+    .pipe(z.string().url().optional())
+    .describe("one origin for every sandbox's envd (E2B's sandbox proxy); unset: the SDK's"),
+  E2B_DOMAIN: optionalString.describe(
+    "E2B's domain (regional or self-hosted E2B); unset: `e2b.app`",
+  ),
+  E2B_SANDBOX_LIFETIME_MS: z.coerce
+    .number()
+    .int()
+    .min(60_000)
+    .max(86_400_000)
+    .default(3_600_000)
+    .describe(
+      'E2B pauses a sandbox this long after it was created or last reconnected (each run reconnects): a safety net under the idle sweep for when no worker runs',
+    ),
+  TAVILY_API_KEY: optionalString.describe(
+    "Tavily's key for `web_search` ([`web-search.md`](web-search.md)); unset: Tavily is not used",
+  ),
+  TAVILY_API_BASE_URL: z
+    .string()
+    .url()
+    .default('https://api.tavily.com')
+    .describe("Tavily's origin"),
+  BRAVE_SEARCH_API_KEY: optionalString.describe(
+    "Brave Search's key (`X-Subscription-Token`); unset: Brave is not used",
+  ),
+  BRAVE_SEARCH_API_BASE_URL: z
+    .string()
+    .url()
+    .default('https://api.search.brave.com')
+    .describe("Brave Search's origin"),
   WEB_SEARCH_PROVIDERS: z
     .string()
     .default('tavily,brave')
@@ -350,64 +576,139 @@ export const EnvSchema = z.object({
         .map((name) => name.trim())
         .filter(Boolean),
     )
-    .pipe(z.array(z.enum(['tavily', 'brave'])).min(1)),
-  /** Deadline of one provider call; past it the next provider is tried. */
-  WEB_SEARCH_TIMEOUT_MS: z.coerce.number().int().min(100).max(60_000).default(8_000),
-  /** How long a query's results are reused (ephemeral store). */
-  WEB_SEARCH_CACHE_TTL_MS: z.coerce.number().int().min(0).default(300_000),
-  /** Consecutive failures after which a provider is skipped for the cooldown. */
-  WEB_SEARCH_BREAKER_FAILURES: z.coerce.number().int().min(1).default(3),
-  WEB_SEARCH_BREAKER_COOLDOWN_MS: z.coerce.number().int().min(100).default(30_000),
-  /**
-   * SaaS account tools (docs/saas-tools.md): each provider's API origin, token
-   * endpoint and the operator's OAuth client (without a client, expired tokens cannot be renewed).
-   */
-  GITHUB_API_BASE_URL: z.string().url().default('https://api.github.com'),
-  GITHUB_OAUTH_TOKEN_URL: z.string().url().default('https://github.com/login/oauth/access_token'),
-  GITHUB_CLIENT_ID: optionalString,
-  GITHUB_CLIENT_SECRET: optionalString,
-  GMAIL_API_BASE_URL: z.string().url().default('https://gmail.googleapis.com'),
-  GOOGLE_DRIVE_API_BASE_URL: z.string().url().default('https://www.googleapis.com'),
-  /** Gmail and Google Drive share Google's token endpoint and OAuth client. */
-  GOOGLE_OAUTH_TOKEN_URL: z.string().url().default('https://oauth2.googleapis.com/token'),
-  GOOGLE_CLIENT_ID: optionalString,
-  GOOGLE_CLIENT_SECRET: optionalString,
-  SLACK_API_BASE_URL: z.string().url().default('https://slack.com/api'),
-  SLACK_OAUTH_TOKEN_URL: z.string().url().default('https://slack.com/api/oauth.v2.access'),
-  SLACK_CLIENT_ID: optionalString,
-  SLACK_CLIENT_SECRET: optionalString,
-  NOTION_API_BASE_URL: z.string().url().default('https://api.notion.com'),
-  NOTION_OAUTH_TOKEN_URL: z.string().url().default('https://api.notion.com/v1/oauth/token'),
-  NOTION_CLIENT_ID: optionalString,
-  NOTION_CLIENT_SECRET: optionalString,
-  /** Whole deadline of one SaaS tool call (a refresh and one retry included). */
-  SAAS_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(30_000),
-  /** A rate-limited SaaS call is retried once when the wait it asks for is at most this. */
-  SAAS_MAX_RETRY_AFTER_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
-  /** `GET /metrics` (Prometheus) on every role; false: 404 and nothing is measured. */
-  METRICS_ENABLED: booleanStringDefaultTrue,
-  /** Bearer token `GET /metrics` requires; unset: no credential needed. */
-  METRICS_TOKEN: operatorToken,
-  /** Operator credential of the queue dashboard `/admin/queues`; unset: the dashboard is 404. */
-  ADMIN_TOKEN: operatorToken,
-  /**
-   * OTLP collector base URL (`/v1/traces` is appended over HTTP); set: OpenTelemetry traces are
-   * on. Read by the exporter itself, the standard way; validated here so a typo fails at start.
-   */
-  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']),
-  /** The OTLP transport of every signal (only traces are exported here). */
-  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol,
-  /** The OTLP transport of traces; wins over `OTEL_EXPORTER_OTLP_PROTOCOL`. */
-  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol,
-  /** Service name of the traces; unset: `agent-backend-<role>`. */
-  OTEL_SERVICE_NAME: optionalString,
-  /** How long finished spans wait before they are sent in one batch (ms). */
-  OTEL_BSP_SCHEDULE_DELAY: z.coerce.number().int().min(1).default(5_000),
-  /**
-   * Which traces are recorded (the OpenTelemetry specification's variable and values, read by
-   * the SDK; validated here, since the SDK only logs an unknown value and samples everything).
-   * Remote-sampler values (`jaeger_remote`, `xray`) are refused.
-   */
+    .pipe(z.array(z.enum(['tavily', 'brave'])).min(1))
+    .describe(
+      'the order providers are tried in (those with a key). No provider: `enable_web_search` runs get no tool and a `notice`',
+    ),
+  WEB_SEARCH_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .max(60_000)
+    .default(8_000)
+    .describe('deadline of one provider call; past it the next provider is tried'),
+  WEB_SEARCH_CACHE_TTL_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(300_000)
+    .describe("how long a query's results are reused, in the ephemeral store (0: no cache)"),
+  WEB_SEARCH_BREAKER_FAILURES: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(3)
+    .describe('consecutive failures after which a provider is skipped'),
+  WEB_SEARCH_BREAKER_COOLDOWN_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(30_000)
+    .describe('how long a failing provider is skipped before one probe'),
+  GITHUB_API_BASE_URL: z
+    .string()
+    .url()
+    .default('https://api.github.com')
+    .describe("GitHub's API origin for the SaaS account tools ([`saas-tools.md`](saas-tools.md))"),
+  GITHUB_OAUTH_TOKEN_URL: z
+    .string()
+    .url()
+    .default('https://github.com/login/oauth/access_token')
+    .describe("GitHub's token endpoint, where expired tokens are refreshed"),
+  GITHUB_CLIENT_ID: optionalString.describe(
+    "the operator's OAuth client for GitHub; without it, that provider's expired tokens become a tool error asking the user to reconnect",
+  ),
+  GITHUB_CLIENT_SECRET: optionalString.describe('its client secret'),
+  GMAIL_API_BASE_URL: z
+    .string()
+    .url()
+    .default('https://gmail.googleapis.com')
+    .describe("Gmail's API origin"),
+  GOOGLE_DRIVE_API_BASE_URL: z
+    .string()
+    .url()
+    .default('https://www.googleapis.com')
+    .describe("Google Drive's API origin"),
+  GOOGLE_OAUTH_TOKEN_URL: z
+    .string()
+    .url()
+    .default('https://oauth2.googleapis.com/token')
+    .describe("Google's token endpoint (Gmail and Drive share it)"),
+  GOOGLE_CLIENT_ID: optionalString.describe(
+    "the operator's OAuth client for Google (Gmail and Drive); without it, that provider's expired tokens become a tool error asking the user to reconnect",
+  ),
+  GOOGLE_CLIENT_SECRET: optionalString.describe('its client secret'),
+  SLACK_API_BASE_URL: z
+    .string()
+    .url()
+    .default('https://slack.com/api')
+    .describe("Slack's Web API origin"),
+  SLACK_OAUTH_TOKEN_URL: z
+    .string()
+    .url()
+    .default('https://slack.com/api/oauth.v2.access')
+    .describe("Slack's token endpoint"),
+  SLACK_CLIENT_ID: optionalString.describe(
+    "the operator's OAuth client for Slack; without it, that provider's expired tokens become a tool error asking the user to reconnect",
+  ),
+  SLACK_CLIENT_SECRET: optionalString.describe('its client secret'),
+  NOTION_API_BASE_URL: z
+    .string()
+    .url()
+    .default('https://api.notion.com')
+    .describe("Notion's API origin"),
+  NOTION_OAUTH_TOKEN_URL: z
+    .string()
+    .url()
+    .default('https://api.notion.com/v1/oauth/token')
+    .describe("Notion's token endpoint"),
+  NOTION_CLIENT_ID: optionalString.describe(
+    "the operator's OAuth client for Notion; without it, that provider's expired tokens become a tool error asking the user to reconnect",
+  ),
+  NOTION_CLIENT_SECRET: optionalString.describe('its client secret'),
+  SAAS_CALL_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(300_000)
+    .default(30_000)
+    .describe('whole deadline of one SaaS tool call, refresh and retry included'),
+  SAAS_MAX_RETRY_AFTER_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(60_000)
+    .default(10_000)
+    .describe(
+      "a rate-limited SaaS call (429, GitHub's 403 with `x-ratelimit-remaining: 0`, ...) is retried once when the wait it asks for (`Retry-After`, `x-ratelimit-reset`, 1 s) is at most this and fits the deadline",
+    ),
+  METRICS_ENABLED: booleanStringDefaultTrue.describe(
+    '`GET /metrics` in the Prometheus text format on every role ([operations.md](operations.md)); `false`: that path is 404 and nothing is measured',
+  ),
+  METRICS_TOKEN: operatorToken.describe(
+    'when set, `GET /metrics` requires `Authorization: Bearer <token>` (401 otherwise; compared in constant time). At least 16 characters. Unset: open, so keep the port off the internet or set it',
+  ),
+  ADMIN_TOKEN: operatorToken.describe(
+    "operator credential of the queue dashboard at `/admin/queues` (api role and all-in-one, BullMQ engine only): `Authorization: Bearer <token>`, or HTTP Basic with any user name and the token as password (a browser asks). At least 16 characters. Unset: the dashboard is 404. Never a user's access token",
+  ),
+  OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).describe(
+    "base URL of an OpenTelemetry collector speaking OTLP; over HTTP spans go to `<url>/v1/traces`. Set: traces are on (see Traces in [operations.md](operations.md)); unset: off, and the OpenTelemetry SDK is not even loaded. The SDK's other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_RESOURCE_ATTRIBUTES`, ...) apply too",
+  ),
+  OTEL_EXPORTER_OTLP_PROTOCOL: otlpProtocol.describe(
+    "`http/protobuf` (unset: the OpenTelemetry default), `http/json`, or `grpc` (the endpoint is then the collector's gRPC port, e.g. `http://otel-collector:4317`)",
+  ),
+  OTEL_EXPORTER_OTLP_TRACES_PROTOCOL: otlpProtocol.describe(
+    'the same for traces only; wins over `OTEL_EXPORTER_OTLP_PROTOCOL`',
+  ),
+  OTEL_SERVICE_NAME: optionalString.describe(
+    "the traces' `service.name`; unset: `agent-backend-<role>` (`agent-backend-api`, ...)",
+  ),
+  OTEL_BSP_SCHEDULE_DELAY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .default(5_000)
+    .describe('milliseconds finished spans wait to be exported in one batch'),
   OTEL_TRACES_SAMPLER: z
     .enum([
       'always_on',
@@ -417,18 +718,36 @@ export const EnvSchema = z.object({
       'parentbased_always_off',
       'parentbased_traceidratio',
     ])
-    .default('parentbased_always_on'),
-  /** The `traceidratio` samplers' ratio, 0 to 1; ignored by the others. */
-  OTEL_TRACES_SAMPLER_ARG: z.preprocess(
-    (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
-    z.coerce.number().min(0).max(1).default(1),
-  ),
-  /** pino level. */
-  LOG_LEVEL: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
-  /** `json` (one object per line) or `pretty` (readable lines, for development). */
-  LOG_FORMAT: z.enum(['json', 'pretty']).default('json'),
-  /** How long a SIGTERM waits for streams, sockets and jobs to drain before closing anyway. */
-  SHUTDOWN_TIMEOUT_MS: z.coerce.number().int().min(0).default(10_000),
+    .default('parentbased_always_on')
+    .describe(
+      "which traces are recorded and exported, as the OpenTelemetry specification names them: `parentbased_*` follow the caller's decision (the `traceparent` sampled flag, the bus envelope's, the scheduling request's) and apply the rest of the name to traces that start here; `traceidratio` keeps that fraction of trace ids. A trace not sampled costs a span id and a context switch per span, and is not exported. Log lines carry its `trace_id` all the same (see Traces in [operations.md](operations.md))",
+    ),
+  OTEL_TRACES_SAMPLER_ARG: z
+    .preprocess(
+      (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+      z.coerce.number().min(0).max(1).default(1),
+    )
+    .describe(
+      'the fraction of traces the `traceidratio` samplers keep, e.g. `0.1`; ignored by the other samplers',
+    ),
+  LOG_LEVEL: z
+    .enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'])
+    .default('info')
+    .describe('`fatal`, `error`, `warn`, `info`, `debug`, `trace` or `silent`'),
+  LOG_FORMAT: z
+    .enum(['json', 'pretty'])
+    .default('json')
+    .describe(
+      '`json`: one JSON object per line (for log collectors); `pretty`: readable, coloured lines (pino-pretty, for development). Both are redacted the same way. pino-pretty is a development dependency: where it is not installed (production installs, the Docker image), `pretty` writes JSON lines, the first a warning (`pretty_logs_unavailable`) that says so',
+    ),
+  SHUTDOWN_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(10_000)
+    .describe(
+      'how long SIGTERM waits for streams, sockets and jobs before exiting anyway; running agent runs may finish during its first three quarters (the drain), then end with `server_shutdown`',
+    ),
 });
 
 export type Env = z.output<typeof EnvSchema>;

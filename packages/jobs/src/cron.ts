@@ -1,4 +1,5 @@
 import { Cron } from 'croner';
+import { isValidTimeZone } from './time-zone.js';
 
 /** The repeat options of a cron schedule, as both adapters (and BullMQ) receive them. */
 export interface CronOptions {
@@ -80,18 +81,4 @@ export function cronRepeatStrategy(
 export function assertValidCron(pattern: string, tz: string): void {
   if (!isValidTimeZone(tz)) throw new Error(`unknown time zone: ${tz}`);
   cronOf(pattern, tz);
-}
-
-const knownZones = new Set<string>();
-
-/** Whether `tz` names an IANA time zone this Node.js knows (known ones are remembered). */
-export function isValidTimeZone(tz: string): boolean {
-  if (knownZones.has(tz)) return true;
-  try {
-    new Intl.DateTimeFormat('en-US', { timeZone: tz });
-  } catch {
-    return false;
-  }
-  if (knownZones.size < CACHE_LIMIT) knownZones.add(tz);
-  return true;
 }

@@ -10,7 +10,8 @@ export {
   type ProcessOptions,
   type ScheduleTiming,
 } from './job-queue.js';
-export { assertValidCron, isValidTimeZone, nextCronOccurrence, type CronOptions } from './cron.js';
+export { assertValidCron, nextCronOccurrence, type CronOptions } from './cron.js';
+export { dateIn, isValidTimeZone } from './time-zone.js';
 export { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
 export {
   DEFAULT_JOB_RETENTION,

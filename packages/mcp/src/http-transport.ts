@@ -1,7 +1,7 @@
 import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
 import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import type { FetchLike } from '@agent-backend/url-guard';
+import { FORBIDDEN_REQUEST_HEADERS, type FetchLike } from '@agent-backend/url-guard';
 import { McpConnectError } from './errors.js';
 
 /** What the last HTTP response looked like, for error messages the SDK does not carry. */
@@ -18,18 +18,10 @@ const TOKEN = /^[!#$%&'*+\-.^_`|~0-9A-Za-z]+$/;
  * Headers a user may not set: framing and routing (the client computes them) and the ones the
  * MCP transports own (overriding them would break the protocol in confusing ways).
  */
-const RESERVED = new Set([
-  'host',
-  'content-length',
+const RESERVED: ReadonlySet<string> = new Set([
+  ...FORBIDDEN_REQUEST_HEADERS,
   'content-type',
   'accept',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-  'expect',
   'mcp-session-id',
   'mcp-protocol-version',
   'last-event-id',

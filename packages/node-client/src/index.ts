@@ -15,6 +15,7 @@ export {
   type NodeClientOptions,
   type NodeDescription,
 } from './node-client.js';
+export type { ConnectionEvents } from './connection-events.js';
 export type { ConnectionOptions, DisconnectInfo, TokenReason } from './reconnecting-socket.js';
 export {
   NODE_BUSY_CODE,

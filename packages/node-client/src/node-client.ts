@@ -1,14 +1,14 @@
 import { release, type } from 'node:os';
-import {
-  fieldErrors,
-  ServerMessage,
-  type HeartbeatMessageInput,
-  type NodeStatus,
-  type NodeType,
-  type RegisteredMessage,
-  type RegisterMessageInput,
+import type {
+  HeartbeatMessageInput,
+  NodeStatus,
+  NodeType,
+  RegisteredMessage,
+  RegisterMessageInput,
 } from '@agent-backend/protocol';
+import type { ConnectionEvents } from './connection-events.js';
 import { ClientError } from './errors.js';
+import { serverError, serverMessageOf } from './server-frame.js';
 import {
   ReconnectingSocket,
   type ConnectionOptions,
@@ -76,23 +76,15 @@ export interface NodeClientOptions extends ConnectionOptions {
 }
 
 /** Events of {@link NodeClient}. */
-export interface NodeClientEvents {
-  connecting: { readonly attempt: number; readonly url: string };
-  /** The socket opened (the token is redacted from `url`); `register` is on its way. */
-  connected: { readonly url: string };
+export interface NodeClientEvents extends ConnectionEvents {
+  /** After `connected`, the gateway's answer to `register`. */
   registered: RegisteredMessage;
-  disconnected: DisconnectInfo;
-  /** The client will not connect again; `error.code` is `closed` after `close()`. */
-  stopped: { readonly error: ClientError };
-  error: ClientError;
   heartbeat: { readonly status: NodeStatus; readonly currentTasks: number };
   heartbeatAck: Record<string, never>;
   toolCall: ToolCallEvent;
   toolResult: ToolResultEvent;
   workflowRun: WorkflowRunEvent;
   workflowDone: WorkflowDoneEvent;
-  /** Every valid typed frame from the server. */
-  message: ServerMessage;
 }
 
 /**
@@ -253,17 +245,11 @@ export class NodeClient extends TypedEmitter<NodeClientEvents> {
         );
       return;
     }
-    const parsed = ServerMessage.safeParse(frame);
-    if (!parsed.success) {
-      this.emit(
-        'error',
-        new ClientError('protocol_error', 'dropped a frame that matches no server message', {
-          problems: fieldErrors(parsed.error),
-        }),
-      );
+    const message = serverMessageOf(frame);
+    if (message instanceof ClientError) {
+      this.emit('error', message);
       return;
     }
-    const message = parsed.data;
     this.emit('message', message);
     switch (message.type) {
       case 'registered':
@@ -297,12 +283,7 @@ export class NodeClient extends TypedEmitter<NodeClientEvents> {
         if (this.#options.kind === 'extension') void this.#workflows.execute(message);
         break;
       case 'error':
-        this.emit(
-          'error',
-          new ClientError('server_error', `server error ${message.code}: ${message.message}`, {
-            serverCode: message.code,
-          }),
-        );
+        this.emit('error', serverError(message));
         break;
       default:
         break;

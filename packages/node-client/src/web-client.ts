@@ -1,17 +1,14 @@
 import {
   ExecuteWorkflowMessage,
   fieldErrors,
-  ServerMessage,
   type WorkflowCompleteMessage,
   type WorkflowsListMessage,
   type WorkflowStartedMessage,
 } from '@agent-backend/protocol';
+import type { ConnectionEvents } from './connection-events.js';
 import { ClientError } from './errors.js';
-import {
-  ReconnectingSocket,
-  type ConnectionOptions,
-  type DisconnectInfo,
-} from './reconnecting-socket.js';
+import { serverError, serverMessageOf } from './server-frame.js';
+import { ReconnectingSocket, type ConnectionOptions } from './reconnecting-socket.js';
 import { TypedEmitter } from './typed-emitter.js';
 import { deferred, Waiters } from './waiters.js';
 import { checkId, gatewayUrl } from './ws-url.js';
@@ -32,17 +29,11 @@ export interface WebClientOptions extends ConnectionOptions {
 }
 
 /** Events of {@link WebClient}. */
-export interface WebClientEvents {
-  connecting: { readonly attempt: number; readonly url: string };
-  connected: { readonly url: string };
-  disconnected: DisconnectInfo;
-  stopped: { readonly error: ClientError };
-  error: ClientError;
+export interface WebClientEvents extends ConnectionEvents {
   /** Every `workflows_list`, also those another connection of the user asked for. */
   workflowsList: WorkflowsListMessage;
   workflowStarted: WorkflowStartedMessage;
   workflowComplete: WorkflowCompleteMessage;
-  message: ServerMessage;
 }
 
 /**
@@ -199,17 +190,11 @@ export class WebClient extends TypedEmitter<WebClientEvents> {
   }
 
   #onFrame(frame: unknown): void {
-    const parsed = ServerMessage.safeParse(frame);
-    if (!parsed.success) {
-      this.emit(
-        'error',
-        new ClientError('protocol_error', 'dropped a frame that matches no server message', {
-          problems: fieldErrors(parsed.error),
-        }),
-      );
+    const message = serverMessageOf(frame);
+    if (message instanceof ClientError) {
+      this.emit('error', message);
       return;
     }
-    const message = parsed.data;
     this.emit('message', message);
     switch (message.type) {
       case 'workflows_list':
@@ -228,12 +213,7 @@ export class WebClient extends TypedEmitter<WebClientEvents> {
         this.#pongs.deliver(true);
         break;
       case 'error':
-        this.emit(
-          'error',
-          new ClientError('server_error', `server error ${message.code}: ${message.message}`, {
-            serverCode: message.code,
-          }),
-        );
+        this.emit('error', serverError(message));
         break;
       default:
         break;

@@ -3,6 +3,9 @@ import { boundedJson } from './json-bounds.js';
 import { httpUrl } from './http-url.js';
 import { checkMcpBaseUrl, mcpServerShape } from './mcp-server.js';
 
+/** The sampling temperature of a run whose `llm_config` names none, and of the operator's default model (`DEFAULT_LLM_*`). */
+export const DEFAULT_TEMPERATURE = 0.7;
+
 /**
  * The model a run uses (spec 2.2). Supplied by the client per request, so it is validated as
  * untrusted input; `apiKey` must never be logged or echoed in an error.
@@ -13,7 +16,7 @@ export const LlmConfig = z.object({
   apiKey: z.string().min(1),
   modelName: z.string().min(1),
   /** Sampling temperature; 0..2 is the range OpenAI-compatible APIs accept. @default 0.7 */
-  temperature: z.number().min(0).max(2).default(0.7),
+  temperature: z.number().min(0).max(2).default(DEFAULT_TEMPERATURE),
 });
 export type LlmConfig = z.infer<typeof LlmConfig>;
 export type LlmConfigInput = z.input<typeof LlmConfig>;

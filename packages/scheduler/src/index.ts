@@ -8,7 +8,6 @@ export {
   REPEAT_TYPES,
   RUN_MODES,
   SYNC_STATUSES,
-  dateIn,
   planSchedule,
   scheduleIssues,
   wallTimeToInstant,

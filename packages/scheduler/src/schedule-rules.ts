@@ -1,4 +1,9 @@
-import { isValidTimeZone, nextCronOccurrence, type ScheduleTiming } from '@agent-backend/jobs';
+import {
+  dateIn,
+  isValidTimeZone,
+  nextCronOccurrence,
+  type ScheduleTiming,
+} from '@agent-backend/jobs';
 import type { ScheduledTask } from '@agent-backend/protocol';
 
 /** Accepted `repeat_type` values (docs/scheduled-tasks.md). */
@@ -77,23 +82,6 @@ export function wallTimeToInstant(date: string, time: string, tz: string): numbe
   const at = nextCronOccurrence({ pattern, tz }, from);
   if (at === null) throw new Error(`no instant for ${date} ${time} in ${tz}`);
   return at;
-}
-
-const dateFormatters = new Map<string, Intl.DateTimeFormat>();
-
-/** The calendar date of `instant` in `tz`, as YYYY-MM-DD (one cached formatter per zone). */
-export function dateIn(instant: number, tz: string): string {
-  let formatter = dateFormatters.get(tz);
-  if (!formatter) {
-    formatter = new Intl.DateTimeFormat('en-CA', {
-      timeZone: tz,
-      year: 'numeric',
-      month: '2-digit',
-      day: '2-digit',
-    });
-    dateFormatters.set(tz, formatter);
-  }
-  return formatter.format(instant);
 }
 
 /** What to do with a task's schedule now. */

@@ -3,6 +3,7 @@ import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { RedirectRefusedError } from './errors.js';
+import { FORBIDDEN_REQUEST_HEADERS } from './forbidden-headers.js';
 import { toWebResponse } from './web-response.js';
 import type { UrlGuard } from './url-guard.js';
 
@@ -23,18 +24,6 @@ export interface GuardedFetchOptions {
 const REDIRECTS = new Set([301, 302, 303, 307, 308]);
 /** Dropped when a redirect leaves the origin, as the Fetch standard does for `Authorization`. */
 const CREDENTIAL_HEADERS = ['authorization', 'cookie', 'proxy-authorization'];
-/** Framing and routing headers `fetch` forbids callers to set; the client computes them itself. */
-const FORBIDDEN_HEADERS = new Set([
-  'host',
-  'content-length',
-  'connection',
-  'keep-alive',
-  'transfer-encoding',
-  'upgrade',
-  'te',
-  'trailer',
-  'expect',
-]);
 
 /**
  * A `fetch` that only talks to addresses the guard allows: built on `node:http`/`node:https` with
@@ -126,7 +115,8 @@ export class GuardedFetch {
     const https = url.protocol === 'https:';
     const checks = this.guard.forUrl(url);
     const outgoing: Record<string, string> = { 'user-agent': 'agent-backend' };
-    for (const [name, value] of headers) if (!FORBIDDEN_HEADERS.has(name)) outgoing[name] = value;
+    for (const [name, value] of headers)
+      if (!FORBIDDEN_REQUEST_HEADERS.has(name)) outgoing[name] = value;
     if (Buffer.isBuffer(body)) outgoing['content-length'] = String(body.length);
     return new Promise((resolve, reject) => {
       const req = (https ? httpsRequest : httpRequest)(

@@ -19,4 +19,5 @@ export {
   type Resolve,
 } from './url-guard.js';
 export { classifyOutboundFailure, errorChain, type OutboundFailure } from './network-failure.js';
+export { FORBIDDEN_REQUEST_HEADERS } from './forbidden-headers.js';
 export { GuardedFetch, type FetchLike, type GuardedFetchOptions } from './guarded-fetch.js';
