@@ -3,7 +3,7 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createPgliteDatabase, dirLockHolder, migrate, templateFile } from './index.js';
+import { createPgliteDatabase, dirLockHolder, migrate, MIGRATIONS, templateFile } from './index.js';
 import { tarWithout } from './tar-filter.js';
 
 const temp = (label: string) => mkdtempSync(join(tmpdir(), `${label}-`));
@@ -50,7 +50,7 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
     const second = await createPgliteDatabase({ dataDir, templateDir, thread: true });
     expect(second.origin).toBe('template');
     expect(dirLockHolder(dataDir)).toBe(process.pid);
-    expect(await migrate(second)).toHaveLength(10);
+    expect(await migrate(second)).toHaveLength(MIGRATIONS.length);
     await second.query(
       `INSERT INTO refresh_tokens (token_hash, user_id, expires_at) VALUES ('h', 'u', now())`,
     );
@@ -66,7 +66,7 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
 
     const inMemory = await createPgliteDatabase({ templateDir });
     expect(inMemory.origin).toBe('template');
-    expect(await migrate(inMemory)).toHaveLength(10);
+    expect(await migrate(inMemory)).toHaveLength(MIGRATIONS.length);
     await inMemory.close();
   });
 
@@ -78,7 +78,7 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
     const db = await createPgliteDatabase({ dataDir, templateDir });
     expect(db.origin).toBe('initdb');
     expect(dirLockHolder(dataDir)).toBe(process.pid);
-    expect(await migrate(db)).toHaveLength(10);
+    expect(await migrate(db)).toHaveLength(MIGRATIONS.length);
     await db.close();
     expect(tarList(templateFile(templateDir))).toContain('/PG_VERSION');
   });
