@@ -27,6 +27,19 @@ export const ENV_MEANINGS = {
   JWT_PUBLIC_KEY_FILE: 'a file holding `JWT_PUBLIC_KEY` (set one of the two)',
   JWT_PRIVATE_KEY: 'RS256 private key, PKCS8 PEM. Required for api (or `JWT_PRIVATE_KEY_FILE`)',
   JWT_PRIVATE_KEY_FILE: 'a file holding `JWT_PRIVATE_KEY` (set one of the two)',
+  AUTH_JWKS_URL:
+    "your identity provider's keys, to accept its access tokens beside the service's own: an OIDC discovery URL (`.../.well-known/openid-configuration`, whose `issuer` must equal `AUTH_ISSUER`) or its JWKS URL. Fetched on the first provider token, cached by `kid`, kept while the provider is down. Needs `AUTH_ISSUER` and `AUTH_AUDIENCE`. Unset: only the service's own tokens. See [auth-provider.md](auth-provider.md)",
+  AUTH_ISSUER:
+    "the `iss` of the provider's tokens, exactly. Tokens with this `iss` are checked against the provider's keys, all others as the service's own",
+  AUTH_AUDIENCE:
+    "a provider token's `aud` must contain one of these (the identifier of this API at the provider). Required with `AUTH_JWKS_URL`",
+  AUTH_ALGORITHMS:
+    'algorithms accepted on provider tokens, of `RS256` `RS384` `RS512` `PS256` `PS384` `PS512` `ES256` `ES384` `ES512`; `none` and HMAC (`HS*`) are refused by the schema',
+  AUTH_USER_CLAIM:
+    'the provider token claim that holds the user id (1-128 characters; ids starting with `chat:` or `task:` are refused)',
+  AUTH_CLOCK_SKEW_SECONDS: "leeway for provider tokens' `exp` and `nbf`, for clocks that disagree",
+  AUTH_JWKS_REFETCH_SECONDS:
+    "least time between two fetches of the provider's keys caused by a token with an unknown `kid` (a key just rotated in, or a forged one); such tokens are refused without asking the provider in between",
   DEV_TOKENS:
     "development only: `POST /api/dev/tokens` issues a token pair for any user id (the playground's mint button, `pnpm demo`). Never in production: anyone reaching the service could act as any user",
   PLAYGROUND_DEMO_MODEL_URL:
@@ -230,6 +243,8 @@ const OVERRIDES: Partial<Record<EnvName, { type?: string; default?: string }>> =
   MCP_STDIO_ALLOWLIST: { type: 'comma-separated commands', default: 'empty' },
   GATEWAY_WEB_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
   WEB_SEARCH_PROVIDERS: { type: 'comma-separated, of `tavily` `brave`' },
+  AUTH_AUDIENCE: { type: 'comma-separated', default: 'empty' },
+  AUTH_ALGORITHMS: { type: 'comma-separated', default: '`RS256,ES256`' },
 };
 
 interface JsonSchemaProperty {

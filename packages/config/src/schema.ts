@@ -47,6 +47,27 @@ const operatorToken = optionalString.refine((v) => v === undefined || /^\S{16,}$
   message: 'must be at least 16 characters without spaces',
 });
 
+/** Comma-separated values, trimmed, empty ones dropped. */
+const commaList = optionalString.transform((v) =>
+  (v ?? '')
+    .split(',')
+    .map((s) => s.trim())
+    .filter(Boolean),
+);
+
+/** Asymmetric JWT algorithms a provider token may use (auth's `PROVIDER_ALGORITHMS`). */
+const PROVIDER_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+] as const;
+
 /** Comma-separated origins (`http://127.0.0.1:11434`), each reported by name when it is not one. */
 const originList = optionalString
   .transform((v) =>
@@ -115,6 +136,35 @@ export const EnvSchema = z.object({
   /** RS256 private key, PEM. */
   JWT_PRIVATE_KEY: optionalString,
   JWT_PRIVATE_KEY_FILE: optionalString,
+  /**
+   * Your identity provider's keys, to accept its access tokens beside the service's own: an OIDC
+   * discovery URL (`https://idp.example/.well-known/openid-configuration`) or its JWKS URL.
+   * Unset: only the service's own tokens are accepted. Needs `AUTH_ISSUER` and `AUTH_AUDIENCE`.
+   */
+  AUTH_JWKS_URL: url(['http:', 'https:']),
+  /** The `iss` of your identity provider's tokens, exactly; tokens with this `iss` are checked against it. */
+  AUTH_ISSUER: optionalString,
+  /** Comma-separated audiences; a provider token's `aud` must contain one (the API's identifier at the provider). */
+  AUTH_AUDIENCE: commaList,
+  /** Comma-separated algorithms accepted on provider tokens: RS*, PS*, ES* only (never `none` or HS*). */
+  AUTH_ALGORITHMS: commaList
+    .transform((v) => (v.length > 0 ? v : ['RS256', 'ES256']))
+    .pipe(
+      z.array(
+        z.enum(PROVIDER_ALGORITHMS, {
+          message: `each must be one of ${PROVIDER_ALGORITHMS.join(', ')}`,
+        }),
+      ),
+    ),
+  /** The provider token's claim that holds the user id. */
+  AUTH_USER_CLAIM: z.string().min(1).default('sub'),
+  /** Leeway for the `exp` and `nbf` of provider tokens, for clocks that disagree. */
+  AUTH_CLOCK_SKEW_SECONDS: z.coerce.number().int().min(0).max(300).default(30),
+  /**
+   * Least time between two fetches of the provider's keys caused by tokens with an unknown `kid`
+   * (a key the provider just rotated in, or a forged one): bounds what such tokens cost the provider.
+   */
+  AUTH_JWKS_REFETCH_SECONDS: z.coerce.number().int().min(1).max(3_600).default(30),
   /** Secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503. */
   INTERNAL_API_SECRET: optionalString,
   /**

@@ -27,3 +27,4 @@ export { startFakeDocker, type FakeContainer, type FakeDocker } from './fake-doc
 export * from './prometheus-text.js';
 export * from './tcp-proxy.js';
 export * from './zip-writer.js';
+export * from './oidc-provider.js';
