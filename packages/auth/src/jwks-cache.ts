@@ -68,7 +68,15 @@ export class JwksCache {
   async key(kid: string | undefined): Promise<ProviderKey | undefined> {
     const cached = this.lookup(kid);
     if (cached) {
-      if (this.now() - this.lastSuccessAt > this.maxAgeMs && !this.inFlight) void this.refresh();
+      // Stale: refresh in the background, spaced like any other fetch (the provider may be down).
+      const now = this.now();
+      if (
+        now - this.lastSuccessAt > this.maxAgeMs &&
+        now - this.lastAttemptAt >= this.minRefetchIntervalMs &&
+        !this.inFlight
+      ) {
+        void this.refresh();
+      }
       return cached;
     }
     if (this.inFlight) await this.inFlight;

@@ -157,11 +157,14 @@ describe('identity-provider tokens', () => {
     await provider.stop();
     // Down, with the cached set long past its age: both keys still verify new tokens.
     clock += 3_600_000;
+    const fetchesBefore = verifier.keys.fetchCount;
     await expect(verify(before)).resolves.toMatchObject({ userId: 'app-user' });
     await expect(verify(fresh)).resolves.toMatchObject({ userId: 'app-user' });
     await expect(verify(forge(k1, { sub: 'other-user' }))).resolves.toMatchObject({
       userId: 'other-user',
     });
+    // The stale set is refreshed in the background, at most once per interval while it fails.
+    expect(verifier.keys.fetchCount - fetchesBefore).toBeLessThanOrEqual(1);
     provider = await startOidcProvider({ keys: [k2, k1], audience: AUDIENCE, port: provider.port });
   });
 
