@@ -1,5 +1,5 @@
 /**
- * A newcomer's first start (issue 32.1, goal <= 30 s with a warm pnpm store): `git clone` of
+ * A newcomer's first start (goal <= 30 s with a warm pnpm store): `git clone` of
  * REPO into a temporary folder and `npm start` there with an empty DATA_DIR, until `/healthz`
  * answers; ROUNDS times for each template condition. "warm template" uses this user's PGlite
  * initdb template cache (as on any machine that started the service once); "cold template"

@@ -139,7 +139,8 @@ async function startInProcess(
     privateKey: config.jwtPrivateKeyPem,
   });
   const app = createHttpServer({ logger });
-  const requireUser = bearerAuth((token) => verifyAccessToken(keys, token));
+  const verifyToken = (token: string) => verifyAccessToken(keys, token);
+  const requireUser = bearerAuth(verifyToken);
   const context: ServiceContext = {
     config,
     logger,
@@ -147,6 +148,7 @@ async function startInProcess(
     keys,
     app,
     requireUser,
+    verifyToken,
     metrics: NO_METRICS,
   };
   const role = await mountGateway(context);

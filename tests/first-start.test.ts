@@ -1,5 +1,5 @@
 /**
- * Issue 32.1: a newcomer's first start. A fresh `git clone` of this repository and `npm start`
+ * A newcomer's first start. A fresh `git clone` of this repository and `npm start`
  * (dependencies from the warm pnpm store, the esbuild build, a new PGlite database, migrations)
  * answer `/healthz` within 60 s on CI's 2-core machine, and every setup step says what it did
  * and how long it took, so the wait never looks hung. The goal itself, 30 s, is measured by

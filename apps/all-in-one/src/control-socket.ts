@@ -1,7 +1,7 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import type { RefreshTokenService } from '@agent-backend/auth';
+import { ReservedUserIdError, type RefreshTokenService } from '@agent-backend/auth';
 
 /**
  * The embedded engine's PGlite files belong to one process, so `pnpm token:issue` cannot open
@@ -49,7 +49,8 @@ export async function startControlSocket(
       }
       tokens.issuePair(userId).then(
         (pair) => reply(200, pair),
-        (error: Error) => reply(500, { error: error.message }),
+        (error: Error) =>
+          reply(error instanceof ReservedUserIdError ? 400 : 500, { error: error.message }),
       );
     });
   });

@@ -1,6 +1,6 @@
 import { join } from 'node:path';
 import { loadConfigOrExit } from '@agent-backend/config';
-import { RefreshTokenService, resolveKeys } from '@agent-backend/auth';
+import { isReservedUserId, RefreshTokenService, resolveKeys } from '@agent-backend/auth';
 import {
   createPgliteDatabase,
   createPostgresDatabase,
@@ -21,6 +21,12 @@ async function main(): Promise<void> {
   const userId = process.argv[2];
   if (!userId || !isValidUserId(userId)) {
     process.stderr.write('usage: pnpm token:issue <user_id>   (1-128 characters without spaces)\n');
+    process.exit(2);
+  }
+  if (isReservedUserId(userId)) {
+    process.stderr.write(
+      `token:issue: user id "${userId}" is reserved for the service's own use (chat: and task: ids); no token can be issued for it\n`,
+    );
     process.exit(2);
   }
   const config = loadConfigOrExit('all-in-one');

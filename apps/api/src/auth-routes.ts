@@ -6,7 +6,13 @@ import {
   RefreshResponse,
   WhoamiResponse,
 } from '@agent-backend/protocol';
-import { InvalidRefreshTokenError, RefreshTokenService } from '@agent-backend/auth';
+import {
+  InvalidRefreshTokenError,
+  isReservedUserId,
+  RefreshTokenService,
+  ReservedUserIdError,
+} from '@agent-backend/auth';
+import { AppError } from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
 
 /**
@@ -82,12 +88,17 @@ export function registerAuthRoutes({
       summary: 'Mint a token pair for any user (development only)',
       description:
         'Registered only when `DEV_TOKENS=true` (otherwise 404): anyone who reaches the service ' +
-        'can then act as any user. For the playground and `pnpm demo`.',
+        'can then act as any user. For the playground and `pnpm demo`. User ids starting with ' +
+        "`chat:` or `task:` are the service's own and refused (400 `user_id_reserved`).",
       responses: { 200: { description: 'A token pair.', json: DevTokenResponse } },
+      errors: ['user_id_reserved'] as const,
     },
   };
   app.post('/api/dev/tokens', devTokens, async (request) => {
     const { user_id } = request.body;
+    if (isReservedUserId(user_id)) {
+      throw new AppError('user_id_reserved', new ReservedUserIdError(user_id).message);
+    }
     request.log.info({ userId: user_id }, 'dev token pair issued');
     return (await refresh.issuePair(user_id)) satisfies DevTokenResponse;
   });

@@ -1,6 +1,5 @@
 import type { IncomingMessage } from 'node:http';
 import { WS_CLOSE, WS_PATHS, type NodeType, type WsClientKind } from '@agent-backend/protocol';
-import { verifyAccessToken, type KeyPair } from '@agent-backend/auth';
 
 /** Who a WebSocket connection is, once the URL and the token have been checked. */
 export interface ConnectionIdentity {
@@ -19,7 +18,8 @@ export interface IdentityRefusal {
 }
 
 export interface IdentityOptions {
-  keys: Pick<KeyPair, 'publicKey'>;
+  /** The service's token verifier (`ServiceContext.verifyToken`): its own tokens and the identity provider's. */
+  verify: (token: string) => Promise<{ userId: string }>;
   /** Origins allowed on /ws/web; empty allows any. */
   webOrigins: readonly string[];
   /** Legacy switch: accept connections that carry no token at all. */
@@ -88,7 +88,7 @@ export async function identify(
     return { code: WS_CLOSE.unauthorized, reason: 'access token required' };
   }
   try {
-    const verified = await verifyAccessToken(options.keys, token);
+    const verified = await options.verify(token);
     if (verified.userId !== userId)
       return { code: WS_CLOSE.forbidden, reason: 'token does not belong to this user' };
   } catch (error) {

@@ -22,7 +22,7 @@ import { WorkflowTracker } from './workflows.js';
  * within `GATEWAY_REPLICA_TTL_MS` if it dies without cleaning up.
  */
 export async function mountGateway(context: ServiceContext): Promise<GatewayRole> {
-  const { app, engines, config, logger, keys } = context;
+  const { app, engines, config, logger } = context;
   const replicaId = config.instanceId;
   const registry = new LocalRegistry();
   const workflows = new WorkflowTracker({
@@ -75,7 +75,7 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       clientTracking: false,
     }),
     identity: {
-      keys,
+      verify: context.verifyToken,
       webOrigins: config.GATEWAY_WEB_ORIGINS,
       allowUnauthenticated: config.GATEWAY_ALLOW_UNAUTHENTICATED,
     },

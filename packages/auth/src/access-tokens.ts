@@ -1,5 +1,6 @@
 import jwt from 'jsonwebtoken';
 import { ALGORITHM, type KeyPair } from './keys.js';
+import { assertUserIdAllowed, isReservedUserId } from './reserved-user-ids.js';
 
 /** Access-token lifetime (spec 4.1, 8): one hour. */
 export const ACCESS_TOKEN_TTL_SECONDS = 3600;
@@ -31,6 +32,7 @@ export async function signAccessToken(
   now = Date.now(),
 ): Promise<{ accessToken: string; expiresIn: typeof ACCESS_TOKEN_TTL_SECONDS }> {
   if (!keys.privateKey) throw new Error('no private key: this process cannot sign tokens');
+  assertUserIdAllowed(userId);
   const iat = Math.floor(now / 1000);
   const accessToken = jwt.sign(
     { sub: userId, iat, exp: iat + ACCESS_TOKEN_TTL_SECONDS },
@@ -64,6 +66,9 @@ export async function verifyAccessToken(
   }
   if (typeof payload.sub !== 'string' || payload.sub === '') {
     throw new InvalidTokenError('bad_claims', 'token has no subject');
+  }
+  if (isReservedUserId(payload.sub)) {
+    throw new InvalidTokenError('bad_claims', 'token subject is a user id reserved by the service');
   }
   return Promise.resolve({ userId: payload.sub, exp: payload.exp });
 }

@@ -20,3 +20,18 @@ export {
   hashRefreshToken,
   REFRESH_TOKEN_TTL_MS,
 } from './refresh-tokens.js';
+export {
+  assertUserIdAllowed,
+  isReservedUserId,
+  ReservedUserIdError,
+  RESERVED_USER_ID_PREFIXES,
+} from './reserved-user-ids.js';
+export { JwksCache, type JwksCacheOptions, type ProviderKey } from './jwks-cache.js';
+export {
+  createProviderTokenVerifier,
+  withProviderTokens,
+  PROVIDER_ALGORITHMS,
+  type ProviderAlgorithm,
+  type ProviderTokenSettings,
+  type ProviderTokenVerifier,
+} from './provider-tokens.js';

@@ -2,6 +2,7 @@ import { createHash, randomBytes } from 'node:crypto';
 import { RefreshTokenRepository, type Queryable } from '@agent-backend/store';
 import { signAccessToken, type ACCESS_TOKEN_TTL_SECONDS } from './access-tokens.js';
 import type { KeyPair } from './keys.js';
+import { assertUserIdAllowed } from './reserved-user-ids.js';
 
 /** Refresh-token lifetime (spec 5 rule 2): 30 days. */
 export const REFRESH_TOKEN_TTL_MS = 30 * 24 * 60 * 60 * 1000;
@@ -37,6 +38,7 @@ export class RefreshTokenService {
   /** Mints a refresh token for `userId`; the caller hands it to the user once. */
   async issue(userId: string): Promise<{ refreshToken: string; expiresAt: Date }> {
     if (!userId) throw new Error('user id is required');
+    assertUserIdAllowed(userId);
     const refreshToken = `rt_${randomBytes(32).toString('base64url')}`;
     const expiresAt = new Date(this.clock() + REFRESH_TOKEN_TTL_MS);
     await this.repo.insert({ tokenHash: hashRefreshToken(refreshToken), userId, expiresAt });

@@ -83,6 +83,12 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
 
   // On the raw environment, so these are reported along with any parse problem.
   const isSet = (name: string) => Boolean(env[name]?.trim());
+  if (isSet('AUTH_JWKS_URL') && !isSet('AUTH_ISSUER'))
+    problems.push('AUTH_ISSUER: required with AUTH_JWKS_URL');
+  if (isSet('AUTH_JWKS_URL') && !isSet('AUTH_AUDIENCE'))
+    problems.push(
+      'AUTH_AUDIENCE: required with AUTH_JWKS_URL (else tokens for any app of the provider would pass)',
+    );
   if (isSet('EMBEDDINGS_BASE_URL') && !isSet('EMBEDDINGS_MODEL'))
     problems.push('EMBEDDINGS_MODEL: required with EMBEDDINGS_BASE_URL');
   if (!isSet('EMBEDDINGS_BASE_URL') && (isSet('EMBEDDINGS_MODEL') || isSet('EMBEDDINGS_API_KEY')))

@@ -26,6 +26,8 @@ const OVERRIDES: Partial<Record<EnvName, { type?: string; default?: string }>> =
   MCP_STDIO_ALLOWLIST: { type: 'comma-separated commands', default: 'empty' },
   GATEWAY_WEB_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
   WEB_SEARCH_PROVIDERS: { type: 'comma-separated, of `tavily` `brave`' },
+  AUTH_AUDIENCE: { type: 'comma-separated', default: 'empty' },
+  AUTH_ALGORITHMS: { type: 'comma-separated', default: '`RS256,ES256`' },
 };
 
 interface JsonSchemaProperty {

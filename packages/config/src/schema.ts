@@ -55,6 +55,19 @@ const commaList = optionalString.transform((v) =>
     .filter(Boolean),
 );
 
+/** Asymmetric JWT algorithms a provider token may use (auth's `PROVIDER_ALGORITHMS`). */
+const PROVIDER_ALGORITHMS = [
+  'RS256',
+  'RS384',
+  'RS512',
+  'PS256',
+  'PS384',
+  'PS512',
+  'ES256',
+  'ES384',
+  'ES512',
+] as const;
+
 /** Comma-separated origins (`http://127.0.0.1:11434`), each reported by name when it is not one. */
 const originList = commaList
   .superRefine((entries, ctx) => {
@@ -139,6 +152,50 @@ export const EnvSchema = z.object({
   JWT_PRIVATE_KEY_FILE: optionalString.describe(
     'a file holding `JWT_PRIVATE_KEY` (set one of the two)',
   ),
+  AUTH_JWKS_URL: url(['http:', 'https:']).describe(
+    "your identity provider's keys, to accept its access tokens beside the service's own: an OIDC discovery URL (`.../.well-known/openid-configuration`, whose `issuer` must equal `AUTH_ISSUER`) or its JWKS URL. Fetched on the first provider token, cached by `kid`, kept while the provider is down. Needs `AUTH_ISSUER` and `AUTH_AUDIENCE`. Unset: only the service's own tokens. See [auth-provider.md](auth-provider.md)",
+  ),
+  AUTH_ISSUER: optionalString.describe(
+    "the `iss` of the provider's tokens, exactly. Tokens with this `iss` are checked against the provider's keys, all others as the service's own",
+  ),
+  AUTH_AUDIENCE: commaList.describe(
+    "a provider token's `aud` must contain one of these (the identifier of this API at the provider). Required with `AUTH_JWKS_URL`",
+  ),
+  AUTH_ALGORITHMS: commaList
+    .transform((v) => (v.length > 0 ? v : ['RS256', 'ES256']))
+    .pipe(
+      z.array(
+        z.enum(PROVIDER_ALGORITHMS, {
+          message: `each must be one of ${PROVIDER_ALGORITHMS.join(', ')}`,
+        }),
+      ),
+    )
+    .describe(
+      'algorithms accepted on provider tokens, of `RS256` `RS384` `RS512` `PS256` `PS384` `PS512` `ES256` `ES384` `ES512`; `none` and HMAC (`HS*`) are refused by the schema',
+    ),
+  AUTH_USER_CLAIM: z
+    .string()
+    .min(1)
+    .default('sub')
+    .describe(
+      'the provider token claim that holds the user id (1-128 characters; ids starting with `chat:` or `task:` are refused)',
+    ),
+  AUTH_CLOCK_SKEW_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(300)
+    .default(30)
+    .describe("leeway for provider tokens' `exp` and `nbf`, for clocks that disagree"),
+  AUTH_JWKS_REFETCH_SECONDS: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(3_600)
+    .default(30)
+    .describe(
+      "least time between two fetches of the provider's keys caused by a token with an unknown `kid` (a key just rotated in, or a forged one); such tokens are refused without asking the provider in between",
+    ),
   INTERNAL_API_SECRET: optionalString.describe(
     'secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503',
   ),

@@ -23,6 +23,8 @@ export const ERROR_STATUS = {
   session_busy: 409,
   /** Invoke: `session_id` names one of the service's own sessions (`chat:`, `task:` prefixes). */
   session_id_reserved: 400,
+  /** A token would be issued for a user id the service keeps for itself (`chat:`, `task:` prefixes). */
+  user_id_reserved: 400,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,

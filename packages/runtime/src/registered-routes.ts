@@ -32,8 +32,18 @@ export async function registeredRoutes(
       const keys = await throwawayKeys();
       const app = createHttpServer({ logger, readiness: engines.checks });
       registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
-      const requireUser = bearerAuth(createTokenVerifier(keys));
-      const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
+      const verifyToken = createTokenVerifier(keys);
+      const requireUser = bearerAuth(verifyToken);
+      const context: ServiceContext = {
+        config,
+        logger,
+        engines,
+        keys,
+        app,
+        requireUser,
+        verifyToken,
+        metrics,
+      };
       const roles = await mount(context);
       const routes = app.documented();
       await Promise.all([app.close(), ...roles.map((role) => role.close())]);

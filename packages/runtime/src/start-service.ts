@@ -7,8 +7,16 @@ import {
   handleShutdown,
   type BearerHook,
   type HttpServer,
+  type VerifyAccessToken,
 } from '@agent-backend/http-server';
-import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@agent-backend/auth';
+import {
+  createTokenVerifier,
+  resolveKeys,
+  throwawayKeys,
+  withProviderTokens,
+  type KeyPair,
+} from '@agent-backend/auth';
+import { providerTokensFromConfig } from './provider-tokens.js';
 import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
 import { startTracing } from '@agent-backend/tracing';
 import { registerMetricsRoute } from './metrics-route.js';
@@ -26,6 +34,11 @@ export interface ServiceContext {
    * `sub`. Its routes are listed with auth `bearer`, and their handlers' requests have `userId`.
    */
   readonly requireUser: BearerHook;
+  /**
+   * The verifier behind `requireUser`, for what authenticates outside HTTP routes (WebSocket
+   * upgrades): the service's own tokens, and the identity provider's when `AUTH_JWKS_URL` is set.
+   */
+  readonly verifyToken: VerifyAccessToken;
   /**
    * This instance's metrics, on a registry of its own, served at `GET /metrics`; with
    * `METRICS_ENABLED=false` every instrument is a no-op.
@@ -118,8 +131,21 @@ export async function startService(
   });
   registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
   // Verified tokens are remembered until they expire: one signature check per token, not per request.
-  const requireUser = bearerAuth(createTokenVerifier(keys));
-  const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
+  const verifyToken = withProviderTokens(
+    createTokenVerifier(keys),
+    providerTokensFromConfig(config, logger),
+  );
+  const requireUser = bearerAuth(verifyToken);
+  const context: ServiceContext = {
+    config,
+    logger,
+    engines,
+    keys,
+    app,
+    requireUser,
+    verifyToken,
+    metrics,
+  };
   const roles = await options.mount(context);
 
   // Bound before listening, so a failed listen closes what the roles opened the same way.

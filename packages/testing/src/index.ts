@@ -28,3 +28,4 @@ export * from './prometheus-text.js';
 export * from './tcp-proxy.js';
 export * from './zip-writer.js';
 export { timeFirstStart, type FirstStart, type FirstStartOptions } from './first-start.js';
+export * from './oidc-provider.js';
