@@ -10,7 +10,8 @@ const CLOCK_TOLERANCE_SECONDS = 5;
 /** Why a token was refused; the message is safe to return to the client. */
 export class InvalidTokenError extends Error {
   constructor(
-    readonly reason: 'malformed' | 'expired' | 'bad_signature' | 'bad_algorithm' | 'bad_claims',
+    readonly reason:
+      'malformed' | 'expired' | 'bad_signature' | 'bad_algorithm' | 'bad_claims' | 'revoked',
     message: string,
   ) {
     super(message);
@@ -22,6 +23,8 @@ export interface VerifiedToken {
   userId: string;
   /** Expiry, epoch seconds. */
   exp: number;
+  /** Issue time, epoch seconds, when the token says (revocation compares it with a cutoff). */
+  iat?: number;
 }
 
 /** Signs an RS256 access token whose `sub` is the user id, valid for one hour. */
@@ -65,7 +68,8 @@ export async function verifyAccessToken(
   if (typeof payload.sub !== 'string' || payload.sub === '') {
     throw new InvalidTokenError('bad_claims', 'token has no subject');
   }
-  return Promise.resolve({ userId: payload.sub, exp: payload.exp });
+  const iat = typeof payload.iat === 'number' ? payload.iat : undefined;
+  return Promise.resolve({ userId: payload.sub, exp: payload.exp, iat });
 }
 
 /** jsonwebtoken's errors (by class and message, its documented surface) as our reasons. */

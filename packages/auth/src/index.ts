@@ -20,3 +20,4 @@ export {
   hashRefreshToken,
   REFRESH_TOKEN_TTL_MS,
 } from './refresh-tokens.js';
+export { RevocationList, type RevocationListOptions } from './revocation-list.js';

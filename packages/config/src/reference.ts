@@ -198,6 +198,8 @@ export const ENV_MEANINGS = {
     'when set, `GET /metrics` requires `Authorization: Bearer <token>` (401 otherwise; compared in constant time). At least 16 characters. Unset: open, so keep the port off the internet or set it',
   ADMIN_TOKEN:
     "operator credential of the queue dashboard at `/admin/queues` (api role and all-in-one, BullMQ engine only): `Authorization: Bearer <token>`, or HTTP Basic with any user name and the token as password (a browser asks). At least 16 characters. Unset: the dashboard is 404. Never a user's access token",
+  AUTH_SERVICE_TOKEN:
+    "credential of the operator's login layer (server to server): `Authorization: Bearer <token>` on `POST /api/auth/token` (a token pair for a signed-in user) and `POST /api/auth/revoke-user` (revoke all of a user's tokens), compared in constant time. At least 16 characters. Unset: both endpoints are 404. Never a user's access token; see [auth.md](auth.md)",
   OTEL_EXPORTER_OTLP_ENDPOINT:
     "base URL of an OpenTelemetry collector speaking OTLP; over HTTP spans go to `<url>/v1/traces`. Set: traces are on (see Traces in [operations.md](operations.md)); unset: off, and the OpenTelemetry SDK is not even loaded. The SDK's other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_RESOURCE_ATTRIBUTES`, ...) apply too",
   OTEL_EXPORTER_OTLP_PROTOCOL:

@@ -391,6 +391,11 @@ export const EnvSchema = z.object({
   /** Operator credential of the queue dashboard `/admin/queues`; unset: the dashboard is 404. */
   ADMIN_TOKEN: operatorToken,
   /**
+   * Credential of the operator's login layer for `POST /api/auth/token` and
+   * `POST /api/auth/revoke-user`; unset: both are 404.
+   */
+  AUTH_SERVICE_TOKEN: operatorToken,
+  /**
    * OTLP collector base URL (`/v1/traces` is appended over HTTP); set: OpenTelemetry traces are
    * on. Read by the exporter itself, the standard way; validated here so a typo fails at start.
    */

@@ -5,7 +5,7 @@ import { loadConfig } from '@agent-backend/config';
 import { createLogger } from '@agent-backend/logger';
 import { createEngines } from '@agent-backend/engines';
 import { bearerAuth, createHttpServer, type DocumentedRoute } from '@agent-backend/http-server';
-import { createTokenVerifier, throwawayKeys } from '@agent-backend/auth';
+import { createTokenVerifier, RevocationList, throwawayKeys } from '@agent-backend/auth';
 import { createServiceMetrics } from '@agent-backend/metrics';
 import { registerMetricsRoute } from './metrics-route.js';
 import type { ServiceContext, StartServiceOptions } from './start-service.js';
@@ -33,7 +33,18 @@ export async function registeredRoutes(
       const app = createHttpServer({ logger, readiness: engines.checks });
       registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
       const requireUser = bearerAuth(createTokenVerifier(keys));
-      const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
+      // Never started: the table needs the routes, not the cutoffs.
+      const revocations = new RevocationList(engines.db);
+      const context: ServiceContext = {
+        config,
+        logger,
+        engines,
+        keys,
+        app,
+        requireUser,
+        revocations,
+        metrics,
+      };
       const roles = await mount(context);
       const routes = app.documented();
       await Promise.all([app.close(), ...roles.map((role) => role.close())]);

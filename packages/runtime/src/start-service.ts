@@ -8,7 +8,13 @@ import {
   type BearerHook,
   type HttpServer,
 } from '@agent-backend/http-server';
-import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@agent-backend/auth';
+import {
+  createTokenVerifier,
+  resolveKeys,
+  RevocationList,
+  throwawayKeys,
+  type KeyPair,
+} from '@agent-backend/auth';
 import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
 import { startTracing } from '@agent-backend/tracing';
 import { registerMetricsRoute } from './metrics-route.js';
@@ -26,6 +32,11 @@ export interface ServiceContext {
    * `sub`. Its routes are listed with auth `bearer`, and their handlers' requests have `userId`.
    */
   readonly requireUser: BearerHook;
+  /**
+   * Per-user cutoffs of the service's access tokens (revoke-user, sign out everywhere), read
+   * from the store every 2 s; `requireUser` refuses revoked tokens, the gateway closes sockets.
+   */
+  readonly revocations: RevocationList;
   /**
    * This instance's metrics, on a registry of its own, served at `GET /metrics`; with
    * `METRICS_ENABLED=false` every instrument is a no-op.
@@ -117,9 +128,25 @@ export async function startService(
       : {}),
   });
   registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
-  // Verified tokens are remembered until they expire: one signature check per token, not per request.
-  const requireUser = bearerAuth(createTokenVerifier(keys));
-  const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
+  const revocations = new RevocationList(engines.db, {
+    onError: (error) => logger.warn({ err: error }, 'reading token revocations failed'),
+  });
+  // The worker serves no user; the others refuse revoked tokens from the first request on.
+  if (role !== 'worker') await revocations.start();
+  // Verified tokens are remembered until they expire: one signature check per token, not per
+  // request; the revocation check after it is a map lookup.
+  const verify = createTokenVerifier(keys);
+  const requireUser = bearerAuth(async (token) => revocations.check(await verify(token)));
+  const context: ServiceContext = {
+    config,
+    logger,
+    engines,
+    keys,
+    app,
+    requireUser,
+    revocations,
+    metrics,
+  };
   const roles = await options.mount(context);
 
   // Bound before listening, so a failed listen closes what the roles opened the same way.
@@ -135,7 +162,13 @@ export async function startService(
         name: 'http and roles',
         run: () => Promise.all([app.close(), ...roles.map((r) => r.close())]),
       },
-      { name: 'engines', run: () => engines.close() },
+      {
+        name: 'engines',
+        run: () => {
+          revocations.close();
+          return engines.close();
+        },
+      },
       // Last, so the spans of the shutdown itself are sent too.
       { name: 'traces', run: () => tracing.close() },
     ],
