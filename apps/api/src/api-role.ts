@@ -13,6 +13,7 @@ import { registerNodeRoutes } from './node-routes.js';
 import { registerPlaygroundRoutes } from './playground-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
+import { registerJwksRoute } from './jwks-route.js';
 import { mountQueueDashboard } from './queue-dashboard.js';
 
 export interface ApiOptions {
@@ -37,6 +38,7 @@ export async function mountApi(
   const agent = options.sharedAgent ?? createAgent(context, options.agentOptions);
   registerAuthRoutes(context);
   registerTokenRoutes(context);
+  registerJwksRoute(context);
   registerMcpRoutes(context);
   registerKnowledgeRoutes(context, agent.searchKnowledge);
   registerNodeRoutes(context, agent.nodeTools);

@@ -27,6 +27,8 @@ export const ENV_MEANINGS = {
   JWT_PUBLIC_KEY_FILE: 'a file holding `JWT_PUBLIC_KEY` (set one of the two)',
   JWT_PRIVATE_KEY: 'RS256 private key, PKCS8 PEM. Required for api (or `JWT_PRIVATE_KEY_FILE`)',
   JWT_PRIVATE_KEY_FILE: 'a file holding `JWT_PRIVATE_KEY` (set one of the two)',
+  JWT_KEYS_FILE:
+    'a key set file (JSON, `{ "keys": [{ kid, publicKey, privateKey, activeFrom, verifyUntil }] }`) instead of one PEM pair: every process re-reads it within 2 s of a change, signs with the newest active key and verifies each key id until its `verifyUntil`. `pnpm keys:rotate` writes it. Give every replica the same file; it wins over `JWT_PUBLIC_KEY` / `JWT_PRIVATE_KEY`. Unset in the all-in-one: `DATA_DIR/jwt-keys.json` when `keys:rotate` wrote one. See [auth.md](auth.md#rotating-the-signing-key)',
   DEV_TOKENS:
     "development only: `POST /api/dev/tokens` issues a token pair for any user id (the playground's mint button, `pnpm demo`). Never in production: anyone reaching the service could act as any user",
   PLAYGROUND_DEMO_MODEL_URL:

@@ -115,6 +115,8 @@ export const EnvSchema = z.object({
   /** RS256 private key, PEM. */
   JWT_PRIVATE_KEY: optionalString,
   JWT_PRIVATE_KEY_FILE: optionalString,
+  /** A key set (JSON) with key ids, re-read when it changes; `pnpm keys:rotate` writes it. */
+  JWT_KEYS_FILE: optionalString,
   /** Secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503. */
   INTERNAL_API_SECRET: optionalString,
   /**

@@ -41,3 +41,18 @@ export const RevokeAllResponse = z.object({
   refresh_tokens_revoked: z.number().int().min(0),
 });
 export type RevokeAllResponse = z.infer<typeof RevokeAllResponse>;
+
+/** One public key of `GET /.well-known/jwks.json` (RFC 7517), an RSA signing key. */
+export const PublicJwk = z.object({
+  kty: z.literal('RSA'),
+  kid: z.string(),
+  use: z.literal('sig'),
+  alg: z.literal('RS256'),
+  n: z.string(),
+  e: z.string(),
+});
+export type PublicJwk = z.infer<typeof PublicJwk>;
+
+/** `GET /.well-known/jwks.json`: every key that verifies the service's access tokens now. */
+export const JwksDocument = z.object({ keys: z.array(PublicJwk) });
+export type JwksDocument = z.infer<typeof JwksDocument>;

@@ -107,10 +107,12 @@ export async function startService(
     exitWith(role, reason);
   }
   const keys =
-    role === 'worker' && !config.jwtPublicKeyPem
+    role === 'worker' && !config.jwtPublicKeyPem && !config.JWT_KEYS_FILE
       ? // The worker serves no authenticated route; a throwaway pair keeps the context whole.
         await throwawayKeys()
       : await resolveKeys({
+          keysFile: config.JWT_KEYS_FILE,
+          onKeysFileError: (error) => logger.error({ err: error }, 'JWT_KEYS_FILE unreadable'),
           publicKeyPem: config.jwtPublicKeyPem,
           privateKeyPem: config.jwtPrivateKeyPem,
           // Only the all-in-one may fall back to generated development keys.
@@ -166,6 +168,7 @@ export async function startService(
         name: 'engines',
         run: () => {
           revocations.close();
+          keys.close?.();
           return engines.close();
         },
       },
