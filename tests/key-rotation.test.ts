@@ -111,7 +111,7 @@ describe('signing keys with ids and rotation', () => {
   });
 
   it('a client making requests throughout a rotation never gets a 401', async () => {
-    const { refreshToken } = await signIn('wes');
+    const { refreshToken, accessToken: beforeRotation } = await signIn('wes');
     const statuses: number[] = [];
     const kids = new Set<string | undefined>();
     let stop = false;
@@ -137,6 +137,9 @@ describe('signing keys with ids and rotation', () => {
 
     expect(kids.has(rotated.kid)).toBe(true);
     expect(statuses.filter((status) => status !== 200)).toEqual([]);
+    // A token of the retired key goes on working after the switch, everywhere.
+    expect(kidOf(beforeRotation)).not.toBe(rotated.kid);
+    expect([await whoami(0, beforeRotation), await whoami(1, beforeRotation)]).toEqual([200, 200]);
     // The retired key is still published: its tokens verify until they expire.
     const published = (await jwks()).map((key) => key.kid);
     expect(published).toEqual(expect.arrayContaining([rotated.kid, rotated.retired]));
