@@ -39,7 +39,12 @@ import { type AddressInfo } from 'node:net';
 import { cpus, loadavg, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { mountGateway } from '@agent-backend/gateway';
-import { importKeys, signAccessToken, verifyAccessToken } from '../packages/auth/src/index.js';
+import {
+  importKeys,
+  RevocationList,
+  signAccessToken,
+  verifyAccessToken,
+} from '../packages/auth/src/index.js';
 import { loadConfig } from '../packages/config/src/index.js';
 import { createEngines, type Engines } from '../packages/engines/src/index.js';
 import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
@@ -149,6 +154,8 @@ async function startInProcess(
     app,
     requireUser,
     verifyToken,
+    // Never started: the bench revokes nobody.
+    revocations: new RevocationList(engines.db),
     metrics: NO_METRICS,
   };
   const role = await mountGateway(context);

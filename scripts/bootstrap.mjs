@@ -20,6 +20,8 @@ const ENTRIES = {
   'start:gateway': 'apps/gateway/dist/main.js',
   'start:worker': 'apps/worker/dist/main.js',
   'token:issue': 'apps/all-in-one/dist/token-issue.js',
+  'token:revoke': 'apps/all-in-one/dist/token-revoke.js',
+  'keys:rotate': 'apps/all-in-one/dist/keys-rotate.js',
   demo: 'apps/all-in-one/dist/demo.js',
   'node:simulate': 'packages/node-client/dist/simulate-node.js',
 };

@@ -92,10 +92,11 @@ describe('API documents of the running roles', () => {
       DATA_DIR: tempDir('apidocs'),
       JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
       JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
-      // Registers the conditional routes (the dev token route, the queue dashboard on BullMQ), so
-      // every documented route is there to compare.
+      // Registers the conditional routes (the dev token route, the login layer's token routes,
+      // the queue dashboard on BullMQ), so every documented route is there to compare.
       DEV_TOKENS: 'true',
       ADMIN_TOKEN: 'apidocs-admin-token',
+      AUTH_SERVICE_TOKEN: 'apidocs-service-token',
       // `/metrics` then runs its operator-credential hook, which the document shows.
       METRICS_TOKEN: 'apidocs-metrics-token',
     });
@@ -192,7 +193,8 @@ describe('API documents of the running roles', () => {
   });
 
   it('the comparisons cover query and path schemas and the dashboard behind ADMIN_TOKEN', () => {
-    // Registered in this test's setup (DEV_TOKENS, ADMIN_TOKEN, BullMQ), so none is vacuous.
+    // Registered in this test's setup (DEV_TOKENS, ADMIN_TOKEN, AUTH_SERVICE_TOKEN, BullMQ), so
+    // none is vacuous.
     const app = services.get('all-in-one')!.app;
     const withSchema = (part: 'query' | 'params') =>
       app

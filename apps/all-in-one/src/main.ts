@@ -40,10 +40,12 @@ await startService('all-in-one', {
       await mountWorker(context, { sharedAgent: agent }),
     ];
     if (context.engines.db.dialect !== 'pglite') return roles;
-    const control = await startControlSocket(
-      context.config.DATA_DIR,
-      new RefreshTokenService(context.engines.db, context.keys),
-    );
+    const tokens = new RefreshTokenService(context.engines.db, context.keys);
+    const control = await startControlSocket(context.config.DATA_DIR, tokens, async (userId) => {
+      const count = await tokens.revokeAllForUser(userId);
+      await context.revocations.revokeUser(userId);
+      return { user_id: userId, refresh_tokens_revoked: count };
+    });
     return [
       ...roles,
       {

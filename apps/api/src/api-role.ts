@@ -12,6 +12,8 @@ import { registerSkillRoutes } from './skill-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
 import { registerPlaygroundRoutes } from './playground-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
+import { registerTokenRoutes } from './token-routes.js';
+import { registerJwksRoute } from './jwks-route.js';
 import { mountQueueDashboard } from './queue-dashboard.js';
 
 export interface ApiOptions {
@@ -35,6 +37,8 @@ export async function mountApi(
   // node, spec 4.3 rule 3) and knowledge searcher (one embeddings client) serve the HTTP routes too.
   const agent = options.sharedAgent ?? createAgent(context, options.agentOptions);
   registerAuthRoutes(context);
+  registerTokenRoutes(context);
+  registerJwksRoute(context);
   registerMcpRoutes(context);
   registerKnowledgeRoutes(context, agent.searchKnowledge);
   registerNodeRoutes(context, agent.nodeTools);

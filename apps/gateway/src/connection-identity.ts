@@ -9,6 +9,8 @@ export interface ConnectionIdentity {
   nodeId?: string;
   /** False only when the legacy switch let an unauthenticated connection in. */
   authenticated: boolean;
+  /** The token's `iat` (epoch seconds), when it has one: a later revocation closes the socket. */
+  issuedAt?: number;
 }
 
 /** A refusal: the connection is accepted and closed at once with this code and reason. */
@@ -19,11 +21,13 @@ export interface IdentityRefusal {
 
 export interface IdentityOptions {
   /** The service's token verifier (`ServiceContext.verifyToken`): its own tokens and the identity provider's. */
-  verify: (token: string) => Promise<{ userId: string }>;
+  verify: (token: string) => Promise<{ userId: string; iat?: number }>;
   /** Origins allowed on /ws/web; empty allows any. */
   webOrigins: readonly string[];
   /** Legacy switch: accept connections that carry no token at all. */
   allowUnauthenticated: boolean;
+  /** Whether the user revoked tokens issued at `iat` (revoke-user, sign out everywhere). */
+  isRevoked?(userId: string, iat: number | undefined): boolean;
 }
 
 const KIND_BY_PATH = new Map<string, WsClientKind>(
@@ -87,14 +91,18 @@ export async function identify(
     if (options.allowUnauthenticated) return { kind, userId, nodeId, authenticated: false };
     return { code: WS_CLOSE.unauthorized, reason: 'access token required' };
   }
+  let issuedAt: number | undefined;
   try {
     const verified = await options.verify(token);
     if (verified.userId !== userId)
       return { code: WS_CLOSE.forbidden, reason: 'token does not belong to this user' };
+    if (options.isRevoked?.(userId, verified.iat))
+      return { code: WS_CLOSE.unauthorized, reason: 'token has been revoked' };
+    issuedAt = verified.iat;
   } catch (error) {
     return { code: WS_CLOSE.unauthorized, reason: (error as Error).message };
   }
-  return { kind, userId, nodeId, authenticated: true };
+  return { kind, userId, nodeId, authenticated: true, issuedAt };
 }
 
 function bearer(header: string | undefined): string | undefined {

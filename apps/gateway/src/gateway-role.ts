@@ -1,5 +1,6 @@
 import type { WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
+import type { RevocationList } from '@agent-backend/auth';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { WS_CLOSE } from '@agent-backend/protocol';
 import { respondToCommands } from './command-responder.js';
@@ -78,11 +79,13 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       verify: context.verifyToken,
       webOrigins: config.GATEWAY_WEB_ORIGINS,
       allowUnauthenticated: config.GATEWAY_ALLOW_UNAUTHENTICATED,
+      isRevoked: (userId, iat) => context.revocations.isRevoked(userId, iat),
     },
     logger,
     accept,
   });
   app.server.on('upgrade', upgrades.listener);
+  context.revocations.onRevoked((userId) => closeRevoked(registry, context.revocations, userId));
   const pings = startPings(registry, config.GATEWAY_PING_INTERVAL_MS, logger);
 
   return {
@@ -105,6 +108,19 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
 /** The mounted gateway; `stopAccepting` refuses new upgrades (503) and keeps the open sockets. */
 export interface GatewayRole extends MountedRole {
   stopAccepting(): void;
+}
+
+/**
+ * Closes the user's connections whose token is revoked now, with 4401 (a client may come back
+ * with a fresh token). Connections let in without a token (legacy switch) have none to revoke.
+ */
+function closeRevoked(registry: LocalRegistry, revocations: RevocationList, userId: string): void {
+  for (const conn of registry.all()) {
+    const { identity } = conn;
+    if (identity.userId !== userId || !identity.authenticated) continue;
+    if (revocations.isRevoked(userId, identity.issuedAt))
+      conn.close(WS_CLOSE.unauthorized, 'token has been revoked');
+  }
 }
 
 /** Closes every connection with 1001 and waits for them to close, at most 2 s. */

@@ -114,6 +114,12 @@ export function buildOpenApiDocument(routes: readonly RouteDoc[]): Record<string
         description:
           '`METRICS_TOKEN`, an operator credential for `GET /metrics`, required only when it is configured.',
       },
+      serviceToken: {
+        type: 'http',
+        scheme: 'bearer',
+        description:
+          "`AUTH_SERVICE_TOKEN`, the operator's login layer's credential (never a user access token).",
+      },
     },
   };
   return document;
@@ -138,7 +144,9 @@ function operation(route: RouteDoc, schemas: SchemaCollector): Record<string, un
           : route.auth === 'metrics'
             ? // `{}`: no credential, when `METRICS_TOKEN` is not configured.
               [{ metricsToken: [] }, {}]
-            : [];
+            : route.auth === 'service'
+              ? [{ serviceToken: [] }]
+              : [];
   const parameters = parametersOf(route, schemas);
   if (parameters.length > 0) op.parameters = parameters;
   const body = route.body ?? route.rawBody;

@@ -3,6 +3,7 @@ export {
   loadOrCreateDevKeys,
   resolveKeys,
   throwawayKeys,
+  devKeySetPath,
   ALGORITHM,
   type KeyPair,
 } from './keys.js';
@@ -11,6 +12,8 @@ export {
   verifyAccessToken,
   InvalidTokenError,
   ACCESS_TOKEN_TTL_SECONDS,
+  TOKEN_AUDIENCE,
+  TOKEN_ISSUER,
   type VerifiedToken,
 } from './access-tokens.js';
 export { createTokenVerifier, type TokenVerifierOptions } from './token-verifier.js';
@@ -35,3 +38,12 @@ export {
   type ProviderTokenSettings,
   type ProviderTokenVerifier,
 } from './provider-tokens.js';
+export { RevocationList, type RevocationListOptions } from './revocation-list.js';
+export {
+  currentEntry,
+  keyId,
+  KeySetFile,
+  readKeySetDocument,
+  type KeySetEntry,
+  type KeySetFileOptions,
+} from './key-set.js';

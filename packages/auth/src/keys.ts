@@ -6,11 +6,21 @@ import {
 } from 'node:crypto';
 import { chmodSync, existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { KeySetFile, keyId } from './key-set.js';
 
-/** The RS256 key pair (the private key only where tokens are signed). */
+/**
+ * The RS256 signing key (the private key only where tokens are signed), and with a key set the
+ * other keys that verify: a key set file answers these for its current key when read.
+ */
 export interface KeyPair {
   publicKey: KeyObject;
   privateKey?: KeyObject;
+  /** The signing key's id, which its tokens carry as `kid` (RFC 7638 thumbprint for a PEM pair). */
+  readonly kid?: string;
+  /** Public keys by `kid` that verify tokens (current, next, retired until their tokens expire). */
+  verificationKeys?(): ReadonlyMap<string, KeyObject>;
+  /** Stops watching the key set file (a PEM pair has nothing to stop). */
+  close?(): void;
 }
 
 export const ALGORITHM = 'RS256';
@@ -27,7 +37,7 @@ export async function importKeys(pem: {
   const privateKey = pem.privateKey
     ? rsaKey('private', () => createPrivateKey({ key: pem.privateKey!, format: 'pem' }))
     : undefined;
-  return Promise.resolve({ publicKey, privateKey });
+  return Promise.resolve({ publicKey, privateKey, kid: keyId(publicKey) });
 }
 
 function rsaKey(kind: 'public' | 'private', load: () => KeyObject): KeyObject {
@@ -78,15 +88,30 @@ export async function loadOrCreateDevKeys(
   return Promise.resolve({ privateKey, publicKey });
 }
 
+/** Where `pnpm keys:rotate` keeps the all-in-one's key set when no keys are configured. */
+export function devKeySetPath(dataDir: string): string {
+  return join(dataDir, 'jwt-keys.json');
+}
+
 /**
- * The keys a process uses: configured PEMs when given; otherwise, where `dataDir` is given (the
- * all-in-one and `token:issue`), the development keys in that directory, created on first use.
+ * The keys a process uses: the key set file when `keysFile` is given (or, without configured
+ * PEMs, when `keys:rotate` wrote one into `dataDir`); else configured PEMs when given;
+ * otherwise, where `dataDir` is given (the all-in-one and `token:issue`), the development keys
+ * in that directory, created on first use.
  */
 export async function resolveKeys(options: {
   publicKeyPem?: string;
   privateKeyPem?: string;
   dataDir?: string;
+  /** `JWT_KEYS_FILE`: a key set, re-read when it changes; wins over everything else. */
+  keysFile?: string;
+  onKeysFileError?: (error: unknown) => void;
 }): Promise<KeyPair> {
+  const keysFile =
+    options.keysFile ??
+    (options.dataDir && !options.publicKeyPem ? devKeySetPath(options.dataDir) : undefined);
+  if (keysFile && (options.keysFile || existsSync(keysFile)))
+    return new KeySetFile(keysFile, { onError: options.onKeysFileError });
   if (options.publicKeyPem) {
     return importKeys({ publicKey: options.publicKeyPem, privateKey: options.privateKeyPem });
   }

@@ -123,7 +123,10 @@ export function createProviderTokenVerifier(
         'token subject is a user id reserved by the service',
       );
     }
-    return { userId, exp: payload.exp };
+    // `iat` lets an operator's revocation of the user cut off the provider's tokens issued
+    // before it, as it does the service's own.
+    const iat = typeof payload.iat === 'number' ? payload.iat : undefined;
+    return { userId, exp: payload.exp, iat };
   };
 
   return {

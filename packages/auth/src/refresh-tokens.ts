@@ -66,4 +66,9 @@ export class RefreshTokenService {
   revoke(refreshToken: string): Promise<boolean> {
     return this.repo.revoke(hashRefreshToken(refreshToken), new Date(this.clock()));
   }
+
+  /** Revokes every live refresh token of `userId`. @returns how many were live. */
+  revokeAllForUser(userId: string): Promise<number> {
+    return this.repo.revokeAllForUser(userId, new Date(this.clock()));
+  }
 }

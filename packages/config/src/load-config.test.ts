@@ -50,8 +50,8 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig('api', {}))).toEqual([
       'REDIS_URL: required for the api role (replicas share Redis)',
       'DATABASE_URL: required for the api role (replicas share PostgreSQL)',
-      'JWT_PUBLIC_KEY: required for the api role (or JWT_PUBLIC_KEY_FILE)',
-      'JWT_PRIVATE_KEY: required for the api role (or JWT_PRIVATE_KEY_FILE)',
+      'JWT_PUBLIC_KEY: required for the api role (or JWT_PUBLIC_KEY_FILE, or JWT_KEYS_FILE)',
+      'JWT_PRIVATE_KEY: required for the api role (or JWT_PRIVATE_KEY_FILE, or JWT_KEYS_FILE)',
     ]);
     expect(problemsOf(() => loadConfig('worker', {}))).toHaveLength(2);
     const gateway = loadConfig('gateway', {

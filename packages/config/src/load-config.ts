@@ -75,10 +75,16 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
       problems.push(`REDIS_URL: required for the ${role} role (replicas share Redis)`);
     if (!values.DATABASE_URL)
       problems.push(`DATABASE_URL: required for the ${role} role (replicas share PostgreSQL)`);
-    if (needsKeys[role].publicKey && !jwtPublicKeyPem && !values.JWT_PUBLIC_KEY_FILE)
-      problems.push(`JWT_PUBLIC_KEY: required for the ${role} role (or JWT_PUBLIC_KEY_FILE)`);
-    if (needsKeys[role].privateKey && !jwtPrivateKeyPem && !values.JWT_PRIVATE_KEY_FILE)
-      problems.push(`JWT_PRIVATE_KEY: required for the ${role} role (or JWT_PRIVATE_KEY_FILE)`);
+    // A key set file holds both keys.
+    const keySet = Boolean(values.JWT_KEYS_FILE);
+    if (needsKeys[role].publicKey && !jwtPublicKeyPem && !values.JWT_PUBLIC_KEY_FILE && !keySet)
+      problems.push(
+        `JWT_PUBLIC_KEY: required for the ${role} role (or JWT_PUBLIC_KEY_FILE, or JWT_KEYS_FILE)`,
+      );
+    if (needsKeys[role].privateKey && !jwtPrivateKeyPem && !values.JWT_PRIVATE_KEY_FILE && !keySet)
+      problems.push(
+        `JWT_PRIVATE_KEY: required for the ${role} role (or JWT_PRIVATE_KEY_FILE, or JWT_KEYS_FILE)`,
+      );
   }
 
   // On the raw environment, so these are reported along with any parse problem.

@@ -152,6 +152,9 @@ export const EnvSchema = z.object({
   JWT_PRIVATE_KEY_FILE: optionalString.describe(
     'a file holding `JWT_PRIVATE_KEY` (set one of the two)',
   ),
+  JWT_KEYS_FILE: optionalString.describe(
+    'a key set file (JSON, `{ "keys": [{ kid, publicKey, privateKey, activeFrom, verifyUntil }] }`) instead of one PEM pair: every process re-reads it within 2 s of a change, signs with the newest active key and verifies each key id until its `verifyUntil`. `pnpm keys:rotate` writes it. Give every replica the same file; it wins over `JWT_PUBLIC_KEY` / `JWT_PRIVATE_KEY`. Unset in the all-in-one: `DATA_DIR/jwt-keys.json` when `keys:rotate` wrote one. See [auth.md](auth.md#rotating-the-signing-key)',
+  ),
   AUTH_JWKS_URL: url(['http:', 'https:']).describe(
     "your identity provider's keys, to accept its access tokens beside the service's own: an OIDC discovery URL (`.../.well-known/openid-configuration`, whose `issuer` must equal `AUTH_ISSUER`) or its JWKS URL. Fetched on the first provider token, cached by `kid`, kept while the provider is down. Needs `AUTH_ISSUER` and `AUTH_AUDIENCE`. Unset: only the service's own tokens. See [auth-provider.md](auth-provider.md)",
   ),
@@ -196,6 +199,9 @@ export const EnvSchema = z.object({
     .describe(
       "least time between two fetches of the provider's keys caused by a token with an unknown `kid` (a key just rotated in, or a forged one); such tokens are refused without asking the provider in between",
     ),
+  AUTH_SERVICE_TOKEN: operatorToken.describe(
+    "credential of the operator's login layer (server to server): `Authorization: Bearer <token>` on `POST /api/auth/token` (a token pair for a signed-in user) and `POST /api/auth/revoke-user` (revoke all of a user's tokens), compared in constant time. At least 16 characters. Unset: both endpoints are 404. Never a user's access token; see [auth.md](auth.md)",
+  ),
   INTERNAL_API_SECRET: optionalString.describe(
     'secret for `POST /scheduled-task/sync`; unset: that endpoint answers 503',
   ),

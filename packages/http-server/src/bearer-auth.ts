@@ -3,7 +3,7 @@ import { AppError } from './errors.js';
 import { authHook, type BearerHook } from './route-auth.js';
 
 /** Verifies an access token and returns its user; throws with a safe message when it is not valid. */
-export type VerifyAccessToken = (token: string) => Promise<{ userId: string }>;
+export type VerifyAccessToken = (token: string) => Promise<{ userId: string; iat?: number }>;
 
 /**
  * A route hook (`preHandler` or `onRequest`, listed as auth `bearer`) that requires

@@ -10,8 +10,11 @@ import { authHook, type RouteAuth } from './route-auth.js';
  */
 export type OperatorScheme = 'bearer' | 'bearer-or-basic';
 
-/** Which operator credential: `ADMIN_TOKEN` (`admin`) or `METRICS_TOKEN` (`metrics`). */
-export type OperatorCredential = Extract<RouteAuth, 'admin' | 'metrics'>;
+/**
+ * Which operator credential: `ADMIN_TOKEN` (`admin`), `METRICS_TOKEN` (`metrics`) or
+ * `AUTH_SERVICE_TOKEN` (`service`).
+ */
+export type OperatorCredential = Extract<RouteAuth, 'admin' | 'metrics' | 'service'>;
 
 /**
  * A check of an operator credential (`METRICS_TOKEN`, `ADMIN_TOKEN`), not a user's: it compares

@@ -10,10 +10,11 @@ export type RouteHook = (request: Request, reply: Response) => Promise<void> | v
  * - `internal`: the service-to-service secret `X-Internal-Secret` (`INTERNAL_API_SECRET`);
  * - `admin`: the operator credential `ADMIN_TOKEN` (`operatorCredential`);
  * - `metrics`: the operator credential `METRICS_TOKEN` (`operatorCredential`);
+ * - `service`: the login layer's credential `AUTH_SERVICE_TOKEN` (`operatorCredential`);
  * - `none`: no hook runs before the handler (a public route, or one that checks what it is
  *   sent itself, as the chat-platform webhook checks the platform's signature).
  */
-export type RouteAuth = 'bearer' | 'internal' | 'admin' | 'metrics' | 'none';
+export type RouteAuth = 'bearer' | 'internal' | 'admin' | 'metrics' | 'service' | 'none';
 
 /**
  * A route hook that authenticates, tagged with its {@link RouteAuth}. Routes and mounts take only

@@ -5,6 +5,7 @@
  */
 export * from './agent-events.js';
 export * from './auth.js';
+export * from './token-service.js';
 export * from './chat-platform.js';
 export * from './dependency-errors.js';
 export * from './errors.js';

@@ -5,7 +5,7 @@ import { loadConfig } from '@agent-backend/config';
 import { createLogger } from '@agent-backend/logger';
 import { createEngines } from '@agent-backend/engines';
 import { bearerAuth, createHttpServer, type DocumentedRoute } from '@agent-backend/http-server';
-import { createTokenVerifier, throwawayKeys } from '@agent-backend/auth';
+import { createTokenVerifier, RevocationList, throwawayKeys } from '@agent-backend/auth';
 import { createServiceMetrics } from '@agent-backend/metrics';
 import { registerMetricsRoute } from './metrics-route.js';
 import type { ServiceContext, StartServiceOptions } from './start-service.js';
@@ -32,6 +32,8 @@ export async function registeredRoutes(
       const keys = await throwawayKeys();
       const app = createHttpServer({ logger, readiness: engines.checks });
       registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
+      // Never started: the table needs the routes, not the cutoffs.
+      const revocations = new RevocationList(engines.db);
       const verifyToken = createTokenVerifier(keys);
       const requireUser = bearerAuth(verifyToken);
       const context: ServiceContext = {
@@ -42,6 +44,7 @@ export async function registeredRoutes(
         app,
         requireUser,
         verifyToken,
+        revocations,
         metrics,
       };
       const roles = await mount(context);

@@ -12,6 +12,7 @@ import {
 import {
   createTokenVerifier,
   resolveKeys,
+  RevocationList,
   throwawayKeys,
   withProviderTokens,
   type KeyPair,
@@ -36,9 +37,15 @@ export interface ServiceContext {
   readonly requireUser: BearerHook;
   /**
    * The verifier behind `requireUser`, for what authenticates outside HTTP routes (WebSocket
-   * upgrades): the service's own tokens, and the identity provider's when `AUTH_JWKS_URL` is set.
+   * upgrades): the service's own tokens, and the identity provider's when `AUTH_JWKS_URL` is set;
+   * tokens of a user revoked by the operator are refused.
    */
   readonly verifyToken: VerifyAccessToken;
+  /**
+   * Per-user cutoffs of the service's access tokens (revoke-user, sign out everywhere), read
+   * from the store every 2 s; `requireUser` refuses revoked tokens, the gateway closes sockets.
+   */
+  readonly revocations: RevocationList;
   /**
    * This instance's metrics, on a registry of its own, served at `GET /metrics`; with
    * `METRICS_ENABLED=false` every instrument is a no-op.
@@ -109,10 +116,12 @@ export async function startService(
     exitWith(role, reason);
   }
   const keys =
-    role === 'worker' && !config.jwtPublicKeyPem
+    role === 'worker' && !config.jwtPublicKeyPem && !config.JWT_KEYS_FILE
       ? // The worker serves no authenticated route; a throwaway pair keeps the context whole.
         await throwawayKeys()
       : await resolveKeys({
+          keysFile: config.JWT_KEYS_FILE,
+          onKeysFileError: (error) => logger.error({ err: error }, 'JWT_KEYS_FILE unreadable'),
           publicKeyPem: config.jwtPublicKeyPem,
           privateKeyPem: config.jwtPrivateKeyPem,
           // Only the all-in-one may fall back to generated development keys.
@@ -130,11 +139,18 @@ export async function startService(
       : {}),
   });
   registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
-  // Verified tokens are remembered until they expire: one signature check per token, not per request.
-  const verifyToken = withProviderTokens(
+  const revocations = new RevocationList(engines.db, {
+    onError: (error) => logger.warn({ err: error }, 'reading token revocations failed'),
+  });
+  // The worker serves no user; the others refuse revoked tokens from the first request on.
+  if (role !== 'worker') await revocations.start();
+  // Verified tokens are remembered until they expire: one signature check per token, not per
+  // request; the revocation check after it is a map lookup.
+  const verify = withProviderTokens(
     createTokenVerifier(keys),
     providerTokensFromConfig(config, logger),
   );
+  const verifyToken: VerifyAccessToken = async (token) => revocations.check(await verify(token));
   const requireUser = bearerAuth(verifyToken);
   const context: ServiceContext = {
     config,
@@ -144,6 +160,7 @@ export async function startService(
     app,
     requireUser,
     verifyToken,
+    revocations,
     metrics,
   };
   const roles = await options.mount(context);
@@ -161,7 +178,14 @@ export async function startService(
         name: 'http and roles',
         run: () => Promise.all([app.close(), ...roles.map((r) => r.close())]),
       },
-      { name: 'engines', run: () => engines.close() },
+      {
+        name: 'engines',
+        run: () => {
+          revocations.close();
+          keys.close?.();
+          return engines.close();
+        },
+      },
       // Last, so the spans of the shutdown itself are sent too.
       { name: 'traces', run: () => tracing.close() },
     ],

@@ -17,6 +17,7 @@ export {
 export { DataDirInUseError, dirLockHolder } from './dir-lock.js';
 export { migrate, MIGRATIONS, type Migration } from './migrations.js';
 export { RefreshTokenRepository, type RefreshTokenRecord } from './refresh-tokens.js';
+export { TokenCutoffRepository, type TokenCutoff } from './token-cutoffs.js';
 export {
   prepareVectorSearch,
   quoteIdentifier,

@@ -258,6 +258,20 @@ export const MIGRATIONS: readonly Migration[] = [
       ALTER TABLE session_sandboxes ADD PRIMARY KEY (user_id, session_id);
     `,
   },
+  {
+    id: '0012_token_cutoffs',
+    sql: `
+      -- Per user, the time before which the service's access tokens no longer count (the
+      -- operator revoked the user, or the user signed out everywhere). Every replica polls the
+      -- rows changed lately (recorded_at, the database's clock) into memory.
+      CREATE TABLE token_cutoffs (
+        user_id     text PRIMARY KEY,
+        not_before  timestamptz NOT NULL,             -- tokens issued at or before this are refused
+        recorded_at timestamptz NOT NULL DEFAULT now()
+      );
+      CREATE INDEX token_cutoffs_recorded_idx ON token_cutoffs (recorded_at);
+    `,
+  },
 ];
 
 /**

@@ -66,4 +66,13 @@ export class RefreshTokenRepository {
     );
     return rowCount > 0;
   }
+
+  /** Revokes every live token of `userId` ("sign out everywhere"). @returns how many. */
+  async revokeAllForUser(userId: string, now = new Date()): Promise<number> {
+    const { rowCount } = await this.db.query(
+      'UPDATE refresh_tokens SET revoked_at = $2 WHERE user_id = $1 AND revoked_at IS NULL',
+      [userId, now],
+    );
+    return rowCount;
+  }
 }
