@@ -62,10 +62,24 @@ export function executeRun(options: ExecuteRunOptions): Promise<RunResult> {
   );
 }
 
-async function executeRunInSpan(options: ExecuteRunOptions): Promise<RunResult> {
-  const { run, sessions, emit, logger } = options;
+async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
+  const { run, sessions, logger } = given;
   const { request, signal } = run;
   const log = { runId: run.runId, sessionId: run.sessionId, userId: run.userId };
+  // Approval outcomes are stored beside the conversation (its tool messages do not say them),
+  // written before the run is recorded as ended.
+  const approvals: Promise<void>[] = [];
+  const emit = (event: AgentEvent): void => {
+    if (event.type === 'approval_result') {
+      approvals.push(
+        sessions
+          .recordApproval(run, event)
+          .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record an approval')),
+      );
+    }
+    given.emit(event);
+  };
+  const options: ExecuteRunOptions = { ...given, emit };
   emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
   logger.info({ ...log, mode: request.mode, model: request.model.name }, 'run started');
   let result: RunResult;
@@ -91,6 +105,7 @@ async function executeRunInSpan(options: ExecuteRunOptions): Promise<RunResult> 
     final = { type: 'error', code: failure.code, message: failure.message };
     result = { status: signal.aborted ? 'aborted' : 'error', code: failure.code };
   }
+  await Promise.all(approvals);
   await sessions
     .finishRun(run.runId, result.status, result.code)
     .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record the end of a run'));
