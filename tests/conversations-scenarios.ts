@@ -7,6 +7,7 @@ import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type {
   AgentRun,
+  UsageReport,
   ApprovalRequestEvent,
   MessageList,
   SessionDetail,
@@ -445,5 +446,71 @@ export function conversationScenarios(target: () => Target): void {
     expect(again.body).toEqual(cancelled.body);
     // The session is free for the next run.
     await turn(t, b, token, 'long-one', 'Again', 'Sure');
+  });
+
+  it('stores the usage the model reports per run, sends it in done, and sums it by day', async () => {
+    const t = target();
+    const [a, b] = t.urls;
+    const token = await t.token(`usage-${randomUUID()}`);
+    const empty = await call<UsageReport>(a, token, 'GET', '/api/usage');
+    expect(empty.body.total).toEqual({ runs: 0, prompt_tokens: 0, completion_tokens: 0 });
+
+    const modelName = `m-${randomUUID()}`;
+    const args = { todos: [{ content: 'Count tokens' }] };
+    t.model.script(modelName, [
+      toolCallsReply([{ id: 'call_u', name: 'write_todos', args }], { text: 'Sure.' }),
+      textReply('Counted.', 2),
+    ]);
+    const llm = t.llm(modelName);
+    const stream = await invoke(a, token, {
+      session_id: 'metered',
+      message: 'Count',
+      ...(llm ? { llm_config: llm } : {}),
+    });
+    const events = await stream.ended;
+    // The scripted model reports characters as tokens: the prompt it got, the answer it sent.
+    const requests = t.model.requests(modelName);
+    expect(requests).toHaveLength(2);
+    const first = {
+      prompt_tokens: requests.reduce((sum, r) => sum + JSON.stringify(r.body.messages).length, 0),
+      completion_tokens: 'Sure.'.length + JSON.stringify(args).length + 'Counted.'.length,
+    };
+    expect(events.at(-1)!.data).toEqual({ type: 'done', session_id: 'metered', usage: first });
+    const runId = events[0]!.data.run_id as string;
+    const run = await call<AgentRun>(b, token, 'GET', `/api/agent/runs/${runId}`);
+    expect(run.body).toMatchObject({ status: 'done', error: null, usage: first });
+
+    const second = await turn(t, b, token, 'metered', 'Again', 'Done again');
+    const secondUsage = (second.at(-1)!.data as unknown as { usage: typeof first }).usage;
+    expect(secondUsage.completion_tokens).toBe('Done again'.length);
+    const today = new Date().toISOString().slice(0, 10);
+    const report = await call<UsageReport>(a, token, 'GET', `/api/usage?from=${today}&to=${today}`);
+    const total = {
+      runs: 2,
+      prompt_tokens: first.prompt_tokens + secondUsage.prompt_tokens,
+      completion_tokens: first.completion_tokens + secondUsage.completion_tokens,
+    };
+    expect(report.body).toEqual({
+      from: today,
+      to: today,
+      days: [{ date: today, ...total }],
+      total,
+    } satisfies UsageReport);
+    // Another user sees none of it.
+    const other = await call<UsageReport>(
+      b,
+      await t.token(`usage-other-${randomUUID()}`),
+      'GET',
+      '/api/usage',
+    );
+    expect(other.body.days).toEqual([]);
+    const bad = await call<{ error: { code: string; details: unknown } }>(
+      a,
+      token,
+      'GET',
+      '/api/usage?from=2026-02-30',
+    );
+    expect(bad.status).toBe(400);
+    expect(bad.body.error).toMatchObject({ code: 'invalid_request', details: [{ path: 'from' }] });
   });
 }

@@ -5,6 +5,7 @@ import {
   ConversationRepository,
   SessionBusyError,
   sessionLeaseHolder,
+  UsageRepository,
 } from '@agent-backend/agent-runtime';
 import { AppError, type ResponseDoc, type RouteDocs } from '@agent-backend/http-server';
 import {
@@ -24,6 +25,7 @@ import { toRunRequest } from './agent/run-request.js';
 import { registerRunRoutes } from './agent/run-routes.js';
 import { RunStopper } from './agent/run-stopper.js';
 import { registerSessionRoutes } from './agent/session-routes.js';
+import { registerUsageRoutes } from './agent/usage-routes.js';
 import { SseStream } from './agent/sse-stream.js';
 import { streamLocalRun } from './agent/stream-run.js';
 
@@ -65,6 +67,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   const stopper = new RunStopper(engines.bus, runs, conversations, logger);
   registerSessionRoutes(context, conversations, stopper);
   registerRunRoutes(context, conversations, stopper);
+  registerUsageRoutes(context, new UsageRepository(engines.db));
   /** Runs not yet finished or not yet fully in the run log. */
   const settling = new Set<Promise<void>>();
   const openStream = (reply: Response) =>

@@ -79,14 +79,27 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     }
     given.emit(event);
   };
-  const options: ExecuteRunOptions = { ...given, emit };
+  // The tokens each model request reports, summed for the run (stored with it, sent in `done`).
+  const usage = { prompt_tokens: 0, completion_tokens: 0 };
+  const metrics = given.metrics;
+  const countingMetrics: AgentMetrics = {
+    runStarted: (mode) => metrics?.runStarted(mode) ?? (() => undefined),
+    streamsOpen: metrics?.streamsOpen ?? { inc: () => undefined, dec: () => undefined },
+    firstToken: (seconds) => metrics?.firstToken(seconds),
+    tokens: (prompt, completion) => {
+      usage.prompt_tokens += prompt;
+      usage.completion_tokens += completion;
+      metrics?.tokens(prompt, completion);
+    },
+  };
+  const options: ExecuteRunOptions = { ...given, emit, metrics: countingMetrics };
   emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
   logger.info({ ...log, mode: request.mode, model: request.model.name }, 'run started');
   let result: RunResult;
   let final: AgentEvent;
   try {
     await conversation(options);
-    final = { type: 'done', session_id: run.sessionId };
+    final = { type: 'done', session_id: run.sessionId, usage };
     result = { status: 'done' };
   } catch (error) {
     let failure: AgentRunError;
@@ -107,7 +120,7 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   }
   await Promise.all(approvals);
   await sessions
-    .finishRun(run.runId, result.status, result.code)
+    .finishRun(run.runId, result.status, result.code, usage)
     .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record the end of a run'));
   // Free the session before the last event: a client that got `done` may invoke again at once.
   await options

@@ -4,6 +4,7 @@
  */
 export { ConversationRepository, PREVIEW_CHARS } from './conversation-repository.js';
 export { InvalidCursorError } from './list-cursor.js';
+export { UsageRepository, type DayRange } from './usage-repository.js';
 export { AgentRunner, type AgentRunnerOptions, type PreparedRun } from './agent-runner.js';
 export {
   runRequest,

@@ -1,4 +1,4 @@
-import type { ApprovalResultEvent, ConversationMode } from '@agent-backend/protocol';
+import type { ApprovalResultEvent, ConversationMode, TokenUsage } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { ChatMessage } from './chat-message.js';
 import { parseSessionState, type SessionState } from './session-state.js';
@@ -170,10 +170,18 @@ export class SessionRepository {
     );
   }
 
-  async finishRun(runId: string, status: RunStatus, errorCode?: string): Promise<void> {
+  /** Records how the run ended and the tokens its model requests reported (`GET /api/usage`). */
+  async finishRun(
+    runId: string,
+    status: RunStatus,
+    errorCode?: string,
+    usage?: TokenUsage,
+  ): Promise<void> {
     await this.db.query(
-      'UPDATE agent_runs SET status = $2, error_code = $3, ended_at = now() WHERE run_id = $1',
-      [runId, status, errorCode ?? null],
+      `UPDATE agent_runs SET status = $2, error_code = $3, ended_at = now(),
+         prompt_tokens = $4, completion_tokens = $5
+       WHERE run_id = $1`,
+      [runId, status, errorCode ?? null, usage?.prompt_tokens ?? 0, usage?.completion_tokens ?? 0],
     );
   }
 

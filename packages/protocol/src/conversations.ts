@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ApprovalOutcome, TodoItem } from './agent-events.js';
+import { ApprovalOutcome, TodoItem, TokenUsage } from './agent-events.js';
 import { ConversationMode } from './invoke.js';
 import { queryInteger } from './query-integer.js';
 
@@ -143,13 +143,6 @@ export const MessageList = z.object({
   next_cursor: z.string().nullable(),
 });
 export type MessageList = z.infer<typeof MessageList>;
-
-/** Tokens the model provider reported, summed over the model requests of a run (or a day). */
-export const TokenUsage = z.object({
-  prompt_tokens: z.number().int().nonnegative(),
-  completion_tokens: z.number().int().nonnegative(),
-});
-export type TokenUsage = z.infer<typeof TokenUsage>;
 
 /** Path of the run routes. */
 export const RunParams = z.object({ run_id: z.string().min(1).max(200) });
