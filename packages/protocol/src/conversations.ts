@@ -71,7 +71,7 @@ export const SessionDetail = SessionSummary.extend({
 export type SessionDetail = z.infer<typeof SessionDetail>;
 
 /** Path of the session routes: a session id as invoke takes it. */
-export const SessionParams = z.object({ session_id: z.string().min(1).max(200) });
+export const SessionParams = z.object({ session_id: z.string().min(1) });
 export type SessionParams = z.infer<typeof SessionParams>;
 
 /** Body of `PATCH /api/agent/sessions/:session_id`. */
