@@ -56,7 +56,7 @@ describe('agent invoke on the all-in-one embedded engine', () => {
         llm_config: llm('x-embedded'),
       })
     ).ended;
-    expect(second.at(-1)!.data).toEqual({ type: 'done', session_id: sessionId });
+    expect(second.at(-1)!.data).toMatchObject({ type: 'done', session_id: sessionId });
     expect(model.requests('x-embedded')[1]!.body.messages!.slice(1)).toEqual([
       { role: 'user', content: 'a' },
       { role: 'assistant', content: 'First.' },

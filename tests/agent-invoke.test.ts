@@ -41,7 +41,7 @@ describe('agent invoke: streaming, tools, sessions', () => {
     expect(events.map((e) => e.id)).toEqual(events.map((_, i) => `${session.run_id}:${i + 1}`));
     const text = events.filter((e) => e.data.type === 'message_chunk').map((e) => e.data.content);
     expect(text.join('')).toBe('Hello there, Alice!');
-    expect(events.at(-1)!.data).toEqual({ type: 'done', session_id: session.session_id });
+    expect(events.at(-1)!.data).toMatchObject({ type: 'done', session_id: session.session_id });
     const [request] = cluster.model.requests('m-hello');
     expect(request!.headers.authorization).toBe(`Bearer ${API_KEY}`);
     expect(request!.body).toMatchObject({ model: 'm-hello', stream: true, temperature: 0.7 });
@@ -170,7 +170,7 @@ describe('agent invoke: streaming, tools, sessions', () => {
       })
     ).ended;
     expect(second[0]!.data.session_id).toBe(sessionId);
-    expect(second.at(-1)!.data).toEqual({ type: 'done', session_id: sessionId });
+    expect(second.at(-1)!.data).toMatchObject({ type: 'done', session_id: sessionId });
     const messages = cluster.model.requests('m-continue')[1]!.body.messages!;
     expect(messages.slice(1)).toEqual([
       { role: 'user', content: 'My name is Alice.' },
@@ -195,7 +195,7 @@ describe('agent invoke: streaming, tools, sessions', () => {
     });
     expect(theirs.response.status).toBe(200);
     const bobEvents = (await theirs.ended).map((e) => e.data);
-    expect(bobEvents.at(-1)).toEqual({ type: 'done', session_id: sessionId });
+    expect(bobEvents.at(-1)).toMatchObject({ type: 'done', session_id: sessionId });
     // Bob's model saw his message only: nothing of alice's conversation.
     const bobSent = cluster.model.requests('m-bob')[0]!.body.messages!;
     expect(bobSent.slice(1)).toEqual([{ role: 'user', content: 'show me' }]);
@@ -214,7 +214,7 @@ describe('agent invoke: streaming, tools, sessions', () => {
       session_id: sessionId,
       llm_config: llm('m-private'),
     });
-    expect((await again.ended).at(-1)!.data).toEqual({ type: 'done', session_id: sessionId });
+    expect((await again.ended).at(-1)!.data).toMatchObject({ type: 'done', session_id: sessionId });
     const aliceSent = cluster.model.requests('m-private')[1]!.body.messages!;
     expect(aliceSent.slice(1)).toEqual([
       { role: 'user', content: 'x' },

@@ -123,7 +123,7 @@ describe('agent streams across replicas', () => {
     const all = [...seen, ...rest];
     expect(all.map((e) => e.id)).toEqual(all.map((_, i) => `${runId}:${i + 1}`));
     expect(chunks(all).join('')).toBe('one two three four');
-    expect(rest.at(-1)!.data).toEqual({ type: 'done', session_id: sessionId });
+    expect(rest.at(-1)!.data).toMatchObject({ type: 'done', session_id: sessionId });
     const [request] = cluster.model.requests('s-resume');
     expect(request!.aborted).toBe(false);
     expect(request!.completed).toBe(true);

@@ -120,7 +120,7 @@ describe('client SDK in headless Chromium', () => {
       llm: llm('browser-resume'),
     });
     expect(result.text).toBe('one two three');
-    expect(result.last).toEqual({ type: 'done', session_id: result.sessionId });
+    expect(result.last).toMatchObject({ type: 'done', session_id: result.sessionId });
     expect(result.requests).toHaveLength(2);
     expect(result.requests[1]).toMatchObject({
       method: 'GET',

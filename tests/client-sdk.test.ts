@@ -83,7 +83,7 @@ describe('client SDK in Node.js', () => {
     });
     expect(result.text).toBe('one two three');
     expect(result.types[0]).toBe('session');
-    expect(result.last).toEqual({ type: 'done', session_id: result.sessionId });
+    expect(result.last).toMatchObject({ type: 'done', session_id: result.sessionId });
     expect(result.types.filter((t: string) => t === 'session')).toHaveLength(1);
     // The second request resumed from the last event seen, on the other replica.
     expect(result.requests).toHaveLength(2);
@@ -217,7 +217,7 @@ describe('client SDK in Node.js', () => {
         .join('');
       expect(text).toBe('one two three');
       expect(events.filter((e) => e.type === 'session')).toHaveLength(1);
-      expect(events.at(-1)).toEqual({ type: 'done', session_id: run.sessionId });
+      expect(events.at(-1)).toMatchObject({ type: 'done', session_id: run.sessionId });
       // The resume went out on a new connection.
       expect(proxy.accepted).toBeGreaterThanOrEqual(2);
     } finally {

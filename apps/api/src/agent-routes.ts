@@ -2,10 +2,10 @@ import type { Response } from 'express';
 import type { Agent } from '@agent-backend/agent';
 import {
   AgentRunError,
-  isReservedSessionId,
-  RESERVED_SESSION_ID_PREFIXES,
+  ConversationRepository,
   SessionBusyError,
   sessionLeaseHolder,
+  UsageRepository,
 } from '@agent-backend/agent-runtime';
 import { AppError, type ResponseDoc, type RouteDocs } from '@agent-backend/http-server';
 import {
@@ -18,9 +18,14 @@ import {
 import type { ServiceContext } from '@agent-backend/runtime';
 import { registerApprovalRoutes } from './agent/approval-routes.js';
 import { LocalRun } from './agent/local-run.js';
+import { refuseReservedSessionId } from './agent/reserved-session-id.js';
 import { remoteAttachKey, streamRemoteRun } from './agent/resume-remote.js';
 import { RunLogWriter } from './agent/run-log-writer.js';
 import { toRunRequest } from './agent/run-request.js';
+import { registerRunRoutes } from './agent/run-routes.js';
+import { RunStopper } from './agent/run-stopper.js';
+import { registerSessionRoutes } from './agent/session-routes.js';
+import { registerUsageRoutes } from './agent/usage-routes.js';
 import { SseStream } from './agent/sse-stream.js';
 import { streamLocalRun } from './agent/stream-run.js';
 
@@ -58,6 +63,11 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   const streamsOpen = context.metrics.agent.streamsOpen;
   registerApprovalRoutes(context);
   const runs = new Map<string, LocalRun>();
+  const conversations = new ConversationRepository(engines.db);
+  const stopper = new RunStopper(engines.bus, runs, conversations, logger);
+  registerSessionRoutes(context, conversations, stopper);
+  registerRunRoutes(context, conversations, stopper);
+  registerUsageRoutes(context, new UsageRepository(engines.db));
   /** Runs not yet finished or not yet fully in the run log. */
   const settling = new Set<Promise<void>>();
   const openStream = (reply: Response) =>
@@ -216,19 +226,6 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     }
     for (const run of runs.values()) run.abort(new AgentRunError('server_shutdown'));
     await Promise.all([...settling]);
+    await stopper.close();
   });
-}
-
-/**
- * The chats' and scheduled runs' sessions are the service's: a client names none of them, on
- * invoke or on resume (ids are per user as well, so this only matters to a token whose user id
- * is a chat's, and to a task's owner).
- */
-function refuseReservedSessionId(sessionId: string): void {
-  if (!isReservedSessionId(sessionId)) return;
-  const prefixes = RESERVED_SESSION_ID_PREFIXES.map((p) => `"${p}"`).join(' or ');
-  throw new AppError(
-    'session_id_reserved',
-    `session_id must not start with ${prefixes}: those are the sessions of chats and scheduled tasks`,
-  );
 }

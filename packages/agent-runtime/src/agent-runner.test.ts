@@ -107,7 +107,7 @@ describe('AgentRunner', () => {
       'alice',
       request({ modelName: 'r-continue', message: 'two', session_id: sessionId }),
     );
-    expect(second.events.at(-1)).toEqual({ type: 'done', session_id: sessionId });
+    expect(second.events.at(-1)).toMatchObject({ type: 'done', session_id: sessionId });
     const sent = model.requests('r-continue')[2]!.body.messages!;
     expect(sent[0]).toMatchObject({ role: 'system' });
     expect(String(sent[0]!.content)).toContain('Current todo list:\n1. [pending] Step one');
@@ -142,7 +142,7 @@ describe('AgentRunner', () => {
       request({ modelName: 'r-bob', message: 'bob one', session_id: 'shared-id' }),
     );
     expect(bobs.result).toEqual({ status: 'done' });
-    expect(bobs.events.at(-1)).toEqual({ type: 'done', session_id: 'shared-id' });
+    expect(bobs.events.at(-1)).toMatchObject({ type: 'done', session_id: 'shared-id' });
     expect(
       model
         .requests('r-bob')[0]!

@@ -65,7 +65,13 @@ export class AgentRunner {
     );
     if (!lease) throw new SessionBusyError(sessionId);
     try {
-      await this.sessions.startRun({ runId, sessionId, userId, mode: request.mode });
+      await this.sessions.startRun({
+        runId,
+        sessionId,
+        userId,
+        mode: request.mode,
+        model: request.model.name,
+      });
     } catch (error) {
       await lease.release();
       throw error;

@@ -72,17 +72,44 @@ export function executeRun(options: ExecuteRunOptions): Promise<RunResult> {
   );
 }
 
-async function executeRunInSpan(options: ExecuteRunOptions): Promise<RunResult> {
-  const { run, sessions, emit, logger } = options;
+async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
+  const { run, sessions, logger } = given;
   const { request, signal } = run;
   const log = { runId: run.runId, sessionId: run.sessionId, userId: run.userId };
+  // Approval outcomes are stored beside the conversation (its tool messages do not say them),
+  // written before the run is recorded as ended.
+  const approvals: Promise<void>[] = [];
+  const emit = (event: AgentEvent): void => {
+    if (event.type === 'approval_result') {
+      approvals.push(
+        sessions
+          .recordApproval(run, event)
+          .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record an approval')),
+      );
+    }
+    given.emit(event);
+  };
+  // The tokens each model request reports, summed for the run (stored with it, sent in `done`).
+  const usage = { prompt_tokens: 0, completion_tokens: 0 };
+  const metrics = given.metrics;
+  const countingMetrics: AgentMetrics = {
+    runStarted: (mode) => metrics?.runStarted(mode) ?? (() => undefined),
+    streamsOpen: metrics?.streamsOpen ?? { inc: () => undefined, dec: () => undefined },
+    firstToken: (seconds) => metrics?.firstToken(seconds),
+    tokens: (prompt, completion) => {
+      usage.prompt_tokens += prompt;
+      usage.completion_tokens += completion;
+      metrics?.tokens(prompt, completion);
+    },
+  };
+  const options: ExecuteRunOptions = { ...given, emit, metrics: countingMetrics };
   emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
   logger.info({ ...log, mode: request.mode, model: request.model.name }, 'run started');
   let result: RunResult;
   let final: AgentEvent;
   try {
     await conversation(options);
-    final = { type: 'done', session_id: run.sessionId };
+    final = { type: 'done', session_id: run.sessionId, usage };
     result = { status: 'done' };
   } catch (error) {
     let failure: AgentRunError;
@@ -101,8 +128,9 @@ async function executeRunInSpan(options: ExecuteRunOptions): Promise<RunResult> 
     final = { type: 'error', code: failure.code, message: failure.message };
     result = { status: signal.aborted ? 'aborted' : 'error', code: failure.code };
   }
+  await Promise.all(approvals);
   await sessions
-    .finishRun(run.runId, result.status, result.code)
+    .finishRun(run.runId, result.status, result.code, usage)
     .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record the end of a run'));
   // Free the session before the last event: a client that got `done` may invoke again at once.
   await options

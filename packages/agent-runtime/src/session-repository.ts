@@ -1,4 +1,4 @@
-import type { ConversationMode } from '@agent-backend/protocol';
+import type { ApprovalResultEvent, ConversationMode, TokenUsage } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { ChatMessage } from './chat-message.js';
 import { parseSessionState, type SessionState } from './session-state.js';
@@ -101,6 +101,39 @@ export class SessionRepository {
             jsonb_array_elements($4::jsonb) WITH ORDINALITY AS m(message, ord)`,
       [session.userId, session.sessionId, runId, JSON.stringify(messages)],
     );
+    const first = messages.find((m) => m.role === 'user' && m.content.trim() !== '');
+    if (first?.content) {
+      // A session the client did not name gets the start of its first user message as title.
+      await this.db.query(
+        `UPDATE agent_sessions SET title = $3
+         WHERE user_id = $1 AND session_id = $2 AND title IS NULL`,
+        [session.userId, session.sessionId, titleFrom(first.content)],
+      );
+    }
+  }
+
+  /** Records how an approval ended, so the stored conversation shows it beside the call. */
+  async recordApproval(
+    run: SessionKey & { readonly runId: string },
+    approval: ApprovalResultEvent,
+  ): Promise<void> {
+    await this.db.query(
+      `INSERT INTO agent_approvals
+         (user_id, session_id, request_id, run_id, tool_call_id, tool_name, outcome, tool_args, message)
+       VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+       ON CONFLICT (user_id, session_id, request_id) DO NOTHING`,
+      [
+        run.userId,
+        run.sessionId,
+        approval.request_id,
+        run.runId,
+        approval.tool_call_id,
+        approval.tool_name,
+        approval.outcome,
+        approval.tool_args ? JSON.stringify(approval.tool_args) : null,
+        approval.message ?? null,
+      ],
+    );
   }
 
   async saveState(session: SessionKey, state: SessionState): Promise<void> {
@@ -121,25 +154,34 @@ export class SessionRepository {
     sessionId: string;
     userId: string;
     mode: ConversationMode;
+    model?: string;
   }): Promise<void> {
     await this.db.query(
       `WITH stale AS (
          UPDATE agent_runs SET status = 'aborted', error_code = 'replica_lost', ended_at = now()
           WHERE user_id = $3 AND session_id = $2 AND status = 'running'
        ), run AS (
-         INSERT INTO agent_runs (run_id, session_id, user_id, mode, status)
-         VALUES ($1, $2, $3, $4, 'running')
+         INSERT INTO agent_runs (run_id, session_id, user_id, mode, model, status)
+         VALUES ($1, $2, $3, $4, $5, 'running')
        )
        UPDATE agent_sessions SET last_run_id = $1, updated_at = now()
         WHERE user_id = $3 AND session_id = $2`,
-      [run.runId, run.sessionId, run.userId, run.mode],
+      [run.runId, run.sessionId, run.userId, run.mode, run.model ?? null],
     );
   }
 
-  async finishRun(runId: string, status: RunStatus, errorCode?: string): Promise<void> {
+  /** Records how the run ended and the tokens its model requests reported (`GET /api/usage`). */
+  async finishRun(
+    runId: string,
+    status: RunStatus,
+    errorCode?: string,
+    usage?: TokenUsage,
+  ): Promise<void> {
     await this.db.query(
-      'UPDATE agent_runs SET status = $2, error_code = $3, ended_at = now() WHERE run_id = $1',
-      [runId, status, errorCode ?? null],
+      `UPDATE agent_runs SET status = $2, error_code = $3, ended_at = now(),
+         prompt_tokens = $4, completion_tokens = $5
+       WHERE run_id = $1`,
+      [runId, status, errorCode ?? null, usage?.prompt_tokens ?? 0, usage?.completion_tokens ?? 0],
     );
   }
 
@@ -155,4 +197,16 @@ export class SessionRepository {
     const row = rows[0];
     return row ? { sessionId: row.session_id, userId: row.user_id, status: row.status } : null;
   }
+}
+
+/** Most characters of a title taken from the first message. */
+const TITLE_CHARS = 80;
+
+/** The first line of `text`, cut at a word when it is long. */
+function titleFrom(text: string): string {
+  const line = text.trim().split('\n', 1)[0]!.trim();
+  if (line.length <= TITLE_CHARS) return line;
+  const cut = line.slice(0, TITLE_CHARS);
+  const space = cut.lastIndexOf(' ');
+  return `${(space > TITLE_CHARS / 2 ? cut.slice(0, space) : cut).trimEnd()}…`;
 }

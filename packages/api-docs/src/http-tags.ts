@@ -1,6 +1,10 @@
 /** The tags, in the order the documents list them, with what each groups. */
 export const HTTP_TAGS = {
-  agent: 'Agent runs: invoke with an SSE stream of events, resume, human-in-the-loop decisions.',
+  agent:
+    'Agent runs: invoke with an SSE stream of events, resume, human-in-the-loop decisions, ' +
+    'run status and cancel.',
+  sessions: "The caller's conversations: list, read, rename, delete.",
+  usage: "The caller's token usage.",
   auth: 'Access tokens.',
   knowledge: 'Knowledge bases, their documents, search, and the chunking preview.',
   memories: "The caller's long-term memories.",

@@ -188,10 +188,22 @@ export const CredentialsRefreshedEvent = z.object({
 });
 export type CredentialsRefreshedEvent = z.infer<typeof CredentialsRefreshedEvent>;
 
-/** The run finished; `session_id` continues the conversation (generated when none was sent). */
+/** Tokens the model provider reported, summed over the model requests of a run (or a day). */
+export const TokenUsage = z.object({
+  prompt_tokens: z.number().int().nonnegative(),
+  completion_tokens: z.number().int().nonnegative(),
+});
+export type TokenUsage = z.infer<typeof TokenUsage>;
+
+/**
+ * The run finished; `session_id` continues the conversation (generated when none was sent).
+ * `usage` (not in the spec): the tokens the provider reported for the run's model requests
+ * (zero when it reports none); optional for streams of runs before it was added.
+ */
 export const DoneEvent = z.object({
   type: z.literal('done'),
   session_id: z.string(),
+  usage: TokenUsage.optional(),
 });
 export type DoneEvent = z.infer<typeof DoneEvent>;
 

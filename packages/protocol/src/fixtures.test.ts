@@ -40,6 +40,7 @@ const EXEMPT_FROM_FIXTURES = new Set([
   'OAuthProvider',
   'ScheduledTaskStatus',
   'ScheduledTaskRunStatus',
+  'RunStatus',
 ]);
 
 const schemas = new Map(

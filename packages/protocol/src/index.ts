@@ -7,6 +7,7 @@ export * from './agent-events.js';
 export * from './auth.js';
 export * from './token-service.js';
 export * from './chat-platform.js';
+export * from './conversations.js';
 export * from './dependency-errors.js';
 export * from './errors.js';
 export * from './health.js';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { queryInteger } from './query-integer.js';
 
 /** Most characters of one memory's text. */
 export const MAX_MEMORY_CHARS = 2_000;
@@ -20,17 +21,6 @@ export const Memory = z.object({
   updated_at: z.string(),
 });
 export type Memory = z.infer<typeof Memory>;
-
-/** Strings of digits only, as a query string carries numbers. */
-const queryInteger = (min: number, max: number) =>
-  z.preprocess(
-    (value) => (typeof value === 'string' && /^\d{1,9}$/.test(value) ? Number(value) : value),
-    z
-      .number({ error: `must be an integer from ${min} to ${max}` })
-      .int()
-      .min(min)
-      .max(max),
-  );
 
 /**
  * Query of `GET /api/memories`: the token's user's memories, newest first, a page at a time.

@@ -270,6 +270,39 @@ export const MIGRATIONS: readonly Migration[] = [
         recorded_at timestamptz NOT NULL DEFAULT now()
       );
       CREATE INDEX token_cutoffs_recorded_idx ON token_cutoffs (recorded_at);
+      `,
+  },
+  {
+    id: '0013_conversations',
+    sql: `
+      -- The conversations API (docs/protocol.md): a session's title (set from its first user
+      -- message when the client gives none), the list of a user's sessions by latest activity
+      -- (keyset pages on (updated_at, session_id)), each run's token usage, and the outcome of
+      -- each approval, so a stored conversation shows what was approved or refused.
+      ALTER TABLE agent_sessions ADD COLUMN title text;
+      DROP INDEX agent_sessions_user_id_idx;
+      CREATE INDEX agent_sessions_activity_idx
+        ON agent_sessions (user_id, updated_at DESC, session_id DESC);
+      ALTER TABLE agent_runs ADD COLUMN prompt_tokens bigint NOT NULL DEFAULT 0;
+      ALTER TABLE agent_runs ADD COLUMN completion_tokens bigint NOT NULL DEFAULT 0;
+      ALTER TABLE agent_runs ADD COLUMN model text;
+      CREATE INDEX agent_runs_user_started_idx ON agent_runs (user_id, started_at);
+      CREATE TABLE agent_approvals (
+        user_id      text NOT NULL,
+        session_id   text NOT NULL,
+        request_id   text NOT NULL,
+        run_id       text NOT NULL,
+        tool_call_id text NOT NULL,
+        tool_name    text NOT NULL,
+        outcome      text NOT NULL,                 -- approved, edited, rejected, timed_out, cancelled
+        tool_args    jsonb,                         -- the arguments that ran (edited ones after edited)
+        message      text,                          -- the rejecting user's note
+        created_at   timestamptz NOT NULL DEFAULT now(),
+        PRIMARY KEY (user_id, session_id, request_id),
+        FOREIGN KEY (user_id, session_id) REFERENCES agent_sessions (user_id, session_id)
+          ON DELETE CASCADE
+      );
+      CREATE INDEX agent_approvals_call_idx ON agent_approvals (user_id, session_id, run_id, tool_call_id);
     `,
   },
 ];

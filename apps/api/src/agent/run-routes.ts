@@ -1,0 +1,62 @@
+import type { ConversationRepository } from '@agent-backend/agent-runtime';
+import { AppError } from '@agent-backend/http-server';
+import { AgentRun, RunParams } from '@agent-backend/protocol';
+import type { ServiceContext } from '@agent-backend/runtime';
+import type { RunStopper } from './run-stopper.js';
+
+const notFound = (runId: string) => new AppError('not_found', `run ${runId} not found`);
+
+/**
+ * `GET /api/agent/runs/:run_id` and `POST /api/agent/runs/:run_id/cancel` (docs/protocol.md):
+ * the caller's runs only, another user's run answers 404 like an unknown one. Cancel works from
+ * any API replica: the one running the run stops it (through the bus).
+ */
+export function registerRunRoutes(
+  { app, requireUser }: ServiceContext,
+  conversations: ConversationRepository,
+  stopper: RunStopper,
+): void {
+  app.get(
+    '/api/agent/runs/:run_id',
+    {
+      params: RunParams,
+      preHandler: requireUser,
+      doc: {
+        tag: 'agent',
+        summary: 'Read a run: status, times, error code and token usage',
+        responses: { 200: { description: 'The run.', json: AgentRun } },
+        errors: ['not_found'],
+      },
+    },
+    async (request) => {
+      const run = await conversations.run(request.userId, request.params.run_id);
+      if (!run) throw notFound(request.params.run_id);
+      return run satisfies AgentRun;
+    },
+  );
+
+  app.post(
+    '/api/agent/runs/:run_id/cancel',
+    {
+      params: RunParams,
+      preHandler: requireUser,
+      doc: {
+        tag: 'agent',
+        summary: 'Cancel a run, from any replica',
+        description:
+          'The replica running it stops the model request and its tools; its stream ends with ' +
+          'the `error` event `run_aborted`, as when its client went away, and the conversation ' +
+          'so far stays stored. Answers once the run is recorded as ended (at most 5 s: a run ' +
+          'still `running` then is answered as it is). A run that already ended is answered ' +
+          'unchanged.',
+        responses: { 200: { description: 'The run after the cancel.', json: AgentRun } },
+        errors: ['not_found'],
+      },
+    },
+    async (request) => {
+      const run = await stopper.stop(request.userId, request.params.run_id);
+      if (!run) throw notFound(request.params.run_id);
+      return run satisfies AgentRun;
+    },
+  );
+}

@@ -1,0 +1,73 @@
+import { setTimeout as sleep } from 'node:timers/promises';
+import { AgentRunError, type ConversationRepository } from '@agent-backend/agent-runtime';
+import type { ServiceContext } from '@agent-backend/runtime';
+import type { LocalRun } from './local-run.js';
+
+type Bus = ServiceContext['engines']['bus'];
+type Subscription = Awaited<ReturnType<Bus['subscribe']>>;
+
+/** The bus channel a cancel goes out on: every API replica listens, the one running it stops it. */
+export const RUN_CANCEL_CHANNEL = 'agent:run-cancel';
+
+/** How long a cancel waits for the run to end before it answers. */
+const STOP_WAIT_MS = 5_000;
+const STOP_POLL_MS = 50;
+
+/**
+ * Cancels a run wherever it runs. The replica that runs it aborts it as a dropped client's grace
+ * timeout does (`run_aborted`): the model request and the tools stop, the stream ends with the
+ * `error` event, the conversation so far stays stored.
+ */
+export class RunStopper {
+  private readonly subscription: Promise<Subscription>;
+
+  constructor(
+    private readonly bus: Bus,
+    private readonly runs: ReadonlyMap<string, LocalRun>,
+    private readonly conversations: ConversationRepository,
+    logger: ServiceContext['logger'],
+  ) {
+    this.subscription = bus.subscribe(RUN_CANCEL_CHANNEL, (message) => {
+      const runId = (message as { run_id?: unknown } | null)?.run_id;
+      if (typeof runId === 'string') this.abortLocal(runId);
+    });
+    this.subscription.catch((err: unknown) =>
+      logger.error({ err }, 'cannot listen for run cancels; cancel works on this replica only'),
+    );
+  }
+
+  /** Stops the run here when it runs here, else asks the other replicas through the bus. */
+  async cancel(runId: string): Promise<void> {
+    if (this.abortLocal(runId)) return;
+    await this.subscription;
+    await this.bus.publish(RUN_CANCEL_CHANNEL, { run_id: runId });
+  }
+
+  /**
+   * Cancels the user's run and waits until it is recorded as ended, at most `timeoutMs` (a run
+   * whose replica died stays `running` until the session's next run): the run as it is then,
+   * null when it is not the user's.
+   */
+  async stop(userId: string, runId: string, timeoutMs = STOP_WAIT_MS) {
+    let run = await this.conversations.run(userId, runId);
+    if (!run || run.status !== 'running') return run;
+    await this.cancel(runId);
+    const deadline = Date.now() + timeoutMs;
+    while (run?.status === 'running' && Date.now() < deadline) {
+      await sleep(STOP_POLL_MS);
+      run = await this.conversations.run(userId, runId);
+    }
+    return run;
+  }
+
+  async close(): Promise<void> {
+    await (await this.subscription.catch(() => undefined))?.unsubscribe();
+  }
+
+  private abortLocal(runId: string): boolean {
+    const run = this.runs.get(runId);
+    if (!run) return false;
+    run.abort(new AgentRunError('run_aborted', 'the run was cancelled by a client'));
+    return true;
+  }
+}
