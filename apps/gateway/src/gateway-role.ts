@@ -79,6 +79,7 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       webOrigins: config.GATEWAY_WEB_ORIGINS,
       allowUnauthenticated: config.GATEWAY_ALLOW_UNAUTHENTICATED,
     },
+    corsOrigins: config.CORS_ALLOWED_ORIGINS,
     logger,
     accept,
   });

@@ -49,6 +49,8 @@ export const ENV_MEANINGS = {
   LARK_ENCRYPT_KEY:
     'chat-platform event encryption and signature key; unset: events are not decrypted or signature-checked',
   LARK_API_BASE_URL: "the chat platform's API origin",
+  CORS_ALLOWED_ORIGINS:
+    "comma-separated origins (`https://app.example.com,http://localhost:5173`) of web pages that may call every API route from another origin: preflights are answered, and the answers carry `Access-Control-Allow-Origin` (no credentials mode: the API takes bearer tokens, not cookies). Each entry is an exact origin (scheme, host, port; no path); a bad entry stops the start naming it. When set, a `/ws/web` upgrade whose `Origin` is neither the service's own nor listed here (nor in `GATEWAY_WEB_ORIGINS`) is refused with 403. Empty: no CORS header at all ([`clients.md`](clients.md#calling-from-another-origin-cors))",
   GATEWAY_WEB_ORIGINS:
     'origins allowed to open `/ws/web`, comma-separated; empty allows any origin ([`gateway.md`](gateway.md))',
   GATEWAY_ALLOW_UNAUTHENTICATED:
@@ -229,6 +231,7 @@ const OVERRIDES: Partial<Record<EnvName, { type?: string; default?: string }>> =
   LLM_ALLOWED_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
   MCP_STDIO_ALLOWLIST: { type: 'comma-separated commands', default: 'empty' },
   GATEWAY_WEB_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
+  CORS_ALLOWED_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
   WEB_SEARCH_PROVIDERS: { type: 'comma-separated, of `tavily` `brave`' },
 };
 

@@ -155,6 +155,11 @@ export const EnvSchema = z.object({
   LARK_ENCRYPT_KEY: optionalString,
   /** The chat platform's API origin; unset: the platform's public origin per channel. */
   LARK_API_BASE_URL: url(['http:', 'https:']),
+  /**
+   * Origins of web pages allowed to call the API cross-origin (CORS, no credentials mode) and to
+   * open `/ws/web`, comma-separated, exactly (`https://app.example.com`); empty: none.
+   */
+  CORS_ALLOWED_ORIGINS: originList,
   /** Origins allowed to open `/ws/web`, comma-separated; empty allows any origin. */
   GATEWAY_WEB_ORIGINS: optionalString.transform((v) =>
     (v ?? '')
