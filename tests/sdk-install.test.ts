@@ -28,7 +28,7 @@ const PACKAGES = ['protocol', 'node-client', 'client'];
 
 /** What the author's script prints: the run's event types and text, and a refused call. */
 const SCRIPT = `
-import { AgentBackendClient, ApiError } from '@agent-backend/client';
+import { AgentBackendClient, ApiError, UnauthorizedError } from '@agent-backend/client';
 import { WebClient } from '@agent-backend/client/node';
 
 const [baseUrl, token, llm] = [process.env.BASE_URL, process.env.TOKEN, JSON.parse(process.env.LLM)];
@@ -38,9 +38,14 @@ const events = [];
 for await (const event of run) events.push(event);
 let refused;
 try {
-  await new AgentBackendClient({ baseUrl, token: 'not-a-token' }).whoami();
+  await new AgentBackendClient({ baseUrl, token: 'not-a-token' }).whoami({ timeout: 30_000, retries: 1 });
 } catch (error) {
-  refused = { isApiError: error instanceof ApiError, status: error.status, code: error.code };
+  refused = {
+    isApiError: error instanceof ApiError,
+    isUnauthorized: error instanceof UnauthorizedError,
+    status: error.status,
+    code: error.code,
+  };
 }
 console.log(JSON.stringify({
   types: events.map((e) => e.type),
@@ -54,7 +59,13 @@ console.log(JSON.stringify({
 
 /** The same calls in TypeScript, checked against the installed declarations only. */
 const TYPED = `
-import { AgentBackendClient, ApiError, type AgentEvent } from '@agent-backend/client';
+import {
+  AgentBackendClient,
+  ApiError,
+  NotFoundError,
+  type AgentEvent,
+  type CallOptions,
+} from '@agent-backend/client';
 import { NodeClient } from '@agent-backend/client/node';
 
 const client = new AgentBackendClient({ baseUrl: 'http://127.0.0.1:1', token: 't' });
@@ -68,6 +79,15 @@ export async function texts(): Promise<string[]> {
   return out;
 }
 export const isApiError = (error: unknown): error is ApiError => error instanceof ApiError;
+export async function skillNames(signal: AbortSignal): Promise<string[]> {
+  try {
+    const options: CallOptions = { signal, timeout: 5_000, retries: 2 };
+    return (await client.skills.list(options)).map((skill) => skill.name);
+  } catch (error) {
+    if (error instanceof NotFoundError) return [];
+    throw error;
+  }
+}
 export type Node = NodeClient;
 `;
 
@@ -131,7 +151,12 @@ describe('the SDK installed with npm outside the repository', () => {
     expect(result.text, out).toBe('Installed and running');
     expect(result.types.at(-1)).toBe('done');
     expect(result.sessionId).toMatch(/\S/);
-    expect(result.refused).toEqual({ isApiError: true, status: 401, code: 'unauthorized' });
+    expect(result.refused).toEqual({
+      isApiError: true,
+      isUnauthorized: true,
+      status: 401,
+      code: 'unauthorized',
+    });
     expect(result.webClient).toBe('function');
   });
 

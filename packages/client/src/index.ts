@@ -7,11 +7,24 @@
 export {
   AgentBackendClient,
   AgentRun,
-  ApiError,
   refreshTokenAuth,
   StreamInterruptedError,
+  type CallOptions,
   type ClientOptions,
 } from './client.js';
+export {
+  ApiError,
+  ConflictError,
+  errorForCode,
+  ForbiddenError,
+  NodeError,
+  NotFoundError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  TimeoutError,
+  UnauthorizedError,
+  ValidationError,
+} from './errors.js';
 export {
   BrowserWebClient,
   type BrowserWebClientEvent,
