@@ -89,15 +89,31 @@ describe('SDK call options', () => {
     expect(await listed).toMatchObject({ memories: [] });
   });
 
+  it('iterates a paginated list with the call options', async () => {
+    const memories = [];
+    for await (const memory of client().memories.iterate({ limit: 5 }, { timeout: 30_000 })) {
+      memories.push(memory);
+    }
+    expect(memories).toEqual([]);
+  });
+
   it('never sends a POST twice after a network failure', async () => {
     proxy.setMode('drop');
-    const before = proxy.accepted;
+    const sent: string[] = [];
+    const counting = new AgentBackendClient({
+      baseUrl: `http://127.0.0.1:${proxy.port}`,
+      token,
+      fetch: (input, init) => {
+        sent.push(`${init?.method} ${String(input)}`);
+        return fetch(input, init);
+      },
+    });
     try {
-      const error = await client()
-        .knowledgeBases.create({ name: 'once' }, { retries: 3 })
+      const error = await counting.knowledgeBases
+        .create({ name: 'once' }, { retries: 3 })
         .catch((e: unknown) => e);
       expect(error).toBeInstanceOf(TypeError);
-      expect(proxy.accepted - before).toBe(1);
+      expect(sent).toEqual([`POST http://127.0.0.1:${proxy.port}/api/knowledge-bases`]);
     } finally {
       proxy.setMode('forward');
     }

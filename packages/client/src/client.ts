@@ -14,6 +14,7 @@ import type {
   KnowledgeDocumentList,
   KnowledgeSearchHit,
   ListNodesResponse,
+  Memory,
   MemoryList,
   NodeToolCallResponse,
   NodeType,
@@ -33,6 +34,7 @@ import {
   ServiceUnavailableError,
   TimeoutError,
 } from './errors.js';
+import { paginate } from './paginate.js';
 import { parseSse } from './sse.js';
 
 /** How the client authenticates (docs/clients.md). */
@@ -319,6 +321,15 @@ export class AgentBackendClient {
       const search = params.size > 0 ? `?${params}` : '';
       return this.json('GET', `/api/memories${search}`, options);
     },
+    /** Every memory of the user (matching `q`), newest first, page after page as the loop asks. */
+    iterate: (
+      query: { q?: string; limit?: number } = {},
+      options?: CallOptions,
+    ): AsyncIterable<Memory> =>
+      paginate(async (cursor) => {
+        const page = await this.memories.list({ ...query, ...(cursor ? { cursor } : {}) }, options);
+        return { items: page.memories, nextCursor: page.next_cursor };
+      }),
     delete: (id: string, options?: CallOptions): Promise<void> =>
       this.json('DELETE', `/api/memories/${encodeURIComponent(id)}`, options),
     clear: (options?: CallOptions): Promise<DeleteMemoriesResponse> =>

@@ -30,6 +30,7 @@ export {
   type BrowserWebClientEvent,
   type BrowserWebClientOptions,
 } from './browser-web-client.js';
+export { paginate, type Page } from './paginate.js';
 export { parseSse, type SseMessage } from './sse.js';
 export type {
   AgentEvent,
