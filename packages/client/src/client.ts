@@ -1,6 +1,5 @@
 import type {
   AddDocumentRequestInput,
-  AgentEvent,
   ApprovalDecisionItem,
   ApprovalDecisionRequest,
   ApprovalDecisionResponse,
@@ -27,15 +26,10 @@ import type {
   UploadSkillResponse,
 } from '@agent-backend/protocol';
 import { BrowserWebClient, type BrowserWebClientOptions } from './browser-web-client.js';
-import {
-  ApiError,
-  errorForCode,
-  RateLimitedError,
-  ServiceUnavailableError,
-  TimeoutError,
-} from './errors.js';
+import { AgentRun, type ResumeOptions } from './agent-run.js';
+import { apiError, RateLimitedError, ServiceUnavailableError, TimeoutError } from './errors.js';
 import { paginate } from './paginate.js';
-import { parseSse } from './sse.js';
+import { backoff, sleep } from './retry.js';
 
 /** How the client authenticates (docs/clients.md). */
 export interface ClientOptions {
@@ -55,24 +49,7 @@ export interface ClientOptions {
   /** Every call's {@link CallOptions.retries} unless the call gives its own. @default 0 */
   readonly retries?: number;
   /** How an interrupted agent stream is resumed. */
-  readonly resume?: {
-    /** Reconnections in a row without an event in between. @default 5 */
-    readonly maxAttempts?: number;
-    /** Wait before the n-th attempt: `n × delayMs`. @default 500 */
-    readonly delayMs?: number;
-  };
-}
-
-/** The stream of a run ended without `done` or `error`, and could not be resumed. */
-export class StreamInterruptedError extends Error {
-  constructor(
-    message: string,
-    readonly lastEventId: string | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'StreamInterruptedError';
-  }
+  readonly resume?: ResumeOptions;
 }
 
 /** Options every call takes as its last argument. */
@@ -101,7 +78,6 @@ interface RequestOptions extends CallOptions {
 }
 
 const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
-const MAX_BACKOFF_MS = 5_000;
 
 /**
  * The service's HTTP API for browsers and Node.js (fetch only): agent runs streamed as typed
@@ -477,141 +453,4 @@ export function refreshTokenAuth(options: {
     token: () => current ?? refresh(),
     onUnauthorized: () => refresh(),
   };
-}
-
-/**
- * A run's events as an async iterable (`for await (const event of run)`), resumed after a
- * dropped connection. `sessionId`, `runId` and `lastEventId` are known once the events carrying
- * them arrived.
- */
-export class AgentRun implements AsyncIterable<AgentEvent> {
-  sessionId: string | undefined;
-  runId: string | undefined;
-  lastEventId: string | undefined;
-  private started = false;
-
-  constructor(
-    private readonly open: (lastEventId?: string, sessionId?: string) => Promise<Response>,
-    private readonly resume: ClientOptions['resume'],
-    private readonly signal: AbortSignal | undefined,
-  ) {}
-
-  /** Every event until the run ends. */
-  async events(): Promise<AgentEvent[]> {
-    const all: AgentEvent[] = [];
-    for await (const event of this) all.push(event);
-    return all;
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<AgentEvent> {
-    if (this.started) throw new Error('a run is iterated once');
-    this.started = true;
-    const maxAttempts = this.resume?.maxAttempts ?? 5;
-    const delayMs = this.resume?.delayMs ?? 500;
-    let response = await this.open();
-    let attempts = 0;
-    for (;;) {
-      let failure: unknown;
-      try {
-        for await (const message of parseSse(response.body!)) {
-          if (message.id) this.lastEventId = message.id;
-          const event = JSON.parse(message.data) as AgentEvent;
-          if (event.type === 'session') {
-            this.sessionId = event.session_id;
-            this.runId = event.run_id;
-          }
-          attempts = 0;
-          yield event;
-          if (event.type === 'done' || event.type === 'error') return;
-        }
-      } catch (error) {
-        if (this.signal?.aborted) throw error;
-        failure = error;
-      }
-      // The connection ended before the run did: resume where it stopped.
-      if (!this.sessionId || attempts >= maxAttempts) {
-        throw new StreamInterruptedError(
-          this.sessionId
-            ? `the stream of session ${this.sessionId} was interrupted ${attempts} times in a row`
-            : 'the stream ended before the run was known',
-          this.lastEventId,
-          { cause: failure },
-        );
-      }
-      attempts += 1;
-      await sleep(attempts * delayMs, this.signal);
-      try {
-        response = await this.open(this.lastEventId, this.sessionId);
-      } catch (error) {
-        // A replica restarting answers 503 or not at all: try again. A 4xx (the stream is no
-        // longer available, the session is not the user's) is final.
-        if (this.signal?.aborted || (error instanceof ApiError && error.status < 500)) throw error;
-        response = new Response('');
-      }
-    }
-  }
-}
-
-async function apiError(response: Response): Promise<ApiError> {
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch {
-    body = undefined;
-  }
-  const error = (body as { error?: unknown } | undefined)?.error;
-  let result: ApiError;
-  if (error && typeof error === 'object') {
-    const { code, message, details } = error as {
-      code?: string;
-      message?: string;
-      details?: unknown;
-    };
-    result = errorForCode(
-      response.status,
-      code ?? 'unknown',
-      message ?? response.statusText,
-      details,
-    );
-  } else {
-    // The refresh endpoint's body is `{ error: "<message>" }` (fixed by the spec).
-    const message = typeof error === 'string' ? error : response.statusText;
-    result = errorForCode(
-      response.status,
-      response.status === 401 ? 'unauthorized' : 'unknown',
-      message,
-    );
-  }
-  if (result instanceof RateLimitedError) {
-    result.retryAfterMs = retryAfterMs(response.headers.get('retry-after'));
-  }
-  return result;
-}
-
-/** `Retry-After` (seconds, or an HTTP date) in milliseconds from now. */
-function retryAfterMs(header: string | null): number | undefined {
-  if (!header) return undefined;
-  const seconds = Number(header);
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000);
-  const date = Date.parse(header);
-  return Number.isNaN(date) ? undefined : Math.max(0, date - Date.now());
-}
-
-/** Wait before attempt `n + 1`. */
-function backoff(attempt: number): number {
-  return Math.min(MAX_BACKOFF_MS, 200 * 2 ** attempt);
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 }

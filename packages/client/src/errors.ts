@@ -1,3 +1,5 @@
+import { retryAfterMs } from './retry.js';
+
 /** An answer of the service that is not a success, with its documented error body. */
 export class ApiError extends Error {
   constructor(
@@ -87,6 +89,43 @@ export function errorForCode(
 ): ApiError {
   const ErrorClass = CLASS_BY_CODE[code] ?? ApiError;
   return new ErrorClass(status, code, message, details);
+}
+
+/** The error of a failed answer, read from its body, as the class of its code. */
+export async function apiError(response: Response): Promise<ApiError> {
+  let body: unknown;
+  try {
+    body = await response.json();
+  } catch {
+    body = undefined;
+  }
+  const error = (body as { error?: unknown } | undefined)?.error;
+  let result: ApiError;
+  if (error && typeof error === 'object') {
+    const { code, message, details } = error as {
+      code?: string;
+      message?: string;
+      details?: unknown;
+    };
+    result = errorForCode(
+      response.status,
+      code ?? 'unknown',
+      message ?? response.statusText,
+      details,
+    );
+  } else {
+    // The refresh endpoint's body is `{ error: "<message>" }` (fixed by the spec).
+    const message = typeof error === 'string' ? error : response.statusText;
+    result = errorForCode(
+      response.status,
+      response.status === 401 ? 'unauthorized' : 'unknown',
+      message,
+    );
+  }
+  if (result instanceof RateLimitedError) {
+    result.retryAfterMs = retryAfterMs(response.headers.get('retry-after'));
+  }
+  return result;
 }
 
 /** A call's `timeout` passed before the service answered (the request was aborted). */

@@ -6,12 +6,11 @@
  */
 export {
   AgentBackendClient,
-  AgentRun,
   refreshTokenAuth,
-  StreamInterruptedError,
   type CallOptions,
   type ClientOptions,
 } from './client.js';
+export { AgentRun, StreamInterruptedError, type ResumeOptions } from './agent-run.js';
 export {
   ApiError,
   ConflictError,
