@@ -157,7 +157,7 @@ describe('client SDK in headless Chromium', () => {
       calls: 1,
       total: 0,
       refreshedUser: 'dana',
-      refused: { name: 'ApiError', status: 401, code: 'unauthorized' },
+      refused: { name: 'UnauthorizedError', status: 401, code: 'unauthorized' },
     });
   });
 

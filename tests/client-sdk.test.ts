@@ -136,7 +136,7 @@ describe('client SDK in Node.js', () => {
       calls: 1,
       total: 0,
       refreshedUser: 'carol-sdk',
-      refused: { name: 'ApiError', status: 401, code: 'unauthorized' },
+      refused: { name: 'UnauthorizedError', status: 401, code: 'unauthorized' },
     });
   });
 

@@ -80,6 +80,15 @@ const apiKey = 'sk-docs-example';`,
     },
     { skip: 'a fragment inside the loop of the block before (run, runId, request_id)' },
     {
+      prelude: `import { AgentBackendClient } from '@agent-backend/client';
+const client = new AgentBackendClient({ baseUrl: process.env.ORIGIN!, token: process.env.EXAMPLE_TOKEN! });
+const signal = new AbortController().signal;
+const message = 'Hello';
+const llm_config = { baseUrl: 'http://127.0.0.1:9/v1', apiKey: 'sk-docs-example', modelName: 'm' };`,
+      epilogue: `console.log('SKILLS', Array.isArray(skills), typeof run.events);`,
+      prints: ['SKILLS true function'],
+    },
+    {
       prelude: `const currentAccessToken = () => process.env.EXAMPLE_TOKEN!;`,
       epilogue: CALL_TOOL('echo', `{ text: 'hi' }`),
       prints: ['CALLED {"success":true,"text":"hi"'],

@@ -81,6 +81,7 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       allowUnauthenticated: config.GATEWAY_ALLOW_UNAUTHENTICATED,
       isRevoked: (userId, iat) => context.revocations.isRevoked(userId, iat),
     },
+    corsOrigins: config.CORS_ALLOWED_ORIGINS,
     logger,
     accept,
   });

@@ -24,6 +24,11 @@ export interface UpgradeHandler {
 export function createUpgradeHandler(options: {
   wss: WebSocketServer;
   identity: IdentityOptions;
+  /**
+   * `CORS_ALLOWED_ORIGINS`: when not empty, a `/ws/web` upgrade from a page of another origin
+   * that is neither listed here nor in `identity.webOrigins` is refused with 403.
+   */
+  corsOrigins?: readonly string[];
   logger: Logger;
   accept(ws: WebSocket, identity: ConnectionIdentity): Promise<void>;
 }): UpgradeHandler {
@@ -38,6 +43,11 @@ export function createUpgradeHandler(options: {
       return;
     }
     socket.on('error', () => {});
+    if (kind === 'web' && !webOriginAllowed(request, options)) {
+      logger.info({ path: url.pathname, origin: request.headers.origin }, 'websocket refused');
+      socket.end('HTTP/1.1 403 Forbidden\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
+      return;
+    }
     void identify(request, kind, url, options.identity).then((identity) => {
       wss.handleUpgrade(request, socket, head, (ws) => {
         if ('code' in identity) {
@@ -61,4 +71,25 @@ export function createUpgradeHandler(options: {
       accepting = false;
     },
   };
+}
+
+/**
+ * The CORS list's check of a `/ws/web` upgrade: browsers send `Origin` on every WebSocket, so a
+ * page of another origin not allowed cannot open the user's notifications with a token it holds.
+ * No `Origin` (a program, not a browser) and the service's own pages (the playground: `Origin`'s
+ * host is the `Host` the request came to) pass; `GATEWAY_WEB_ORIGINS` has its own check.
+ */
+function webOriginAllowed(
+  request: IncomingMessage,
+  options: { corsOrigins?: readonly string[]; identity: IdentityOptions },
+): boolean {
+  const cors = options.corsOrigins ?? [];
+  const origin = request.headers.origin;
+  if (cors.length === 0 || origin === undefined) return true;
+  if (cors.includes(origin) || options.identity.webOrigins.includes(origin)) return true;
+  try {
+    return new URL(origin).host === request.headers.host;
+  } catch {
+    return false;
+  }
 }

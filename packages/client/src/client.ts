@@ -1,6 +1,5 @@
 import type {
   AddDocumentRequestInput,
-  AgentEvent,
   ApprovalDecisionItem,
   ApprovalDecisionRequest,
   ApprovalDecisionResponse,
@@ -14,6 +13,7 @@ import type {
   KnowledgeDocumentList,
   KnowledgeSearchHit,
   ListNodesResponse,
+  Memory,
   MemoryList,
   NodeToolCallResponse,
   NodeType,
@@ -26,7 +26,10 @@ import type {
   UploadSkillResponse,
 } from '@agent-backend/protocol';
 import { BrowserWebClient, type BrowserWebClientOptions } from './browser-web-client.js';
-import { parseSse } from './sse.js';
+import { AgentRun, type ResumeOptions } from './agent-run.js';
+import { apiError, RateLimitedError, ServiceUnavailableError, TimeoutError } from './errors.js';
+import { paginate } from './paginate.js';
+import { backoff, sleep } from './retry.js';
 
 /** How the client authenticates (docs/clients.md). */
 export interface ClientOptions {
@@ -41,45 +44,40 @@ export interface ClientOptions {
   readonly onUnauthorized?: () => string | undefined | Promise<string | undefined>;
   /** @default globalThis.fetch */
   readonly fetch?: typeof fetch;
+  /** Every call's {@link CallOptions.timeout} unless the call gives its own. @default none */
+  readonly timeout?: number;
+  /** Every call's {@link CallOptions.retries} unless the call gives its own. @default 0 */
+  readonly retries?: number;
   /** How an interrupted agent stream is resumed. */
-  readonly resume?: {
-    /** Reconnections in a row without an event in between. @default 5 */
-    readonly maxAttempts?: number;
-    /** Wait before the n-th attempt: `n × delayMs`. @default 500 */
-    readonly delayMs?: number;
-  };
+  readonly resume?: ResumeOptions;
 }
 
-/** An answer of the service that is not a success, with its documented error body. */
-export class ApiError extends Error {
-  constructor(
-    readonly status: number,
-    readonly code: string,
-    message: string,
-    readonly details?: unknown,
-  ) {
-    super(message);
-    this.name = 'ApiError';
-  }
+/** Options every call takes as its last argument. */
+export interface CallOptions {
+  /** Aborts the call (and a stream being read): the call rejects with the signal's reason. */
+  readonly signal?: AbortSignal;
+  /**
+   * Milliseconds to wait for the answer (a JSON answer's body included; a stream's first bytes,
+   * not the whole stream) before the request is aborted with {@link TimeoutError}.
+   */
+  readonly timeout?: number;
+  /**
+   * Attempts after the first when the service could not take the request: 429 `rate_limited`
+   * (after its `Retry-After`) and 503 `unavailable` on every call; on GET, PUT and DELETE also
+   * a network failure, a timeout, and 502/504. A POST or PATCH is never sent twice after its
+   * request may have reached the service. Backoff 200 ms × 2ⁿ, at most 5 s.
+   */
+  readonly retries?: number;
 }
 
-/** The stream of a run ended without `done` or `error`, and could not be resumed. */
-export class StreamInterruptedError extends Error {
-  constructor(
-    message: string,
-    readonly lastEventId: string | undefined,
-    options?: { cause?: unknown },
-  ) {
-    super(message, options);
-    this.name = 'StreamInterruptedError';
-  }
-}
-
-interface RequestOptions {
+interface RequestOptions extends CallOptions {
   readonly body?: unknown;
   readonly headers?: Record<string, string>;
-  readonly signal?: AbortSignal;
+  /** A stream: the timeout covers the answer's headers only, the body is read by the caller. */
+  readonly stream?: boolean;
 }
+
+const IDEMPOTENT = new Set(['GET', 'HEAD', 'PUT', 'DELETE']);
 
 /**
  * The service's HTTP API for browsers and Node.js (fetch only): agent runs streamed as typed
@@ -104,18 +102,20 @@ export class AgentBackendClient {
    * (`GET /api/agent/sessions/:id/stream` with `Last-Event-ID`), on whichever replica answers;
    * no event is yielded twice.
    */
-  invoke(request: InvokeRequestInput, options: { signal?: AbortSignal } = {}): AgentRun {
+  invoke(request: InvokeRequestInput, options: CallOptions = {}): AgentRun {
     return new AgentRun(
       (lastEventId, sessionId) =>
         lastEventId && sessionId
           ? this.send('GET', `/api/agent/sessions/${encodeURIComponent(sessionId)}/stream`, {
+              ...options,
               headers: { 'last-event-id': lastEventId, accept: 'text/event-stream' },
-              signal: options.signal,
+              stream: true,
             })
           : this.send('POST', '/api/agent/invoke', {
+              ...options,
               body: request,
               headers: { accept: 'text/event-stream' },
-              signal: options.signal,
+              stream: true,
             }),
       this.options.resume,
       options.signal,
@@ -123,19 +123,16 @@ export class AgentBackendClient {
   }
 
   /** Follows a session's latest run from `lastEventId` (or its start). */
-  resume(
-    sessionId: string,
-    lastEventId?: string,
-    options: { signal?: AbortSignal } = {},
-  ): AgentRun {
+  resume(sessionId: string, lastEventId?: string, options: CallOptions = {}): AgentRun {
     return new AgentRun(
       (after) =>
         this.send('GET', `/api/agent/sessions/${encodeURIComponent(sessionId)}/stream`, {
+          ...options,
           headers: {
             accept: 'text/event-stream',
             ...((after ?? lastEventId) ? { 'last-event-id': (after ?? lastEventId)! } : {}),
           },
-          signal: options.signal,
+          stream: true,
         }),
       this.options.resume,
       options.signal,
@@ -143,15 +140,25 @@ export class AgentBackendClient {
   }
 
   /** Decides one held tool call (`approval_request.request_id`). */
-  decide(requestId: string, decision: ApprovalDecisionRequest): Promise<ApprovalDecisionResponse> {
+  decide(
+    requestId: string,
+    decision: ApprovalDecisionRequest,
+    options?: CallOptions,
+  ): Promise<ApprovalDecisionResponse> {
     return this.json('POST', `/api/agent/approvals/${encodeURIComponent(requestId)}/decision`, {
+      ...options,
       body: decision,
     });
   }
 
   /** Decides several held calls of one run at once. */
-  decideAll(runId: string, decisions: ApprovalDecisionItem[]): Promise<ApprovalDecisionsResponse> {
+  decideAll(
+    runId: string,
+    decisions: ApprovalDecisionItem[],
+    options?: CallOptions,
+  ): Promise<ApprovalDecisionsResponse> {
     return this.json('POST', `/api/agent/runs/${encodeURIComponent(runId)}/decisions`, {
+      ...options,
       body: { decisions },
     });
   }
@@ -181,9 +188,9 @@ export class AgentBackendClient {
     });
   }
 
-  /** The user id of the token (`GET /api/auth/whoami`), asked once. */
-  whoami(): Promise<string> {
-    this.userId ??= this.json<{ user_id: string }>('GET', '/api/auth/whoami').then(
+  /** The user id of the token (`GET /api/auth/whoami`), asked once (a failure is not kept). */
+  whoami(options?: CallOptions): Promise<string> {
+    this.userId ??= this.json<{ user_id: string }>('GET', '/api/auth/whoami', options).then(
       (r) => r.user_id,
       (error: unknown) => {
         this.userId = undefined;
@@ -197,101 +204,136 @@ export class AgentBackendClient {
     /** The user's nodes (`GET /node/devices`). */
     list: async (
       query: { node_type?: NodeType; online_only?: boolean } = {},
+      options?: CallOptions,
     ): Promise<ListNodesResponse> => {
-      const params = new URLSearchParams({ user_id: await this.whoami() });
+      const params = new URLSearchParams({ user_id: await this.whoami(options) });
       if (query.node_type) params.set('node_type', query.node_type);
       if (query.online_only !== undefined) params.set('online_only', String(query.online_only));
-      return this.json('GET', `/node/devices?${params}`);
+      return this.json('GET', `/node/devices?${params}`, options);
     },
     /** Calls a tool on one of the user's nodes (`POST /node/tools/call`). */
-    callTool: (call: {
-      node_type: NodeType;
-      tool_name: string;
-      arguments?: Record<string, unknown>;
-      node_id?: string;
-      session_id?: string;
-      timeout_ms?: number;
-    }): Promise<NodeToolCallResponse> => this.json('POST', '/node/tools/call', { body: call }),
+    callTool: (
+      call: {
+        node_type: NodeType;
+        tool_name: string;
+        arguments?: Record<string, unknown>;
+        node_id?: string;
+        session_id?: string;
+        timeout_ms?: number;
+      },
+      options?: CallOptions,
+    ): Promise<NodeToolCallResponse> =>
+      this.json('POST', '/node/tools/call', { ...options, body: call }),
   };
 
   readonly knowledgeBases = {
-    list: async (): Promise<KnowledgeBase[]> =>
-      (await this.json<KnowledgeBaseList>('GET', '/api/knowledge-bases')).knowledge_bases,
-    create: (base: { name: string; description?: string }): Promise<KnowledgeBase> =>
-      this.json('POST', '/api/knowledge-bases', { body: base }),
-    delete: (id: string): Promise<void> =>
-      this.json('DELETE', `/api/knowledge-bases/${encodeURIComponent(id)}`),
-    documents: async (id: string): Promise<KnowledgeDocument[]> =>
+    list: async (options?: CallOptions): Promise<KnowledgeBase[]> =>
+      (await this.json<KnowledgeBaseList>('GET', '/api/knowledge-bases', options)).knowledge_bases,
+    create: (
+      base: { name: string; description?: string },
+      options?: CallOptions,
+    ): Promise<KnowledgeBase> =>
+      this.json('POST', '/api/knowledge-bases', { ...options, body: base }),
+    delete: (id: string, options?: CallOptions): Promise<void> =>
+      this.json('DELETE', `/api/knowledge-bases/${encodeURIComponent(id)}`, options),
+    documents: async (id: string, options?: CallOptions): Promise<KnowledgeDocument[]> =>
       (
         await this.json<KnowledgeDocumentList>(
           'GET',
           `/api/knowledge-bases/${encodeURIComponent(id)}/documents`,
+          options,
         )
       ).documents,
-    addDocument: (id: string, document: AddDocumentRequestInput): Promise<KnowledgeDocument> =>
+    addDocument: (
+      id: string,
+      document: AddDocumentRequestInput,
+      options?: CallOptions,
+    ): Promise<KnowledgeDocument> =>
       this.json('POST', `/api/knowledge-bases/${encodeURIComponent(id)}/documents`, {
+        ...options,
         body: document,
       }),
-    deleteDocument: (id: string, documentId: string): Promise<void> =>
+    deleteDocument: (id: string, documentId: string, options?: CallOptions): Promise<void> =>
       this.json(
         'DELETE',
         `/api/knowledge-bases/${encodeURIComponent(id)}/documents/${encodeURIComponent(documentId)}`,
+        options,
       ),
     search: async (
       query: string,
       knowledgeBaseIds: string[],
       limit?: number,
+      options?: CallOptions,
     ): Promise<KnowledgeSearchHit[]> =>
       (
         await this.json<{ results: KnowledgeSearchHit[] }>('POST', '/api/knowledge-bases/search', {
+          ...options,
           body: { query, knowledge_base_ids: knowledgeBaseIds, ...(limit ? { limit } : {}) },
         })
       ).results,
-    previewChunks: async (request: PreviewChunksRequestInput): Promise<ChunkPreviewItem[]> =>
+    previewChunks: async (
+      request: PreviewChunksRequestInput,
+      options?: CallOptions,
+    ): Promise<ChunkPreviewItem[]> =>
       (
         await this.json<{ chunks: ChunkPreviewItem[] }>(
           'POST',
           '/api/knowledge-base/preview-chunks',
-          { body: request },
+          { ...options, body: request },
         )
       ).chunks,
   };
 
   readonly memories = {
     /** A page of the user's memories, newest first; `cursor` is the previous `next_cursor`. */
-    list: (query: { q?: string; cursor?: string; limit?: number } = {}): Promise<MemoryList> => {
+    list: (
+      query: { q?: string; cursor?: string; limit?: number } = {},
+      options?: CallOptions,
+    ): Promise<MemoryList> => {
       const params = new URLSearchParams();
       for (const [key, value] of Object.entries(query)) {
         if (value !== undefined) params.set(key, String(value));
       }
       const search = params.size > 0 ? `?${params}` : '';
-      return this.json('GET', `/api/memories${search}`);
+      return this.json('GET', `/api/memories${search}`, options);
     },
-    delete: (id: string): Promise<void> =>
-      this.json('DELETE', `/api/memories/${encodeURIComponent(id)}`),
-    clear: (): Promise<DeleteMemoriesResponse> => this.json('DELETE', '/api/memories'),
+    /** Every memory of the user (matching `q`), newest first, page after page as the loop asks. */
+    iterate: (
+      query: { q?: string; limit?: number } = {},
+      options?: CallOptions,
+    ): AsyncIterable<Memory> =>
+      paginate(async (cursor) => {
+        const page = await this.memories.list({ ...query, ...(cursor ? { cursor } : {}) }, options);
+        return { items: page.memories, nextCursor: page.next_cursor };
+      }),
+    delete: (id: string, options?: CallOptions): Promise<void> =>
+      this.json('DELETE', `/api/memories/${encodeURIComponent(id)}`, options),
+    clear: (options?: CallOptions): Promise<DeleteMemoriesResponse> =>
+      this.json('DELETE', '/api/memories', options),
   };
 
   readonly skills = {
-    list: async (): Promise<SkillList['skills']> =>
-      (await this.json<SkillList>('GET', '/api/skills')).skills,
-    upload: (skill: UploadSkillRequest): Promise<UploadSkillResponse> =>
-      this.json('POST', '/api/skills', { body: skill }),
-    delete: (name: string): Promise<void> =>
-      this.json('DELETE', `/api/skills/${encodeURIComponent(name)}`),
+    list: async (options?: CallOptions): Promise<SkillList['skills']> =>
+      (await this.json<SkillList>('GET', '/api/skills', options)).skills,
+    upload: (skill: UploadSkillRequest, options?: CallOptions): Promise<UploadSkillResponse> =>
+      this.json('POST', '/api/skills', { ...options, body: skill }),
+    delete: (name: string, options?: CallOptions): Promise<void> =>
+      this.json('DELETE', `/api/skills/${encodeURIComponent(name)}`, options),
   };
 
   readonly scheduledTasks = {
     /** The user's scheduled tasks with their latest occurrences (`GET /api/scheduled-tasks`). */
-    list: async (): Promise<ScheduledTaskDetails[]> =>
-      (await this.json<ScheduledTaskList>('GET', '/api/scheduled-tasks')).tasks,
+    list: async (options?: CallOptions): Promise<ScheduledTaskDetails[]> =>
+      (await this.json<ScheduledTaskList>('GET', '/api/scheduled-tasks', options)).tasks,
     /** Answers a `scheduled_task_confirmation` (`POST /scheduled-task/confirm`). */
     confirm: (
       taskId: string,
       scheduledAt: string,
       confirm: boolean,
+      options?: CallOptions,
     ): Promise<{ success: boolean; status: string }> =>
       this.json('POST', '/scheduled-task/confirm', {
+        ...options,
         body: { task_id: taskId, scheduled_at: scheduledAt, confirm },
       }),
   };
@@ -303,8 +345,43 @@ export class AgentBackendClient {
     return (await response.json()) as T;
   }
 
-  /** Sends with the token; once more with a fresh one after a 401; throws {@link ApiError}. */
+  /**
+   * Sends with the token (once more with a fresh one after a 401), within the call's timeout,
+   * again after a refusal {@link CallOptions.retries} allows; throws {@link ApiError} (by code).
+   */
   private async send(method: string, path: string, options: RequestOptions): Promise<Response> {
+    const retries = options.retries ?? this.options.retries ?? 0;
+    const idempotent = IDEMPOTENT.has(method);
+    for (let attempt = 0; ; attempt += 1) {
+      let response: Response;
+      try {
+        response = await this.sendOnce(method, path, options);
+      } catch (error) {
+        // A network failure or a timeout: the request may have been handled; only an
+        // idempotent one is sent again.
+        if (options.signal?.aborted || !idempotent || attempt >= retries) throw error;
+        await sleep(backoff(attempt), options.signal);
+        continue;
+      }
+      if (response.ok) return response;
+      const error = await apiError(response);
+      const refused =
+        error instanceof RateLimitedError ||
+        (error instanceof ServiceUnavailableError && error.code === 'unavailable') ||
+        (idempotent && (response.status === 502 || response.status === 504));
+      if (!refused || attempt >= retries) throw error;
+      const wait = error instanceof RateLimitedError ? error.retryAfterMs : undefined;
+      await sleep(wait ?? backoff(attempt), options.signal);
+    }
+  }
+
+  /** One attempt: the answer (a JSON one read whole) within the timeout, or its failure. */
+  private async sendOnce(method: string, path: string, options: RequestOptions): Promise<Response> {
+    const timeoutMs = options.timeout ?? this.options.timeout;
+    const timer = timeoutMs === undefined ? undefined : new AbortController();
+    const timeout = timer && setTimeout(() => timer.abort(new TimeoutError(timeoutMs!)), timeoutMs);
+    const signals = [options.signal, timer?.signal].filter((s): s is AbortSignal => !!s);
+    const signal = signals.length > 1 ? AbortSignal.any(signals) : signals[0];
     const attempt = async (token: string | undefined) =>
       this.fetchImpl(`${this.baseUrl}${path}`, {
         method,
@@ -314,20 +391,33 @@ export class AgentBackendClient {
           ...options.headers,
         },
         ...(options.body !== undefined ? { body: JSON.stringify(options.body) } : {}),
-        ...(options.signal ? { signal: options.signal } : {}),
+        ...(signal ? { signal } : {}),
       });
-    let response = await attempt(await this.currentToken());
-    if (response.status === 401 && this.options.onUnauthorized) {
-      await response.body?.cancel();
-      const fresh = await this.options.onUnauthorized();
-      if (fresh) {
-        // Later requests use it too, unless the caller supplies tokens by function.
-        if (typeof this.token !== 'function') this.token = fresh;
-        response = await attempt(fresh);
+    try {
+      let response = await attempt(await this.currentToken());
+      if (response.status === 401 && this.options.onUnauthorized) {
+        await response.body?.cancel();
+        const fresh = await this.options.onUnauthorized();
+        if (fresh) {
+          // Later requests use it too, unless the caller supplies tokens by function.
+          if (typeof this.token !== 'function') this.token = fresh;
+          response = await attempt(fresh);
+        }
       }
+      if (options.stream && response.ok) return response;
+      // Read whole while the timeout still runs: a body that stalls is a timeout too.
+      const body = [204, 205, 304].includes(response.status) ? null : await response.arrayBuffer();
+      return new Response(body, {
+        status: response.status,
+        statusText: response.statusText,
+        headers: response.headers,
+      });
+    } catch (error) {
+      if (timer?.signal.aborted && !options.signal?.aborted) throw timer.signal.reason as Error;
+      throw error;
+    } finally {
+      clearTimeout(timeout);
     }
-    if (!response.ok) throw await apiError(response);
-    return response;
   }
 
   private async currentToken(): Promise<string | undefined> {
@@ -363,121 +453,4 @@ export function refreshTokenAuth(options: {
     token: () => current ?? refresh(),
     onUnauthorized: () => refresh(),
   };
-}
-
-/**
- * A run's events as an async iterable (`for await (const event of run)`), resumed after a
- * dropped connection. `sessionId`, `runId` and `lastEventId` are known once the events carrying
- * them arrived.
- */
-export class AgentRun implements AsyncIterable<AgentEvent> {
-  sessionId: string | undefined;
-  runId: string | undefined;
-  lastEventId: string | undefined;
-  private started = false;
-
-  constructor(
-    private readonly open: (lastEventId?: string, sessionId?: string) => Promise<Response>,
-    private readonly resume: ClientOptions['resume'],
-    private readonly signal: AbortSignal | undefined,
-  ) {}
-
-  /** Every event until the run ends. */
-  async events(): Promise<AgentEvent[]> {
-    const all: AgentEvent[] = [];
-    for await (const event of this) all.push(event);
-    return all;
-  }
-
-  async *[Symbol.asyncIterator](): AsyncGenerator<AgentEvent> {
-    if (this.started) throw new Error('a run is iterated once');
-    this.started = true;
-    const maxAttempts = this.resume?.maxAttempts ?? 5;
-    const delayMs = this.resume?.delayMs ?? 500;
-    let response = await this.open();
-    let attempts = 0;
-    for (;;) {
-      let failure: unknown;
-      try {
-        for await (const message of parseSse(response.body!)) {
-          if (message.id) this.lastEventId = message.id;
-          const event = JSON.parse(message.data) as AgentEvent;
-          if (event.type === 'session') {
-            this.sessionId = event.session_id;
-            this.runId = event.run_id;
-          }
-          attempts = 0;
-          yield event;
-          if (event.type === 'done' || event.type === 'error') return;
-        }
-      } catch (error) {
-        if (this.signal?.aborted) throw error;
-        failure = error;
-      }
-      // The connection ended before the run did: resume where it stopped.
-      if (!this.sessionId || attempts >= maxAttempts) {
-        throw new StreamInterruptedError(
-          this.sessionId
-            ? `the stream of session ${this.sessionId} was interrupted ${attempts} times in a row`
-            : 'the stream ended before the run was known',
-          this.lastEventId,
-          { cause: failure },
-        );
-      }
-      attempts += 1;
-      await sleep(attempts * delayMs, this.signal);
-      try {
-        response = await this.open(this.lastEventId, this.sessionId);
-      } catch (error) {
-        // A replica restarting answers 503 or not at all: try again. A 4xx (the stream is no
-        // longer available, the session is not the user's) is final.
-        if (this.signal?.aborted || (error instanceof ApiError && error.status < 500)) throw error;
-        response = new Response('');
-      }
-    }
-  }
-}
-
-async function apiError(response: Response): Promise<ApiError> {
-  let body: unknown;
-  try {
-    body = await response.json();
-  } catch {
-    body = undefined;
-  }
-  const error = (body as { error?: unknown } | undefined)?.error;
-  if (error && typeof error === 'object') {
-    const { code, message, details } = error as {
-      code?: string;
-      message?: string;
-      details?: unknown;
-    };
-    return new ApiError(
-      response.status,
-      code ?? 'unknown',
-      message ?? response.statusText,
-      details,
-    );
-  }
-  // The refresh endpoint's body is `{ error: "<message>" }` (fixed by the spec).
-  const message = typeof error === 'string' ? error : response.statusText;
-  return new ApiError(
-    response.status,
-    response.status === 401 ? 'unauthorized' : 'unknown',
-    message,
-  );
-}
-
-function sleep(ms: number, signal: AbortSignal | undefined): Promise<void> {
-  return new Promise((resolve, reject) => {
-    const timer = setTimeout(resolve, ms);
-    signal?.addEventListener(
-      'abort',
-      () => {
-        clearTimeout(timer);
-        reject(signal.reason);
-      },
-      { once: true },
-    );
-  });
 }

@@ -6,17 +6,30 @@
  */
 export {
   AgentBackendClient,
-  AgentRun,
-  ApiError,
   refreshTokenAuth,
-  StreamInterruptedError,
+  type CallOptions,
   type ClientOptions,
 } from './client.js';
+export { AgentRun, StreamInterruptedError, type ResumeOptions } from './agent-run.js';
+export {
+  ApiError,
+  ConflictError,
+  errorForCode,
+  ForbiddenError,
+  NodeError,
+  NotFoundError,
+  RateLimitedError,
+  ServiceUnavailableError,
+  TimeoutError,
+  UnauthorizedError,
+  ValidationError,
+} from './errors.js';
 export {
   BrowserWebClient,
   type BrowserWebClientEvent,
   type BrowserWebClientOptions,
 } from './browser-web-client.js';
+export { paginate, type Page } from './paginate.js';
 export { parseSse, type SseMessage } from './sse.js';
 export type {
   AgentEvent,

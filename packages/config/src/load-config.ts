@@ -109,6 +109,7 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
     MCP_STDIO_ALLOWLIST: Object.freeze([...values.MCP_STDIO_ALLOWLIST]) as string[],
     GATEWAY_WEB_ORIGINS: Object.freeze([...values.GATEWAY_WEB_ORIGINS]) as string[],
     LLM_ALLOWED_ORIGINS: Object.freeze([...values.LLM_ALLOWED_ORIGINS]) as string[],
+    CORS_ALLOWED_ORIGINS: Object.freeze([...values.CORS_ALLOWED_ORIGINS]) as string[],
     role,
     instanceId: values.INSTANCE_ID ?? `${role}-${randomBytes(4).toString('hex')}`,
     jwtPublicKeyPem,

@@ -25,6 +25,7 @@ const OVERRIDES: Partial<Record<EnvName, { type?: string; default?: string }>> =
   LLM_ALLOWED_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
   MCP_STDIO_ALLOWLIST: { type: 'comma-separated commands', default: 'empty' },
   GATEWAY_WEB_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
+  CORS_ALLOWED_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
   WEB_SEARCH_PROVIDERS: { type: 'comma-separated, of `tavily` `brave`' },
   AUTH_AUDIENCE: { type: 'comma-separated', default: 'empty' },
   AUTH_ALGORITHMS: { type: 'comma-separated', default: '`RS256,ES256`' },

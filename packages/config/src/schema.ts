@@ -219,6 +219,9 @@ export const EnvSchema = z.object({
   MCP_ALLOW_PRIVATE_NETWORKS: booleanString.describe(
     '`true` lets MCP and other user-supplied URLs (model base URLs too) reach loopback, private, link-local and unspecified addresses; cloud metadata stays refused',
   ),
+  CORS_ALLOWED_ORIGINS: originList.describe(
+    "comma-separated origins (`https://app.example.com,http://localhost:5173`) of web pages that may call every API route from another origin: preflights are answered, and the answers carry `Access-Control-Allow-Origin` (no credentials mode: the API takes bearer tokens, not cookies). Each entry is an exact origin (scheme, host, port; no path); a bad entry stops the start naming it. When set, a `/ws/web` upgrade whose `Origin` is neither the service's own nor listed here (nor in `GATEWAY_WEB_ORIGINS`) is refused with 403. Empty: no CORS header at all ([`clients.md`](clients.md#calling-from-another-origin-cors))",
+  ),
   LLM_ALLOWED_ORIGINS: originList.describe(
     "comma-separated origins (`http://127.0.0.1:11434,http://192.168.1.20:1234`) of model servers that users' `llm_config.baseUrl` may reach although they are on loopback or a private network: Ollama, LM Studio or vLLM on the host. Exactly those scheme, host and port combinations, for model requests only: MCP URLs stay under `MCP_ALLOW_PRIVATE_NETWORKS`. Each entry must be a bare origin (no path: `http://127.0.0.1:11434`, not `.../v1`), not a cloud metadata address; a bad entry stops the start naming it. A name (`http://ollama.lan:11434`) is trusted whatever it resolves to, except a metadata address. Redirects are never followed for model requests, so an allowed origin cannot hand a request on",
   ),

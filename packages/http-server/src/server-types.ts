@@ -24,6 +24,12 @@ export interface CreateHttpServerOptions {
    * lines and the spans it starts belong to it. Absent: no tracing step runs at all.
    */
   tracer?: Tracer;
+  /**
+   * Origins (exactly `scheme://host[:port]`) whose pages may call every route cross-origin:
+   * preflights answered, `Access-Control-Allow-Origin` on every answer to them, no credentials
+   * mode (see cors.ts). Empty or absent: no CORS header at all.
+   */
+  corsOrigins?: readonly string[];
 }
 
 /**

@@ -10,6 +10,7 @@ import {
   sendJson,
   sendNotFound,
 } from './error-answers.js';
+import { applyCors } from './cors.js';
 import { registerHealthRoutes } from './health.js';
 import type { CreateHttpServerOptions, HttpServer } from './server-types.js';
 import type { RouteAuth } from './route-auth.js';
@@ -78,6 +79,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   const documented: DocumentedRoute[] = [];
   const mounts: Array<{ prefix: string; auth: RouteAuth; router: express.Router }> = [];
   const { observe } = options;
+  const corsOrigins = new Set(options.corsOrigins ?? []);
   if (options.tracer) app.use(traceRequests(options.tracer));
   // One middleware in front of everything (each Express layer costs a router step): the request
   // id, the request's log line, the 503 while closing, the operator's middleware, the routes.
@@ -105,6 +107,8 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
       }
     };
     res.once('close', done);
+    // Before everything that answers, so every answer (errors and the 503 included) carries it.
+    if (corsOrigins.size > 0 && applyCors(corsOrigins, req, res)) return;
     if (closing) {
       res.setHeader('connection', 'close');
       sendJson(res, 503, errorBody('unavailable', 'the server is shutting down'));

@@ -130,6 +130,7 @@ export async function startService(
   const app = createHttpServer({
     logger,
     readiness: engines.checks,
+    corsOrigins: config.CORS_ALLOWED_ORIGINS,
     ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
     ...(metrics.enabled
       ? {
