@@ -192,6 +192,23 @@ export const ENV_MEANINGS = {
   SAAS_CALL_TIMEOUT_MS: 'whole deadline of one SaaS tool call, refresh and retry included',
   SAAS_MAX_RETRY_AFTER_MS:
     "a rate-limited SaaS call (429, GitHub's 403 with `x-ratelimit-remaining: 0`, ...) is retried once when the wait it asks for (`Retry-After`, `x-ratelimit-reset`, 1 s) is at most this and fits the deadline",
+  RATE_LIMIT_INVOKE_PER_MINUTE:
+    'agent runs (`POST /api/agent/invoke`) one user may start a minute, counted for the whole deployment; over it 429 `rate_limited` with `Retry-After` ([limits.md](limits.md)); `0`: off',
+  RATE_LIMIT_DECISIONS_PER_MINUTE: 'approval decisions one user may send a minute; `0`: off',
+  RATE_LIMIT_KNOWLEDGE_UPLOAD_PER_MINUTE:
+    'knowledge documents one user may upload a minute; `0`: off',
+  RATE_LIMIT_KNOWLEDGE_SEARCH_PER_MINUTE: 'knowledge searches one user may run a minute; `0`: off',
+  RATE_LIMIT_MCP_VALIDATE_PER_MINUTE:
+    'MCP server validations one user may start a minute; `0`: off',
+  RATE_LIMIT_WRITES_PER_MINUTE: 'memory and skill writes one user may make a minute; `0`: off',
+  RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE:
+    'node tool calls over HTTP one user may make a minute; `0`: off',
+  MAX_CONCURRENT_RUNS_PER_USER:
+    'agent runs one user may have going at once across all replicas; another invoke gets 429 `rate_limited` before any model request; `0`: no limit',
+  RUN_SLOT_LEASE_MS:
+    "a run slot is renewed by its replica every third of this; a crashed replica's slots are free again within it",
+  LIMITS_ON_REDIS_ERROR:
+    '`open` (default): while Redis cannot be reached the limits let requests through unchecked (logged); `closed`: requests under a limit get 429 `rate_limited` (`details.reason: "limits_unavailable"`) with `Retry-After: 5`. Never a 5xx',
   METRICS_ENABLED:
     '`GET /metrics` in the Prometheus text format on every role ([operations.md](operations.md)); `false`: that path is 404 and nothing is measured',
   METRICS_TOKEN:

@@ -384,6 +384,32 @@ export const EnvSchema = z.object({
   SAAS_CALL_TIMEOUT_MS: z.coerce.number().int().min(1_000).max(300_000).default(30_000),
   /** A rate-limited SaaS call is retried once when the wait it asks for is at most this. */
   SAAS_MAX_RETRY_AFTER_MS: z.coerce.number().int().min(0).max(60_000).default(10_000),
+  /**
+   * Per-user request rates (docs/limits.md), requests a minute for the whole deployment (Redis
+   * counts for every replica). 0 turns a limit off. Over it: 429 `rate_limited`, `Retry-After`.
+   */
+  RATE_LIMIT_INVOKE_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(20),
+  /** Approval decisions (`POST /api/agent/approvals/...`) a user may send a minute. */
+  RATE_LIMIT_DECISIONS_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(60),
+  /** Knowledge uploads (documents added) a user may make a minute. */
+  RATE_LIMIT_KNOWLEDGE_UPLOAD_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(20),
+  /** Knowledge searches a user may run a minute. */
+  RATE_LIMIT_KNOWLEDGE_SEARCH_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(60),
+  /** MCP server validations a user may start a minute (each opens connections or a process). */
+  RATE_LIMIT_MCP_VALIDATE_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(10),
+  /** Memory and skill writes a user may make a minute. */
+  RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(60),
+  /** Node tool calls over HTTP a user may make a minute. */
+  RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(60),
+  /** Agent runs one user may have going at once, across replicas; 0: no limit. */
+  MAX_CONCURRENT_RUNS_PER_USER: z.coerce.number().int().min(0).max(10_000).default(4),
+  /** A run slot not renewed for this long (its replica crashed) is free again. */
+  RUN_SLOT_LEASE_MS: z.coerce.number().int().min(1_000).max(600_000).default(30_000),
+  /**
+   * When the limits cannot be checked (Redis unreachable): `open` lets requests through
+   * unlimited, `closed` refuses them with 429 `rate_limited` (never a 5xx).
+   */
+  LIMITS_ON_REDIS_ERROR: z.enum(['open', 'closed']).default('open'),
   /** `GET /metrics` (Prometheus) on every role; false: 404 and nothing is measured. */
   METRICS_ENABLED: booleanStringDefaultTrue,
   /** Bearer token `GET /metrics` requires; unset: no credential needed. */

@@ -8,6 +8,7 @@ import { bearerAuth, createHttpServer, type DocumentedRoute } from '@agent-backe
 import { createTokenVerifier, throwawayKeys } from '@agent-backend/auth';
 import { createServiceMetrics } from '@agent-backend/metrics';
 import { registerMetricsRoute } from './metrics-route.js';
+import { requestLimits } from './request-limits.js';
 import type { ServiceContext, StartServiceOptions } from './start-service.js';
 
 /**
@@ -33,7 +34,17 @@ export async function registeredRoutes(
       const app = createHttpServer({ logger, readiness: engines.checks });
       registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
       const requireUser = bearerAuth(createTokenVerifier(keys));
-      const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
+      const limits = requestLimits(engines.limits, config, metrics, logger);
+      const context: ServiceContext = {
+        config,
+        logger,
+        engines,
+        keys,
+        app,
+        requireUser,
+        metrics,
+        limits,
+      };
       const roles = await mount(context);
       const routes = app.documented();
       await Promise.all([app.close(), ...roles.map((role) => role.close())]);

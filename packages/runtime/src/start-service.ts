@@ -12,6 +12,7 @@ import { createTokenVerifier, resolveKeys, throwawayKeys, type KeyPair } from '@
 import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
 import { startTracing } from '@agent-backend/tracing';
 import { registerMetricsRoute } from './metrics-route.js';
+import { requestLimits, type RequestLimits } from './request-limits.js';
 import { startFailure } from './start-failure.js';
 
 export interface ServiceContext {
@@ -31,6 +32,8 @@ export interface ServiceContext {
    * `METRICS_ENABLED=false` every instrument is a no-op.
    */
   readonly metrics: ServiceMetrics;
+  /** Per-user limits for routes: `limit: limits.rate('invoke')`, run slots (docs/limits.md). */
+  readonly limits: RequestLimits;
 }
 
 /** What a role leaves running; `close` runs after the HTTP server stopped accepting. */
@@ -119,7 +122,17 @@ export async function startService(
   registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
   // Verified tokens are remembered until they expire: one signature check per token, not per request.
   const requireUser = bearerAuth(createTokenVerifier(keys));
-  const context: ServiceContext = { config, logger, engines, keys, app, requireUser, metrics };
+  const limits = requestLimits(engines.limits, config, metrics, logger);
+  const context: ServiceContext = {
+    config,
+    logger,
+    engines,
+    keys,
+    app,
+    requireUser,
+    metrics,
+    limits,
+  };
   const roles = await options.mount(context);
 
   // Bound before listening, so a failed listen closes what the roles opened the same way.
