@@ -57,6 +57,10 @@ export const ENV_MEANINGS = {
     'tools one node may register (`available_tools` and `tools` names together); a `register` with more gets an `error` with code `too_many_tools` and `registered` with `success: false`, and the node keeps its previous tools (see [`gateway.md`](gateway.md#messages)). Whatever this says, one `register` carries at most 256 `tools` descriptors (the protocol bound)',
   GATEWAY_MAX_FRAME_BYTES:
     'largest WebSocket frame accepted; a larger one closes the connection with 1009',
+  GATEWAY_FRAMES_PER_SECOND:
+    "frames a second one WebSocket connection may send, a token bucket holding one second's worth; over it the frame is dropped with an `error` `rate_limited` (once per run of dropped frames), and a connection that keeps sending well over it (two seconds' worth of drops not yet forgiven) is closed with 1008 ([limits.md](limits.md)); `0`: not counted",
+  GATEWAY_BYTES_PER_SECOND:
+    'bytes a second one WebSocket connection may send (the bucket holds at least one `GATEWAY_MAX_FRAME_BYTES` frame); the same answers; `0`: not counted',
   GATEWAY_MAX_BUFFERED_BYTES:
     'unsent bytes a client may let pile up before it is closed as a slow consumer (4008)',
   GATEWAY_PING_INTERVAL_MS:

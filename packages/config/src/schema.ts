@@ -172,6 +172,18 @@ export const EnvSchema = z.object({
     .int()
     .min(1024)
     .default(1024 * 1024),
+  /**
+   * Frames a second one WebSocket connection may send (a token bucket holding one second's
+   * worth); over it a frame is dropped with an `error` `rate_limited`, and a connection far over
+   * it for long is closed with 1008. 0: not counted.
+   */
+  GATEWAY_FRAMES_PER_SECOND: z.coerce.number().int().min(0).max(100_000).default(50),
+  /** Bytes a second one WebSocket connection may send (the same bucket, by bytes). 0: not counted. */
+  GATEWAY_BYTES_PER_SECOND: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024),
   /** Unsent bytes a client may let pile up before it is closed as a slow consumer (4008). */
   GATEWAY_MAX_BUFFERED_BYTES: z.coerce
     .number()

@@ -91,7 +91,7 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
 
   const rateLimited = new Counter({
     name: 'rate_limited_total',
-    help: 'Requests and runs refused by a per-user limit, by limit (docs/limits.md)',
+    help: 'Requests, runs and WebSocket frames refused by a limit, by limit (docs/limits.md)',
     labelNames: ['limit'] as const,
     registers,
   });

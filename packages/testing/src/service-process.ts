@@ -44,6 +44,8 @@ export const LIMITS_OFF: Readonly<Record<string, string>> = Object.freeze({
   RATE_LIMIT_WRITES_PER_MINUTE: '0',
   RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE: '0',
   MAX_CONCURRENT_RUNS_PER_USER: '0',
+  GATEWAY_FRAMES_PER_SECOND: '0',
+  GATEWAY_BYTES_PER_SECOND: '0',
 });
 
 /**
