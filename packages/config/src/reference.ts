@@ -207,6 +207,10 @@ export const ENV_MEANINGS = {
   RATE_LIMIT_WRITES_PER_MINUTE: 'memory and skill writes one user may make a minute; `0`: off',
   RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE:
     'node tool calls over HTTP one user may make a minute; `0`: off',
+  CHAT_MESSAGES_PER_CHAT_PER_MINUTE:
+    'chat-platform messages of one chat answered by an agent run a minute; more are acknowledged and answered with a short notice instead of a run ([limits.md](limits.md)); `0`: off',
+  CHAT_MESSAGES_PER_PLATFORM_PER_MINUTE:
+    'chat-platform messages of one platform (all chats together) answered by a run a minute; more get the same notice; `0`: off',
   MAX_CONCURRENT_RUNS_PER_USER:
     'agent runs one user may have going at once across all replicas; another invoke gets 429 `rate_limited` before any model request; `0`: no limit',
   RUN_SLOT_LEASE_MS:

@@ -413,6 +413,10 @@ export const EnvSchema = z.object({
   RATE_LIMIT_WRITES_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(60),
   /** Node tool calls over HTTP a user may make a minute. */
   RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(60),
+  /** Chat-platform messages one chat may have answered by a run a minute; more get a notice. */
+  CHAT_MESSAGES_PER_CHAT_PER_MINUTE: z.coerce.number().int().min(0).max(100_000).default(10),
+  /** Chat-platform messages of one platform (all chats) answered by a run a minute. */
+  CHAT_MESSAGES_PER_PLATFORM_PER_MINUTE: z.coerce.number().int().min(0).max(1_000_000).default(600),
   /** Agent runs one user may have going at once, across replicas; 0: no limit. */
   MAX_CONCURRENT_RUNS_PER_USER: z.coerce.number().int().min(0).max(10_000).default(4),
   /** A run slot not renewed for this long (its replica crashed) is free again. */

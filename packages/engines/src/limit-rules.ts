@@ -14,7 +14,11 @@ export type RateLimitName =
   | 'knowledge_search'
   | 'mcp_validate'
   | 'writes'
-  | 'node_tool_calls';
+  | 'node_tool_calls'
+  /** Chat-platform messages of one chat (keyed `<platform>:<chat_id>`). */
+  | 'chat_messages'
+  /** Chat-platform messages of one platform, all chats together. */
+  | 'platform_messages';
 
 /** Each rate class's rule from its `RATE_LIMIT_*_PER_MINUTE` setting (0: off). */
 export function limitRules(config: Config): Record<RateLimitName, RateRule> {
@@ -27,5 +31,7 @@ export function limitRules(config: Config): Record<RateLimitName, RateRule> {
     mcp_validate: perMinute(config.RATE_LIMIT_MCP_VALIDATE_PER_MINUTE),
     writes: perMinute(config.RATE_LIMIT_WRITES_PER_MINUTE),
     node_tool_calls: perMinute(config.RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE),
+    chat_messages: perMinute(config.CHAT_MESSAGES_PER_CHAT_PER_MINUTE),
+    platform_messages: perMinute(config.CHAT_MESSAGES_PER_PLATFORM_PER_MINUTE),
   };
 }

@@ -19,6 +19,11 @@ export interface RequestLimits {
    */
   rate(name: RateLimitName): RouteHook;
   /**
+   * Takes one point of `name` for `key` outside HTTP (a chat message): whether it fitted. With
+   * the store down, what `LIMITS_ON_REDIS_ERROR` says (`open`: true).
+   */
+  allows(name: RateLimitName, key: string): Promise<boolean>;
+  /**
    * Takes one of the user's `MAX_CONCURRENT_RUNS_PER_USER` run slots before a run starts, or
    * throws 429 `rate_limited`. Call the returned function once when the run ended (any way).
    */
@@ -54,6 +59,19 @@ export function requestLimits(
   let slotSeq = 0;
 
   return {
+    async allows(name, key) {
+      if (rules[name].points === 0) return true;
+      try {
+        const decision = await limits.consume(name, key);
+        if (!decision.allowed) metrics.limits.refused(name);
+        return decision.allowed;
+      } catch (error) {
+        logger.warn({ err: error, limit: name, failOpen }, 'limits cannot be checked');
+        if (!failOpen) metrics.limits.refused(name);
+        return failOpen;
+      }
+    },
+
     rate(name) {
       const rule = rules[name];
       const windowSeconds = Math.ceil(rule.windowMs / 1000);
