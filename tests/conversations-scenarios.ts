@@ -1,5 +1,5 @@
 /**
- * The conversations API (issue 35, docs/protocol.md), as a client sees it: the same scenarios on
+ * The conversations API (docs/protocol.md), as a client sees it: the same scenarios on
  * two API replicas over PostgreSQL and on the all-in-one (PGlite). Requests alternate between
  * the replicas, so every answer comes from the shared store, not from one process's memory.
  */

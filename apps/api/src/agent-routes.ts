@@ -58,7 +58,7 @@ const SSE_STREAM: ResponseDoc = {
  * those still running after it end with `server_shutdown`.
  */
 export function registerAgentRoutes(context: ServiceContext, agent: Agent): void {
-  const { app, engines, logger, requireUser } = context;
+  const { app, engines, logger, requireUser, limits } = context;
   const { runner, settings } = agent;
   const streamsOpen = context.metrics.agent.streamsOpen;
   registerApprovalRoutes(context);
@@ -85,6 +85,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   const invokeOptions = {
     body: InvokeRequest,
     preHandler: requireUser,
+    limit: limits.rate('invoke'),
     bodyLimit: INVOKE_BODY_LIMIT,
     doc: {
       tag: 'agent',
@@ -95,7 +96,9 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
         "user's session of the same id is a different one); ids starting with `chat:` or `task:` " +
         "are the service's own and refused (400 `session_id_reserved`). Failures known before " +
         'the stream starts are HTTP errors (409 `session_busy`: a run of the session is still ' +
-        'going); later ones are an `error` event that ends the stream. Bodies up to 4 MiB.',
+        'going; 429 `rate_limited`: over `RATE_LIMIT_INVOKE_PER_MINUTE`, or the user already has ' +
+        '`MAX_CONCURRENT_RUNS_PER_USER` runs going); later ones are an `error` event that ends ' +
+        'the stream. Bodies up to 4 MiB.',
       responses: { 200: SSE_STREAM },
       errors: ['session_id_reserved', 'session_busy'],
     } satisfies RouteDocs,
@@ -104,10 +107,13 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     const body = request.body;
     const userId = request.userId;
     if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
+    // Before any model request; freed when the run ends in any way (or by its lease).
+    const releaseSlot = await limits.runSlot(userId);
     let prepared;
     try {
       prepared = await runner.prepare(toRunRequest(userId, body));
     } catch (error) {
+      await releaseSlot();
       if (error instanceof SessionBusyError) {
         throw new AppError('session_busy', error.message, { session_id: error.sessionId });
       }
@@ -126,6 +132,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       onError: (err) => logger.error({ ...log, err }, 'run crashed'),
     });
     runs.set(run.runId, run);
+    void run.finished.then(releaseSlot, releaseSlot);
     const settled = run.finished.then(() => writer.drained());
     settling.add(settled);
     void settled.then(() => {

@@ -48,7 +48,7 @@ export const MAX_PREVIEW_CHARACTERS = 2 * PREVIEW_BODY_LIMIT;
  * The split rules are in docs/knowledge-base.md.
  */
 export function registerKnowledgeRoutes(
-  context: Pick<ServiceContext, 'app' | 'requireUser' | 'engines'>,
+  context: Pick<ServiceContext, 'app' | 'requireUser' | 'engines' | 'limits'>,
   searchKnowledge: KnowledgeSearcher,
 ): void {
   const { app, requireUser } = context;
@@ -108,7 +108,12 @@ const baseNotFound = () => new AppError('not_found', 'unknown knowledge base');
  * document stores it `pending` and queues `kb-ingest`; the worker chunks it (docs/knowledge-base.md).
  */
 function registerKnowledgeBaseRoutes(
-  { app, requireUser, engines }: Pick<ServiceContext, 'app' | 'requireUser' | 'engines'>,
+  {
+    app,
+    requireUser,
+    engines,
+    limits,
+  }: Pick<ServiceContext, 'app' | 'requireUser' | 'engines' | 'limits'>,
   searchKnowledge: KnowledgeSearcher,
 ): void {
   const repo = new KnowledgeRepository(engines.db);
@@ -118,6 +123,7 @@ function registerKnowledgeBaseRoutes(
   const search = {
     body: SearchKnowledgeBasesRequest,
     preHandler: requireUser,
+    limit: limits.rate('knowledge_search'),
     doc: {
       tag: 'knowledge',
       summary: "Search the caller's knowledge bases",
@@ -192,6 +198,7 @@ function registerKnowledgeBaseRoutes(
     {
       body: AddDocumentRequest,
       onRequest: requireUser,
+      limit: limits.rate('knowledge_upload'),
       bodyLimit: PREVIEW_BODY_LIMIT,
       doc: {
         tag: 'knowledge',

@@ -39,7 +39,7 @@ export const MCP_FAILURE_STATUS: Record<McpFailureKind, number> = {
  * answers with its tools and prompts. Requires an access token. The policy (SSRF guard, stdio
  * allowlist) is built once from the configuration, so a malformed allowlist fails at start.
  */
-export function registerMcpRoutes({ app, config, requireUser }: ServiceContext): void {
+export function registerMcpRoutes({ app, config, requireUser, limits }: ServiceContext): void {
   const policy: McpPolicy = {
     urlGuard: createUrlGuard({ allowPrivateNetworks: config.MCP_ALLOW_PRIVATE_NETWORKS }),
     stdio: new StdioPolicy(config.MCP_STDIO_ALLOWLIST),
@@ -48,6 +48,7 @@ export function registerMcpRoutes({ app, config, requireUser }: ServiceContext):
   const options = {
     body: McpValidateRequest,
     preHandler: requireUser,
+    limit: limits.rate('mcp_validate'),
     doc: {
       tag: 'mcp',
       summary: 'Connect to an MCP server and list its tools and prompts',

@@ -10,7 +10,7 @@ import type { ServiceContext } from '@agent-backend/runtime';
  * the token's `sub`; the repository puts it in every statement.
  */
 export function registerMemoryRoutes(
-  { app, requireUser }: ServiceContext,
+  { app, requireUser, limits }: ServiceContext,
   memories: MemoryRepository,
 ): void {
   const list = {
@@ -39,6 +39,7 @@ export function registerMemoryRoutes(
     '/api/memories/:id',
     {
       preHandler: requireUser,
+      limit: limits.rate('writes'),
       doc: {
         tag: 'memories',
         summary: 'Delete one memory',
@@ -59,6 +60,7 @@ export function registerMemoryRoutes(
     '/api/memories',
     {
       preHandler: requireUser,
+      limit: limits.rate('writes'),
       doc: {
         tag: 'memories',
         summary: "Delete all of the caller's memories",

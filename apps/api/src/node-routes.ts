@@ -15,7 +15,7 @@ import type { ServiceContext } from '@agent-backend/runtime';
  * nobody can enumerate another user's devices.
  */
 export function registerNodeRoutes(
-  { app, engines, requireUser }: ServiceContext,
+  { app, engines, requireUser, limits }: ServiceContext,
   nodeTools: NodeToolCaller,
 ): void {
   app.get(
@@ -57,6 +57,7 @@ export function registerNodeRoutes(
     {
       body: NodeToolCallRequest,
       preHandler: requireUser,
+      limit: limits.rate('node_tool_calls'),
       doc: {
         tag: 'nodes',
         summary: "Call a tool on one of the caller's nodes",

@@ -14,7 +14,7 @@ export const SKILL_UPLOAD_BODY_LIMIT = 3 * 1024 * 1024;
  * the caller's (404 for a shared or another user's skill).
  */
 export function registerSkillRoutes(
-  { app, requireUser }: ServiceContext,
+  { app, requireUser, limits }: ServiceContext,
   skills: Promise<SkillCatalog>,
 ): void {
   app.get(
@@ -41,6 +41,7 @@ export function registerSkillRoutes(
     {
       body: UploadSkillRequest,
       onRequest: requireUser,
+      limit: limits.rate('writes'),
       bodyLimit: SKILL_UPLOAD_BODY_LIMIT,
       doc: {
         tag: 'skills',
@@ -84,6 +85,7 @@ export function registerSkillRoutes(
     '/api/skills/:name',
     {
       preHandler: requireUser,
+      limit: limits.rate('writes'),
       doc: {
         tag: 'skills',
         summary: "Delete one of the caller's skills",

@@ -5,10 +5,15 @@ import type { Logger } from '@agent-backend/logger';
 import type { Count, GatewayMetrics } from '@agent-backend/metrics';
 import type { z } from 'zod';
 import type { ConnectionIdentity } from './connection-identity.js';
+import { FrameRate, type FrameRateOptions } from './frame-rate.js';
 
 export interface ConnectionLimits {
   /** Unsent bytes allowed before the peer is closed as a slow consumer. */
   maxBufferedBytes: number;
+  /** The frame and byte rate of one connection (`GATEWAY_FRAMES_PER_SECOND`, ...). */
+  frameRate?: Omit<FrameRateOptions, 'now'>;
+  /** Counts a frame refused by the rate (`rate_limited_total{limit="gateway_frames"}`). */
+  onRateLimited?: () => void;
 }
 
 /** Error codes of the `error` message the gateway sends for a bad frame (docs/gateway.md). */
@@ -19,7 +24,8 @@ export type FrameErrorCode =
   | 'internal_error'
   | 'not_registered'
   | 'task_forbidden'
-  | 'too_many_tools';
+  | 'too_many_tools'
+  | 'rate_limited';
 
 /**
  * One WebSocket client. Owns parsing (every frame is JSON, validated with the shared schemas;
@@ -48,10 +54,26 @@ export abstract class Connection {
     const open = metrics.connections(identity.kind);
     open.inc();
     ws.once('close', () => open.dec());
+    const rate = limits.frameRate ? new FrameRate(limits.frameRate) : undefined;
+    /** One `rate_limited` error per run of refused frames, so a flood is not echoed. */
+    let refusing = false;
     ws.on('message', (data, isBinary) => {
       framesIn.inc();
       this.alive = true;
-      this.queue = this.queue.then(() => this.onFrame(data, isBinary));
+      const verdict = rate?.take(frameBytes(data)) ?? 'ok';
+      if (verdict === 'ok') {
+        refusing = false;
+        this.queue = this.queue.then(() => this.onFrame(data, isBinary));
+        return;
+      }
+      limits.onRateLimited?.();
+      if (verdict === 'abuse') {
+        this.logger.warn({ conn: this.id, user: this.userId }, 'closing a flooding connection');
+        this.close(WS_CLOSE.policyViolation, 'too many frames: over the rate for too long');
+      } else if (!refusing) {
+        refusing = true;
+        this.sendError('rate_limited', 'too many frames or bytes a second; this frame was dropped');
+      }
     });
     ws.on('pong', () => {
       this.alive = true;
@@ -170,4 +192,9 @@ export abstract class Connection {
       this.sendError('internal_error', 'the server could not handle this message');
     }
   }
+}
+
+function frameBytes(data: RawData): number {
+  if (Array.isArray(data)) return data.reduce((sum, part) => sum + part.length, 0);
+  return data instanceof ArrayBuffer ? data.byteLength : data.length;
 }

@@ -40,7 +40,15 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
     registry,
     workflows,
     logger,
-    limits: { maxBufferedBytes: config.GATEWAY_MAX_BUFFERED_BYTES },
+    limits: {
+      maxBufferedBytes: config.GATEWAY_MAX_BUFFERED_BYTES,
+      frameRate: {
+        framesPerSecond: config.GATEWAY_FRAMES_PER_SECOND,
+        bytesPerSecond: config.GATEWAY_BYTES_PER_SECOND,
+        maxFrameBytes: config.GATEWAY_MAX_FRAME_BYTES,
+      },
+      onRateLimited: () => context.metrics.limits.refused('gateway_frames'),
+    },
     presenceRefreshMs: Math.floor(config.NODE_SILENT_TIMEOUT_MS / 3),
     maxToolsPerNode: config.GATEWAY_MAX_TOOLS_PER_NODE,
     metrics: context.metrics.gateway,

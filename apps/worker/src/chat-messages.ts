@@ -42,6 +42,10 @@ export async function processChatMessages(
   const inbox = new ChatInbox(engines.db);
   const clients = larkClients(config);
   const llm = defaultRunModel(config);
+  // The platform's rate first: a chat refused by it spends no point of its own.
+  const admit = async (message: ChatMessageJob) =>
+    (await context.limits.allows('platform_messages', message.platform)) &&
+    (await context.limits.allows('chat_messages', `${message.platform}:${message.chat_id}`));
   await engines.jobs.process(
     CHAT_MESSAGE_QUEUE,
     async (data, job) => {
@@ -55,7 +59,12 @@ export async function processChatMessages(
         'chat-message',
         parsed.data.trace,
         { 'agent_backend.chat.platform': parsed.data.platform },
-        () => processChatMessage(parsed.data, { runner, inbox, logger, llm, clients }, job.signal),
+        () =>
+          processChatMessage(
+            parsed.data,
+            { runner, inbox, logger, llm, clients, admit },
+            job.signal,
+          ),
       );
     },
     { concurrency: 4 },

@@ -19,6 +19,8 @@ export const WS_CLOSE_MEANINGS: Record<keyof typeof WS_CLOSE, string> = {
     '`client_id` (extension, desktop) or `user_id` (web) is missing. Fix the URL; do not reconnect unchanged.',
   invalidIdentity:
     '`client_id` is not `user_<id>` on /ws/extension or `desktop_<id>` on /ws/desktop, or an id is over 128 characters. Fix the URL.',
+  policyViolation:
+    'The client kept sending well over `GATEWAY_FRAMES_PER_SECOND` / `GATEWAY_BYTES_PER_SECOND` after `rate_limited` errors. Reconnect after a backoff and send slower.',
   slowConsumer:
     'Slow consumer: more than `GATEWAY_MAX_BUFFERED_BYTES` unsent. Reconnect after a backoff.',
   replaced:

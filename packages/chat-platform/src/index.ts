@@ -8,5 +8,10 @@ export {
   INBOX_REQUEUE_WINDOW_MS,
   INBOX_RETENTION_MS,
 } from './inbox.js';
-export { chatSessionOwner, processChatMessage, type ChatReplyDeps } from './process-message.js';
+export {
+  chatSessionOwner,
+  processChatMessage,
+  RATE_LIMITED_NOTICE,
+  type ChatReplyDeps,
+} from './process-message.js';
 export { larkClients, larkNotifier, type LarkAppConfig } from './lark-clients.js';

@@ -24,7 +24,16 @@ export interface ChatReplyDeps {
   llm?: RunModel;
   /** Per platform; absent (no `LARK_APP_ID`/`LARK_APP_SECRET`): replies are logged, not sent. */
   clients: Partial<Record<ChatMessageJob['platform'], LarkClient>>;
+  /**
+   * Whether this message may start a run (the chat's and the platform's message rates,
+   * docs/limits.md); false: it is answered with {@link RATE_LIMITED_NOTICE}. Absent: always.
+   */
+  admit?: (job: ChatMessageJob) => Promise<boolean>;
 }
+
+/** The reply to a chat message over its chat's or platform's message rate: no run, no model. */
+export const RATE_LIMITED_NOTICE =
+  'Too many messages at once; please wait a minute before sending more.';
 
 /**
  * The worker's side of one chat message: run the agent on the text in the chat's conversation
@@ -52,6 +61,9 @@ export async function processChatMessage(
   if (!deps.llm) {
     answer = 'This assistant has no model configured yet.';
     log.warn('DEFAULT_LLM_* is not configured; answering with a notice');
+  } else if (deps.admit && !(await deps.admit(job))) {
+    answer = RATE_LIMITED_NOTICE;
+    log.info('over the chat message rate; answering with a notice instead of a run');
   } else {
     answer = await runAgent(job, deps, deps.llm, signal);
   }

@@ -269,6 +269,23 @@ export const EnvSchema = z.object({
     .min(1024)
     .default(1024 * 1024)
     .describe('largest WebSocket frame accepted; a larger one closes the connection with 1009'),
+  GATEWAY_FRAMES_PER_SECOND: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(50)
+    .describe(
+      "frames a second one WebSocket connection may send, a token bucket holding one second's worth; over it the frame is dropped with an `error` `rate_limited` (once per run of dropped frames), and a connection that keeps sending well over it (two seconds' worth of drops not yet forgiven) is closed with 1008 ([limits.md](limits.md)); `0`: not counted",
+    ),
+  GATEWAY_BYTES_PER_SECOND: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(1024 * 1024)
+    .describe(
+      'bytes a second one WebSocket connection may send (the bucket holds at least one `GATEWAY_MAX_FRAME_BYTES` frame); the same answers; `0`: not counted',
+    ),
   GATEWAY_MAX_BUFFERED_BYTES: z.coerce
     .number()
     .int()
@@ -747,6 +764,99 @@ export const EnvSchema = z.object({
     .default(10_000)
     .describe(
       "a rate-limited SaaS call (429, GitHub's 403 with `x-ratelimit-remaining: 0`, ...) is retried once when the wait it asks for (`Retry-After`, `x-ratelimit-reset`, 1 s) is at most this and fits the deadline",
+    ),
+  RATE_LIMIT_INVOKE_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(20)
+    .describe(
+      'agent runs (`POST /api/agent/invoke`) one user may start a minute, counted for the whole deployment; over it 429 `rate_limited` with `Retry-After` ([limits.md](limits.md)); `0`: off',
+    ),
+  RATE_LIMIT_DECISIONS_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(60)
+    .describe('approval decisions one user may send a minute; `0`: off'),
+  RATE_LIMIT_KNOWLEDGE_UPLOAD_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(20)
+    .describe('knowledge documents one user may upload a minute; `0`: off'),
+  RATE_LIMIT_KNOWLEDGE_SEARCH_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(60)
+    .describe('knowledge searches one user may run a minute; `0`: off'),
+  RATE_LIMIT_MCP_VALIDATE_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(10)
+    .describe('MCP server validations one user may start a minute; `0`: off'),
+  RATE_LIMIT_WRITES_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(60)
+    .describe('memory and skill writes one user may make a minute; `0`: off'),
+  RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(60)
+    .describe('node tool calls over HTTP one user may make a minute; `0`: off'),
+  CHAT_MESSAGES_PER_CHAT_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(100_000)
+    .default(10)
+    .describe(
+      'chat-platform messages of one chat answered by an agent run a minute; more are acknowledged and answered with a short notice instead of a run ([limits.md](limits.md)); `0`: off',
+    ),
+  CHAT_MESSAGES_PER_PLATFORM_PER_MINUTE: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(1_000_000)
+    .default(600)
+    .describe(
+      'chat-platform messages of one platform (all chats together) answered by a run a minute; more get the same notice; `0`: off',
+    ),
+  MAX_CONCURRENT_RUNS_PER_USER: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(10_000)
+    .default(4)
+    .describe(
+      'agent runs one user may have going at once across all replicas; another invoke gets 429 `rate_limited` before any model request; `0`: no limit',
+    ),
+  RUN_SLOT_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .max(600_000)
+    .default(30_000)
+    .describe(
+      "a run slot is renewed by its replica every third of this; a crashed replica's slots are free again within it",
+    ),
+  LIMITS_ON_REDIS_ERROR: z
+    .enum(['open', 'closed'])
+    .default('open')
+    .describe(
+      '`open` (default): while Redis cannot be reached the limits let requests through unchecked (logged); `closed`: requests under a limit get 429 `rate_limited` (`details.reason: "limits_unavailable"`) with `Retry-After: 5`. Never a 5xx',
     ),
   METRICS_ENABLED: booleanStringDefaultTrue.describe(
     '`GET /metrics` in the Prometheus text format on every role ([operations.md](operations.md)); `false`: that path is 404 and nothing is measured',

@@ -15,10 +15,12 @@ import {
   type JobQueue,
   type JobRetentionPolicy,
 } from '@agent-backend/jobs';
+import { createMemoryLimits, createRedisLimits, type Limits } from '@agent-backend/limits';
 import { NO_METRICS, type ServiceMetrics } from '@agent-backend/metrics';
 import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
 import { createMemoryRunLog, createRedisRunLog, type RunLog } from '@agent-backend/run-log';
 import { instrumentBus, instrumentJobQueue } from './instrument.js';
+import { limitRules } from './limit-rules.js';
 import {
   createPgliteDatabase,
   createPostgresDatabase,
@@ -36,6 +38,8 @@ export interface Engines {
   readonly bus: Bus;
   readonly ephemeral: EphemeralStore;
   readonly presence: Presence;
+  /** Per-user request rates and run slots, for the whole deployment (docs/limits.md). */
+  readonly limits: Limits;
   /** Events of agent runs, readable from any replica for a window (resumable streams). */
   readonly runLog: RunLog;
   /** Queues, delayed jobs and schedules: in-process timers, or BullMQ on Redis. */
@@ -158,9 +162,11 @@ export async function createEngines(
       nodeTtlMs: config.NODE_SILENT_TIMEOUT_MS,
       replicaTtlMs: config.GATEWAY_REPLICA_TTL_MS,
     };
+    const limitOptions = { rules: limitRules(config), leaseMs: config.RUN_SLOT_LEASE_MS };
     let bus: Bus;
     let ephemeral: EphemeralStore;
     let presence: Presence;
+    let limits: Limits;
     let runLog: RunLog;
     let jobs: JobQueue;
     let bullmq: BullmqQueues | undefined;
@@ -192,6 +198,7 @@ export async function createEngines(
       });
       ephemeral = createRedisEphemeralStore({ redis, prefix });
       presence = createRedisPresence({ redis, prefix, ...presenceOptions });
+      limits = createRedisLimits({ redis, prefix, ...limitOptions });
       runLog = createRedisRunLog({ redis, prefix });
       // BullMQ blocks on its connections, so it gets its own, which never give up on a command.
       const jobsConnection = createRedis(config.REDIS_URL, {
@@ -220,6 +227,7 @@ export async function createEngines(
       });
       ephemeral = createMemoryEphemeralStore();
       presence = createMemoryPresence(presenceOptions);
+      limits = createMemoryLimits(limitOptions);
       runLog = createMemoryRunLog();
       jobs = createMemoryJobQueue({
         drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
@@ -232,6 +240,7 @@ export async function createEngines(
       () => runLog.close(),
       () => jobs.close(),
       () => presence.close(),
+      () => limits.close(),
       () => ephemeral.close(),
       () => bus.close(),
     );
@@ -248,6 +257,7 @@ export async function createEngines(
       bus,
       ephemeral,
       presence,
+      limits,
       runLog,
       jobs,
       ...(bullmq ? { bullmq } : {}),

@@ -1,3 +1,4 @@
 export { createEngines, type Engines, type CreateEnginesOptions } from './engines.js';
 // A start that fails on it says so in one line (packages/runtime), without importing the store.
 export { DataDirInUseError } from '@agent-backend/store';
+export { limitRules, type RateLimitName } from './limit-rules.js';

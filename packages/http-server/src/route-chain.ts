@@ -27,10 +27,13 @@ export function routeChain(
   const authentication = options.onRequest ?? options.preHandler;
   const chain: RequestHandler[] = [];
   if (options.onRequest) chain.push(hook(options.onRequest));
+  // Before the body is read, unless the user is known only after it (a `preHandler`).
+  if (options.limit && !options.preHandler) chain.push(hook(options.limit));
   if (method !== 'get') {
     chain.push(jsonBody(options.bodyLimit ?? defaultLimit, options.rawBody ?? false));
   }
   if (options.preHandler) chain.push(hook(options.preHandler));
+  if (options.limit && options.preHandler) chain.push(hook(options.limit));
   // The text rules, for every route (after authentication): path parameters, query, body.
   chain.push((req, res, next) => {
     try {

@@ -2,7 +2,7 @@ import type { Query, RouteParameters } from 'express-serve-static-core';
 import type { Request, Response } from 'express';
 import type { z } from 'zod';
 import type { Logger } from '@agent-backend/logger';
-import type { AuthHook, RouteAuth } from './route-auth.js';
+import type { AuthHook, RouteAuth, RouteHook } from './route-auth.js';
 import type { RouteDocs } from './route-doc.js';
 
 declare global {
@@ -86,6 +86,12 @@ export interface RouteOptions<
   onRequest?: Hook;
   /** Authenticates after the body is parsed, before the handler. */
   preHandler?: Hook;
+  /**
+   * A limit on how often the route may be called (a rate limit of its class): runs right after
+   * the authentication hook (so it knows the user), or first on a route without one. It throws
+   * to refuse (429 `rate_limited`); the route's documented errors then include `rate_limited`.
+   */
+  limit?: RouteHook;
   /** This route's body limit in bytes. @default the server's */
   bodyLimit?: number;
   /** The JSON body as the string received (to check a signature over it), not parsed. */

@@ -157,6 +157,9 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
           path,
           auth: doc.auth ?? route.auth,
           enabled,
+          ...(routeOptions.limit
+            ? { errors: [...new Set([...(doc.errors ?? []), 'rate_limited' as const])] }
+            : {}),
           ...(body ? { body } : {}),
           ...(params ? { params } : {}),
           ...(query ? { query } : {}),

@@ -113,6 +113,11 @@ export interface KnowledgeMetrics {
   failed(): void;
 }
 
+export interface LimitMetrics {
+  /** A request or a run was refused by the limit `limit` (`invoke`, `concurrent_runs`, ...). */
+  refused(limit: string): void;
+}
+
 /** Every instrument of one service instance. */
 export interface ServiceMetrics {
   /** False when `METRICS_ENABLED=false`: every method does nothing. */
@@ -125,6 +130,7 @@ export interface ServiceMetrics {
   readonly bus: BusMetrics;
   readonly jobs: JobMetrics;
   readonly knowledge: KnowledgeMetrics;
+  readonly limits: LimitMetrics;
   /** The Prometheus text exposition of this instance's registry. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -144,5 +150,6 @@ export const NO_METRICS: ServiceMetrics = Object.freeze({
   bus: { published: () => NO_COUNT, received: () => NO_COUNT, request: noop },
   jobs: { added: noop, finished: noop, watchDepth: noop },
   knowledge: { ingested: noop, failed: noop },
+  limits: { refused: noop },
   render: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
 });

@@ -89,6 +89,13 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
   const promptTokens = tokens.labels('prompt');
   const completionTokens = tokens.labels('completion');
 
+  const rateLimited = new Counter({
+    name: 'rate_limited_total',
+    help: 'Requests, runs and WebSocket frames refused by a limit, by limit (docs/limits.md)',
+    labelNames: ['limit'] as const,
+    registers,
+  });
+
   const connections = new Gauge({
     name: 'gateway_connections',
     help: 'Open WebSocket connections of this gateway replica by endpoint',
@@ -294,6 +301,9 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
         if (chunks > 0) ingestedChunks.inc(chunks);
       },
       failed: () => ingestFailures.inc(),
+    },
+    limits: {
+      refused: (limit) => rateLimited.labels(limit).inc(),
     },
     async render() {
       return { contentType: registry.contentType, body: await registry.metrics() };

@@ -23,6 +23,8 @@ export const WS_CLOSE = {
   missingIdentity: WS_CLOSE_MISSING_IDENTITY,
   /** `client_id` is not `user_<id>` on /ws/extension or `desktop_<id>` on /ws/desktop. */
   invalidIdentity: 4002,
+  /** The client kept sending well over its frame or byte rate (docs/limits.md). */
+  policyViolation: 1008,
   /** The client let more than the allowed unsent bytes pile up (slow consumer). */
   slowConsumer: 4008,
   /** The same node connected again; this older connection is closed. */

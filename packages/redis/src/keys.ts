@@ -16,6 +16,8 @@
  * | `ab:eph:<key>` | string with PX TTL | ephemeral store |
  * | `ab:presence:user:<userId>` | hash nodeId → entry | presence |
  * | `ab:presence:replicas` | sorted set replicaId → expiry (ms) | presence |
+ * | `ab:limit:<name>:<key>` | rate-limiter-flexible's counter, EX window | limits, request rates |
+ * | `ab:limit:runs:<userId>` | sorted set runId → lease end (ms) | limits, run slots |
  * | `ab:runlog:<runId>` | stream of a run's events, PX retention | run log (resumable agent streams) |
  * | `ab:bull:<queue>:*` | BullMQ's own keys (its `prefix` option) | job queue (`@agent-backend/jobs`) |
  *
@@ -43,6 +45,8 @@ export interface RedisKeys {
   presenceUser(userId: string): string;
   /** Sorted set of gateway replicas scored by the expiry of their last heartbeat. */
   presenceReplicas(): string;
+  /** A key of the limits (`<name>` a rate limit's prefix, or `runs:<userId>`). */
+  limit(name: string): string;
   /** Stream of one agent run's events, read back to resume a dropped SSE stream. */
   runLog(runId: string): string;
   /** BullMQ's `prefix` option: every queue's keys sit under `<prefix>bull:<queue>:`. */
@@ -62,6 +66,7 @@ export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
     ephemeral: (key: string) => `${prefix}eph:${key}`,
     presenceUser: (userId: string) => `${prefix}presence:user:${userId}`,
     presenceReplicas: () => `${prefix}presence:replicas`,
+    limit: (name: string) => `${prefix}limit:${name}`,
     runLog: (runId: string) => `${prefix}runlog:${runId}`,
     jobs: () => `${prefix}bull`,
   });

@@ -6,3 +6,4 @@ export {
   type RunningService,
 } from './start-service.js';
 export { registeredRoutes } from './registered-routes.js';
+export { requestLimits, type RequestLimits } from './request-limits.js';

@@ -8,6 +8,7 @@ import { bearerAuth, createHttpServer, type DocumentedRoute } from '@agent-backe
 import { createTokenVerifier, RevocationList, throwawayKeys } from '@agent-backend/auth';
 import { createServiceMetrics } from '@agent-backend/metrics';
 import { registerMetricsRoute } from './metrics-route.js';
+import { requestLimits } from './request-limits.js';
 import type { ServiceContext, StartServiceOptions } from './start-service.js';
 
 /**
@@ -36,6 +37,7 @@ export async function registeredRoutes(
       const revocations = new RevocationList(engines.db);
       const verifyToken = createTokenVerifier(keys);
       const requireUser = bearerAuth(verifyToken);
+      const limits = requestLimits(engines.limits, config, metrics, logger);
       const context: ServiceContext = {
         config,
         logger,
@@ -46,6 +48,7 @@ export async function registeredRoutes(
         verifyToken,
         revocations,
         metrics,
+        limits,
       };
       const roles = await mount(context);
       const routes = app.documented();

@@ -21,6 +21,7 @@ import { providerTokensFromConfig } from './provider-tokens.js';
 import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
 import { startTracing } from '@agent-backend/tracing';
 import { registerMetricsRoute } from './metrics-route.js';
+import { requestLimits, type RequestLimits } from './request-limits.js';
 import { startFailure } from './start-failure.js';
 
 export interface ServiceContext {
@@ -51,6 +52,8 @@ export interface ServiceContext {
    * `METRICS_ENABLED=false` every instrument is a no-op.
    */
   readonly metrics: ServiceMetrics;
+  /** Per-user limits for routes: `limit: limits.rate('invoke')`, run slots (docs/limits.md). */
+  readonly limits: RequestLimits;
 }
 
 /** What a role leaves running; `close` runs after the HTTP server stopped accepting. */
@@ -153,6 +156,7 @@ export async function startService(
   );
   const verifyToken: VerifyAccessToken = async (token) => revocations.check(await verify(token));
   const requireUser = bearerAuth(verifyToken);
+  const limits = requestLimits(engines.limits, config, metrics, logger);
   const context: ServiceContext = {
     config,
     logger,
@@ -163,6 +167,7 @@ export async function startService(
     verifyToken,
     revocations,
     metrics,
+    limits,
   };
   const roles = await options.mount(context);
 

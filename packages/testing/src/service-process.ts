@@ -34,6 +34,22 @@ export function exited(child: ChildProcess): Promise<number | string> {
   );
 }
 
+/** Every per-user limit turned off (`0`), for services a test starts. */
+export const LIMITS_OFF: Readonly<Record<string, string>> = Object.freeze({
+  RATE_LIMIT_INVOKE_PER_MINUTE: '0',
+  RATE_LIMIT_DECISIONS_PER_MINUTE: '0',
+  RATE_LIMIT_KNOWLEDGE_UPLOAD_PER_MINUTE: '0',
+  RATE_LIMIT_KNOWLEDGE_SEARCH_PER_MINUTE: '0',
+  RATE_LIMIT_MCP_VALIDATE_PER_MINUTE: '0',
+  RATE_LIMIT_WRITES_PER_MINUTE: '0',
+  RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE: '0',
+  MAX_CONCURRENT_RUNS_PER_USER: '0',
+  CHAT_MESSAGES_PER_CHAT_PER_MINUTE: '0',
+  CHAT_MESSAGES_PER_PLATFORM_PER_MINUTE: '0',
+  GATEWAY_FRAMES_PER_SECOND: '0',
+  GATEWAY_BYTES_PER_SECOND: '0',
+});
+
 /**
  * Starts a built service entry as a real process with the test's environment and waits for its
  * `listening` log line to learn the port. The process gets only the variables given (plus PATH
@@ -47,6 +63,9 @@ export async function startServiceProcess(
     HOME: process.env.HOME ?? '',
     PORT: '0',
     HOST: '127.0.0.1',
+    // Tests of other things run many requests as one user: the per-user limits (docs/limits.md)
+    // are off unless a test sets them.
+    ...LIMITS_OFF,
   };
   for (const [key, value] of Object.entries(options.env ?? {}))
     if (value !== undefined) env[key] = value;

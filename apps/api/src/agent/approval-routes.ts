@@ -29,7 +29,7 @@ const DECISION_ERRORS: ErrorCode[] = [
  * (docs/hitl.md). 200 with `ApprovalDecisionsResponse`.
  */
 export function registerApprovalRoutes(context: ServiceContext): void {
-  const { app, engines, requireUser } = context;
+  const { app, engines, requireUser, limits } = context;
   const decisions = new DecisionService({
     ephemeral: engines.ephemeral,
     bus: engines.bus,
@@ -41,6 +41,7 @@ export function registerApprovalRoutes(context: ServiceContext): void {
       body: ApprovalDecisionRequest,
       params: ApprovalDecisionParams,
       preHandler: requireUser,
+      limit: limits.rate('decisions'),
       doc: {
         tag: 'agent',
         summary: 'Decide on a tool call held for approval',
@@ -69,6 +70,7 @@ export function registerApprovalRoutes(context: ServiceContext): void {
     body: ApprovalDecisionsRequest,
     params: ApprovalDecisionsParams,
     preHandler: requireUser,
+    limit: limits.rate('decisions'),
     doc: {
       tag: 'agent',
       summary: 'Decide on several held calls of one run at once',

@@ -1,0 +1,86 @@
+/**
+ * The behaviour every limits adapter must share. Adapter-only checks live in
+ * `limits.<adapter>.test.ts`.
+ */
+import { afterEach, describe, expect, it } from 'vitest';
+import { LimitsClosedError, type Limits, type RateRule } from './limits.js';
+
+/** Creates limits with an empty namespace and these rules; the suite closes them. */
+export type MakeLimits = (rules: Record<string, RateRule>) => Promise<Limits>;
+
+export function describeLimitsContract(name: string, makeLimits: MakeLimits): void {
+  describe(`limits contract: ${name}`, () => {
+    const open: Limits[] = [];
+    const make = async (rules: Record<string, RateRule>) => {
+      const made = await makeLimits(rules);
+      open.push(made);
+      return made;
+    };
+    afterEach(async () => {
+      await Promise.all(open.splice(0).map((l) => l.close()));
+    });
+
+    it('allows the points of a window, then refuses with the time to the reset', async () => {
+      const limits = await make({ invoke: { points: 3, windowMs: 60_000 } });
+      const decisions = [];
+      for (let i = 0; i < 5; i++) decisions.push(await limits.consume('invoke', 'u1'));
+      expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+      expect(decisions.map((d) => d.remaining)).toEqual([2, 1, 0, 0, 0]);
+      expect(decisions.every((d) => d.limit === 3)).toBe(true);
+      const refused = decisions[4]!;
+      expect(refused.resetMs).toBeGreaterThan(0);
+      expect(refused.resetMs).toBeLessThanOrEqual(60_000);
+    });
+
+    it('counts each key and each limit apart', async () => {
+      const limits = await make({
+        invoke: { points: 1, windowMs: 60_000 },
+        search: { points: 1, windowMs: 60_000 },
+      });
+      expect((await limits.consume('invoke', 'u1')).allowed).toBe(true);
+      expect((await limits.consume('invoke', 'u1')).allowed).toBe(false);
+      expect((await limits.consume('invoke', 'u2')).allowed).toBe(true);
+      expect((await limits.consume('search', 'u1')).allowed).toBe(true);
+    });
+
+    it('never refuses a limit with 0 points (off), and rejects unknown names', async () => {
+      const limits = await make({ off: { points: 0, windowMs: 60_000 } });
+      for (let i = 0; i < 5; i++) expect((await limits.consume('off', 'u')).allowed).toBe(true);
+      await expect(limits.consume('nope', 'u')).rejects.toThrow(RangeError);
+    });
+
+    it('starts a new window after the old one ends', async () => {
+      const limits = await make({ burst: { points: 1, windowMs: 1_000 } });
+      expect((await limits.consume('burst', 'u')).allowed).toBe(true);
+      const refused = await limits.consume('burst', 'u');
+      expect(refused.allowed).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, refused.resetMs + 50));
+      expect((await limits.consume('burst', 'u')).allowed).toBe(true);
+    });
+
+    it('grants run slots up to the maximum per user, and frees one on release', async () => {
+      const limits = await make({});
+      const a = await limits.acquireRunSlot('u1', 'r1', 2);
+      const b = await limits.acquireRunSlot('u1', 'r2', 2);
+      expect(a.granted && b.granted).toBe(true);
+      expect(await limits.acquireRunSlot('u1', 'r3', 2)).toEqual({ granted: false, held: 2 });
+      expect((await limits.acquireRunSlot('u2', 'r4', 2)).granted).toBe(true);
+      if (a.granted) await a.release();
+      expect((await limits.acquireRunSlot('u1', 'r3', 2)).granted).toBe(true);
+    });
+
+    it('treats taking the same run again as the same slot', async () => {
+      const limits = await make({});
+      expect((await limits.acquireRunSlot('u', 'r1', 1)).granted).toBe(true);
+      expect((await limits.acquireRunSlot('u', 'r1', 1)).granted).toBe(true);
+      expect((await limits.acquireRunSlot('u', 'r2', 1)).granted).toBe(false);
+    });
+
+    it('rejects every call after close()', async () => {
+      const limits = await make({ invoke: { points: 1, windowMs: 60_000 } });
+      await limits.close();
+      await expect(limits.consume('invoke', 'u')).rejects.toThrow(LimitsClosedError);
+      await expect(limits.acquireRunSlot('u', 'r', 1)).rejects.toThrow(LimitsClosedError);
+    });
+  });
+}

@@ -1,0 +1,4 @@
+import { describeLimitsContract } from './limits.contract.js';
+import { createMemoryLimits } from './memory-limits.js';
+
+describeLimitsContract('memory', async (rules) => createMemoryLimits({ rules }));

@@ -1,0 +1,63 @@
+/**
+ * The limits port: per-user request rates and concurrent run slots, counted for the whole
+ * deployment (every replica shares the counts when Redis is the engine; the embedded engine is one
+ * process, so memory is the whole deployment there).
+ *
+ * In the contract: a rate limit is a fixed number of points per window for one key (a user, a
+ * client address); {@link Limits.consume} takes one point atomically across replicas and says
+ * whether it fitted. A run slot is held by one run until it is released or its lease runs out
+ * (a crashed replica's slots come back within the lease). A store failure (Redis unreachable)
+ * rejects: the caller decides whether that lets the request through or refuses it
+ * (`LIMITS_ON_REDIS_ERROR`). After `close()` every method rejects with `LimitsClosedError`.
+ * Not in the contract: exact fairness between keys, or counts surviving a Redis restart.
+ */
+export interface Limits {
+  /** Takes one point of the rate limit `name` for `key`. Unknown names reject with a `RangeError`. */
+  consume(name: string, key: string): Promise<RateDecision>;
+  /**
+   * Takes one of `max` run slots of `userId` for `runId` (taking it again for the same run is a
+   * no-op that says granted). Granted: the slot is renewed while held, until `release()`.
+   */
+  acquireRunSlot(userId: string, runId: string, max: number): Promise<SlotDecision>;
+  close(): Promise<void>;
+}
+
+/** One rate limit: `points` requests per `windowMs`. `points` 0 turns the limit off. */
+export interface RateRule {
+  readonly points: number;
+  readonly windowMs: number;
+}
+
+/** What {@link Limits.consume} decided, with what the `RateLimit` header fields carry. */
+export interface RateDecision {
+  readonly allowed: boolean;
+  /** The rule's points per window. */
+  readonly limit: number;
+  /** Points left in the current window (0 when refused). */
+  readonly remaining: number;
+  /** Milliseconds until the window resets (and a refused request may be retried). */
+  readonly resetMs: number;
+}
+
+export type SlotDecision =
+  | { readonly granted: true; readonly release: () => Promise<void> }
+  /** `held`: the slots the user holds now (all of them). */
+  | { readonly granted: false; readonly held: number };
+
+export class LimitsClosedError extends Error {
+  constructor() {
+    super('the limits store is closed');
+    this.name = 'LimitsClosedError';
+  }
+}
+
+/** The lease of a run slot and how often a holder renews it. */
+export interface SlotLeaseOptions {
+  /** A slot not renewed for this long is free again (a crashed replica's). @default 30_000 */
+  leaseMs?: number;
+}
+
+/** Renews a held slot every third of its lease, so one lost renewal does not free it. */
+export function renewEvery(leaseMs: number): number {
+  return Math.max(10, Math.floor(leaseMs / 3));
+}

@@ -1,0 +1,132 @@
+import type { Config } from '@agent-backend/config';
+import { limitRules, type RateLimitName } from '@agent-backend/engines';
+import { AppError, type RouteHook } from '@agent-backend/http-server';
+import type { Limits } from '@agent-backend/limits';
+import type { Logger } from '@agent-backend/logger';
+import type { ServiceMetrics } from '@agent-backend/metrics';
+
+/**
+ * The limits as routes use them (docs/limits.md): a rate class as a route's `limit` hook, and a
+ * user's run slots. Both answer in the service's error shape: over a limit 429 `rate_limited`
+ * with `Retry-After`; with the limits store down, as `LIMITS_ON_REDIS_ERROR` says (through,
+ * or that same 429), never a 5xx.
+ */
+export interface RequestLimits {
+  /**
+   * The `limit` hook of a route of class `name`: one point per request, keyed by the user (the
+   * client address on a route without one). Answers carry `RateLimit-Policy` and `RateLimit`
+   * (IETF draft `ratelimit-headers`).
+   */
+  rate(name: RateLimitName): RouteHook;
+  /**
+   * Takes one point of `name` for `key` outside HTTP (a chat message): whether it fitted. With
+   * the store down, what `LIMITS_ON_REDIS_ERROR` says (`open`: true).
+   */
+  allows(name: RateLimitName, key: string): Promise<boolean>;
+  /**
+   * Takes one of the user's `MAX_CONCURRENT_RUNS_PER_USER` run slots before a run starts, or
+   * throws 429 `rate_limited`. Call the returned function once when the run ended (any way).
+   */
+  runSlot(userId: string): Promise<() => Promise<void>>;
+}
+
+/** `Retry-After` of a refusal while the limits store is down (`LIMITS_ON_REDIS_ERROR=closed`). */
+const UNAVAILABLE_RETRY_SECONDS = 5;
+
+export function requestLimits(
+  limits: Limits,
+  config: Config,
+  metrics: ServiceMetrics,
+  logger: Logger,
+): RequestLimits {
+  const rules = limitRules(config);
+  const failOpen = config.LIMITS_ON_REDIS_ERROR === 'open';
+  /**
+   * Fail open: log and let the request through. Fail closed: refuse it as over its limit (429,
+   * the answer a client already retries on), never a 5xx of the limits' own.
+   */
+  const storeDown = (limit: string, error: unknown): void => {
+    logger.warn({ err: error, limit, failOpen }, 'limits cannot be checked');
+    if (failOpen) return;
+    metrics.limits.refused(limit);
+    throw new AppError(
+      'rate_limited',
+      'limits cannot be checked right now (Redis is unavailable); retry shortly',
+      { limit, reason: 'limits_unavailable', retry_after_seconds: UNAVAILABLE_RETRY_SECONDS },
+      { 'Retry-After': String(UNAVAILABLE_RETRY_SECONDS) },
+    );
+  };
+  let slotSeq = 0;
+
+  return {
+    async allows(name, key) {
+      if (rules[name].points === 0) return true;
+      try {
+        const decision = await limits.consume(name, key);
+        if (!decision.allowed) metrics.limits.refused(name);
+        return decision.allowed;
+      } catch (error) {
+        logger.warn({ err: error, limit: name, failOpen }, 'limits cannot be checked');
+        if (!failOpen) metrics.limits.refused(name);
+        return failOpen;
+      }
+    },
+
+    rate(name) {
+      const rule = rules[name];
+      const windowSeconds = Math.ceil(rule.windowMs / 1000);
+      const policy = `"${name}";q=${rule.points};w=${windowSeconds}`;
+      return async (request, reply) => {
+        if (rule.points === 0) return;
+        const key = request.userId ?? `addr:${request.ip ?? 'unknown'}`;
+        let decision;
+        try {
+          decision = await limits.consume(name, key);
+        } catch (error) {
+          storeDown(name, error);
+          return;
+        }
+        const resetSeconds = Math.ceil(decision.resetMs / 1000);
+        reply.setHeader('RateLimit-Policy', policy);
+        reply.setHeader('RateLimit', `"${name}";r=${decision.remaining};t=${resetSeconds}`);
+        if (decision.allowed) return;
+        metrics.limits.refused(name);
+        throw new AppError(
+          'rate_limited',
+          `too many requests of this kind (${name}): at most ${rule.points} in ${windowSeconds} s; retry in ${resetSeconds} s`,
+          { limit: name, retry_after_seconds: resetSeconds },
+          { 'Retry-After': String(Math.max(1, resetSeconds)) },
+        );
+      };
+    },
+
+    async runSlot(userId) {
+      const max = config.MAX_CONCURRENT_RUNS_PER_USER;
+      const unlimited = async () => {};
+      if (max === 0) return unlimited;
+      const slotId = `${config.instanceId}:${process.pid}:${++slotSeq}`;
+      let decision;
+      try {
+        decision = await limits.acquireRunSlot(userId, slotId, max);
+      } catch (error) {
+        storeDown('concurrent_runs', error);
+        return unlimited;
+      }
+      if (!decision.granted) {
+        metrics.limits.refused('concurrent_runs');
+        throw new AppError(
+          'rate_limited',
+          `too many runs going at once: at most ${max} per user; retry when one has ended`,
+          { limit: 'concurrent_runs', max },
+          { 'Retry-After': '1' },
+        );
+      }
+      const { release } = decision;
+      return () =>
+        release().catch((error: unknown) =>
+          // Not freed now: the lease frees it within RUN_SLOT_LEASE_MS.
+          logger.warn({ err: error, userId }, 'run slot release failed; its lease will free it'),
+        );
+    },
+  };
+}
