@@ -126,18 +126,22 @@ describe('fuzzing the HTTP API and the WebSocket endpoints', () => {
   }, 600_000);
 
   it(`survives ${WS_COUNT} fuzzed frames over the three endpoints`, async () => {
+    // A user of its own: the HTTP phase may have signed the first one out everywhere
+    // (`DELETE /api/auth/sessions`), which refuses its tokens on every endpoint.
+    const wsUser = `${USER}-ws`;
+    const wsToken = await accessToken(keys.privateKey, wsUser);
     const endpoints = [
       {
         name: 'desktop',
-        path: `/ws/desktop?client_id=desktop_${USER}`,
+        path: `/ws/desktop?client_id=desktop_${wsUser}`,
         schemas: [NodeClientMessage, JsonRpcResponse],
       },
       {
         name: 'extension',
-        path: `/ws/extension?client_id=user_${USER}`,
+        path: `/ws/extension?client_id=user_${wsUser}`,
         schemas: [NodeClientMessage, JsonRpcResponse],
       },
-      { name: 'web', path: `/ws/web?user_id=${USER}`, schemas: [WebClientMessage] },
+      { name: 'web', path: `/ws/web?user_id=${wsUser}`, schemas: [WebClientMessage] },
     ] as const;
     const closes: Tally = {};
     const received: Tally = {};
@@ -155,7 +159,7 @@ describe('fuzzing the HTTP API and the WebSocket endpoints', () => {
       const open = () =>
         new Promise<WebSocket>((resolve, reject) => {
           const ws = new WebSocket(
-            `${service.url.replace('http', 'ws')}${endpoint.path}&token=${token}`,
+            `${service.url.replace('http', 'ws')}${endpoint.path}&token=${wsToken}`,
           );
           ws.on('message', (data) => {
             let frame: unknown;

@@ -149,6 +149,23 @@ describe('gateway connections', () => {
     await expect(openSocket(cluster.wsUrl(0, '/ws/other', {}))).rejects.toThrow(/HTTP 404/);
   });
 
+  it('survives frames over the size bound sent to a connection it is refusing', async () => {
+    // A client that ignores the close and sends at once: the refused socket still reads, and an
+    // oversized frame there is an error on a socket the gateway no longer serves (found by the
+    // fuzz test: it crashed the process).
+    for (let round = 0; round < 3; round += 1) {
+      const refused = await connect('/ws/extension', { client_id: 'user_alice', token: 'garbage' });
+      refused.sendRaw(Buffer.alloc(128 * 1024, 0x61));
+      expect([4401, 1006, 1009]).toContain((await refused.closed).code);
+    }
+    const extension = await connect('/ws/extension', {
+      client_id: 'user_carol',
+      token: await cluster.token('carol'),
+    });
+    extension.send({ type: 'ping' });
+    await extension.next(ofType('pong'));
+  });
+
   it('answers bad frames with an error message and keeps the connection open', async () => {
     const token = await cluster.token('dora');
     const node = await connect('/ws/desktop', { client_id: 'desktop_dora', token });

@@ -50,6 +50,11 @@ export function createUpgradeHandler(options: {
     }
     void identify(request, kind, url, options.identity).then((identity) => {
       wss.handleUpgrade(request, socket, head, (ws) => {
+        // From the upgrade on, a socket error (a frame over the size bound, a reset) must never
+        // be unhandled: a refused socket still reads what the client sends before the close.
+        ws.on('error', (error) =>
+          logger.debug({ err: error, path: url.pathname }, 'websocket error'),
+        );
         if ('code' in identity) {
           logger.info(
             { path: url.pathname, code: identity.code, reason: identity.reason },
