@@ -1,15 +1,6 @@
-import { join } from 'node:path';
-import { loadConfigOrExit } from '@agent-backend/config';
 import { isReservedUserId, RefreshTokenService, resolveKeys } from '@agent-backend/auth';
-import {
-  createPgliteDatabase,
-  createPostgresDatabase,
-  DataDirInUseError,
-  dirLockHolder,
-  migrate,
-  type Database,
-} from '@agent-backend/store';
-import { isValidUserId, requestTokens } from './control-socket.js';
+import { requestTokens } from './control-socket.js';
+import { runTokenCommand } from './token-cli.js';
 
 /**
  * `pnpm token:issue <user_id>`: prints `{ "refreshToken", "accessToken" }` for a user, with the
@@ -17,59 +8,20 @@ import { isValidUserId, requestTokens } from './control-socket.js';
  * embedded default it asks the running all-in-one over its control socket, or opens the PGlite
  * files itself when no service holds them.
  */
-async function main(): Promise<void> {
-  const userId = process.argv[2];
-  if (!userId || !isValidUserId(userId)) {
-    process.stderr.write('usage: pnpm token:issue <user_id>   (1-128 characters without spaces)\n');
-    process.exit(2);
-  }
-  if (isReservedUserId(userId)) {
-    process.stderr.write(
-      `token:issue: user id "${userId}" is reserved for the service's own use (chat: and task: ids); no token can be issued for it\n`,
-    );
-    process.exit(2);
-  }
-  const config = loadConfigOrExit('all-in-one');
-  const pgliteDir = join(config.DATA_DIR, 'pglite');
-
-  if (!config.DATABASE_URL && dirLockHolder(pgliteDir) !== undefined) {
-    return print(await requestTokens(config.DATA_DIR, userId));
-  }
-  let db: Database;
-  try {
-    db = config.DATABASE_URL
-      ? await createPostgresDatabase({
-          url: config.DATABASE_URL,
-          schema: config.DATABASE_SCHEMA,
-          max: 1,
-        })
-      : await createPgliteDatabase({ dataDir: pgliteDir });
-  } catch (error) {
-    // The service started between our check and our open: ask it instead.
-    if (error instanceof DataDirInUseError)
-      return print(await requestTokens(config.DATA_DIR, userId));
-    throw error;
-  }
-  try {
-    await migrate(db);
+runTokenCommand({
+  name: 'token:issue',
+  refuse: (userId) =>
+    isReservedUserId(userId)
+      ? `user id "${userId}" is reserved for the service's own use (chat: and task: ids); no token can be issued for it`
+      : undefined,
+  viaService: requestTokens,
+  async direct(db, config, userId) {
     const keys = await resolveKeys({
       publicKeyPem: config.jwtPublicKeyPem,
       privateKeyPem: config.jwtPrivateKeyPem,
       dataDir: config.DATA_DIR,
     });
-    print(await new RefreshTokenService(db, keys).issuePair(userId));
-  } finally {
-    await db.close();
-  }
-}
-
-function print(pair: { refreshToken: string; accessToken: string }): void {
-  process.stdout.write(
-    `${JSON.stringify({ refreshToken: pair.refreshToken, accessToken: pair.accessToken })}\n`,
-  );
-}
-
-main().catch((error: Error) => {
-  process.stderr.write(`token:issue failed: ${error.message}\n`);
-  process.exit(1);
+    return new RefreshTokenService(db, keys).issuePair(userId);
+  },
+  output: (pair) => ({ refreshToken: pair.refreshToken, accessToken: pair.accessToken }),
 });

@@ -1,16 +1,6 @@
-import { join } from 'node:path';
-import { loadConfigOrExit } from '@agent-backend/config';
-import {
-  createPgliteDatabase,
-  createPostgresDatabase,
-  DataDirInUseError,
-  dirLockHolder,
-  migrate,
-  RefreshTokenRepository,
-  TokenCutoffRepository,
-  type Database,
-} from '@agent-backend/store';
-import { isValidUserId, requestRevokeUser, type RevokedUser } from './control-socket.js';
+import { RefreshTokenRepository, TokenCutoffRepository } from '@agent-backend/store';
+import { requestRevokeUser, type RevokedUser } from './control-socket.js';
+import { runTokenCommand } from './token-cli.js';
 
 /**
  * `pnpm token:revoke <user_id>`: revokes every refresh token of a user and refuses every access
@@ -20,51 +10,14 @@ import { isValidUserId, requestRevokeUser, type RevokedUser } from './control-so
  * embedded default the running all-in-one over its control socket, or the PGlite files when no
  * service holds them.
  */
-async function main(): Promise<void> {
-  const userId = process.argv[2];
-  if (!userId || !isValidUserId(userId)) {
-    process.stderr.write(
-      'usage: pnpm token:revoke <user_id>   (1-128 characters without spaces)\n',
-    );
-    process.exit(2);
-  }
-  const config = loadConfigOrExit('all-in-one');
-  const pgliteDir = join(config.DATA_DIR, 'pglite');
-
-  if (!config.DATABASE_URL && dirLockHolder(pgliteDir) !== undefined) {
-    return print(await requestRevokeUser(config.DATA_DIR, userId));
-  }
-  let db: Database;
-  try {
-    db = config.DATABASE_URL
-      ? await createPostgresDatabase({
-          url: config.DATABASE_URL,
-          schema: config.DATABASE_SCHEMA,
-          max: 1,
-        })
-      : await createPgliteDatabase({ dataDir: pgliteDir });
-  } catch (error) {
-    // The service started between our check and our open: ask it instead.
-    if (error instanceof DataDirInUseError)
-      return print(await requestRevokeUser(config.DATA_DIR, userId));
-    throw error;
-  }
-  try {
-    await migrate(db);
+runTokenCommand<RevokedUser>({
+  name: 'token:revoke',
+  viaService: requestRevokeUser,
+  async direct(db, _config, userId) {
     const now = new Date();
     const count = await new RefreshTokenRepository(db).revokeAllForUser(userId, now);
     await new TokenCutoffRepository(db).raise(userId, now);
-    print({ user_id: userId, refresh_tokens_revoked: count });
-  } finally {
-    await db.close();
-  }
-}
-
-function print(result: RevokedUser): void {
-  process.stdout.write(`${JSON.stringify(result)}\n`);
-}
-
-main().catch((error: Error) => {
-  process.stderr.write(`token:revoke failed: ${error.message}\n`);
-  process.exit(1);
+    return { user_id: userId, refresh_tokens_revoked: count };
+  },
+  output: (result) => result,
 });

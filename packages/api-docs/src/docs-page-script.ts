@@ -1,3 +1,5 @@
+import type { PageDocument, PageElement, PageNode } from './docs-page-dom.js';
+
 /**
  * The script of the `/docs` page, run in the browser. It is served as this function's source
  * (`String(docsPageScript)`), so it must stay self-contained: no imports, no outer variables.
@@ -380,28 +382,4 @@ export function docsPageScript(): void {
       );
     },
   );
-}
-
-/*
- * The few DOM types the script uses, declared here: the service's code is type-checked without
- * the DOM library (its `fetch` and `Headers` types differ from Node.js's).
- */
-interface PageNode {
-  append(...nodes: Array<PageNode | string>): void;
-}
-interface PageElement extends PageNode {
-  setAttribute(name: string, value: string): void;
-  addEventListener(type: 'toggle', listener: () => void): void;
-  replaceChildren(...nodes: PageNode[]): void;
-  readonly childElementCount: number;
-  /** `<details>` only. */
-  readonly open?: boolean;
-  readonly dataset: Record<string, string>;
-}
-interface PageDocument {
-  readonly body: PageElement;
-  getElementById(id: string): PageElement | null;
-  createElement(tag: string): PageElement;
-  createTextNode(text: string): PageNode;
-  createDocumentFragment(): PageNode;
 }

@@ -1,20 +1,12 @@
+import { PROVIDER_ALGORITHMS } from '@agent-backend/config';
 import jwt from 'jsonwebtoken';
 import { InvalidTokenError, type VerifiedToken } from './access-tokens.js';
 import { JwksCache, type JwksCacheOptions } from './jwks-cache.js';
 import { isReservedUserId } from './reserved-user-ids.js';
 
 /** Asymmetric algorithms a provider's token may use; `none` and HMAC (HS*) are never accepted. */
-export const PROVIDER_ALGORITHMS = [
-  'RS256',
-  'RS384',
-  'RS512',
-  'PS256',
-  'PS384',
-  'PS512',
-  'ES256',
-  'ES384',
-  'ES512',
-] as const satisfies readonly jwt.Algorithm[];
+export { PROVIDER_ALGORITHMS };
+PROVIDER_ALGORITHMS satisfies readonly jwt.Algorithm[];
 export type ProviderAlgorithm = (typeof PROVIDER_ALGORITHMS)[number];
 
 export interface ProviderTokenSettings {

@@ -1,20 +1,8 @@
-import { Writable } from 'node:stream';
-import { afterEach, expect, it } from 'vitest';
-import { createLogger } from '@agent-backend/logger';
-import { bearerAuth, createHttpServer, type HttpServer } from './index.js';
+import { expect, it } from 'vitest';
+import { bearerAuth } from './index.js';
+import { useTestServer } from './testing/test-server.js';
 
-let app: HttpServer | undefined;
-afterEach(async () => {
-  await app?.close();
-  app = undefined;
-});
-
-async function serve(routes: (app: HttpServer) => void) {
-  const quiet = new Writable({ write: (_chunk, _enc, done) => done() });
-  app = createHttpServer({ logger: createLogger({ destination: quiet }), bodyLimit: 1024 });
-  routes(app);
-  return { url: await app.listen({ port: 0, host: '127.0.0.1' }) };
-}
+const serve = useTestServer({ bodyLimit: 1024 });
 
 it('bearerAuth sets the user from a verified token and answers 401 otherwise', async () => {
   const { url } = await serve((a) => {

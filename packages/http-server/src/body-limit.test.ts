@@ -1,23 +1,11 @@
 import { once } from 'node:events';
 import { connect } from 'node:net';
-import { Writable } from 'node:stream';
-import { afterEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
-import { createLogger } from '@agent-backend/logger';
-import { createHttpServer, parseInput, REJECTED_BODY_DRAIN, type HttpServer } from './index.js';
+import { parseInput, REJECTED_BODY_DRAIN } from './index.js';
+import { useTestServer } from './testing/test-server.js';
 
-let app: HttpServer | undefined;
-afterEach(async () => {
-  await app?.close();
-  app = undefined;
-});
-
-async function serve(routes: (app: HttpServer) => void) {
-  const quiet = new Writable({ write: (_chunk, _enc, done) => done() });
-  app = createHttpServer({ logger: createLogger({ destination: quiet }), bodyLimit: 1024 });
-  routes(app);
-  return { url: await app.listen({ port: 0, host: '127.0.0.1' }) };
-}
+const serve = useTestServer({ bodyLimit: 1024 });
 
 const Body = z.object({ name: z.string().min(1), count: z.number().int().default(1) });
 

@@ -1,26 +1,14 @@
-import { Writable } from 'node:stream';
 import express, { type NextFunction, type Request, type Response } from 'express';
-import { afterEach, describe, expect, it } from 'vitest';
-import { createLogger } from '@agent-backend/logger';
-import { AppError, createHttpServer, type HttpServer } from './index.js';
+import { describe, expect, it } from 'vitest';
+import { AppError } from './index.js';
+import { useTestServer } from './testing/test-server.js';
 
-let app: HttpServer | undefined;
-afterEach(async () => {
-  await app?.close();
-  app = undefined;
-});
-
-async function serve(setup: (app: HttpServer) => void) {
-  const quiet = new Writable({ write: (_chunk, _enc, done) => done() });
-  app = createHttpServer({ logger: createLogger({ destination: quiet }) });
-  setup(app);
-  return app.listen({ port: 0, host: '127.0.0.1' });
-}
+const serve = useTestServer();
 
 describe('Express middleware added to the application', () => {
   it('runs for a request no route matches, and what it passes on is the JSON 404', async () => {
     const seen: string[] = [];
-    const url = await serve((a) => {
+    const { url } = await serve((a) => {
       a.get('/ours', () => ({ ours: true }));
       a.express.use((req, _res, next) => {
         seen.push(`${req.method} ${req.url}`);
@@ -50,7 +38,7 @@ describe('Express middleware added to the application', () => {
   });
 
   it("answers what such middleware passes on as an error in the service's shape", async () => {
-    const url = await serve((a) => {
+    const { url } = await serve((a) => {
       a.express.use('/refuse', (_req, _res, next) => next(new AppError('forbidden', 'not here')));
       a.express.use('/break', () => {
         throw new Error('a bug');
@@ -67,7 +55,7 @@ describe('Express middleware added to the application', () => {
   });
 
   it('lets error middleware added to the application answer errors as in Express', async () => {
-    const url = await serve((a) => {
+    const { url } = await serve((a) => {
       a.get('/fails', () => {
         throw new Error('a bug');
       });

@@ -1,5 +1,5 @@
-import { execFileSync, spawn as nodeSpawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { mkdtempSync, readFileSync } from 'node:fs';
 import { createServer as createHttpServer, type Server } from 'node:http';
 import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
@@ -8,30 +8,11 @@ import { join } from 'node:path';
 import { afterAll, describe, expect, it } from 'vitest';
 import { createUrlGuard, type Resolve } from '@agent-backend/url-guard';
 import type { McpPolicy, McpServerConfig } from './connect.js';
-import { McpConnectError } from './errors.js';
-import { StdioPolicy } from './stdio-policy.js';
-import type { SpawnFn } from './stdio-transport.js';
 import { serveFixture, type FixtureHttpServer } from './testing/fixture-server.js';
-import { FIXTURE_STDIO_ENTRY, fixtureStdioCommand } from './testing/stdio-command.js';
 import { validateMcpServer } from './validate.js';
+import { dev, failure } from './testing/validate-helpers.js';
 
 const API_KEY = 'sk-live-9f8e7d6c5b4a';
-
-/** A spawn that counts calls, so a refusal can be shown to have started nothing. */
-function countingSpawn(): SpawnFn & { calls: number } {
-  const fn = ((command, args, options) => {
-    fn.calls++;
-    return nodeSpawn(command, args, options);
-  }) as SpawnFn & { calls: number };
-  fn.calls = 0;
-  return fn;
-}
-
-const dev = (spawn?: SpawnFn): McpPolicy => ({
-  urlGuard: createUrlGuard({ allowPrivateNetworks: true }),
-  stdio: new StdioPolicy([FIXTURE_STDIO_ENTRY]),
-  spawn,
-});
 
 const http = (base_url: string, extra: Partial<McpServerConfig> = {}): McpServerConfig => ({
   name: 'test',
@@ -39,16 +20,6 @@ const http = (base_url: string, extra: Partial<McpServerConfig> = {}): McpServer
   transport_type: 'streamable_http',
   ...extra,
 });
-
-async function failure(promise: Promise<unknown>): Promise<McpConnectError> {
-  try {
-    await promise;
-  } catch (error) {
-    expect(error).toBeInstanceOf(McpConnectError);
-    return error as McpConnectError;
-  }
-  throw new Error('expected the validation to fail');
-}
 
 const listen = async (server: Server) => {
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
@@ -296,115 +267,5 @@ describe('validateMcpServer against real MCP servers', () => {
       expect(error.detail).not.toContain('evil');
       expect(error.detail).not.toContain('Injected');
     }
-  });
-});
-
-describe('validateMcpServer over stdio', () => {
-  const dir = mkdtempSync(join(tmpdir(), 'mcp-stdio-'));
-  const stdio = (base_url: string): McpServerConfig => ({
-    name: 'local',
-    base_url,
-    transport_type: 'stdio',
-  });
-
-  it('runs an allowlisted command, lists with pagination and ends the process tree', async () => {
-    const grandchild = join(dir, 'grandchild.pid');
-    const spawn = countingSpawn();
-    const result = await validateMcpServer(
-      stdio(
-        fixtureStdioCommand(
-          '--tools',
-          '5',
-          '--page-size',
-          '2',
-          '--no-prompts',
-          '--grandchild',
-          grandchild,
-        ),
-      ),
-      dev(spawn),
-    );
-    expect(result).toMatchObject({ tool_count: 5, prompt_count: 0, prompts: [] });
-    expect(spawn.calls).toBe(1);
-    const pid = Number(readFileSync(grandchild, 'utf8'));
-    const alive = () => {
-      try {
-        process.kill(pid, 0);
-        return true;
-      } catch {
-        return false;
-      }
-    };
-    await expect.poll(alive, { timeout: 5_000 }).toBe(false);
-  });
-
-  it('gives the process only PATH and HOME and the temp directory, and skips stdout noise', async () => {
-    const result = await validateMcpServer(
-      stdio(fixtureStdioCommand('--env-report', '--stdout-noise')),
-      dev(),
-    );
-    const report = JSON.parse(result.tools.find((t) => t.name === 'env-report')!.description) as {
-      env: string[];
-      cwd: string;
-    };
-    // Node adds nothing of its own to the child environment; tsx may read but does not add keys.
-    expect(report.env.filter((k) => !['PATH', 'HOME'].includes(k))).toEqual([]);
-    expect(report.cwd).toBe(tmpdir());
-  });
-
-  it('refuses a command that is not allowlisted without spawning anything', async () => {
-    const marker = join(dir, 'refused-marker');
-    const spawn = countingSpawn();
-    for (const line of [
-      `node -e "require('fs').writeFileSync('${marker}', 'x')"`,
-      `sh -c "touch ${marker}"`,
-      `touch ${marker}`,
-    ]) {
-      const error = await failure(validateMcpServer(stdio(line), dev(spawn)));
-      expect(error.kind, line).toBe('command_refused');
-    }
-    expect(spawn.calls).toBe(0);
-    expect(existsSync(marker)).toBe(false);
-    // The same marker mechanism works when the command is allowed, so the check above can fail.
-    await validateMcpServer(stdio(fixtureStdioCommand('--marker', marker)), dev(spawn));
-    expect(existsSync(marker)).toBe(true);
-  });
-
-  it('reports a process that exits early, and one that is not found', async () => {
-    const exited = await failure(
-      validateMcpServer(stdio(fixtureStdioCommand('--exit', '3')), dev()),
-    );
-    expect(exited.kind).toBe('process_failed');
-    expect(exited.detail).toContain('exited with code 3');
-
-    const missing = await failure(
-      validateMcpServer(stdio('/nonexistent/mcp-server'), {
-        ...dev(),
-        stdio: new StdioPolicy(['/nonexistent/mcp-server']),
-      }),
-    );
-    expect(missing.kind).toBe('process_failed');
-    expect(missing.detail).toContain('was not found');
-  });
-
-  it('times out on a slow stdio server and ends it', async () => {
-    const marker = join(dir, 'slow.pid');
-    const error = await failure(
-      validateMcpServer(stdio(fixtureStdioCommand('--marker', marker, '--slow', '60000')), dev(), {
-        timeoutMs: 6_000,
-      }),
-    );
-    expect(error.kind).toBe('timeout');
-    const pid = Number(readFileSync(marker, 'utf8'));
-    await expect
-      .poll(() => {
-        try {
-          process.kill(pid, 0);
-          return true;
-        } catch {
-          return false;
-        }
-      })
-      .toBe(false);
   });
 });

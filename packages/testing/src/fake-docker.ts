@@ -4,6 +4,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { closeServer, killProcessGroup, readJsonBody, sendJson } from './fake-http.js';
 
 /**
  * A fake Docker engine (`SANDBOX_LOCAL_RUNTIME=docker`; these machines have no Docker
@@ -62,27 +63,27 @@ export async function startFakeDocker(): Promise<FakeDocker> {
   const find = (ref: string) =>
     containers.get(ref) ?? [...containers.values()].find((c) => c.id === ref);
   const stopAll = (container: FakeContainer) => {
-    for (const child of processes.get(container.name) ?? []) killGroup(child);
+    for (const child of processes.get(container.name) ?? []) killProcessGroup(child);
     processes.delete(container.name);
     container.running = false;
   };
 
   const server = createServer((req, res) => {
     void handle(req, res).catch((error: unknown) => {
-      if (!res.headersSent) send(res, 500, { message: String(error) });
+      if (!res.headersSent) sendJson(res, 500, { message: String(error) });
       else res.destroy();
     });
   });
   const handle = async (req: IncomingMessage, res: ServerResponse) => {
     const url = new URL(req.url ?? '/', 'http://docker');
     const path = url.pathname.replace(/^\/v\d+\.\d+/, '');
-    const body = req.method === 'POST' ? await readJson(req) : {};
+    const body = req.method === 'POST' ? await readJsonBody(req) : {};
     let m: RegExpMatchArray | null;
     if (req.method === 'GET' && path === '/_ping') return void res.end('OK');
     if (req.method === 'POST' && path === '/containers/create') {
       const name = url.searchParams.get('name') ?? randomBytes(6).toString('hex');
       if (containers.has(name)) {
-        return send(res, 409, {
+        return sendJson(res, 409, {
           message: `Conflict. The container name "/${name}" is already in use`,
         });
       }
@@ -94,7 +95,7 @@ export async function startFakeDocker(): Promise<FakeDocker> {
         created: Math.floor(Date.now() / 1000),
       };
       containers.set(name, container);
-      return send(res, 201, { Id: container.id, Warnings: [] });
+      return sendJson(res, 201, { Id: container.id, Warnings: [] });
     }
     if (req.method === 'GET' && path === '/containers/json') {
       const all = url.searchParams.get('all') === 'true' || url.searchParams.get('all') === '1';
@@ -109,7 +110,7 @@ export async function startFakeDocker(): Promise<FakeDocker> {
           return value === undefined ? has !== undefined : has === value;
         });
       });
-      return send(
+      return sendJson(
         res,
         200,
         listed.map((c) => ({
@@ -124,10 +125,10 @@ export async function startFakeDocker(): Promise<FakeDocker> {
     }
     if ((m = path.match(/^\/containers\/([^/]+)(\/[a-z]+)?$/))) {
       const container = find(decodeURIComponent(m[1]!));
-      if (!container) return send(res, 404, { message: `No such container: ${m[1]}` });
+      if (!container) return sendJson(res, 404, { message: `No such container: ${m[1]}` });
       const action = m[2] ?? '';
       if (req.method === 'GET' && action === '/json') {
-        return send(res, 200, {
+        return sendJson(res, 200, {
           Id: container.id,
           Name: `/${container.name}`,
           State: { Running: container.running, Status: container.running ? 'running' : 'exited' },
@@ -147,7 +148,7 @@ export async function startFakeDocker(): Promise<FakeDocker> {
       }
       if (req.method === 'DELETE' && action === '') {
         if (container.running && url.searchParams.get('force') !== 'true') {
-          return send(res, 409, { message: 'You cannot remove a running container' });
+          return sendJson(res, 409, { message: 'You cannot remove a running container' });
         }
         stopAll(container);
         containers.delete(container.name);
@@ -155,7 +156,7 @@ export async function startFakeDocker(): Promise<FakeDocker> {
       }
       if (req.method === 'POST' && action === '/exec') {
         if (!container.running) {
-          return send(res, 409, { message: `Container ${container.id} is not running` });
+          return sendJson(res, 409, { message: `Container ${container.id} is not running` });
         }
         const id = randomBytes(32).toString('hex');
         execs.set(id, {
@@ -166,23 +167,23 @@ export async function startFakeDocker(): Promise<FakeDocker> {
           exitCode: null,
           running: false,
         });
-        return send(res, 201, { Id: id });
+        return sendJson(res, 201, { Id: id });
       }
     }
     if ((m = path.match(/^\/exec\/([^/]+)\/(start|json)$/))) {
       const exec = execs.get(m[1]!);
-      if (!exec) return send(res, 404, { message: `No such exec instance: ${m[1]}` });
+      if (!exec) return sendJson(res, 404, { message: `No such exec instance: ${m[1]}` });
       if (req.method === 'GET' && m[2] === 'json') {
-        return send(res, 200, { ID: m[1], Running: exec.running, ExitCode: exec.exitCode });
+        return sendJson(res, 200, { ID: m[1], Running: exec.running, ExitCode: exec.exitCode });
       }
       if (req.method === 'POST' && m[2] === 'start') {
         if (!exec.container.running) {
-          return send(res, 409, { message: `Container ${exec.container.id} is not running` });
+          return sendJson(res, 409, { message: `Container ${exec.container.id} is not running` });
         }
         return runExec(exec, res);
       }
     }
-    return send(res, 404, { message: `page not found: ${req.method} ${path}` });
+    return sendJson(res, 404, { message: `page not found: ${req.method} ${path}` });
   };
 
   const runExec = (exec: Exec, res: ServerResponse) => {
@@ -233,30 +234,8 @@ export async function startFakeDocker(): Promise<FakeDocker> {
     running: (name) => processes.get(name)?.size ?? 0,
     async close() {
       for (const container of containers.values()) stopAll(container);
-      server.closeAllConnections();
-      await new Promise((resolve) => server.close(resolve));
+      await closeServer(server);
       await rm(dir, { recursive: true, force: true });
     },
   };
-}
-
-function killGroup(child: ChildProcess): void {
-  if (child.pid === undefined || child.exitCode !== null) return;
-  try {
-    process.kill(-child.pid, 'SIGKILL');
-  } catch {
-    child.kill('SIGKILL');
-  }
-}
-
-async function readJson(req: IncomingMessage): Promise<Record<string, unknown>> {
-  const chunks: Buffer[] = [];
-  for await (const chunk of req) chunks.push(chunk as Buffer);
-  const text = Buffer.concat(chunks).toString('utf8');
-  return text ? (JSON.parse(text) as Record<string, unknown>) : {};
-}
-
-function send(res: ServerResponse, status: number, body: unknown): void {
-  res.writeHead(status, { 'content-type': 'application/json' });
-  res.end(JSON.stringify(body));
 }

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type AgentTool } from '@agent-backend/agent-runtime';
-import { cut, segment, type ErrorText, type SaasAccount } from '../account.js';
+import { cut, segment } from '../saas-http.js';
+import type { ErrorText, SaasAccount } from '../account.js';
 
 /** GitHub's REST errors: `{ message, documentation_url }`. */
 export const githubErrorText: ErrorText = (body) =>

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type AgentTool } from '@agent-backend/agent-runtime';
-import { cut, SaasError, segment, type ErrorText, type SaasAccount } from '../account.js';
+import { cut, SaasError, segment } from '../saas-http.js';
+import type { ErrorText, SaasAccount } from '../account.js';
 
 /** Notion's errors: `{ object: "error", status, code, message }`. */
 export const notionErrorText: ErrorText = (body) =>

@@ -1,6 +1,7 @@
 import { z } from 'zod';
 import { defineTool, type AgentTool } from '@agent-backend/agent-runtime';
-import { cut, SaasError, type ErrorText, type SaasAccount } from '../account.js';
+import { cut, SaasError } from '../saas-http.js';
+import type { ErrorText, SaasAccount } from '../account.js';
 
 /** Slack answers HTTP 200 `{ ok: false, error: "channel_not_found" }` for most failures. */
 export const slackErrorText: ErrorText = (body) =>

@@ -1,10 +1,8 @@
 import { randomUUID } from 'node:crypto';
-import { mkdirSync, realpathSync } from 'node:fs';
 import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CappedOutput } from '../capped-output.js';
 import {
-  SandboxError,
   type ExecOptions,
   type ExecResult,
   type SandboxHandle,
@@ -13,11 +11,29 @@ import {
   type SandboxProvider,
   type SandboxSpec,
 } from '../sandbox.js';
-import { DEFAULT_LOCAL_LIMITS, LOCAL_WORKDIR, type LocalLimits } from './bwrap-provider.js';
+import {
+  CALL_MARKER,
+  CONTAINER_ENV,
+  containerSpec,
+  KILL_LEFTOVERS,
+  LABEL,
+  metadataOf,
+  type ContainerInfo,
+  type ContainerSettings,
+} from './docker-container.js';
 import { DockerEngine, engineError } from './docker-engine.js';
-import { type Mount } from './host-path.js';
-import { collectImages, hostFiles, LOCAL_CODE_DIR, prepareCode } from './host-mounted.js';
+import { LOCAL_CODE_DIR } from './host-mounted.js';
+import {
+  DEFAULT_LOCAL_LIMITS,
+  LOCAL_WORKDIR,
+  LocalStateDirs,
+  localHandle,
+  newSandboxId,
+  type LocalLimits,
+} from './local-sandbox.js';
 import { linkFreeDir } from './no-follow.js';
+
+export { IDLE_WATCHDOG, KILL_LEFTOVERS } from './docker-container.js';
 
 export interface DockerOptions {
   /** Where each sandbox keeps its own `/tmp` on the host (mounted into its container). */
@@ -41,80 +57,6 @@ export interface DockerOptions {
   readonly idleStopMs?: number;
 }
 
-/** Labels on every container, so the reaper finds a deployment's sandboxes. */
-const LABEL = {
-  userId: 'agent-backend.user',
-  sessionId: 'agent-backend.session',
-  deployment: 'agent-backend.deployment',
-} as const satisfies Record<keyof SandboxMetadata, string>;
-
-const ENV = [
-  'PATH=/usr/local/bin:/usr/bin:/bin',
-  `HOME=${LOCAL_WORKDIR}`,
-  'LANG=C.UTF-8',
-  'TMPDIR=/tmp',
-  'MPLBACKEND=Agg',
-  'MPLCONFIGDIR=/tmp/.matplotlib',
-  'PYTHONDONTWRITEBYTECODE=1',
-];
-
-/** Every process of a call carries this variable, so what it left behind can be found. */
-const CALL_MARKER = 'AGENT_SANDBOX_CALL';
-
-/**
- * The container's main process: sleeps, and exits (stopping the container) once the code
- * directory (`$1`, read-only inside, written by the service only) has not changed for `$0`
- * seconds and no call is running (the service writes a `<call>.active` file there before each
- * call and removes it after, which also moves the directory's mtime).
- */
-export const IDLE_WATCHDOG = [
-  'mkdir -p "$1"',
-  'while sleep 1; do',
-  '  compgen -G "$1/*.active" > /dev/null && continue',
-  '  idle=$(( $(date +%s) - $(stat -c %Y "$1") ))',
-  '  [ "$idle" -ge "$0" ] && exit 0',
-  'done',
-].join('\n');
-
-/**
- * Kills every process whose environment has `CALL_MARKER=$0` (a call's leftovers: `nohup`,
- * `setsid`, `&` children), a few passes in case one forks meanwhile. It reads `/proc/<pid>/environ`,
- * so it never touches a process of another call or the container's own.
- */
-export const KILL_LEFTOVERS = [
-  'for pass in 1 2 3 4 5; do',
-  '  found=',
-  '  for e in /proc/[0-9]*/environ; do',
-  '    while IFS= read -r -d "" v; do',
-  '      if [ "$v" = "' +
-    CALL_MARKER +
-    '=$0" ]; then p=${e%/environ}; kill -KILL "${p#/proc/}" 2>/dev/null; found=1; break; fi',
-  '    done < "$e" 2>/dev/null',
-  '  done',
-  '  [ -z "$found" ] && break',
-  'done',
-  // The call's process group file, written inside by the call (the host never touches /tmp).
-  'rm -f "/tmp/.call-$0.pgid"',
-  'true',
-].join('\n');
-
-interface ContainerInfo {
-  Name: string;
-  State: { Running: boolean };
-  Config?: { Labels?: Record<string, string> };
-  HostConfig: { Binds?: string[] };
-}
-
-/** The metadata a container was labelled with. */
-function metadataOf(found: ContainerInfo): SandboxMetadata {
-  const labels = found.Config?.Labels ?? {};
-  return {
-    userId: labels[LABEL.userId] ?? '',
-    sessionId: labels[LABEL.sessionId] ?? '',
-    deployment: labels[LABEL.deployment] ?? '',
-  };
-}
-
 /**
  * Local sandboxes in containers, through the Docker Engine API (`SANDBOX_LOCAL_RUNTIME=docker`;
  * Podman's compatible API works the same): one container per session sandbox, named by the
@@ -131,29 +73,31 @@ export class DockerSandboxProvider implements SandboxProvider {
   readonly mode = 'local' as const;
   readonly workdir = LOCAL_WORKDIR;
   private readonly engine: DockerEngine;
-  private readonly limits: LocalLimits;
-  private readonly user: string;
+  private readonly dirs: LocalStateDirs;
+  private readonly container: ContainerSettings;
 
-  constructor(private readonly options: DockerOptions) {
+  constructor(options: DockerOptions) {
     this.engine = new DockerEngine(options.host);
-    this.limits = { ...DEFAULT_LOCAL_LIMITS, ...options.limits };
-    this.user =
-      options.user ??
-      (process.getuid ? `${process.getuid()}:${process.getgid?.() ?? process.getuid()}` : '65534');
+    this.dirs = new LocalStateDirs(options.stateDir);
+    this.container = {
+      image: options.image,
+      user:
+        options.user ??
+        (process.getuid
+          ? `${process.getuid()}:${process.getgid?.() ?? process.getuid()}`
+          : '65534'),
+      network: options.network ?? false,
+      cpus: options.cpus ?? 1,
+      idleStopMs: options.idleStopMs ?? 600_000,
+      limits: { ...DEFAULT_LOCAL_LIMITS, ...options.limits },
+    };
   }
 
   async create(spec: SandboxSpec): Promise<SandboxHandle> {
-    const id = `sbx_${randomUUID()}`;
-    await mkdir(join(this.dirOf(id), 'tmp', 'outputs'), { recursive: true });
-    await mkdir(this.codeDirOf(id), { recursive: true });
-    // As in bubblewrap: the caller's real path taken as it is once checked to hold no link.
-    let host: string;
-    if (spec.hostWorkingDirectory) {
-      host = await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR);
-    } else {
-      await mkdir(join(this.dirOf(id), 'workspace'), { recursive: true });
-      host = realpathSync(join(this.dirOf(id), 'workspace'));
-    }
+    const id = newSandboxId();
+    await mkdir(join(this.dirs.dirOf(id), 'tmp', 'outputs'), { recursive: true });
+    await mkdir(this.dirs.codeDirOf(id), { recursive: true });
+    const host = await this.dirs.workingDirectory(id, spec);
     await this.createContainer(id, spec.metadata, host);
     return this.handle(id, host);
   }
@@ -176,7 +120,7 @@ export class DockerSandboxProvider implements SandboxProvider {
     // made again with it (its `/tmp` stays).
     const hasCodeDir = found.HostConfig.Binds?.some((b) => b.split(':')[1] === LOCAL_CODE_DIR);
     if ((spec && wanted !== current) || !hasCodeDir) {
-      await mkdir(this.codeDirOf(id), { recursive: true });
+      await mkdir(this.dirs.codeDirOf(id), { recursive: true });
       await this.removeContainer(id);
       await this.createContainer(id, spec?.metadata ?? metadataOf(found), wanted);
     } else if (!found.State.Running) {
@@ -196,7 +140,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   async destroy(id: string): Promise<void> {
     await this.removeContainer(id);
     // The user's working directory is theirs: only the sandbox's own state goes.
-    await rm(this.dirOf(id), { recursive: true, force: true });
+    await rm(this.dirs.dirOf(id), { recursive: true, force: true });
   }
 
   async list(deployment: string): Promise<SandboxListing[]> {
@@ -225,38 +169,11 @@ export class DockerSandboxProvider implements SandboxProvider {
     }));
   }
 
-  /** The service's own directory of a sandbox's code files, mounted read-only inside. */
-  private codeDirOf(id: string): string {
-    return join(this.dirOf(id), 'code');
-  }
-
   private handle(id: string, hostWorkingDirectory: string): SandboxHandle {
-    // The state directory is the service's alone; below `tmp` everything is the sandbox's and
-    // is never followed (host-mounted.ts).
-    mkdirSync(join(this.dirOf(id), 'tmp'), { recursive: true });
-    const tmp = realpathSync(join(this.dirOf(id), 'tmp'));
-    const mounts: Mount[] = [
-      { inside: LOCAL_WORKDIR, host: hostWorkingDirectory },
-      { inside: '/tmp', host: tmp },
-    ];
-    return {
-      id,
-      workdir: LOCAL_WORKDIR,
-      runCode: async (language, code, options) => {
-        const prepared = await prepareCode(this.codeDirOf(id), language, code, 'node');
-        try {
-          const result = await this.exec(id, prepared.argv, options);
-          return { ...result, images: await collectImages(tmp) };
-        } finally {
-          await prepared.cleanup();
-        }
-      },
-      runCommand: async (command, options) => ({
-        ...(await this.exec(id, ['/bin/bash', '-c', command], options)),
-        images: [],
-      }),
-      ...hostFiles(mounts, LOCAL_WORKDIR),
-    };
+    const tmp = this.dirs.tmpOf(id);
+    return localHandle(this.dirs, id, hostWorkingDirectory, tmp, 'node', (argv, options) =>
+      this.exec(id, argv, options),
+    );
   }
 
   /**
@@ -271,9 +188,9 @@ export class DockerSandboxProvider implements SandboxProvider {
   ): Promise<Omit<ExecResult, 'images'>> {
     const call = randomUUID();
     const pgidFile = `/tmp/.call-${call}.pgid`;
-    await mkdir(this.codeDirOf(id), { recursive: true });
+    await mkdir(this.dirs.codeDirOf(id), { recursive: true });
     // Keeps the idle watchdog from stopping the container during the call.
-    const active = join(this.codeDirOf(id), `${call}.active`);
+    const active = join(this.dirs.codeDirOf(id), `${call}.active`);
     await writeFile(active, '');
     const backstop = String(Math.ceil(options.timeoutMs / 1000) + 2);
     let execId: string;
@@ -359,8 +276,8 @@ export class DockerSandboxProvider implements SandboxProvider {
         AttachStderr: true,
         Cmd: cmd,
         WorkingDir: LOCAL_WORKDIR,
-        User: this.user,
-        Env: [...ENV, ...env],
+        User: this.container.user,
+        Env: [...CONTAINER_ENV, ...env],
       },
     );
     if (status === 409 && startIfStopped) {
@@ -379,50 +296,15 @@ export class DockerSandboxProvider implements SandboxProvider {
     metadata: SandboxMetadata,
     hostWorkingDirectory: string,
   ): Promise<void> {
-    const limits = this.limits;
-    const network = this.options.network ?? false;
-    const { status, body } = await this.engine.json('POST', `/containers/create?name=${id}`, {
-      Image: this.options.image,
-      Cmd: [
-        '/bin/bash',
-        '-c',
-        IDLE_WATCHDOG,
-        String(Math.ceil((this.options.idleStopMs ?? 600_000) / 1000)),
-        LOCAL_CODE_DIR,
-      ],
-      WorkingDir: LOCAL_WORKDIR,
-      User: this.user,
-      Env: ENV,
-      Hostname: 'sandbox',
-      NetworkDisabled: !network,
-      Labels: {
-        [LABEL.userId]: metadata.userId,
-        [LABEL.sessionId]: metadata.sessionId,
-        [LABEL.deployment]: metadata.deployment,
-      },
-      HostConfig: {
-        Binds: [
-          `${hostWorkingDirectory}:${LOCAL_WORKDIR}:rw`,
-          `${join(this.dirOf(id), 'tmp')}:/tmp:rw`,
-          `${this.codeDirOf(id)}:${LOCAL_CODE_DIR}:ro`,
-        ],
-        NetworkMode: network ? 'bridge' : 'none',
-        ReadonlyRootfs: true,
-        CapDrop: ['ALL'],
-        SecurityOpt: ['no-new-privileges'],
-        Init: true,
-        // The container's memory covers all its processes and its /dev/shm; the RAM disk is
-        // kept small as in bubblewrap.
-        Memory: limits.memoryBytes,
-        ShmSize: limits.shmBytes,
-        NanoCpus: Math.round((this.options.cpus ?? 1) * 1e9),
-        PidsLimit: limits.maxProcesses,
-        Ulimits: [
-          { Name: 'cpu', Soft: limits.cpuSeconds, Hard: limits.cpuSeconds },
-          { Name: 'fsize', Soft: limits.maxFileBytes, Hard: limits.maxFileBytes },
-        ],
-      },
-    });
+    const { status, body } = await this.engine.json(
+      'POST',
+      `/containers/create?name=${id}`,
+      containerSpec(this.container, metadata, {
+        workspace: hostWorkingDirectory,
+        tmp: join(this.dirs.dirOf(id), 'tmp'),
+        code: this.dirs.codeDirOf(id),
+      }),
+    );
     if (status !== 201) throw engineError('create the container', status, JSON.stringify(body));
     await this.start(id);
   }
@@ -442,7 +324,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   }
 
   private async inspect(id: string): Promise<ContainerInfo | undefined> {
-    this.dirOf(id);
+    this.dirs.dirOf(id);
     const { status, body } = await this.engine.json<ContainerInfo>('GET', `/containers/${id}/json`);
     if (status === 404) return undefined;
     if (status !== 200 || !body)
@@ -455,10 +337,5 @@ export class DockerSandboxProvider implements SandboxProvider {
     if (status >= 400 && status !== 404) {
       throw engineError('remove the container', status, JSON.stringify(body));
     }
-  }
-
-  private dirOf(id: string): string {
-    if (!/^sbx_[0-9a-f-]{36}$/.test(id)) throw new SandboxError('not_found', `no sandbox ${id}`);
-    return join(this.options.stateDir, id);
   }
 }

@@ -1,0 +1,185 @@
+/**
+ * Bearer authentication with the operator's identity-provider tokens (JWKS, RS256, keys fetched
+ * by jwks-rsa from a JWKS server on loopback) against the service's own tokens, on one server
+ * configured as the services are with `AUTH_JWKS_URL` (`withProviderTokens` over the remembered
+ * own-token verifier), and the cost of a flood of provider-looking tokens with unknown `kid`s
+ * (each one refused; the JWKS server counts how often it is asked).
+ *
+ *   node --import tsx bench/http-auth-provider.ts
+ *
+ * Env: REQUESTS (default 4000 per variant and round), ROUNDS (default 3), CONCURRENCY (default
+ * 16), USERS (default 50 tokens of each kind), REFETCH_SECONDS (default 30, the service's
+ * `AUTH_JWKS_REFETCH_SECONDS`). Client and server share the process and its cores, so CPU per
+ * request counts both; the ratios between variants are what to read.
+ */
+import { generateKeyPairSync, randomBytes } from 'node:crypto';
+import { Agent, createServer, request } from 'node:http';
+import { cpus, loadavg } from 'node:os';
+import { performance } from 'node:perf_hooks';
+import jwt from 'jsonwebtoken';
+import {
+  createProviderTokenVerifier,
+  createTokenVerifier,
+  signAccessToken,
+  throwawayKeys,
+  withProviderTokens,
+} from '../packages/auth/src/index.js';
+import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
+import { createLogger } from '../packages/logger/src/index.js';
+
+const REQUESTS = Number(process.env.REQUESTS ?? 4000);
+const ROUNDS = Number(process.env.ROUNDS ?? 3);
+const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
+const USERS = Number(process.env.USERS ?? 50);
+const REFETCH_SECONDS = Number(process.env.REFETCH_SECONDS ?? 30);
+
+// The identity provider: one RS256 key, published as a JWKS on loopback; every fetch counted.
+const provider = generateKeyPairSync('rsa', { modulusLength: 2048 });
+const KID = 'provider-key-1';
+const ISSUER = 'https://login.example.test/';
+const AUDIENCE = 'agent-backend';
+let jwksFetches = 0;
+const jwks = createServer((_req, res) => {
+  jwksFetches += 1;
+  const jwk = provider.publicKey.export({ format: 'jwk' });
+  res.writeHead(200, { 'content-type': 'application/json' });
+  res.end(JSON.stringify({ keys: [{ ...jwk, kid: KID, alg: 'RS256', use: 'sig' }] }));
+});
+await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
+const jwksAddress = jwks.address();
+const jwksUrl = `http://127.0.0.1:${typeof jwksAddress === 'object' && jwksAddress ? jwksAddress.port : 0}/jwks.json`;
+
+const keys = await throwawayKeys();
+const ownTokens = await Promise.all(
+  Array.from({ length: USERS }, async (_, i) => (await signAccessToken(keys, `u${i}`)).accessToken),
+);
+const providerTokens = Array.from({ length: USERS }, (_, i) =>
+  jwt.sign({ sub: `p${i}` }, provider.privateKey, {
+    algorithm: 'RS256',
+    keyid: KID,
+    issuer: ISSUER,
+    audience: AUDIENCE,
+    expiresIn: '1h',
+  }),
+);
+/**
+ * A forged provider token with a `kid` the provider never had: header and claims as a real
+ * one's, any signature (the key lookup refuses it before any signature is checked).
+ */
+function forged(): string {
+  const part = (value: object) => Buffer.from(JSON.stringify(value)).toString('base64url');
+  const header = part({ alg: 'RS256', typ: 'JWT', kid: randomBytes(8).toString('hex') });
+  const now = Math.floor(Date.now() / 1000);
+  const claims = part({ sub: 'mallory', iss: ISSUER, aud: AUDIENCE, iat: now, exp: now + 3600 });
+  return `${header}.${claims}.${randomBytes(256).toString('base64url')}`;
+}
+
+const providerVerifier = createProviderTokenVerifier(
+  { jwksUrl, issuer: ISSUER, audience: [AUDIENCE] },
+  { minRefetchIntervalMs: REFETCH_SECONDS * 1000 },
+);
+const app = createHttpServer({ logger: createLogger({ level: 'silent' }) });
+const verify = withProviderTokens(createTokenVerifier(keys), providerVerifier);
+app.get('/me', { preHandler: bearerAuth(verify) }, async (req) => ({ user: req.userId }));
+await app.listen({ port: 0, host: '127.0.0.1' });
+const address = app.server.address();
+const port = typeof address === 'object' && address ? address.port : 0;
+
+const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
+function get(token: string): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const req = request(
+      {
+        host: '127.0.0.1',
+        port,
+        path: '/me',
+        agent,
+        headers: { authorization: `Bearer ${token}` },
+      },
+      (res) => {
+        res.resume();
+        res.on('end', () => resolve(res.statusCode ?? 0));
+      },
+    );
+    req.on('error', reject);
+    req.end();
+  });
+}
+
+interface Variant {
+  readonly name: string;
+  readonly status: number;
+  /** The token of the i-th request (made before the clock starts). */
+  readonly token: (i: number) => string;
+}
+const variants: Variant[] = [
+  { name: "service's own token (baseline)", status: 200, token: (i) => ownTokens[i % USERS]! },
+  {
+    name: 'identity-provider token (JWKS, RS256)',
+    status: 200,
+    token: (i) => providerTokens[i % USERS]!,
+  },
+  { name: 'flood: unknown `kid`, refused', status: 401, token: () => forged() },
+];
+
+async function round(variant: Variant): Promise<{ seconds: number; cpuMicros: number }> {
+  const tokens = Array.from({ length: REQUESTS }, (_, i) => variant.token(i));
+  let next = 0;
+  const cpu = process.cpuUsage();
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: CONCURRENCY }, async () => {
+      while (next < REQUESTS) {
+        const status = await get(tokens[next++]!);
+        if (status !== variant.status) throw new Error(`${variant.name}: status ${status}`);
+      }
+    }),
+  );
+  const used = process.cpuUsage(cpu);
+  return { seconds: (performance.now() - started) / 1000, cpuMicros: used.user + used.system };
+}
+
+const results = new Map(variants.map((v) => [v.name, { seconds: 0, cpuMicros: 0 }]));
+for (const v of variants) await round(v); // warm-up: the provider's keys are fetched here
+const fetchesBefore = jwksFetches;
+const floodStarted = performance.now();
+let floodSeconds = 0;
+const loads = [loadavg()[0]!];
+for (let r = 0; r < ROUNDS; r++) {
+  for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
+    const { seconds, cpuMicros } = await round(v);
+    const total = results.get(v.name)!;
+    total.seconds += seconds;
+    total.cpuMicros += cpuMicros;
+    if (v === variants[2]) floodSeconds += seconds;
+  }
+  loads.push(loadavg()[0]!);
+}
+const measuredSeconds = (performance.now() - floodStarted) / 1000;
+const fetches = jwksFetches - fetchesBefore;
+
+console.log(
+  `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}; ${REQUESTS} requests × ` +
+    `${ROUNDS} rounds per variant, ${CONCURRENCY} in flight, ${USERS} tokens of each kind; ` +
+    `AUTH_JWKS_REFETCH_SECONDS=${REFETCH_SECONDS}; 1-min load ` +
+    `${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}\n`,
+);
+console.log('| variant | requests/s | CPU µs per request | ÷ baseline (CPU) |');
+console.log('| --- | ---: | ---: | ---: |');
+const baseline = results.get(variants[0]!.name)!;
+const n = REQUESTS * ROUNDS;
+for (const v of variants) {
+  const t = results.get(v.name)!;
+  console.log(
+    `| ${v.name} | ${(n / t.seconds).toFixed(0)} | ${(t.cpuMicros / n).toFixed(0)} | ` +
+      `${(t.cpuMicros / baseline.cpuMicros).toFixed(2)}× |`,
+  );
+}
+console.log(
+  `\nflood: ${n} tokens with unknown kids in ${floodSeconds.toFixed(1)} s (all refused with 401); ` +
+    `JWKS fetches during the measured ${measuredSeconds.toFixed(1)} s: ${fetches} ` +
+    `(${((fetches / measuredSeconds) * 60).toFixed(1)} per minute; bound: one per ` +
+    `${REFETCH_SECONDS} s = ${(60 / REFETCH_SECONDS).toFixed(1)} per minute)`,
+);
+agent.destroy();
+process.exit(0);
