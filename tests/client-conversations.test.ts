@@ -173,6 +173,7 @@ describe('SDK conversations calls on two API replicas', () => {
       expect(await pending).toBe(reason);
       const iterating = (async () => {
         for await (const session of b!.sessions.list({}, { timeout: 300 })) return session;
+        return undefined;
       })().catch((e: unknown) => e);
       expect(await iterating).toBeInstanceOf(TimeoutError);
     } finally {

@@ -158,8 +158,9 @@ describe('Prometheus metrics of the split roles', () => {
     expect(after.value('agent_streams_open')).toBe(0);
     expect(delta('model_time_to_first_token_seconds_count')).toBe(2);
     // By model: the usage the scripted model reported for the run's two requests, as `done` sums it.
-    const usage = (events.at(-1) as { usage: { prompt_tokens: number; completion_tokens: number } })
-      .usage;
+    const usage = (
+      events.at(-1) as unknown as { usage: { prompt_tokens: number; completion_tokens: number } }
+    ).usage;
     expect(usage.prompt_tokens).toBeGreaterThan(0);
     expect(delta('model_tokens_total', { model: 'm-tool', kind: 'prompt' })).toBe(
       usage.prompt_tokens,
