@@ -19,10 +19,13 @@ import type {
 import { BrowserWebClient, type BrowserWebClientOptions } from './browser-web-client.js';
 import { AgentRun, type ResumeOptions } from './agent-run.js';
 import { apiError, RateLimitedError, ServiceUnavailableError, TimeoutError } from './errors.js';
-import { sessionsApi, runsApi, usageApi, type JsonRequest } from './conversations.js';
+import type { CallOptions, JsonRequest } from './call-options.js';
+import { sessionsApi, runsApi, usageApi } from './conversations.js';
 import { knowledgeBasesApi } from './knowledge.js';
 import { paginate } from './paginate.js';
 import { backoff, sleep } from './retry.js';
+
+export type { CallOptions } from './call-options.js';
 
 /** How the client authenticates (docs/clients.md). */
 export interface ClientOptions {
@@ -43,24 +46,6 @@ export interface ClientOptions {
   readonly retries?: number;
   /** How an interrupted agent stream is resumed. */
   readonly resume?: ResumeOptions;
-}
-
-/** Options every call takes as its last argument. */
-export interface CallOptions {
-  /** Aborts the call (and a stream being read): the call rejects with the signal's reason. */
-  readonly signal?: AbortSignal;
-  /**
-   * Milliseconds to wait for the answer (a JSON answer's body included; a stream's first bytes,
-   * not the whole stream) before the request is aborted with {@link TimeoutError}.
-   */
-  readonly timeout?: number;
-  /**
-   * Attempts after the first when the service could not take the request: 429 `rate_limited`
-   * (after its `Retry-After`) and 503 `unavailable` on every call; on GET, PUT and DELETE also
-   * a network failure, a timeout, and 502/504. A POST or PATCH is never sent twice after its
-   * request may have reached the service. Backoff 200 ms × 2ⁿ, at most 5 s.
-   */
-  readonly retries?: number;
 }
 
 interface RequestOptions extends CallOptions {

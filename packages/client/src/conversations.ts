@@ -7,15 +7,8 @@ import type {
   StoredMessage,
   UsageReport,
 } from '@agent-backend/protocol';
-import type { CallOptions } from './client.js';
+import type { CallOptions, JsonRequest } from './call-options.js';
 import { paginate } from './paginate.js';
-
-/** A JSON request of the client (its token, timeout, retries and typed errors). */
-export type JsonRequest = <T>(
-  method: string,
-  path: string,
-  options?: CallOptions & { body?: unknown },
-) => Promise<T>;
 
 const sessionPath = (sessionId: string, rest = '') =>
   `/api/agent/sessions/${encodeURIComponent(sessionId)}${rest}`;

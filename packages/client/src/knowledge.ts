@@ -8,8 +8,7 @@ import type {
   KnowledgeSearchHit,
   PreviewChunksRequestInput,
 } from '@agent-backend/protocol';
-import type { CallOptions } from './client.js';
-import type { JsonRequest } from './conversations.js';
+import type { CallOptions, JsonRequest } from './call-options.js';
 
 /** The user's knowledge bases (`/api/knowledge-bases`): bases, documents, search, chunk preview. */
 export function knowledgeBasesApi(json: JsonRequest) {
