@@ -6,8 +6,6 @@
 import { randomUUID } from 'node:crypto';
 import { expect, it } from 'vitest';
 import type {
-  AgentRun,
-  UsageReport,
   ApprovalRequestEvent,
   MessageList,
   SessionDetail,
@@ -26,6 +24,8 @@ export interface Target {
   token(userId: string): Promise<string>;
   /** SQL on the service's database, where the test can reach it (not the all-in-one's PGlite). */
   sql?: <R extends Record<string, unknown>>(text: string, params?: unknown[]) => Promise<R[]>;
+  /** Every Redis key of the service (under its prefix), where it has Redis. */
+  redisKeys?: () => Promise<string[]>;
 }
 
 export async function call<T>(
@@ -47,12 +47,12 @@ export async function call<T>(
   return { status: response.status, body: (text ? JSON.parse(text) : undefined) as T };
 }
 
-const isType = (type: string) => (e: SseEvent) => e.data.type === type;
-const path = (sessionId: string, rest = '') =>
+export const isType = (type: string) => (e: SseEvent) => e.data.type === type;
+export const path = (sessionId: string, rest = '') =>
   `/api/agent/sessions/${encodeURIComponent(sessionId)}${rest}`;
 
 /** One finished run on `sessionId`: the model answers `answer`. */
-async function turn(
+export async function turn(
   target: Target,
   url: string,
   token: string,
@@ -74,7 +74,7 @@ async function turn(
 }
 
 /** A run that stays in its model request until `release` is called. */
-async function heldRun(
+export async function heldRun(
   target: Target,
   url: string,
   token: string,
@@ -337,180 +337,5 @@ export function conversationScenarios(target: () => Target): void {
     const reserved = await call<{ error: { code: string } }>(a, alice, 'GET', path('task:1'));
     expect(reserved.status).toBe(400);
     expect(reserved.body.error.code).toBe('session_id_reserved');
-  });
-
-  it('deletes a session with everything of it, cancelling its running run first', async () => {
-    const t = target();
-    const [a, b] = t.urls;
-    const user = `deleter-${randomUUID()}`;
-    const token = await t.token(user);
-    await turn(t, a, token, 'doomed', 'Remember this', 'Remembered');
-    const modelName = `m-${randomUUID()}`;
-    t.model.script(modelName, [
-      toolCallsReply([{ id: 'call_d', name: 'write_todos', args: { todos: [{ content: 'x' }] } }]),
-      textReply('ok'),
-    ]);
-    const llm = t.llm(modelName);
-    const approving = await invoke(b, token, {
-      session_id: 'doomed',
-      message: 'Plan',
-      hitl_config: {},
-      ...(llm ? { llm_config: llm } : {}),
-    });
-    const request = (await approving.waitFor(isType('approval_request')))
-      .data as unknown as ApprovalRequestEvent;
-    await call(a, token, 'POST', `/api/agent/approvals/${request.request_id}/decision`, {
-      decision: 'reject',
-      message: 'not now',
-    });
-    await approving.ended;
-    if (t.sql) {
-      await t.sql(
-        `INSERT INTO session_sandboxes (session_id, user_id, provider, sandbox_id, state)
-         VALUES ('doomed', $1, 'bwrap', 'sbx-doomed', 'paused')`,
-        [user],
-      );
-    }
-    // A run still going when the delete comes, held by the other replica.
-    const held = await heldRun(t, a, token, 'doomed');
-    const deleted = await call(b, token, 'DELETE', path('doomed'));
-    expect(deleted.status).toBe(204);
-    const ended = await held.stream.ended;
-    expect(ended.at(-1)!.data).toMatchObject({ type: 'error', code: 'run_aborted' });
-    held.release();
-
-    for (const route of [path('doomed'), path('doomed', '/messages')]) {
-      expect((await call(a, token, 'GET', route)).status).toBe(404);
-    }
-    expect((await call(b, token, 'DELETE', path('doomed'))).status).toBe(404);
-    const listed = await call<SessionList>(a, token, 'GET', '/api/agent/sessions');
-    expect(listed.body.sessions).toEqual([]);
-    if (t.sql) {
-      const tables = await t.sql<{ table_name: string }>(
-        `SELECT table_name FROM information_schema.columns
-         WHERE table_schema = current_schema() AND column_name = 'session_id'`,
-      );
-      expect(tables.map((r) => r.table_name).sort()).toEqual([
-        'agent_approvals',
-        'agent_messages',
-        'agent_runs',
-        'agent_sessions',
-        'session_sandboxes',
-      ]);
-      for (const { table_name: table } of tables) {
-        const rows = await t.sql(`SELECT 1 FROM ${table} WHERE session_id = 'doomed'`);
-        expect({ table, rows: rows.length }).toEqual({ table, rows: 0 });
-      }
-    }
-    // The id can be used again: a new, empty session.
-    await turn(t, b, token, 'doomed', 'Fresh start', 'Hello');
-    const fresh = await call<MessageList>(a, token, 'GET', path('doomed', '/messages'));
-    expect(fresh.body.messages).toHaveLength(2);
-  });
-
-  it('reads a run and cancels it from a replica that does not run it', async () => {
-    const t = target();
-    const [a, b] = t.urls;
-    const token = await t.token(`canceller-${randomUUID()}`);
-    const held = await heldRun(t, a, token, 'long-one');
-    const running = await call<AgentRun>(b, token, 'GET', `/api/agent/runs/${held.runId}`);
-    expect(running.body).toMatchObject({ status: 'running', ended_at: null, error: null });
-    const listed = await call<SessionList>(b, token, 'GET', '/api/agent/sessions');
-    expect(listed.body.sessions[0]).toMatchObject({
-      session_id: 'long-one',
-      active_run_id: held.runId,
-    });
-
-    const cancelled = await call<AgentRun>(
-      b,
-      token,
-      'POST',
-      `/api/agent/runs/${held.runId}/cancel`,
-    );
-    expect(cancelled.status).toBe(200);
-    expect(cancelled.body).toMatchObject({
-      run_id: held.runId,
-      session_id: 'long-one',
-      status: 'aborted',
-      error: { code: 'run_aborted' },
-      ended_at: expect.stringMatching(/Z$/),
-    });
-    const events = await held.stream.ended;
-    expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'run_aborted' });
-    // The model request was stopped, not left to finish.
-    const [request] = t.model.requests(held.modelName);
-    await t.model.waitForAbort(request!);
-    held.release();
-    // Cancelling an ended run changes nothing.
-    const again = await call<AgentRun>(a, token, 'POST', `/api/agent/runs/${held.runId}/cancel`);
-    expect(again.body).toEqual(cancelled.body);
-    // The session is free for the next run.
-    await turn(t, b, token, 'long-one', 'Again', 'Sure');
-  });
-
-  it('stores the usage the model reports per run, sends it in done, and sums it by day', async () => {
-    const t = target();
-    const [a, b] = t.urls;
-    const token = await t.token(`usage-${randomUUID()}`);
-    const empty = await call<UsageReport>(a, token, 'GET', '/api/usage');
-    expect(empty.body.total).toEqual({ runs: 0, prompt_tokens: 0, completion_tokens: 0 });
-
-    const modelName = `m-${randomUUID()}`;
-    const args = { todos: [{ content: 'Count tokens' }] };
-    t.model.script(modelName, [
-      toolCallsReply([{ id: 'call_u', name: 'write_todos', args }], { text: 'Sure.' }),
-      textReply('Counted.', 2),
-    ]);
-    const llm = t.llm(modelName);
-    const stream = await invoke(a, token, {
-      session_id: 'metered',
-      message: 'Count',
-      ...(llm ? { llm_config: llm } : {}),
-    });
-    const events = await stream.ended;
-    // The scripted model reports characters as tokens: the prompt it got, the answer it sent.
-    const requests = t.model.requests(modelName);
-    expect(requests).toHaveLength(2);
-    const first = {
-      prompt_tokens: requests.reduce((sum, r) => sum + JSON.stringify(r.body.messages).length, 0),
-      completion_tokens: 'Sure.'.length + JSON.stringify(args).length + 'Counted.'.length,
-    };
-    expect(events.at(-1)!.data).toEqual({ type: 'done', session_id: 'metered', usage: first });
-    const runId = events[0]!.data.run_id as string;
-    const run = await call<AgentRun>(b, token, 'GET', `/api/agent/runs/${runId}`);
-    expect(run.body).toMatchObject({ status: 'done', error: null, usage: first });
-
-    const second = await turn(t, b, token, 'metered', 'Again', 'Done again');
-    const secondUsage = (second.at(-1)!.data as unknown as { usage: typeof first }).usage;
-    expect(secondUsage.completion_tokens).toBe('Done again'.length);
-    const today = new Date().toISOString().slice(0, 10);
-    const report = await call<UsageReport>(a, token, 'GET', `/api/usage?from=${today}&to=${today}`);
-    const total = {
-      runs: 2,
-      prompt_tokens: first.prompt_tokens + secondUsage.prompt_tokens,
-      completion_tokens: first.completion_tokens + secondUsage.completion_tokens,
-    };
-    expect(report.body).toEqual({
-      from: today,
-      to: today,
-      days: [{ date: today, ...total }],
-      total,
-    } satisfies UsageReport);
-    // Another user sees none of it.
-    const other = await call<UsageReport>(
-      b,
-      await t.token(`usage-other-${randomUUID()}`),
-      'GET',
-      '/api/usage',
-    );
-    expect(other.body.days).toEqual([]);
-    const bad = await call<{ error: { code: string; details: unknown } }>(
-      a,
-      token,
-      'GET',
-      '/api/usage?from=2026-02-30',
-    );
-    expect(bad.status).toBe(400);
-    expect(bad.body.error).toMatchObject({ code: 'invalid_request', details: [{ path: 'from' }] });
   });
 }

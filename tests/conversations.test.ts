@@ -1,11 +1,14 @@
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe } from 'vitest';
 import {
+  testRedisUrl,
   startScriptedModel,
   startServiceProcess,
   type ScriptedModel,
   type ServiceProcess,
 } from '@agent-backend/testing';
 import { accessToken, startAgentCluster, type AgentCluster } from './agent-helpers.js';
+import { conversationLifecycleScenarios } from './conversations-lifecycle-scenarios.js';
 import { conversationScenarios, type Target } from './conversations-scenarios.js';
 import { keyFiles, requireBuild, tempDir } from './helpers.js';
 
@@ -20,12 +23,27 @@ describe('conversations API on two API replicas over PostgreSQL', () => {
       llm: (modelName) => ({ baseUrl: cluster.model.baseUrl, apiKey: 'sk-conv', modelName }),
       token: (userId) => cluster.token(userId),
       sql: (text, params) => cluster.sql(text, params),
+      redisKeys: async () => {
+        const redis = new Redis(testRedisUrl());
+        try {
+          const keys: string[] = [];
+          for await (const page of redis.scanStream({
+            match: `${cluster.env.REDIS_KEY_PREFIX}*`,
+          })) {
+            keys.push(...(page as string[]));
+          }
+          return keys;
+        } finally {
+          redis.disconnect();
+        }
+      },
     };
   });
   afterAll(async () => {
     await cluster?.stop();
   });
   conversationScenarios(() => target);
+  conversationLifecycleScenarios(() => target);
 });
 
 describe('conversations API on the all-in-one (PGlite)', () => {
@@ -59,4 +77,5 @@ describe('conversations API on the all-in-one (PGlite)', () => {
     await model?.close();
   });
   conversationScenarios(() => target);
+  conversationLifecycleScenarios(() => target);
 });

@@ -157,8 +157,17 @@ describe('Prometheus metrics of the split roles', () => {
     expect(after.value('agent_runs_active')).toBe(0);
     expect(after.value('agent_streams_open')).toBe(0);
     expect(delta('model_time_to_first_token_seconds_count')).toBe(2);
-    expect(delta('model_tokens_total', { kind: 'prompt' })).toBeGreaterThan(0);
-    expect(delta('model_tokens_total', { kind: 'completion' })).toBeGreaterThan(0);
+    // By model: the usage the scripted model reported for the run's two requests, as `done` sums it.
+    const usage = (
+      events.at(-1) as unknown as { usage: { prompt_tokens: number; completion_tokens: number } }
+    ).usage;
+    expect(usage.prompt_tokens).toBeGreaterThan(0);
+    expect(delta('model_tokens_total', { model: 'm-tool', kind: 'prompt' })).toBe(
+      usage.prompt_tokens,
+    );
+    expect(delta('model_tokens_total', { model: 'm-tool', kind: 'completion' })).toBe(
+      usage.completion_tokens,
+    );
     expect(delta('node_tool_calls_total', { outcome: 'ok' })).toBe(1);
     expect(delta('node_tool_call_duration_seconds_count', { outcome: 'ok' })).toBe(1);
     expect(delta('bus_messages_published_total', { kind: 'request' })).toBeGreaterThanOrEqual(1);

@@ -3,7 +3,8 @@
  * (what `pnpm publish` uploads, `workspace:*` rewritten to versions), installed together with
  * plain npm from the tarballs into a project outside the workspace (their third-party
  * dependencies come from the registry), type-checked as a TypeScript consumer would, and run
- * against the all-in-one: a streamed run's events read, and a refused call's typed error.
+ * against the all-in-one: a streamed run's events read, its session listed, read, renamed and
+ * deleted, its run and the usage read, and a refused call's typed error.
  */
 import { execFile, execFileSync, spawnSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
@@ -36,6 +37,20 @@ const client = new AgentBackendClient({ baseUrl, token });
 const run = client.invoke({ message: 'Hello', llm_config: llm, sandbox_mode: 'none' });
 const events = [];
 for await (const event of run) events.push(event);
+const listed = [];
+for await (const session of client.sessions.list({ limit: 1 }, { timeout: 30_000 })) listed.push(session.session_id);
+const messages = [];
+for await (const message of client.sessions.messages(run.sessionId)) messages.push(message.role);
+const renamed = await client.sessions.rename(run.sessionId, 'From npm');
+const runStatus = (await client.runs.get(run.runId, { retries: 2 })).status;
+const usageRuns = (await client.usage.get()).total.runs;
+await client.sessions.delete(run.sessionId);
+let deleted;
+try {
+  await client.sessions.get(run.sessionId);
+} catch (error) {
+  deleted = error.name;
+}
 let refused;
 try {
   await new AgentBackendClient({ baseUrl, token: 'not-a-token' }).whoami({ timeout: 30_000, retries: 1 });
@@ -54,6 +69,7 @@ console.log(JSON.stringify({
   error: events.find((e) => e.type === 'error'),
   refused,
   webClient: typeof WebClient,
+  conversations: { listed, messages, title: renamed.title, runStatus, usageRuns, deleted },
 }));
 `;
 
@@ -87,6 +103,14 @@ export async function skillNames(signal: AbortSignal): Promise<string[]> {
     if (error instanceof NotFoundError) return [];
     throw error;
   }
+}
+export async function titles(): Promise<string[]> {
+  const out: string[] = [];
+  for await (const session of client.sessions.list({ q: 'plan' }, { retries: 1 })) {
+    out.push(session.title ?? session.session_id);
+  }
+  const run = await client.runs.cancel('run_1', { timeout: 1_000 });
+  return run.status === 'aborted' ? out : [];
 }
 export type Node = NodeClient;
 `;
@@ -130,7 +154,7 @@ describe('the SDK installed with npm outside the repository', () => {
     await model?.close();
   });
 
-  it('runs an author script: a streamed run and a typed error', async () => {
+  it('runs an author script: a streamed run, its conversation through the SDK, and a typed error', async () => {
     model.script('sdk-install', [textReply('Installed and running')]);
     const { accessToken } = JSON.parse((await runEntry(TOKEN_ISSUE, ['frank'], env)).stdout) as {
       accessToken: string;
@@ -158,6 +182,14 @@ describe('the SDK installed with npm outside the repository', () => {
       code: 'unauthorized',
     });
     expect(result.webClient).toBe('function');
+    expect(result.conversations).toEqual({
+      listed: [result.sessionId],
+      messages: ['user', 'assistant'],
+      title: 'From npm',
+      runStatus: 'done',
+      usageRuns: 1,
+      deleted: 'NotFoundError',
+    });
   });
 
   it('type-checks a TypeScript consumer against the installed declarations', () => {

@@ -64,7 +64,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   registerApprovalRoutes(context);
   const runs = new Map<string, LocalRun>();
   const conversations = new ConversationRepository(engines.db);
-  const stopper = new RunStopper(engines.bus, runs, conversations, logger);
+  const stopper = new RunStopper(engines.bus, runs, conversations, engines.runLog, logger);
   registerSessionRoutes(context, conversations, stopper);
   registerRunRoutes(context, conversations, stopper);
   registerUsageRoutes(context, new UsageRepository(engines.db));

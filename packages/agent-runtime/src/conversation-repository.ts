@@ -223,17 +223,24 @@ export class ConversationRepository {
    * Deletes the session and every row of it: messages, runs (with their usage), approvals and
    * todos go with the session row (foreign keys, `ON DELETE CASCADE`); the sandbox's row in the
    * same statement, which leaves its sandbox to the idle reaper as an orphan to destroy.
-   * False when the session is not the user's.
+   * Answers the ids of the deleted runs (for the run log), or null when the session is not the
+   * user's.
    */
-  async delete(session: SessionKey): Promise<boolean> {
-    const { rows } = await this.db.query(
+  async delete(session: SessionKey): Promise<string[] | null> {
+    // One statement, one snapshot: `runs` reads the runs the cascade deletes.
+    const { rows } = await this.db.query<{ session_id: string; run_id: string | null }>(
       `WITH sandbox AS (
          DELETE FROM session_sandboxes WHERE user_id = $1 AND session_id = $2
+       ), runs AS (
+         SELECT run_id FROM agent_runs WHERE user_id = $1 AND session_id = $2
+       ), deleted AS (
+         DELETE FROM agent_sessions WHERE user_id = $1 AND session_id = $2 RETURNING session_id
        )
-       DELETE FROM agent_sessions WHERE user_id = $1 AND session_id = $2 RETURNING session_id`,
+       SELECT deleted.session_id, runs.run_id FROM deleted LEFT JOIN runs ON true`,
       [session.userId, session.sessionId],
     );
-    return rows.length > 0;
+    if (rows.length === 0) return null;
+    return rows.flatMap((row) => (row.run_id ? [row.run_id] : []));
   }
 }
 

@@ -96,10 +96,10 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     runStarted: (mode) => metrics?.runStarted(mode) ?? (() => undefined),
     streamsOpen: metrics?.streamsOpen ?? { inc: () => undefined, dec: () => undefined },
     firstToken: (seconds) => metrics?.firstToken(seconds),
-    tokens: (prompt, completion) => {
+    tokens: (model, prompt, completion) => {
       usage.prompt_tokens += prompt;
       usage.completion_tokens += completion;
-      metrics?.tokens(prompt, completion);
+      metrics?.tokens(model, prompt, completion);
     },
   };
   const options: ExecuteRunOptions = { ...given, emit, metrics: countingMetrics };

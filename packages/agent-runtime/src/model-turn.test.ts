@@ -91,14 +91,14 @@ describe.each([
   });
 
   it('asks for usage and reports it with the time to the first chunk', async () => {
-    const reported: { firstToken: number[]; tokens: Array<[number, number]> } = {
+    const reported: { firstToken: number[]; tokens: Array<[string, number, number]> } = {
       firstToken: [],
       tokens: [],
     };
     const metrics: AgentMetrics = {
       ...NO_METRICS.agent,
       firstToken: (seconds) => reported.firstToken.push(seconds),
-      tokens: (prompt, completion) => reported.tokens.push([prompt, completion]),
+      tokens: (model, prompt, completion) => reported.tokens.push([model, prompt, completion]),
     };
     const { turn: result, name } = await turn([textReply('Four words of answer.', 2)], {
       metrics,
@@ -108,8 +108,9 @@ describe.each([
     expect(reported.firstToken).toHaveLength(1);
     expect(reported.firstToken[0]).toBeGreaterThanOrEqual(0);
     // The scripted model counts characters: the answer has 21.
-    expect(reported.tokens).toEqual([[expect.any(Number), 21]]);
-    expect(reported.tokens[0]![0]).toBeGreaterThan(0);
+    // By the request's model name.
+    expect(reported.tokens).toEqual([[name, expect.any(Number), 21]]);
+    expect(reported.tokens[0]![1]).toBeGreaterThan(0);
   });
 
   it('forwards text chunks as they arrive and reports the finish reason', async () => {

@@ -105,7 +105,11 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
       arm();
       const choice = chunk.choices?.[0];
       if (chunk.usage) {
-        request.metrics?.tokens(chunk.usage.prompt_tokens ?? 0, chunk.usage.completion_tokens ?? 0);
+        request.metrics?.tokens(
+          request.model,
+          chunk.usage.prompt_tokens ?? 0,
+          chunk.usage.completion_tokens ?? 0,
+        );
         // The usage chunk closes the stream: it is not part of the answer.
         if (!choice) continue;
       }

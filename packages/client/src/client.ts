@@ -1,24 +1,15 @@
 import type {
-  AddDocumentRequestInput,
   ApprovalDecisionItem,
   ApprovalDecisionRequest,
   ApprovalDecisionResponse,
   ApprovalDecisionsResponse,
-  ChunkPreviewItem,
   DeleteMemoriesResponse,
   InvokeRequestInput,
-  KnowledgeBase,
-  KnowledgeBaseList,
-  KnowledgeDocument,
-  KnowledgeDocumentList,
-  KnowledgeSearchHit,
   ListNodesResponse,
   Memory,
   MemoryList,
   NodeToolCallResponse,
   NodeType,
-  PreviewChunksRequestInput,
-  RefreshResponse,
   ScheduledTaskList,
   ScheduledTaskDetails,
   SkillList,
@@ -28,8 +19,13 @@ import type {
 import { BrowserWebClient, type BrowserWebClientOptions } from './browser-web-client.js';
 import { AgentRun, type ResumeOptions } from './agent-run.js';
 import { apiError, RateLimitedError, ServiceUnavailableError, TimeoutError } from './errors.js';
+import type { CallOptions, JsonRequest } from './call-options.js';
+import { sessionsApi, runsApi, usageApi } from './conversations.js';
+import { knowledgeBasesApi } from './knowledge.js';
 import { paginate } from './paginate.js';
 import { backoff, sleep } from './retry.js';
+
+export type { CallOptions } from './call-options.js';
 
 /** How the client authenticates (docs/clients.md). */
 export interface ClientOptions {
@@ -50,24 +46,6 @@ export interface ClientOptions {
   readonly retries?: number;
   /** How an interrupted agent stream is resumed. */
   readonly resume?: ResumeOptions;
-}
-
-/** Options every call takes as its last argument. */
-export interface CallOptions {
-  /** Aborts the call (and a stream being read): the call rejects with the signal's reason. */
-  readonly signal?: AbortSignal;
-  /**
-   * Milliseconds to wait for the answer (a JSON answer's body included; a stream's first bytes,
-   * not the whole stream) before the request is aborted with {@link TimeoutError}.
-   */
-  readonly timeout?: number;
-  /**
-   * Attempts after the first when the service could not take the request: 429 `rate_limited`
-   * (after its `Retry-After`) and 503 `unavailable` on every call; on GET, PUT and DELETE also
-   * a network failure, a timeout, and 502/504. A POST or PATCH is never sent twice after its
-   * request may have reached the service. Backoff 200 ms × 2ⁿ, at most 5 s.
-   */
-  readonly retries?: number;
 }
 
 interface RequestOptions extends CallOptions {
@@ -226,63 +204,17 @@ export class AgentBackendClient {
       this.json('POST', '/node/tools/call', { ...options, body: call }),
   };
 
-  readonly knowledgeBases = {
-    list: async (options?: CallOptions): Promise<KnowledgeBase[]> =>
-      (await this.json<KnowledgeBaseList>('GET', '/api/knowledge-bases', options)).knowledge_bases,
-    create: (
-      base: { name: string; description?: string },
-      options?: CallOptions,
-    ): Promise<KnowledgeBase> =>
-      this.json('POST', '/api/knowledge-bases', { ...options, body: base }),
-    delete: (id: string, options?: CallOptions): Promise<void> =>
-      this.json('DELETE', `/api/knowledge-bases/${encodeURIComponent(id)}`, options),
-    documents: async (id: string, options?: CallOptions): Promise<KnowledgeDocument[]> =>
-      (
-        await this.json<KnowledgeDocumentList>(
-          'GET',
-          `/api/knowledge-bases/${encodeURIComponent(id)}/documents`,
-          options,
-        )
-      ).documents,
-    addDocument: (
-      id: string,
-      document: AddDocumentRequestInput,
-      options?: CallOptions,
-    ): Promise<KnowledgeDocument> =>
-      this.json('POST', `/api/knowledge-bases/${encodeURIComponent(id)}/documents`, {
-        ...options,
-        body: document,
-      }),
-    deleteDocument: (id: string, documentId: string, options?: CallOptions): Promise<void> =>
-      this.json(
-        'DELETE',
-        `/api/knowledge-bases/${encodeURIComponent(id)}/documents/${encodeURIComponent(documentId)}`,
-        options,
-      ),
-    search: async (
-      query: string,
-      knowledgeBaseIds: string[],
-      limit?: number,
-      options?: CallOptions,
-    ): Promise<KnowledgeSearchHit[]> =>
-      (
-        await this.json<{ results: KnowledgeSearchHit[] }>('POST', '/api/knowledge-bases/search', {
-          ...options,
-          body: { query, knowledge_base_ids: knowledgeBaseIds, ...(limit ? { limit } : {}) },
-        })
-      ).results,
-    previewChunks: async (
-      request: PreviewChunksRequestInput,
-      options?: CallOptions,
-    ): Promise<ChunkPreviewItem[]> =>
-      (
-        await this.json<{ chunks: ChunkPreviewItem[] }>(
-          'POST',
-          '/api/knowledge-base/preview-chunks',
-          { ...options, body: request },
-        )
-      ).chunks,
-  };
+  /** A JSON request for the API groups below (token, timeout, retries, typed errors). */
+  private readonly request: JsonRequest = <T>(
+    method: string,
+    path: string,
+    options?: CallOptions & { body?: unknown },
+  ) => this.json<T>(method, path, options);
+
+  readonly knowledgeBases = knowledgeBasesApi(this.request);
+  readonly sessions = sessionsApi(this.request);
+  readonly runs = runsApi(this.request);
+  readonly usage = usageApi(this.request);
 
   readonly memories = {
     /** A page of the user's memories, newest first; `cursor` is the previous `next_cursor`. */
@@ -423,34 +355,4 @@ export class AgentBackendClient {
   private async currentToken(): Promise<string | undefined> {
     return typeof this.token === 'function' ? this.token() : this.token;
   }
-}
-
-/**
- * Access tokens from a refresh token (`POST /api/auth/refresh`): the first request gets one,
- * a 401 gets a new one. Spread it into {@link ClientOptions}.
- */
-export function refreshTokenAuth(options: {
-  baseUrl: string;
-  refreshToken: string;
-  fetch?: typeof fetch;
-}): Pick<ClientOptions, 'token' | 'onUnauthorized'> {
-  const fetchImpl = options.fetch ?? ((input, init) => globalThis.fetch(input, init));
-  let current: Promise<string> | undefined;
-  const refresh = () => {
-    current = (async () => {
-      const response = await fetchImpl(`${options.baseUrl.replace(/\/+$/, '')}/api/auth/refresh`, {
-        method: 'POST',
-        headers: { 'content-type': 'application/json' },
-        body: JSON.stringify({ refreshToken: options.refreshToken }),
-      });
-      if (!response.ok) throw await apiError(response);
-      return ((await response.json()) as RefreshResponse).accessToken;
-    })();
-    current.catch(() => (current = undefined));
-    return current;
-  };
-  return {
-    token: () => current ?? refresh(),
-    onUnauthorized: () => refresh(),
-  };
 }

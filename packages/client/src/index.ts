@@ -4,12 +4,8 @@
  * self-resuming agent runs, and {@link BrowserWebClient} for a web page's gateway connection.
  * The `ws`-based WebSocket clients of nodes and web clients are in `@agent-backend/client/node`.
  */
-export {
-  AgentBackendClient,
-  refreshTokenAuth,
-  type CallOptions,
-  type ClientOptions,
-} from './client.js';
+export { AgentBackendClient, type CallOptions, type ClientOptions } from './client.js';
+export { refreshTokenAuth } from './refresh-token.js';
 export { AgentRun, StreamInterruptedError, type ResumeOptions } from './agent-run.js';
 export {
   ApiError,
@@ -33,6 +29,13 @@ export { paginate, type Page } from './paginate.js';
 export { parseSse, type SseMessage } from './sse.js';
 export type {
   AgentEvent,
+  AgentRun as AgentRunRecord,
+  MessageList,
+  SessionDetail,
+  SessionList,
+  SessionSummary,
+  StoredMessage,
+  UsageReport,
   ApprovalDecisionItem,
   ApprovalDecisionRequest,
   InvokeRequestInput,

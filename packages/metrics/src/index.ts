@@ -1,2 +1,7 @@
 export * from './instruments.js';
-export { createServiceMetrics, type CreateMetricsOptions } from './service-metrics.js';
+export {
+  createServiceMetrics,
+  MAX_MODEL_LABELS,
+  OTHER_MODEL,
+  type CreateMetricsOptions,
+} from './service-metrics.js';

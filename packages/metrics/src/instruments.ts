@@ -37,8 +37,8 @@ export interface AgentMetrics {
   readonly streamsOpen: Level;
   /** Seconds from a model request to its first streamed chunk. */
   firstToken(seconds: number): void;
-  /** Tokens a model reported for one request (when the provider reports usage). */
-  tokens(prompt: number, completion: number): void;
+  /** Tokens `model` reported for one request (when the provider reports usage). */
+  tokens(model: string, prompt: number, completion: number): void;
 }
 
 export type GatewayEndpoint = 'extension' | 'desktop' | 'web';

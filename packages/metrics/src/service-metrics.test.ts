@@ -1,6 +1,12 @@
 import { describe, expect, it } from 'vitest';
 import { parsePrometheusText } from '@agent-backend/testing';
-import { createServiceMetrics, NO_METRICS, UNMATCHED_ROUTE } from './index.js';
+import {
+  createServiceMetrics,
+  MAX_MODEL_LABELS,
+  NO_METRICS,
+  OTHER_MODEL,
+  UNMATCHED_ROUTE,
+} from './index.js';
 
 const read = async (metrics: ReturnType<typeof createServiceMetrics>) =>
   parsePrometheusText((await metrics.render()).body);
@@ -59,15 +65,32 @@ describe('createServiceMetrics', () => {
     expect((await read(metrics)).value('agent_runs_active')).toBe(2);
     first('done');
     second('aborted');
-    metrics.agent.tokens(120, 30);
-    metrics.agent.tokens(0, 0);
+    metrics.agent.tokens('gpt-4o', 120, 30);
+    metrics.agent.tokens('gpt-4o', 0, 0);
+    metrics.agent.tokens('qwen3', 7, 0);
     const text = await read(metrics);
     expect(text.value('agent_runs_active')).toBe(0);
     expect(text.value('agent_runs_total', { mode: 'agent', outcome: 'done' })).toBe(1);
     expect(text.value('agent_runs_total', { mode: 'ask', outcome: 'aborted' })).toBe(1);
     expect(text.value('agent_run_duration_seconds_count')).toBe(2);
-    expect(text.value('model_tokens_total', { kind: 'prompt' })).toBe(120);
-    expect(text.value('model_tokens_total', { kind: 'completion' })).toBe(30);
+    expect(text.value('model_tokens_total', { model: 'gpt-4o', kind: 'prompt' })).toBe(120);
+    expect(text.value('model_tokens_total', { model: 'gpt-4o', kind: 'completion' })).toBe(30);
+    expect(text.value('model_tokens_total', { model: 'qwen3', kind: 'prompt' })).toBe(7);
+    expect(text.series('model_tokens_total', { model: 'qwen3', kind: 'completion' })).toEqual([]);
+  });
+
+  it(`labels tokens by the first ${MAX_MODEL_LABELS} model names, the later ones as other`, async () => {
+    const metrics = createServiceMetrics();
+    for (let i = 0; i < MAX_MODEL_LABELS + 5; i += 1) metrics.agent.tokens(`model-${i}`, 1, 1);
+    metrics.agent.tokens('model-0', 1, 0);
+    metrics.agent.tokens('x'.repeat(300), 1, 0);
+    const text = await read(metrics);
+    const labels = new Set(text.series('model_tokens_total').map((s) => s.labels.model));
+    expect(labels.size).toBe(MAX_MODEL_LABELS + 1);
+    expect(text.value('model_tokens_total', { model: 'model-0', kind: 'prompt' })).toBe(2);
+    expect(text.value('model_tokens_total', { model: OTHER_MODEL, kind: 'prompt' })).toBe(6);
+    expect(text.value('model_tokens_total', { model: OTHER_MODEL, kind: 'completion' })).toBe(5);
+    expect(text.value('model_tokens_total')).toBe(2 * (MAX_MODEL_LABELS + 5) + 2);
   });
 
   it('reads queue depths at scrape time and leaves out a queue whose engine failed', async () => {

@@ -26,6 +26,13 @@ const RUN_BUCKETS = [0.5, 1, 2.5, 5, 10, 30, 60, 120, 300, 600, 1800];
 const CALL_BUCKETS = [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60];
 const JOB_BUCKETS = [0.01, 0.05, 0.1, 0.5, 1, 5, 10, 30, 60, 300, 900];
 
+/** Distinct `model` labels of `model_tokens_total`; later models count as {@link OTHER_MODEL}. */
+export const MAX_MODEL_LABELS = 50;
+/** The `model` label of the models past {@link MAX_MODEL_LABELS} (and of a nameless one). */
+export const OTHER_MODEL = 'other';
+/** Longest `model` label; a longer name is cut. */
+const MAX_MODEL_LABEL_CHARS = 100;
+
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 const QUEUE_STATES: QueueState[] = ['waiting', 'active', 'delayed', 'prioritized', 'failed'];
 
@@ -82,12 +89,22 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
   });
   const tokens = new Counter({
     name: 'model_tokens_total',
-    help: 'Tokens reported by model providers, by kind (prompt, completion)',
-    labelNames: ['kind'] as const,
+    help:
+      `Tokens reported by model providers, by model (the first ${MAX_MODEL_LABELS} model ` +
+      `names seen, then "${OTHER_MODEL}") and kind (prompt, completion)`,
+    labelNames: ['model', 'kind'] as const,
     registers,
   });
-  const promptTokens = tokens.labels('prompt');
-  const completionTokens = tokens.labels('completion');
+  // Model names come from requests (`llm_config.modelName`): bounded, so a client cannot grow
+  // the registry without end.
+  const models = new Set<string>();
+  const modelLabel = (name: string): string => {
+    const label = name.slice(0, MAX_MODEL_LABEL_CHARS) || OTHER_MODEL;
+    if (models.has(label)) return label;
+    if (models.size >= MAX_MODEL_LABELS) return OTHER_MODEL;
+    models.add(label);
+    return label;
+  };
 
   const rateLimited = new Counter({
     name: 'rate_limited_total',
@@ -229,6 +246,7 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
   }));
   const approvalChild = bound((outcome) => approvals.labels(outcome));
   const runChild = bound((mode, outcome) => runs.labels(mode, outcome));
+  const tokenChild = bound((model, kind) => tokens.labels(model, kind));
   const runDurationChild = bound((mode) => runDuration.labels(mode));
 
   return {
@@ -260,9 +278,11 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
       },
       streamsOpen: { inc: (v) => streamsOpen.inc(v), dec: (v) => streamsOpen.dec(v) },
       firstToken: (seconds) => firstToken.observe(seconds),
-      tokens(prompt, completion) {
-        if (prompt > 0) promptTokens.inc(prompt);
-        if (completion > 0) completionTokens.inc(completion);
+      tokens(model, prompt, completion) {
+        if (prompt <= 0 && completion <= 0) return;
+        const label = modelLabel(model);
+        if (prompt > 0) tokenChild(label, 'prompt').inc(prompt);
+        if (completion > 0) tokenChild(label, 'completion').inc(completion);
       },
     },
     gateway: {

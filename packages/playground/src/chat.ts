@@ -1,29 +1,19 @@
 /**
  * The chat panel: streams a run's events into the transcript (text, tool calls and results with
  * their images, todos, plans, skills, notices, errors), holds approval cards with their
- * countdown, and resumes a run that was streaming when the page was reloaded (Last-Event-ID).
+ * countdown, resumes a run that was streaming when the page was reloaded (Last-Event-ID), stops
+ * a run with the service's cancel, and opens the conversations of the list beside it.
  */
-import type { AgentEvent, AgentRun, InvokeRequestInput } from '@agent-backend/client';
+import type { AgentRun, InvokeRequestInput } from '@agent-backend/client';
 import type { Panel, SignedIn } from './panel.js';
-import {
-  button,
-  byId,
-  describeError,
-  el,
-  guarded,
-  images,
-  json,
-  showStatus,
-  stored,
-} from './dom.js';
-
-/** What the transcript shows: the run's events, and the user's own messages. */
-type Entry = AgentEvent | { type: 'user'; content: string };
+import { ApprovalCard } from './approval-card.js';
+import { createConversationList, historyEntries, type Entry } from './conversations.js';
+import { byId, describeError, el, guarded, images, json, showStatus, stored } from './dom.js';
 
 interface Conversation {
   sessionId?: string;
-  /** Set while a run streams: where to resume it after a reload. */
-  streaming?: { lastEventId?: string };
+  /** Set while a run streams: where to resume it after a reload, and the run to cancel. */
+  streaming?: { lastEventId?: string; runId?: string };
   entries: Entry[];
 }
 
@@ -82,13 +72,63 @@ export function createChatPanel(): Panel {
     updateDemoLabel();
   });
 
-  byId('new-session').addEventListener('click', () => {
+  const conversations = createConversationList({
+    open: (sessionId) => openSession(sessionId),
+    deleted: (sessionId) => {
+      if (conversation.sessionId === sessionId) newConversation();
+    },
+    current: () => conversation.sessionId,
+  });
+  const newConversation = () => {
     abort?.abort();
     conversation = { entries: [] };
     save();
     renderAll();
+  };
+  byId('new-session').addEventListener('click', () => {
+    newConversation();
+    void guarded(conversations.refresh);
   });
-  byId('stop').addEventListener('click', () => abort?.abort());
+  byId('stop').addEventListener('click', () => void guarded(stopRun));
+
+  /** Cancels the run on the service (any replica); its stream then ends with `run_aborted`. */
+  async function stopRun(): Promise<void> {
+    const runId = conversation.streaming?.runId;
+    if (!session || !runId) return abort?.abort();
+    byId<HTMLButtonElement>('stop').disabled = true;
+    try {
+      await session.client.runs.cancel(runId);
+    } catch (error) {
+      // The service could not be asked: at least stop reading the stream.
+      abort?.abort();
+      throw error;
+    }
+  }
+
+  /** Shows a stored conversation of the list: its messages and todos, as the service has them. */
+  async function openSession(sessionId: string): Promise<void> {
+    if (!session) return;
+    const { client } = session;
+    const [detail, messages] = await Promise.all([
+      client.sessions.get(sessionId),
+      (async () => {
+        const all = [];
+        for await (const message of client.sessions.messages(sessionId, { limit: 200 })) {
+          all.push(message);
+        }
+        return all;
+      })(),
+    ]);
+    // Stop following the run shown before (it goes on on the service).
+    abort?.abort();
+    conversation = {
+      sessionId,
+      entries: [...historyEntries(messages), { type: 'todos', todos: detail.todos }],
+    };
+    save();
+    renderAll();
+    await conversations.refresh();
+  }
   byId<HTMLFormElement>('chat-form').addEventListener('submit', (event) => {
     event.preventDefault();
     void guarded(send);
@@ -143,7 +183,9 @@ export function createChatPanel(): Panel {
     try {
       for await (const event of run) {
         if (event.type === 'session') conversation.sessionId = event.session_id;
-        conversation.streaming = { lastEventId: run.lastEventId };
+        const runId: string | undefined = run.runId ?? conversation.streaming?.runId;
+        conversation.streaming = { lastEventId: run.lastEventId, ...(runId ? { runId } : {}) };
+        if (event.type === 'session') void guarded(conversations.refresh);
         add(event);
       }
       conversation.streaming = undefined;
@@ -160,6 +202,7 @@ export function createChatPanel(): Panel {
       abort = undefined;
       setBusy(false);
       save();
+      void guarded(conversations.refresh);
     }
   }
 
@@ -292,6 +335,15 @@ export function createChatPanel(): Panel {
       case 'approval_result':
         approvals.get(entry.request_id)?.decided(entry.outcome, entry.message);
         break;
+      case 'approval_outcome':
+        append(
+          el(
+            'p',
+            { class: 'hint', 'data-event': 'approval_outcome' },
+            `Approval of ${entry.tool_name}: ${entry.outcome}${entry.message ? ` (${entry.message})` : ''}`,
+          ),
+        );
+        break;
       case 'error':
         append(
           el(
@@ -317,6 +369,7 @@ export function createChatPanel(): Panel {
       updateDemoLabel();
       conversation = stored.get<Conversation>(`conversation.${signedIn.userId}`) ?? { entries: [] };
       renderAll();
+      conversations.start(signedIn);
       const resume = conversation.streaming;
       if (resume && conversation.sessionId) {
         const sessionId = conversation.sessionId;
@@ -328,76 +381,10 @@ export function createChatPanel(): Panel {
     },
     stop() {
       abort?.abort();
+      conversations.stop();
       session = undefined;
       conversation = { entries: [] };
       renderAll();
     },
   };
-}
-
-/** A held tool call: approve, approve with edited arguments, or reject, before `expires_at`. */
-class ApprovalCard {
-  readonly node: HTMLElement;
-  private readonly countdown = el('p', { class: 'countdown', 'aria-live': 'off' });
-  private readonly buttons: HTMLButtonElement[] = [];
-  private timer: ReturnType<typeof setInterval> | undefined;
-
-  constructor(
-    private readonly request: Extract<AgentEvent, { type: 'approval_request' }>,
-    session: () => SignedIn | undefined,
-  ) {
-    const allowed = new Set(request.allowed_decisions);
-    const argsId = `args-${request.request_id}`;
-    const args = el('textarea', { id: argsId, rows: '3', spellcheck: 'false' });
-    args.value = JSON.stringify(request.tool_args, null, 2);
-    args.readOnly = !allowed.has('edit');
-    const decide = async (decision: 'approve' | 'edit' | 'reject') => {
-      const client = session()?.client;
-      if (!client) return;
-      const body =
-        decision === 'edit'
-          ? { decision, tool_args: JSON.parse(args.value) as Record<string, unknown> }
-          : { decision };
-      for (const b of this.buttons) b.disabled = true;
-      try {
-        await client.decide(request.request_id, body);
-      } catch (error) {
-        for (const b of this.buttons) b.disabled = false;
-        throw error;
-      }
-    };
-    if (allowed.has('approve')) this.buttons.push(button('Approve', () => decide('approve')));
-    if (allowed.has('edit'))
-      this.buttons.push(button('Approve with these arguments', () => decide('edit')));
-    if (allowed.has('reject')) this.buttons.push(button('Reject', () => decide('reject')));
-    this.node = el(
-      'div',
-      { class: 'card approval', 'data-event': 'approval_request' },
-      el('h3', {}, `Approve ${request.tool_name}?`),
-      el('label', { for: argsId }, 'Arguments'),
-      args,
-      this.countdown,
-      el('div', { class: 'row' }, ...this.buttons),
-    );
-    this.tick();
-    this.timer = setInterval(() => this.tick(), 1000);
-  }
-
-  private tick() {
-    const left = Math.round((Date.parse(this.request.expires_at) - Date.now()) / 1000);
-    this.countdown.textContent = left > 0 ? `Expires in ${left} s` : 'Expired: counts as rejected';
-    if (left <= 0) this.stop();
-  }
-
-  decided(outcome: string, message?: string) {
-    this.stop();
-    for (const b of this.buttons) b.remove();
-    this.countdown.textContent = `Decision: ${outcome}${message ? ` (${message})` : ''}`;
-    this.node.dataset.outcome = outcome;
-  }
-
-  stop() {
-    if (this.timer) clearInterval(this.timer);
-    this.timer = undefined;
-  }
 }

@@ -50,6 +50,14 @@ class MemoryRunLog implements RunLog {
     return this.iterate(runId, options);
   }
 
+  async delete(runIds: readonly string[]): Promise<void> {
+    this.assertOpen();
+    for (const runId of runIds) {
+      clearTimeout(this.runs.get(runId)?.expiry);
+      this.expire(runId);
+    }
+  }
+
   private async *iterate(runId: string, options: ReadOptions): AsyncGenerator<RunLogEntry> {
     this.assertOpen();
     let after = options.afterSeq ?? 0;

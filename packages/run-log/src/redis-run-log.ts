@@ -111,6 +111,13 @@ class RedisRunLog implements RunLog {
     return this.iterate(runId, options);
   }
 
+  /** DEL of the streams; a reader blocked in XREAD on one ends at its idle timeout. */
+  async delete(runIds: readonly string[]): Promise<void> {
+    this.assertOpen();
+    if (runIds.length === 0) return;
+    await this.redis.del(...runIds.map((runId) => this.keys.runLog(runId)));
+  }
+
   private async *iterate(runId: string, options: ReadOptions): AsyncGenerator<RunLogEntry> {
     this.assertOpen();
     const key = this.keys.runLog(runId);

@@ -156,6 +156,24 @@ export function describeRunLogContract(name: string, makeReplicas: MakeRunLogRep
       expect(conclusive).toBe(true);
     });
 
+    it('forgets deleted runs at once for every replica, and keeps the others', async () => {
+      const [writer, reader] = await make();
+      await writer.append('gone-1', entries(1, 2, true));
+      await writer.append('gone-2', entries(1, 1));
+      await writer.append('kept', entries(1, 1));
+      await reader.delete(['gone-1', 'gone-2', 'never-written']);
+      await reader.delete([]);
+      for (const log of [writer, reader]) {
+        expect(await log.info('gone-1')).toBeNull();
+        expect(await log.info('gone-2')).toBeNull();
+        expect(await collect(log.read('gone-1', {}))).toEqual([]);
+        expect(await log.info('kept')).toEqual({ lastSeq: 1, final: false });
+      }
+      // The id is free again: a new run starts at 1.
+      await writer.append('gone-2', entries(1, 1, true));
+      expect(await reader.info('gone-2')).toEqual({ lastSeq: 1, final: true });
+    });
+
     it('rejects every method after close, ends following reads, and closes idempotently', async () => {
       const [writer, reader] = await make();
       await writer.append('c', entries(1, 1));
@@ -165,6 +183,7 @@ export function describeRunLogContract(name: string, makeReplicas: MakeRunLogRep
       expect(await following).toEqual([{ seq: 1, data: 'e1' }]);
       await expect(reader.append('c', entries(2, 2))).rejects.toBeInstanceOf(RunLogClosedError);
       await expect(reader.info('c')).rejects.toBeInstanceOf(RunLogClosedError);
+      await expect(reader.delete(['c'])).rejects.toBeInstanceOf(RunLogClosedError);
       await expect(collect(reader.read('c', {}))).rejects.toBeInstanceOf(RunLogClosedError);
     });
   });

@@ -14,6 +14,8 @@
  *   new ones, and ends after a `final` entry, when `signal` aborts, when nothing arrived for
  *   `idleTimeoutMs` (a writer that died never writes `final`), or on `close()`.
  * - Values are strings (callers encode JSON); they round-trip byte for byte.
+ * - `delete` forgets runs at once, as their expiry would (a following reader ends); deleting an
+ *   unknown run is no error.
  * - After `close()` every method rejects with {@link RunLogClosedError} and following readers
  *   end; `close()` is idempotent.
  *
@@ -26,6 +28,8 @@ export interface RunLog {
   /** The run's last `seq` and whether it ended; null when the run is unknown or expired. */
   info(runId: string): Promise<RunLogInfo | null>;
   read(runId: string, options: ReadOptions): AsyncIterable<RunLogEntry>;
+  /** Forgets these runs now (a deleted session's runs), before their retention ends. */
+  delete(runIds: readonly string[]): Promise<void>;
   close(): Promise<void>;
 }
 

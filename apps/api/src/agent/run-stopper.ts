@@ -1,5 +1,6 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { AgentRunError, type ConversationRepository } from '@agent-backend/agent-runtime';
+import type { RunLog } from '@agent-backend/run-log';
 import type { ServiceContext } from '@agent-backend/runtime';
 import type { LocalRun } from './local-run.js';
 
@@ -25,6 +26,7 @@ export class RunStopper {
     private readonly bus: Bus,
     private readonly runs: ReadonlyMap<string, LocalRun>,
     private readonly conversations: ConversationRepository,
+    private readonly runLog: RunLog,
     logger: ServiceContext['logger'],
   ) {
     this.subscription = bus.subscribe(RUN_CANCEL_CHANNEL, (message) => {
@@ -44,9 +46,10 @@ export class RunStopper {
   }
 
   /**
-   * Cancels the user's run and waits until it is recorded as ended, at most `timeoutMs` (a run
-   * whose replica died stays `running` until the session's next run): the run as it is then,
-   * null when it is not the user's.
+   * Cancels the user's run and waits until it is recorded as ended and its last event is in the
+   * run log (its lease freed before that), at most `timeoutMs` (a run whose replica died stays
+   * `running` until the session's next run): the run as it is then, null when it is not the
+   * user's.
    */
   async stop(userId: string, runId: string, timeoutMs = STOP_WAIT_MS) {
     let run = await this.conversations.run(userId, runId);
@@ -56,6 +59,12 @@ export class RunStopper {
     while (run?.status === 'running' && Date.now() < deadline) {
       await sleep(STOP_POLL_MS);
       run = await this.conversations.run(userId, runId);
+    }
+    // The run is recorded as ended before its last event is sent and logged.
+    while (run?.status !== 'running' && Date.now() < deadline) {
+      const logged = await this.runLog.info(runId).catch(() => null);
+      if (!logged || logged.final) break;
+      await sleep(STOP_POLL_MS);
     }
     return run;
   }

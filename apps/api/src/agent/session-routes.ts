@@ -38,7 +38,7 @@ const notFound = (sessionId: string) => new AppError('not_found', `session ${ses
  * an unknown one; the service's own ids (`chat:`, `task:`) are refused as on invoke.
  */
 export function registerSessionRoutes(
-  { app, requireUser }: ServiceContext,
+  { app, requireUser, engines }: ServiceContext,
   conversations: ConversationRepository,
   runs: RunStopper,
 ): void {
@@ -151,7 +151,8 @@ export function registerSessionRoutes(
         summary: 'Delete a session',
         description:
           'Cancels its running run (on whichever replica runs it) and waits for it to stop, ' +
-          'then deletes the session with its messages, runs, approvals, todo list and sandbox.',
+          'then deletes the session with its messages, runs, approvals, todo list and sandbox, ' +
+          'and the events of its runs kept for resuming streams (the run log).',
         responses: { 204: { description: 'Deleted.' } },
         errors: [...SESSION_ERRORS],
       },
@@ -163,7 +164,10 @@ export function registerSessionRoutes(
       const session = await conversations.get(key);
       if (!session) throw notFound(sessionId);
       if (session.active_run_id) await runs.stop(request.userId, session.active_run_id);
-      if (!(await conversations.delete(key))) throw notFound(sessionId);
+      const runIds = await conversations.delete(key);
+      if (!runIds) throw notFound(sessionId);
+      // The run log keeps a run's events for resuming; a deleted session's go now.
+      await engines.runLog.delete(runIds);
       return reply.status(204).send();
     },
   );
