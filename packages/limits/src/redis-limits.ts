@@ -9,6 +9,7 @@ import {
   type RateRule,
   type SlotDecision,
   type SlotLeaseOptions,
+  type SlotPool,
 } from './limits.js';
 import { consumeWith, rateLimiters } from './rate-rules.js';
 
@@ -22,11 +23,11 @@ export interface RedisLimitsOptions extends SlotLeaseOptions {
 }
 
 /**
- * Takes a slot: drops the expired members (a crashed replica's runs), then adds the run with
+ * Takes a slot: drops the expired members (a crashed replica's holders), then adds the holder with
  * its lease's end unless the user already holds `max`. Scores are Redis's own clock, so replicas
  * with skewed clocks agree on what expired. Returns the slots held afterwards, negated when
  * refused.
- * KEYS[1] the user's slots; ARGV: runId, max, leaseMs.
+ * KEYS[1] the user's slots of a pool; ARGV: holderId, max, leaseMs.
  */
 const ACQUIRE = defineScript(`
 local t = redis.call('TIME')
@@ -56,9 +57,10 @@ return 1
 
 /**
  * The distributed limits: rate-limiter-flexible's atomic Redis counters (one Lua call a
- * request) under `<prefix>limit:<name>:`, and each user's run slots as a sorted set
- * `<prefix>limit:runs:<userId>` of run ids scored by the end of their lease, renewed by the
- * replica running them.
+ * request) under `<prefix>limit:<name>:`; each user's slots of a pool as a sorted set
+ * `<prefix>limit:<pool>:<userId>` of holder ids scored by the end of their lease, renewed by the
+ * replica holding them; counters as plain integers `<prefix>limit:<key>` (INCRBY and PEXPIRE in
+ * one transaction).
  */
 class RedisLimits implements Limits {
   private readonly limiters;
@@ -86,15 +88,20 @@ class RedisLimits implements Limits {
     return consumeWith(this.limiters, name, key);
   }
 
-  async acquireRunSlot(userId: string, runId: string, max: number): Promise<SlotDecision> {
+  async acquireSlot(
+    pool: SlotPool,
+    userId: string,
+    holderId: string,
+    max: number,
+  ): Promise<SlotDecision> {
     this.assertOpen();
-    const key = this.keys.limit(`runs:${userId}`);
+    const key = this.keys.limit(`${pool}:${userId}`);
     const { redis } = this.options;
-    const held = Number(await ACQUIRE(redis, [key], [runId, max, this.leaseMs]));
+    const held = Number(await ACQUIRE(redis, [key], [holderId, max, this.leaseMs]));
     if (held < 0) return { granted: false, held: -held };
     const timer = setInterval(() => {
       // A failed renewal is retried at the next tick; the lease outlasts two of them.
-      RENEW(redis, [key], [runId, this.leaseMs]).catch(() => {});
+      RENEW(redis, [key], [holderId, this.leaseMs]).catch(() => {});
     }, renewEvery(this.leaseMs));
     timer.unref();
     this.renewals.add(timer);
@@ -106,9 +113,20 @@ class RedisLimits implements Limits {
         released = true;
         clearInterval(timer);
         this.renewals.delete(timer);
-        await redis.zrem(key, runId);
+        await redis.zrem(key, holderId);
       },
     };
+  }
+
+  async addToCounter(name: string, amount: number, ttlMs: number): Promise<number> {
+    this.assertOpen();
+    const key = this.keys.limit(name);
+    const { redis } = this.options;
+    if (amount === 0) return Number((await redis.get(key)) ?? 0);
+    const results = await redis.multi().incrby(key, amount).pexpire(key, ttlMs).exec();
+    const [error, value] = results?.[0] ?? [new Error('the counter transaction was discarded')];
+    if (error) throw error;
+    return Number(value);
   }
 
   async close(): Promise<void> {
