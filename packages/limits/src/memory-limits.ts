@@ -68,7 +68,8 @@ class MemoryLimits implements Limits {
     if (amount === 0) return counter?.value ?? 0;
     if (!counter) {
       // Ended counters are dropped as new ones start, so the map holds about one day's users.
-      for (const [other, { endsAt }] of this.counters) if (endsAt <= now) this.counters.delete(other);
+      for (const [other, { endsAt }] of this.counters)
+        if (endsAt <= now) this.counters.delete(other);
       this.counters.set(key, (counter = { value: 0, endsAt: 0 }));
     }
     counter.value += amount;

@@ -43,16 +43,25 @@ redis.call('PEXPIRE', KEYS[1], lease)
 return redis.call('ZCARD', KEYS[1])
 `);
 
-/** Extends a held slot's lease; a slot already expired (and maybe taken) is not revived. */
+/**
+ * Extends the leases of the slots this replica holds in one user's pool; a slot already expired
+ * (and maybe taken) is not revived.
+ * KEYS[1] the user's slots of a pool; ARGV: leaseMs, then the holder ids.
+ */
 const RENEW = defineScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local lease = tonumber(ARGV[2])
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) <= now then return 0 end
-redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], lease)
-return 1
+local lease = tonumber(ARGV[1])
+local renewed = 0
+for i = 2, #ARGV do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score and tonumber(score) > now then
+    redis.call('ZADD', KEYS[1], now + lease, ARGV[i])
+    renewed = renewed + 1
+  end
+end
+if renewed > 0 then redis.call('PEXPIRE', KEYS[1], lease) end
+return renewed
 `);
 
 /**
@@ -66,7 +75,9 @@ class RedisLimits implements Limits {
   private readonly limiters;
   private readonly keys;
   private readonly leaseMs: number;
-  private readonly renewals = new Set<NodeJS.Timeout>();
+  /** The slots this replica holds: holder ids by pool key, all renewed by one timer. */
+  private readonly held = new Map<string, Set<string>>();
+  private renewTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: RedisLimitsOptions) {
@@ -99,20 +110,19 @@ class RedisLimits implements Limits {
     const { redis } = this.options;
     const held = Number(await ACQUIRE(redis, [key], [holderId, max, this.leaseMs]));
     if (held < 0) return { granted: false, held: -held };
-    const timer = setInterval(() => {
-      // A failed renewal is retried at the next tick; the lease outlasts two of them.
-      RENEW(redis, [key], [holderId, this.leaseMs]).catch(() => {});
-    }, renewEvery(this.leaseMs));
-    timer.unref();
-    this.renewals.add(timer);
+    let holders = this.held.get(key);
+    if (!holders) this.held.set(key, (holders = new Set()));
+    holders.add(holderId);
+    this.renewTimer ??= setInterval(() => this.renewAll(), renewEvery(this.leaseMs)).unref();
     let released = false;
     return {
       granted: true,
       release: async () => {
         if (released) return;
         released = true;
-        clearInterval(timer);
-        this.renewals.delete(timer);
+        const mine = this.held.get(key);
+        mine?.delete(holderId);
+        if (mine?.size === 0) this.held.delete(key);
         await redis.zrem(key, holderId);
       },
     };
@@ -131,8 +141,20 @@ class RedisLimits implements Limits {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.renewals) clearInterval(timer);
-    this.renewals.clear();
+    clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+    this.held.clear();
+  }
+
+  /**
+   * One script call per pool key this replica holds slots in, sent together. A failed renewal
+   * is retried at the next tick; the lease outlasts two of them.
+   */
+  private renewAll(): void {
+    const { redis } = this.options;
+    for (const [key, holders] of this.held) {
+      RENEW(redis, [key], [this.leaseMs, ...holders]).catch(() => {});
+    }
   }
 
   private assertOpen(): void {

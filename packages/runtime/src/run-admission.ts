@@ -41,7 +41,10 @@ const POOL_LIMIT = { runs: 'concurrent_runs', streams: 'open_streams' } as const
 export function runAdmission(deps: AdmissionDeps): RunAdmission {
   const { limits, budgets, config, metrics, logger, storeDown } = deps;
   let holderSeq = 0;
-  const maxOf = { runs: config.MAX_CONCURRENT_RUNS_PER_USER, streams: config.MAX_OPEN_STREAMS_PER_USER };
+  const maxOf = {
+    runs: config.MAX_CONCURRENT_RUNS_PER_USER,
+    streams: config.MAX_OPEN_STREAMS_PER_USER,
+  };
 
   /** Settles a store failure as configured: through (nothing held) or the 429. */
   const failed = (limit: string, error: unknown): Outcome => {
