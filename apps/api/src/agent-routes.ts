@@ -162,7 +162,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
           'After a dropped connection, on any API replica: the events after `Last-Event-ID` (or ' +
           'all of the run when none is given), then the live events until the run ends. Only a ' +
           "session of the caller's own; `chat:` and `task:` ids are refused (400 " +
-          '`session_id_reserved`). A resumed stream holds one of the user\'s ' +
+          "`session_id_reserved`). A resumed stream holds one of the user's " +
           '`MAX_OPEN_STREAMS_PER_USER` stream slots while open (429 `rate_limited` over it).',
         parameters: [
           {
