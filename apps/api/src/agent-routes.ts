@@ -114,7 +114,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     const { releaseRun: releaseSlot, releaseStream } = await limits.admitRun(userId);
     let prepared;
     try {
-      prepared = await runner.prepare(toRunRequest(userId, body));
+      prepared = await runner.prepare({ ...toRunRequest(userId, body), budgetChecked: true });
     } catch (error) {
       await Promise.all([releaseSlot(), releaseStream()]);
       if (error instanceof SessionBusyError) {

@@ -13,7 +13,8 @@ interface RunBudgetDeps {
 
 /**
  * Every run's view of its user's daily token budget (docs/limits.md), for every kind of run
- * (invoke, scheduled tasks, chat replies): checked before the first model request, and each
+ * (invoke, scheduled tasks, chat replies): checked before the first model request (unless the
+ * caller did, `budgetChecked`: invoke's admission), and each
  * request's tokens added to the user's counter of the day. Undefined when budgets are off.
  * A store failure during a run is logged and the run goes on (its tokens uncounted): the
  * request path's check already applied `LIMITS_ON_REDIS_ERROR`, and ending a run half-way on an
@@ -40,6 +41,9 @@ export function runTokenBudget(
       logger.info({ ...log, used: status.used, budget: status.limit }, 'token budget used up');
       return false;
     };
-    return { allows: () => within(0), spend: within };
+    return {
+      allows: async () => run.request.budgetChecked === true || within(0),
+      spend: within,
+    };
   };
 }

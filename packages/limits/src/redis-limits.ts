@@ -65,11 +65,21 @@ return renewed
 `);
 
 /**
+ * Adds to a counter and restarts its time to live; returns the value. One command, one round trip.
+ * KEYS[1] the counter; ARGV: amount, ttlMs.
+ */
+const ADD = defineScript(`
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return value
+`);
+
+/**
  * The distributed limits: rate-limiter-flexible's atomic Redis counters (one Lua call a
  * request) under `<prefix>limit:<name>:`; each user's slots of a pool as a sorted set
  * `<prefix>limit:<pool>:<userId>` of holder ids scored by the end of their lease, renewed by the
  * replica holding them; counters as plain integers `<prefix>limit:<key>` (INCRBY and PEXPIRE in
- * one transaction).
+ * one script).
  */
 class RedisLimits implements Limits {
   private readonly limiters;
@@ -133,10 +143,7 @@ class RedisLimits implements Limits {
     const key = this.keys.limit(name);
     const { redis } = this.options;
     if (amount === 0) return Number((await redis.get(key)) ?? 0);
-    const results = await redis.multi().incrby(key, amount).pexpire(key, ttlMs).exec();
-    const [error, value] = results?.[0] ?? [new Error('the counter transaction was discarded')];
-    if (error) throw error;
-    return Number(value);
+    return Number(await ADD(redis, [key], [amount, ttlMs]));
   }
 
   async close(): Promise<void> {

@@ -36,7 +36,7 @@ export function registerUsageRoutes(
           'Prompt and completion tokens and runs per UTC day (the day a run started), as the ' +
           'model providers reported them, from `from` to `to` (both included, at most 366 ' +
           'days; by default the 30 days up to today), and their total; with ' +
-          '`TOKEN_BUDGET_PER_USER_PER_DAY` set, `budget`: today\'s tokens against it (counted ' +
+          "`TOKEN_BUDGET_PER_USER_PER_DAY` set, `budget`: today's tokens against it (counted " +
           'as each model request reports them, so a running run is included) and what remains.',
         responses: { 200: { description: 'The days with runs.', json: UsageReport } },
       },
