@@ -1,7 +1,8 @@
 /**
- * What the per-user limits cost (docs/limits.md): two API processes of this build on the same
+ * What the per-user limits cost (docs/limits.md): three API processes of this build on the same
  * Redis and PostgreSQL, one with every limit off, one with every limit on (set high enough that
- * nothing is refused), measured in the same run, rounds alternating their order. Per route:
+ * nothing is refused) and a second one with them off (the noise floor), measured in the same
+ * run, rounds alternating their order. Per route:
  *
  * - the API process's CPU time per request (from /proc, user + system), CONCURRENCY requests in
  *   flight on keep-alive connections, pooled over the rounds;
@@ -50,19 +51,22 @@ const RATE_CLASSES = [
 ];
 const rates = (value: string) =>
   Object.fromEntries(RATE_CLASSES.map((c) => [`RATE_LIMIT_${c}_PER_MINUTE`, value]));
+const OFF = {
+  ...rates('0'),
+  MAX_CONCURRENT_RUNS_PER_USER: '0',
+  MAX_OPEN_STREAMS_PER_USER: '0',
+  TOKEN_BUDGET_PER_USER_PER_DAY: '0',
+};
+/** `off-again`: a second process with the limits off, the noise floor of the ratios. */
 const SETTINGS: Record<string, Record<string, string>> = {
-  off: {
-    ...rates('0'),
-    MAX_CONCURRENT_RUNS_PER_USER: '0',
-    MAX_OPEN_STREAMS_PER_USER: '0',
-    TOKEN_BUDGET_PER_USER_PER_DAY: '0',
-  },
+  off: OFF,
   on: {
     ...rates('100000'),
     MAX_CONCURRENT_RUNS_PER_USER: '1000',
     MAX_OPEN_STREAMS_PER_USER: '1000',
     TOKEN_BUDGET_PER_USER_PER_DAY: '1000000000000',
   },
+  'off-again': OFF,
 };
 
 const keys = keyFiles();
@@ -235,6 +239,7 @@ for (const route of routes) {
   };
   const off = perRequest('off');
   const on = perRequest('on');
+  const again = perRequest('off-again');
   const offRedis = redis.get('off')!;
   const onRedis = redis.get('on')!;
   console.log(
@@ -243,6 +248,8 @@ for (const route of routes) {
       cpuMsPerRequestOff: Number(off.toFixed(4)),
       cpuMsPerRequestOn: Number(on.toFixed(4)),
       cpuRatio: Number((on / off).toFixed(3)),
+      cpuMsPerRequestOffAgain: Number(again.toFixed(4)),
+      noiseRatio: Number((again / off).toFixed(3)),
       redisCommandsOff: Number(offRedis.commands.toFixed(2)),
       redisCommandsOn: Number(onRedis.commands.toFixed(2)),
       redisRoundTripsOff: Number(offRedis.roundTrips.toFixed(2)),
