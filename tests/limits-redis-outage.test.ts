@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   createTestSchema,
   startServiceProcess,
@@ -35,6 +35,8 @@ describe('limits while Redis is down', () => {
       JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
       JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
       RATE_LIMIT_WRITES_PER_MINUTE: '100',
+      RATE_LIMIT_REFRESH_PER_MINUTE: '100',
+      TOKEN_BUDGET_PER_USER_PER_DAY: '100000',
     };
     for (const mode of ['open', 'closed'] as const) {
       api[mode] = await startServiceProcess({
@@ -81,6 +83,37 @@ describe('limits while Redis is down', () => {
       error: { code: 'rate_limited', details: { limit: 'writes', reason: 'limits_unavailable' } },
     });
 
+    // The budget in the usage report: unknown while Redis is down, never a 5xx.
+    for (const mode of ['open', 'closed'] as const) {
+      const usage = await fetch(`${api[mode]!.url}/api/usage`, {
+        headers: { authorization: `Bearer ${token}` },
+      });
+      expect(usage.status).toBe(200);
+      expect(((await usage.json()) as { budget: unknown }).budget).toBeNull();
+    }
+    // A per-address rate: through (an unknown token is 401) or refused.
+    const refresh = (mode: 'open' | 'closed') =>
+      fetch(`${api[mode]!.url}/api/auth/refresh`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ refreshToken: 'unknown' }),
+      });
+    expect((await refresh('open')).status).toBe(401);
+    expect((await refresh('closed')).status).toBe(429);
+
     await redis.start();
+    // Once the replica has reconnected, the budget is known again.
+    await vi.waitFor(
+      async () => {
+        const usage = await fetch(`${api.open!.url}/api/usage`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+        expect(((await usage.json()) as { budget: unknown }).budget).toMatchObject({
+          limit: 100000,
+          used: 0,
+        });
+      },
+      { timeout: 10_000, interval: 200 },
+    );
   });
 });

@@ -2,6 +2,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import { testRedisUrl, textReply } from '@agent-backend/testing';
 import { invoke, startAgentCluster, type AgentCluster, type SseClient } from './agent-helpers.js';
+import { clusterLlm, heldRun as heldRunOn, refusal } from './limits-helpers.js';
 
 /**
  * Per-user limits (docs/limits.md) across two API replicas sharing Redis: the deployment's total
@@ -12,31 +13,12 @@ describe('per-user limits across replicas', () => {
   let cluster: AgentCluster;
   let redis: Redis;
   const url = (i: 0 | 1) => cluster.api[i]!.url;
-  const llm = (modelName: string) => ({
-    baseUrl: cluster.model.baseUrl,
-    apiKey: 'sk-limits-key',
-    modelName,
-  });
+  const llm = (modelName: string) => clusterLlm(cluster, modelName);
   /** The run slots `userId` holds, as the replicas record them in Redis. */
   const slotsHeld = (userId: string) =>
     redis.zcard(`${cluster.env.REDIS_KEY_PREFIX}limit:runs:${userId}`);
-  /** A run whose model answer stays open until `release()`. */
-  const heldRun = async (base: string, token: string, model: string) => {
-    let release!: () => void;
-    const gate = new Promise<void>((resolve) => (release = resolve));
-    cluster.model.script(model, [
-      { kind: 'stream', pieces: [{ text: 'Working' }, { waitFor: gate }, { finish: 'stop' }] },
-    ]);
-    const stream = await invoke(base, token, { message: 'hold', llm_config: llm(model) });
-    expect(stream.response.status).toBe(200);
-    await stream.waitFor((e) => e.data.type === 'message_chunk');
-    return { stream, release };
-  };
-  const refusal = async (stream: SseClient) => ({
-    status: stream.response.status,
-    retryAfter: stream.response.headers.get('retry-after'),
-    body: (await stream.response.json()) as { error: { code: string; details?: unknown } },
-  });
+  const heldRun = (base: string, token: string, model: string) =>
+    heldRunOn(cluster, base, token, model);
 
   beforeAll(async () => {
     cluster = await startAgentCluster({

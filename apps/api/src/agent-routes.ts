@@ -97,23 +97,26 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
         "are the service's own and refused (400 `session_id_reserved`). Failures known before " +
         'the stream starts are HTTP errors (409 `session_busy`: a run of the session is still ' +
         'going; 429 `rate_limited`: over `RATE_LIMIT_INVOKE_PER_MINUTE`, or the user already has ' +
-        '`MAX_CONCURRENT_RUNS_PER_USER` runs going); later ones are an `error` event that ends ' +
-        'the stream. Bodies up to 4 MiB.',
+        '`MAX_CONCURRENT_RUNS_PER_USER` runs going or `MAX_OPEN_STREAMS_PER_USER` streams open; ' +
+        "429 `budget_exceeded`: the user's daily token budget is used up); later ones are an " +
+        '`error` event that ends the stream (`budget_exceeded` when the budget runs out ' +
+        'during the run). Bodies up to 4 MiB.',
       responses: { 200: SSE_STREAM },
-      errors: ['session_id_reserved', 'session_busy'],
+      errors: ['session_id_reserved', 'session_busy', 'budget_exceeded', 'rate_limited'],
     } satisfies RouteDocs,
   };
   app.post('/api/agent/invoke', invokeOptions, async (request, reply) => {
     const body = request.body;
     const userId = request.userId;
     if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
-    // Before any model request; freed when the run ends in any way (or by its lease).
-    const releaseSlot = await limits.runSlot(userId);
+    // Before any model request: the token budget, a run slot (freed when the run ends in any
+    // way, or by its lease) and a stream slot (freed when this response ends).
+    const { releaseRun: releaseSlot, releaseStream } = await limits.admitRun(userId);
     let prepared;
     try {
-      prepared = await runner.prepare(toRunRequest(userId, body));
+      prepared = await runner.prepare({ ...toRunRequest(userId, body), budgetChecked: true });
     } catch (error) {
-      await releaseSlot();
+      await Promise.all([releaseSlot(), releaseStream()]);
       if (error instanceof SessionBusyError) {
         throw new AppError('session_busy', error.message, { session_id: error.sessionId });
       }
@@ -140,7 +143,11 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       settling.delete(settled);
     });
     const stream = openStream(reply);
-    await streamLocalRun(run, stream, 0);
+    try {
+      await streamLocalRun(run, stream, 0);
+    } finally {
+      await releaseStream();
+    }
   });
 
   app.get(
@@ -155,7 +162,8 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
           'After a dropped connection, on any API replica: the events after `Last-Event-ID` (or ' +
           'all of the run when none is given), then the live events until the run ends. Only a ' +
           "session of the caller's own; `chat:` and `task:` ids are refused (400 " +
-          '`session_id_reserved`).',
+          "`session_id_reserved`). A resumed stream holds one of the user's " +
+          '`MAX_OPEN_STREAMS_PER_USER` stream slots while open (429 `rate_limited` over it).',
         parameters: [
           {
             in: 'header',
@@ -171,7 +179,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
           },
         ],
         responses: { 200: SSE_STREAM },
-        errors: ['session_id_reserved', 'not_found'],
+        errors: ['session_id_reserved', 'not_found', 'rate_limited'],
       },
     },
     async (request, reply) => {
@@ -197,23 +205,32 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       }
       const afterSeq = position?.seq ?? 0;
       const local = runs.get(runId);
-      if (local) return streamLocalRun(local, openStream(reply), afterSeq);
-      if (!(await engines.runLog.info(runId))) {
+      if (!local && !(await engines.runLog.info(runId))) {
         throw new AppError('not_found', `the stream of run ${runId} is no longer available`);
       }
-      await streamRemoteRun(
-        {
-          runLog: engines.runLog,
-          ephemeral: engines.ephemeral,
-          runId,
-          sessionId,
-          afterSeq,
-          keepaliveMs: settings.keepaliveMs,
-          isRunAlive: async () =>
-            (await sessionLeaseHolder(engines.ephemeral, userId, sessionId)) === runId,
-        },
-        openStream(reply),
-      );
+      // Resumes hold a stream slot too (a client may not keep many tabs of one run open).
+      const releaseStream = await limits.streamSlot(userId);
+      try {
+        if (local) {
+          await streamLocalRun(local, openStream(reply), afterSeq);
+          return;
+        }
+        await streamRemoteRun(
+          {
+            runLog: engines.runLog,
+            ephemeral: engines.ephemeral,
+            runId,
+            sessionId,
+            afterSeq,
+            keepaliveMs: settings.keepaliveMs,
+            isRunAlive: async () =>
+              (await sessionLeaseHolder(engines.ephemeral, userId, sessionId)) === runId,
+          },
+          openStream(reply),
+        );
+      } finally {
+        await releaseStream();
+      }
     },
   );
 

@@ -28,6 +28,7 @@ export function registerAuthRoutes({
   keys,
   logger,
   requireUser,
+  limits,
 }: ServiceContext): void {
   const refresh = new RefreshTokenService(engines.db, keys);
 
@@ -35,10 +36,15 @@ export function registerAuthRoutes({
     '/api/auth/refresh',
     {
       body: RefreshRequest,
+      // Per client address (`TRUST_PROXY` decides whether X-Forwarded-For names it).
+      limit: limits.rate('refresh'),
       doc: {
         tag: 'auth',
         summary: 'Exchange a refresh token for an access token',
-        description: 'The refresh token is the credential; no Authorization header.',
+        description:
+          'The refresh token is the credential; no Authorization header. At most ' +
+          '`RATE_LIMIT_REFRESH_PER_MINUTE` a minute per client address (429 `rate_limited` in ' +
+          "the service's error shape over it, with `Retry-After`).",
         responses: {
           200: { description: 'A new access token, valid for one hour.', json: RefreshResponse },
           401: {

@@ -30,6 +30,8 @@ export function registerChatPlatformRoutes(
     {
       // The body as received: the signature is over these bytes.
       rawBody: true,
+      // Per client address (`TRUST_PROXY`), before the body is read: a flood costs no parsing.
+      limit: context.limits.rate('webhook'),
       doc: {
         tag: 'chat platform',
         summary: 'Receive a Lark/Feishu event',
@@ -39,7 +41,9 @@ export function registerChatPlatformRoutes(
           '(a duplicate gets the same answer); other event types are acknowledged and ignored. ' +
           'With `LARK_ENCRYPT_KEY` set, bodies are `{ encrypt }` and every event but ' +
           '`url_verification` must carry a valid `X-Lark-Signature`; with ' +
-          '`LARK_VERIFICATION_TOKEN` set, the token in the body must match.',
+          '`LARK_VERIFICATION_TOKEN` set, the token in the body must match. At most ' +
+          '`RATE_LIMIT_WEBHOOK_PER_MINUTE` requests a minute per client address (429 ' +
+          '`rate_limited` over it, which the platform retries).',
         auth: 'webhook',
         parameters: [
           {

@@ -5,6 +5,7 @@ import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { WS_CLOSE } from '@agent-backend/protocol';
 import { respondToCommands } from './command-responder.js';
 import type { ConnectionIdentity } from './connection-identity.js';
+import { connectionSlots } from './connection-slots.js';
 import type { GatewayServices } from './gateway-services.js';
 import { LocalRegistry } from './local-registry.js';
 import { NodeConnection } from './node-connection.js';
@@ -62,9 +63,38 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
   const commands = await respondToCommands(engines.bus, replicaId, registry);
   const webSubscriptions = new WebSubscriptions(engines.bus, registry);
 
+  const takeSlot = connectionSlots({
+    limits: engines.limits,
+    replicaId,
+    maxNode: config.MAX_NODE_CONNECTIONS_PER_USER,
+    maxWeb: config.MAX_WEB_CONNECTIONS_PER_USER,
+    failOpen: config.LIMITS_ON_REDIS_ERROR === 'open',
+    replacedCode: WS_CLOSE.replaced,
+    logger,
+    onRefused: (limit) => context.metrics.limits.refused(limit),
+  });
+
   const accept = async (ws: WebSocket, identity: ConnectionIdentity) => {
+    // Before the connection is registered or its node announced anywhere; its frames wait
+    // unread meanwhile (a frame sent right after connecting reaches the connection's handlers).
+    ws.pause();
+    const slot = await takeSlot(identity);
+    if (!slot.held) {
+      ws.resume();
+      logger.info(
+        { user: identity.userId, kind: identity.kind, reason: slot.reason },
+        'websocket refused',
+      );
+      ws.close(
+        slot.reason === 'too_many' ? WS_CLOSE.policyViolation : WS_CLOSE.tryAgainLater,
+        slot.reason === 'too_many' ? 'too many connections' : 'limits unavailable; retry shortly',
+      );
+      return;
+    }
+    ws.once('close', (code: number) => void slot.release(code));
     if (identity.kind === 'web') {
       const conn = new WebConnection(ws, identity, services);
+      ws.resume();
       registry.addWeb(conn);
       ws.on('close', () => {
         if (registry.removeWeb(conn)) webSubscriptions.unsubscribe(identity.userId);
@@ -75,7 +105,9 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       await subscribed;
       return;
     }
-    await new NodeConnection(ws, identity, services).start();
+    const conn = new NodeConnection(ws, identity, services);
+    ws.resume();
+    await conn.start();
   };
   const upgrades = createUpgradeHandler({
     wss: new WebSocketServer({

@@ -32,6 +32,8 @@ export interface AgentLoopOptions {
   readonly beforeToolCall?: BeforeToolCall;
   /** Time to first token and tokens of each model request. */
   readonly metrics?: AgentMetrics;
+  /** The user's daily token budget; absent: not limited. */
+  readonly budget?: TurnBudget;
   emit(event: AgentEvent): void;
   /**
    * Stores one completed turn: the assistant message and, when it called tools, one tool
@@ -41,11 +43,22 @@ export interface AgentLoopOptions {
   commit(messages: ChatMessage[]): Promise<void>;
 }
 
+/** The user's daily token budget as a run sees it (docs/limits.md). */
+export interface TurnBudget {
+  /** Before the run's first model request: false when the budget is already used up. */
+  allows(): Promise<boolean>;
+  /** After each model request, with the tokens it reported: false when it is now used up. */
+  spend(tokens: number): Promise<boolean>;
+}
+
 /**
  * The agent loop: ask the model (streaming its text), run the tools it called (concurrently, up
  * to `maxParallelTools` at a time, see `runToolCalls`), give it the results in the order it
  * called them, and repeat until it answers without calling a tool, a tool ends the run
- * (`propose_plan`), or `maxSteps` model requests were made.
+ * (`propose_plan`), or `maxSteps` model requests were made. With a `budget`, a run whose budget
+ * is used up makes no model request, and a model request that uses it up ends the run with
+ * `budget_exceeded` before the tools it called run (a final answer that crosses it still ends
+ * the run normally: nothing more would be spent).
  *
  * Every tool call gets exactly one tool message before the next model request (refused,
  * skipped by the `beforeToolCall` hook, failed, or cancelled by an abort included). Resolves
@@ -55,6 +68,8 @@ export interface AgentLoopOptions {
 export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
   const { context } = options;
   const messages: ChatMessage[] = [...options.messages];
+  const { budget } = options;
+  if (budget && !(await budget.allows())) throw new AgentRunError('budget_exceeded');
   for (let step = 1; step <= options.maxSteps; step++) {
     let text = '';
     let turn;
@@ -80,6 +95,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       throw error;
     }
     const assistant: AssistantMessage = { role: 'assistant', content: turn.content || null };
+    const within = budget ? await budget.spend(turn.tokens) : true;
     if (turn.toolCalls.length === 0) {
       if (!turn.content && turn.finishReason === null) {
         throw new AgentRunError(
@@ -89,6 +105,11 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       }
       await options.commit([{ ...assistant, content: turn.content }]);
       return;
+    }
+    if (!within) {
+      // Its tool calls are not run: the stored turn keeps only the text (a valid conversation).
+      if (turn.content) await options.commit([{ role: 'assistant', content: turn.content }]);
+      throw new AgentRunError('budget_exceeded');
     }
     assistant.tool_calls = turn.toolCalls.map((call) => ({
       id: call.id,

@@ -27,6 +27,8 @@ export const RUN_ERROR_CODES = {
   llm_tls_failed: 'the TLS connection to the model base URL failed',
   /** The run used its step budget (model requests) without finishing. */
   max_steps_exceeded: 'the run reached its maximum number of steps',
+  /** The user's daily token budget ran out during the run (after the model request that crossed it). */
+  budget_exceeded: "the user's daily token budget is used up",
   /** No client stayed attached to the run (disconnect plus grace period), or it was cancelled. */
   run_aborted: 'the run was cancelled',
   /** The replica running it is shutting down; the conversation so far is saved. */

@@ -1,7 +1,7 @@
 import type { Logger } from '@agent-backend/logger';
 import type { AgentMetrics } from '@agent-backend/metrics';
 import { isDependencyUnavailable, type AgentEvent } from '@agent-backend/protocol';
-import { runAgentLoop } from './agent-loop.js';
+import { runAgentLoop, type TurnBudget } from './agent-loop.js';
 import type { ChatMessage } from './chat-message.js';
 import { contextSection, fitHistory, userMessage } from './context.js';
 import { AgentRunError } from './errors.js';
@@ -45,6 +45,8 @@ export interface RunEngines {
   readonly modelUrlGuard?: ModelUrlGuard;
   /** Runs by mode and outcome, their duration, model latency and tokens. @default none */
   readonly metrics?: AgentMetrics;
+  /** Per run: the user's daily token budget; absent: not limited. */
+  readonly tokenBudget?: (run: RunInfo) => TurnBudget | undefined;
 }
 
 interface ExecuteRunOptions extends RunEngines {
@@ -241,6 +243,7 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
       : {}),
   });
   const beforeToolCall = options.beforeToolCall?.(run);
+  const budget = options.tokenBudget?.(run);
   await runAgentLoop({
     client,
     model: request.model.name,
@@ -258,6 +261,7 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
     maxToolResultChars: limits.toolResultChars,
     maxParallelTools: settings.maxParallelTools,
     ...(beforeToolCall ? { beforeToolCall } : {}),
+    ...(budget ? { budget } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     emit,
     commit: async (messages) => {

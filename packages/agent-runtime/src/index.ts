@@ -15,7 +15,7 @@ export {
 } from './run-request.js';
 export type { RunResult } from './execute-run.js';
 export { runToText, type RunText } from './run-to-text.js';
-export { runAgentLoop, type AgentLoopOptions } from './agent-loop.js';
+export { runAgentLoop, type AgentLoopOptions, type TurnBudget } from './agent-loop.js';
 export { ChatMessage } from './chat-message.js';
 export { DEFAULT_CONTEXT_LIMITS, truncate, type ContextLimits } from './context-limits.js';
 export { contextSection, fitHistory, userMessage } from './context.js';

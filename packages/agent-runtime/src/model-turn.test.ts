@@ -121,6 +121,9 @@ describe.each([
       content: 'The weather is fine.',
       toolCalls: [],
       finishReason: 'stop',
+      // What the provider reported: the scripted model counts characters, of the request's
+      // messages (prompt) and of the answer (completion).
+      tokens: JSON.stringify([{ role: 'user', content: 'hi' }]).length + 20,
     });
   });
 

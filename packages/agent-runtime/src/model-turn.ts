@@ -32,6 +32,8 @@ export interface ModelTurn {
   readonly content: string;
   readonly toolCalls: AssembledToolCall[];
   readonly finishReason: string | null;
+  /** Prompt plus completion tokens the provider reported for this request (0: none reported). */
+  readonly tokens: number;
 }
 
 /** Thrown when the run's signal aborted the turn; the run knows the reason. */
@@ -74,6 +76,7 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
   let content = '';
   let finishReason: string | null = null;
   let chunks = 0;
+  let tokens = 0;
   const started = performance.now();
   try {
     const stream = await request.client.chat.completions.create(
@@ -105,11 +108,10 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
       arm();
       const choice = chunk.choices?.[0];
       if (chunk.usage) {
-        request.metrics?.tokens(
-          request.model,
-          chunk.usage.prompt_tokens ?? 0,
-          chunk.usage.completion_tokens ?? 0,
-        );
+        const prompt = chunk.usage.prompt_tokens ?? 0;
+        const completion = chunk.usage.completion_tokens ?? 0;
+        tokens += prompt + completion;
+        request.metrics?.tokens(request.model, prompt, completion);
         // The usage chunk closes the stream: it is not part of the answer.
         if (!choice) continue;
       }
@@ -141,5 +143,5 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
       `${RUN_ERROR_CODES.llm_bad_response} (an empty stream)`,
     );
   }
-  return { content, toolCalls: calls.finish(), finishReason };
+  return { content, toolCalls: calls.finish(), finishReason, tokens };
 }

@@ -62,6 +62,11 @@ export interface RunRequest {
   readonly capabilities: RunCapabilities;
   /** Human-in-the-loop approval rules; absent: tools run at once. */
   readonly hitl?: HitlConfig;
+  /**
+   * The caller already checked the user's daily token budget (invoke's admission), so the run
+   * does not ask again before its first model request. @default false
+   */
+  readonly budgetChecked?: boolean;
 }
 
 /** The fields a caller must give; {@link runRequest} fills the rest with "nothing enabled". */

@@ -20,6 +20,7 @@ import { skillsCapability, type SkillCatalog } from '@agent-backend/skills';
 import { createUrlGuard } from '@agent-backend/url-guard';
 import { webSearchCapability } from '@agent-backend/web-search';
 import { agentSettings, type AgentServiceSettings } from './settings.js';
+import { runTokenBudget } from './token-budget.js';
 
 /** What the factory builds from: one process's configuration, engines and logger. */
 export interface AgentDeps {
@@ -108,6 +109,12 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     }),
   );
   const settings = agentSettings(config);
+  const tokenBudget = runTokenBudget({
+    limits: engines.limits,
+    perDay: config.TOKEN_BUDGET_PER_USER_PER_DAY,
+    logger,
+    metrics,
+  });
   const runner = new AgentRunner({
     db,
     ephemeral,
@@ -122,6 +129,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
       ...(metrics.enabled ? { metrics: metrics.hitl } : {}),
     }),
     modelUrlGuard,
+    ...(tokenBudget ? { tokenBudget } : {}),
     ...(metrics.enabled ? { metrics: metrics.agent } : {}),
   });
   return {

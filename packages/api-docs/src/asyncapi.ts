@@ -20,7 +20,9 @@ export const WS_CLOSE_MEANINGS: Record<keyof typeof WS_CLOSE, string> = {
   invalidIdentity:
     '`client_id` is not `user_<id>` on /ws/extension or `desktop_<id>` on /ws/desktop, or an id is over 128 characters. Fix the URL.',
   policyViolation:
-    'The client kept sending well over `GATEWAY_FRAMES_PER_SECOND` / `GATEWAY_BYTES_PER_SECOND` after `rate_limited` errors. Reconnect after a backoff and send slower.',
+    'The client kept sending well over `GATEWAY_FRAMES_PER_SECOND` / `GATEWAY_BYTES_PER_SECOND` after `rate_limited` errors (send slower), or, with reason `too many connections`, the user already has `MAX_NODE_CONNECTIONS_PER_USER` node / `MAX_WEB_CONNECTIONS_PER_USER` web connections open across all gateways (close one). Reconnect after a backoff.',
+  tryAgainLater:
+    'The connection limits cannot be checked (Redis unavailable, `LIMITS_ON_REDIS_ERROR=closed`). Reconnect after a backoff.',
   slowConsumer:
     'Slow consumer: more than `GATEWAY_MAX_BUFFERED_BYTES` unsent. Reconnect after a backoff.',
   replaced:

@@ -29,6 +29,7 @@ const OVERRIDES: Partial<Record<EnvName, { type?: string; default?: string }>> =
   WEB_SEARCH_PROVIDERS: { type: 'comma-separated, of `tavily` `brave`' },
   AUTH_AUDIENCE: { type: 'comma-separated', default: 'empty' },
   AUTH_ALGORITHMS: { type: 'comma-separated', default: '`RS256,ES256`' },
+  TRUST_PROXY: { type: '`false` \\| `true` \\| number of proxies', default: '`false`' },
 };
 
 interface JsonSchemaProperty {

@@ -15,6 +15,10 @@ export type RateLimitName =
   | 'mcp_validate'
   | 'writes'
   | 'node_tool_calls'
+  /** `POST /api/auth/refresh`, keyed by client address. */
+  | 'refresh'
+  /** Chat-platform webhook requests, keyed by client address. */
+  | 'webhook'
   /** Chat-platform messages of one chat (keyed `<platform>:<chat_id>`). */
   | 'chat_messages'
   /** Chat-platform messages of one platform, all chats together. */
@@ -31,6 +35,8 @@ export function limitRules(config: Config): Record<RateLimitName, RateRule> {
     mcp_validate: perMinute(config.RATE_LIMIT_MCP_VALIDATE_PER_MINUTE),
     writes: perMinute(config.RATE_LIMIT_WRITES_PER_MINUTE),
     node_tool_calls: perMinute(config.RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE),
+    refresh: perMinute(config.RATE_LIMIT_REFRESH_PER_MINUTE),
+    webhook: perMinute(config.RATE_LIMIT_WEBHOOK_PER_MINUTE),
     chat_messages: perMinute(config.CHAT_MESSAGES_PER_CHAT_PER_MINUTE),
     platform_messages: perMinute(config.CHAT_MESSAGES_PER_PLATFORM_PER_MINUTE),
   };

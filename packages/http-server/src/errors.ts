@@ -31,6 +31,8 @@ export const ERROR_STATUS = {
   /** The request line and headers exceed the HTTP parser's limit (16 KiB). */
   headers_too_large: 431,
   rate_limited: 429,
+  /** The user's daily model token budget (`TOKEN_BUDGET_PER_USER_PER_DAY`) is used up. */
+  budget_exceeded: 429,
   internal_error: 500,
   node_disconnected: 502,
   not_configured: 503,

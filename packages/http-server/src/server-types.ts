@@ -30,6 +30,11 @@ export interface CreateHttpServerOptions {
    * mode (see cors.ts). Empty or absent: no CORS header at all.
    */
   corsOrigins?: readonly string[];
+  /**
+   * Proxies in front of the service whose `X-Forwarded-For` entries are believed for
+   * `request.ip` (Express's `trust proxy` as a hop count). 0 or absent: the TCP peer's address.
+   */
+  trustProxy?: number;
 }
 
 /**

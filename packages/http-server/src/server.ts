@@ -57,6 +57,8 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
   app.disable('x-powered-by');
   // A JSON API: no ETags (and so no 304s) on answers that change with every call.
   app.set('etag', false);
+  // Unset, Express ignores X-Forwarded-For: a client cannot choose its own address.
+  if (options.trustProxy) app.set('trust proxy', options.trustProxy);
   // Express's last step: what no route of ours and no middleware added to `express` answered is
   // the JSON 404, and an error nothing else answered is answered in the service's shape.
   const finish = (req: Request, res: Response) => (error?: unknown) => {

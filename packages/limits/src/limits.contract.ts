@@ -4,6 +4,7 @@
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import { LimitsClosedError, type Limits, type RateRule } from './limits.js';
+import { TokenBudgets } from './token-budget.js';
 
 /** Creates limits with an empty namespace and these rules; the suite closes them. */
 export type MakeLimits = (rules: Record<string, RateRule>) => Promise<Limits>;
@@ -60,27 +61,67 @@ export function describeLimitsContract(name: string, makeLimits: MakeLimits): vo
 
     it('grants run slots up to the maximum per user, and frees one on release', async () => {
       const limits = await make({});
-      const a = await limits.acquireRunSlot('u1', 'r1', 2);
-      const b = await limits.acquireRunSlot('u1', 'r2', 2);
+      const a = await limits.acquireSlot('runs', 'u1', 'r1', 2);
+      const b = await limits.acquireSlot('runs', 'u1', 'r2', 2);
       expect(a.granted && b.granted).toBe(true);
-      expect(await limits.acquireRunSlot('u1', 'r3', 2)).toEqual({ granted: false, held: 2 });
-      expect((await limits.acquireRunSlot('u2', 'r4', 2)).granted).toBe(true);
+      expect(await limits.acquireSlot('runs', 'u1', 'r3', 2)).toEqual({ granted: false, held: 2 });
+      expect((await limits.acquireSlot('runs', 'u2', 'r4', 2)).granted).toBe(true);
       if (a.granted) await a.release();
-      expect((await limits.acquireRunSlot('u1', 'r3', 2)).granted).toBe(true);
+      expect((await limits.acquireSlot('runs', 'u1', 'r3', 2)).granted).toBe(true);
     });
 
     it('treats taking the same run again as the same slot', async () => {
       const limits = await make({});
-      expect((await limits.acquireRunSlot('u', 'r1', 1)).granted).toBe(true);
-      expect((await limits.acquireRunSlot('u', 'r1', 1)).granted).toBe(true);
-      expect((await limits.acquireRunSlot('u', 'r2', 1)).granted).toBe(false);
+      expect((await limits.acquireSlot('runs', 'u', 'r1', 1)).granted).toBe(true);
+      expect((await limits.acquireSlot('runs', 'u', 'r1', 1)).granted).toBe(true);
+      expect((await limits.acquireSlot('runs', 'u', 'r2', 1)).granted).toBe(false);
+    });
+
+    it('counts the slots of each pool apart', async () => {
+      const limits = await make({});
+      expect((await limits.acquireSlot('runs', 'u', 'a', 1)).granted).toBe(true);
+      expect((await limits.acquireSlot('streams', 'u', 'a', 1)).granted).toBe(true);
+      expect((await limits.acquireSlot('node_connections', 'u', 'b', 1)).granted).toBe(true);
+      expect(await limits.acquireSlot('streams', 'u', 'c', 1)).toEqual({ granted: false, held: 1 });
+    });
+
+    it('adds to a counter, reads it with 0, and forgets it after its time', async () => {
+      const limits = await make({});
+      expect(await limits.addToCounter('tokens:u:d', 0, 60_000)).toBe(0);
+      expect(await limits.addToCounter('tokens:u:d', 120, 60_000)).toBe(120);
+      expect(await limits.addToCounter('tokens:u:d', 30, 60_000)).toBe(150);
+      expect(await limits.addToCounter('tokens:u:d', 0, 60_000)).toBe(150);
+      expect(await limits.addToCounter('tokens:v:d', 0, 60_000)).toBe(0);
+      expect(await limits.addToCounter('short', 5, 100)).toBe(5);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(await limits.addToCounter('short', 0, 100)).toBe(0);
+    });
+
+    it('keeps a daily token budget per user', async () => {
+      const limits = await make({});
+      const now = Date.parse('2026-11-27T23:00:00Z');
+      const budgets = new TokenBudgets(limits, 1_000, () => now);
+      expect(await budgets.status('u')).toEqual({
+        day: '2026-11-27',
+        limit: 1_000,
+        used: 0,
+        remaining: 1_000,
+        resetMs: 3_600_000,
+      });
+      expect(await budgets.spend('u', 700)).toMatchObject({ used: 700, remaining: 300 });
+      expect(await budgets.spend('u', 700)).toMatchObject({ used: 1_400, remaining: 0 });
+      expect(await budgets.status('other')).toMatchObject({ used: 0, remaining: 1_000 });
+      const nextDay = new TokenBudgets(limits, 1_000, () => now + 3_600_000);
+      expect(await nextDay.status('u')).toMatchObject({ day: '2026-11-28', used: 0 });
+      expect(await new TokenBudgets(limits, 0).spend('u', 5)).toBeNull();
     });
 
     it('rejects every call after close()', async () => {
       const limits = await make({ invoke: { points: 1, windowMs: 60_000 } });
       await limits.close();
       await expect(limits.consume('invoke', 'u')).rejects.toThrow(LimitsClosedError);
-      await expect(limits.acquireRunSlot('u', 'r', 1)).rejects.toThrow(LimitsClosedError);
+      await expect(limits.acquireSlot('runs', 'u', 'r', 1)).rejects.toThrow(LimitsClosedError);
+      await expect(limits.addToCounter('c', 1, 1_000)).rejects.toThrow(LimitsClosedError);
     });
   });
 }

@@ -56,23 +56,32 @@ describe('redis limits', () => {
     const prefix = testRedis.fresh();
     const stores = replicas(3, prefix, {});
     const decisions = await Promise.all(
-      stores.flatMap((s, i) => [0, 1].map((j) => s.acquireRunSlot('u1', `r${i}-${j}`, 4))),
+      stores.flatMap((s, i) => [0, 1].map((j) => s.acquireSlot('runs', 'u1', `r${i}-${j}`, 4))),
     );
     expect(decisions.filter((d) => d.granted)).toHaveLength(4);
     expect(await testRedis.raw.zcard(`${prefix}limit:runs:u1`)).toBe(4);
   });
 
+  it('holds a token counter for all replicas together, under <prefix>limit:tokens:', async () => {
+    const prefix = testRedis.fresh();
+    const stores = replicas(2, prefix, {});
+    await Promise.all(stores.map((s) => s.addToCounter('tokens:u:2026-11-27', 100, 60_000)));
+    expect(await stores[0]!.addToCounter('tokens:u:2026-11-27', 0, 60_000)).toBe(200);
+    expect(await testRedis.raw.get(`${prefix}limit:tokens:u:2026-11-27`)).toBe('200');
+    expect(await testRedis.raw.pttl(`${prefix}limit:tokens:u:2026-11-27`)).toBeGreaterThan(0);
+  });
+
   it('renews a held slot past its lease, and frees a slot nobody renews (a crashed replica)', async () => {
     const prefix = testRedis.fresh();
     const [alive, crashed] = replicas(2, prefix, {}, 300);
-    expect((await alive!.acquireRunSlot('u', 'kept', 2)).granted).toBe(true);
-    expect((await crashed!.acquireRunSlot('u', 'lost', 2)).granted).toBe(true);
+    expect((await alive!.acquireSlot('runs', 'u', 'kept', 2)).granted).toBe(true);
+    expect((await crashed!.acquireSlot('runs', 'u', 'lost', 2)).granted).toBe(true);
     await crashed!.close(); // stops renewing, as a killed process does
     await vi.waitFor(
-      async () => expect((await alive!.acquireRunSlot('u', 'new', 2)).granted).toBe(true),
+      async () => expect((await alive!.acquireSlot('runs', 'u', 'new', 2)).granted).toBe(true),
       { timeout: 5_000, interval: 50 },
     );
-    expect(await alive!.acquireRunSlot('u', 'more', 2)).toEqual({ granted: false, held: 2 });
+    expect(await alive!.acquireSlot('runs', 'u', 'more', 2)).toEqual({ granted: false, held: 2 });
   });
 
   it('rejects with the store error when Redis is unreachable, for the caller to decide', async () => {
@@ -90,6 +99,7 @@ describe('redis limits', () => {
     });
     open.push(limits);
     await expect(limits.consume('invoke', 'u')).rejects.toThrow();
-    await expect(limits.acquireRunSlot('u', 'r', 1)).rejects.toThrow();
+    await expect(limits.acquireSlot('runs', 'u', 'r', 1)).rejects.toThrow();
+    await expect(limits.addToCounter('c', 1, 1_000)).rejects.toThrow();
   });
 });

@@ -1,5 +1,6 @@
 /**
- * The limits port: per-user request rates and concurrent run slots, counted for the whole
+ * The limits port: per-user request rates, slots (concurrent runs, open streams, connections)
+ * and daily token counters, counted for the whole
  * deployment (every replica shares the counts when Redis is the engine; the embedded engine is one
  * process, so memory is the whole deployment there).
  *
@@ -15,12 +16,24 @@ export interface Limits {
   /** Takes one point of the rate limit `name` for `key`. Unknown names reject with a `RangeError`. */
   consume(name: string, key: string): Promise<RateDecision>;
   /**
-   * Takes one of `max` run slots of `userId` for `runId` (taking it again for the same run is a
-   * no-op that says granted). Granted: the slot is renewed while held, until `release()`.
+   * Takes one of `max` slots of `pool` for `userId`, held by `holderId` (a run, a stream, a
+   * connection; taking it again for the same holder is a no-op that says granted). Granted: the
+   * slot is renewed while held, until `release()`.
    */
-  acquireRunSlot(userId: string, runId: string, max: number): Promise<SlotDecision>;
+  acquireSlot(pool: SlotPool, userId: string, holderId: string, max: number): Promise<SlotDecision>;
+  /**
+   * Adds `amount` (>= 0; 0 only reads) to the counter `key`, which ends `ttlMs` after its last
+   * addition, and returns its value afterwards (0 for a counter that does not exist).
+   */
+  addToCounter(key: string, amount: number, ttlMs: number): Promise<number>;
   close(): Promise<void>;
 }
+
+/**
+ * What a slot limits, per user: agent runs going at once, open SSE streams, and gateway
+ * connections of nodes (extension, desktop) and of web clients.
+ */
+export type SlotPool = 'runs' | 'streams' | 'node_connections' | 'web_connections';
 
 /** One rate limit: `points` requests per `windowMs`. `points` 0 turns the limit off. */
 export interface RateRule {

@@ -5,6 +5,7 @@ import {
   type RateRule,
   type SlotDecision,
   type SlotLeaseOptions,
+  type SlotPool,
 } from './limits.js';
 import { rateLimiters, consumeWith } from './rate-rules.js';
 
@@ -14,13 +15,15 @@ export interface MemoryLimitsOptions extends SlotLeaseOptions {
 }
 
 /**
- * The embedded limits (when `REDIS_URL` is unset): rate-limiter-flexible's in-memory counters
- * and a map of held run slots. The embedded engine is one process, so this is the deployment.
- * A slot is freed by `release()` only: a crashed process takes its slots with it.
+ * The embedded limits (when `REDIS_URL` is unset): rate-limiter-flexible's in-memory counters,
+ * a map of held slots and one of counters. The embedded engine is one process, so this is the
+ * deployment. A slot is freed by `release()` only: a crashed process takes its slots with it.
  */
 class MemoryLimits implements Limits {
   private readonly limiters;
+  /** Held slots by `<pool>:<userId>`. */
   private readonly slots = new Map<string, Set<string>>();
+  private readonly counters = new Map<string, { value: number; endsAt: number }>();
   private closed = false;
 
   constructor(options: MemoryLimitsOptions) {
@@ -32,25 +35,52 @@ class MemoryLimits implements Limits {
     return consumeWith(this.limiters, name, key);
   }
 
-  async acquireRunSlot(userId: string, runId: string, max: number): Promise<SlotDecision> {
+  async acquireSlot(
+    pool: SlotPool,
+    userId: string,
+    holderId: string,
+    max: number,
+  ): Promise<SlotDecision> {
     this.assertOpen();
-    let held = this.slots.get(userId);
-    if (!held) this.slots.set(userId, (held = new Set()));
-    if (!held.has(runId) && held.size >= max) return { granted: false, held: held.size };
-    held.add(runId);
+    const key = `${pool}:${userId}`;
+    let held = this.slots.get(key);
+    if (!held) this.slots.set(key, (held = new Set()));
+    if (!held.has(holderId) && held.size >= max) return { granted: false, held: held.size };
+    held.add(holderId);
     const slots = held;
     return {
       granted: true,
       release: async () => {
-        slots.delete(runId);
-        if (slots.size === 0 && this.slots.get(userId) === slots) this.slots.delete(userId);
+        slots.delete(holderId);
+        if (slots.size === 0 && this.slots.get(key) === slots) this.slots.delete(key);
       },
     };
+  }
+
+  async addToCounter(key: string, amount: number, ttlMs: number): Promise<number> {
+    this.assertOpen();
+    const now = Date.now();
+    let counter = this.counters.get(key);
+    if (counter && counter.endsAt <= now) {
+      this.counters.delete(key);
+      counter = undefined;
+    }
+    if (amount === 0) return counter?.value ?? 0;
+    if (!counter) {
+      // Ended counters are dropped as new ones start, so the map holds about one day's users.
+      for (const [other, { endsAt }] of this.counters)
+        if (endsAt <= now) this.counters.delete(other);
+      this.counters.set(key, (counter = { value: 0, endsAt: 0 }));
+    }
+    counter.value += amount;
+    counter.endsAt = now + ttlMs;
+    return counter.value;
   }
 
   async close(): Promise<void> {
     this.closed = true;
     this.slots.clear();
+    this.counters.clear();
   }
 
   private assertOpen(): void {

@@ -9,6 +9,7 @@ import {
   type RateRule,
   type SlotDecision,
   type SlotLeaseOptions,
+  type SlotPool,
 } from './limits.js';
 import { consumeWith, rateLimiters } from './rate-rules.js';
 
@@ -22,11 +23,11 @@ export interface RedisLimitsOptions extends SlotLeaseOptions {
 }
 
 /**
- * Takes a slot: drops the expired members (a crashed replica's runs), then adds the run with
+ * Takes a slot: drops the expired members (a crashed replica's holders), then adds the holder with
  * its lease's end unless the user already holds `max`. Scores are Redis's own clock, so replicas
  * with skewed clocks agree on what expired. Returns the slots held afterwards, negated when
  * refused.
- * KEYS[1] the user's slots; ARGV: runId, max, leaseMs.
+ * KEYS[1] the user's slots of a pool; ARGV: holderId, max, leaseMs.
  */
 const ACQUIRE = defineScript(`
 local t = redis.call('TIME')
@@ -42,29 +43,51 @@ redis.call('PEXPIRE', KEYS[1], lease)
 return redis.call('ZCARD', KEYS[1])
 `);
 
-/** Extends a held slot's lease; a slot already expired (and maybe taken) is not revived. */
+/**
+ * Extends the leases of the slots this replica holds in one user's pool; a slot already expired
+ * (and maybe taken) is not revived.
+ * KEYS[1] the user's slots of a pool; ARGV: leaseMs, then the holder ids.
+ */
 const RENEW = defineScript(`
 local t = redis.call('TIME')
 local now = tonumber(t[1]) * 1000 + math.floor(tonumber(t[2]) / 1000)
-local lease = tonumber(ARGV[2])
-local score = redis.call('ZSCORE', KEYS[1], ARGV[1])
-if not score or tonumber(score) <= now then return 0 end
-redis.call('ZADD', KEYS[1], now + lease, ARGV[1])
-redis.call('PEXPIRE', KEYS[1], lease)
-return 1
+local lease = tonumber(ARGV[1])
+local renewed = 0
+for i = 2, #ARGV do
+  local score = redis.call('ZSCORE', KEYS[1], ARGV[i])
+  if score and tonumber(score) > now then
+    redis.call('ZADD', KEYS[1], now + lease, ARGV[i])
+    renewed = renewed + 1
+  end
+end
+if renewed > 0 then redis.call('PEXPIRE', KEYS[1], lease) end
+return renewed
+`);
+
+/**
+ * Adds to a counter and restarts its time to live; returns the value. One command, one round trip.
+ * KEYS[1] the counter; ARGV: amount, ttlMs.
+ */
+const ADD = defineScript(`
+local value = redis.call('INCRBY', KEYS[1], ARGV[1])
+redis.call('PEXPIRE', KEYS[1], ARGV[2])
+return value
 `);
 
 /**
  * The distributed limits: rate-limiter-flexible's atomic Redis counters (one Lua call a
- * request) under `<prefix>limit:<name>:`, and each user's run slots as a sorted set
- * `<prefix>limit:runs:<userId>` of run ids scored by the end of their lease, renewed by the
- * replica running them.
+ * request) under `<prefix>limit:<name>:`; each user's slots of a pool as a sorted set
+ * `<prefix>limit:<pool>:<userId>` of holder ids scored by the end of their lease, renewed by the
+ * replica holding them; counters as plain integers `<prefix>limit:<key>` (INCRBY and PEXPIRE in
+ * one script).
  */
 class RedisLimits implements Limits {
   private readonly limiters;
   private readonly keys;
   private readonly leaseMs: number;
-  private readonly renewals = new Set<NodeJS.Timeout>();
+  /** The slots this replica holds: holder ids by pool key, all renewed by one timer. */
+  private readonly held = new Map<string, Set<string>>();
+  private renewTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: RedisLimitsOptions) {
@@ -86,35 +109,59 @@ class RedisLimits implements Limits {
     return consumeWith(this.limiters, name, key);
   }
 
-  async acquireRunSlot(userId: string, runId: string, max: number): Promise<SlotDecision> {
+  async acquireSlot(
+    pool: SlotPool,
+    userId: string,
+    holderId: string,
+    max: number,
+  ): Promise<SlotDecision> {
     this.assertOpen();
-    const key = this.keys.limit(`runs:${userId}`);
+    const key = this.keys.limit(`${pool}:${userId}`);
     const { redis } = this.options;
-    const held = Number(await ACQUIRE(redis, [key], [runId, max, this.leaseMs]));
+    const held = Number(await ACQUIRE(redis, [key], [holderId, max, this.leaseMs]));
     if (held < 0) return { granted: false, held: -held };
-    const timer = setInterval(() => {
-      // A failed renewal is retried at the next tick; the lease outlasts two of them.
-      RENEW(redis, [key], [runId, this.leaseMs]).catch(() => {});
-    }, renewEvery(this.leaseMs));
-    timer.unref();
-    this.renewals.add(timer);
+    let holders = this.held.get(key);
+    if (!holders) this.held.set(key, (holders = new Set()));
+    holders.add(holderId);
+    this.renewTimer ??= setInterval(() => this.renewAll(), renewEvery(this.leaseMs)).unref();
     let released = false;
     return {
       granted: true,
       release: async () => {
         if (released) return;
         released = true;
-        clearInterval(timer);
-        this.renewals.delete(timer);
-        await redis.zrem(key, runId);
+        const mine = this.held.get(key);
+        mine?.delete(holderId);
+        if (mine?.size === 0) this.held.delete(key);
+        await redis.zrem(key, holderId);
       },
     };
   }
 
+  async addToCounter(name: string, amount: number, ttlMs: number): Promise<number> {
+    this.assertOpen();
+    const key = this.keys.limit(name);
+    const { redis } = this.options;
+    if (amount === 0) return Number((await redis.get(key)) ?? 0);
+    return Number(await ADD(redis, [key], [amount, ttlMs]));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.renewals) clearInterval(timer);
-    this.renewals.clear();
+    clearInterval(this.renewTimer);
+    this.renewTimer = undefined;
+    this.held.clear();
+  }
+
+  /**
+   * One script call per pool key this replica holds slots in, sent together. A failed renewal
+   * is retried at the next tick; the lease outlasts two of them.
+   */
+  private renewAll(): void {
+    const { redis } = this.options;
+    for (const [key, holders] of this.held) {
+      RENEW(redis, [key], [this.leaseMs, ...holders]).catch(() => {});
+    }
   }
 
   private assertOpen(): void {

@@ -178,11 +178,33 @@ export const UsageDay = TokenUsage.extend({
 });
 export type UsageDay = z.infer<typeof UsageDay>;
 
+/**
+ * Where the caller stands against the daily token budget (`TOKEN_BUDGET_PER_USER_PER_DAY`):
+ * today's tokens, counted as each model request reports them (a running run's included).
+ */
+export const TokenBudgetStatus = z.object({
+  /** The UTC day counted. */
+  day: z.string(),
+  /** Tokens (prompt plus completion) a day. */
+  limit: z.number().int().positive(),
+  used: z.number().int().nonnegative(),
+  /** `limit - used`, at least 0; at 0 an invoke gets 429 `budget_exceeded`. */
+  remaining: z.number().int().nonnegative(),
+  /** When the day ends and the budget is whole again (ISO 8601). */
+  resets_at: z.string(),
+});
+export type TokenBudgetStatus = z.infer<typeof TokenBudgetStatus>;
+
 /** 200 answer of `GET /api/usage`: the days with runs, oldest first, and their sum. */
 export const UsageReport = z.object({
   from: z.string(),
   to: z.string(),
   days: z.array(UsageDay),
   total: TokenUsage.extend({ runs: z.number().int().nonnegative() }),
+  /**
+   * The daily token budget: null when there is none (or it cannot be read right now). Absent
+   * from servers older than budgets.
+   */
+  budget: TokenBudgetStatus.nullable().optional(),
 });
 export type UsageReport = z.infer<typeof UsageReport>;

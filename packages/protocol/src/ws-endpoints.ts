@@ -23,8 +23,14 @@ export const WS_CLOSE = {
   missingIdentity: WS_CLOSE_MISSING_IDENTITY,
   /** `client_id` is not `user_<id>` on /ws/extension or `desktop_<id>` on /ws/desktop. */
   invalidIdentity: 4002,
-  /** The client kept sending well over its frame or byte rate (docs/limits.md). */
+  /**
+   * The client kept sending well over its frame or byte rate, or the user already has
+   * `MAX_NODE_CONNECTIONS_PER_USER` / `MAX_WEB_CONNECTIONS_PER_USER` connections open (reason
+   * `too many connections`; reconnect after a backoff) (docs/limits.md).
+   */
   policyViolation: 1008,
+  /** The limits could not be checked (Redis down, `LIMITS_ON_REDIS_ERROR=closed`); retry shortly. */
+  tryAgainLater: 1013,
   /** The client let more than the allowed unsent bytes pile up (slow consumer). */
   slowConsumer: 4008,
   /** The same node connected again; this older connection is closed. */

@@ -17,7 +17,8 @@
  * | `ab:presence:user:<userId>` | hash nodeId → entry | presence |
  * | `ab:presence:replicas` | sorted set replicaId → expiry (ms) | presence |
  * | `ab:limit:<name>:<key>` | rate-limiter-flexible's counter, EX window | limits, request rates |
- * | `ab:limit:runs:<userId>` | sorted set runId → lease end (ms) | limits, run slots |
+ * | `ab:limit:<pool>:<userId>` | sorted set holder id → lease end (ms) (`runs`, `streams`, `node_connections`, `web_connections`) | limits, slots |
+ * | `ab:limit:tokens:<userId>:<day>` | integer: model tokens of a UTC day, PEXPIRE 2 days | limits, token budgets |
  * | `ab:runlog:<runId>` | stream of a run's events, PX retention | run log (resumable agent streams) |
  * | `ab:bull:<queue>:*` | BullMQ's own keys (its `prefix` option) | job queue (`@agent-backend/jobs`) |
  *
@@ -45,7 +46,7 @@ export interface RedisKeys {
   presenceUser(userId: string): string;
   /** Sorted set of gateway replicas scored by the expiry of their last heartbeat. */
   presenceReplicas(): string;
-  /** A key of the limits (`<name>` a rate limit's prefix, or `runs:<userId>`). */
+  /** A key of the limits (`<name>` a rate limit's prefix, `<pool>:<userId>` or `tokens:<userId>:<day>`). */
   limit(name: string): string;
   /** Stream of one agent run's events, read back to resume a dropped SSE stream. */
   runLog(runId: string): string;

@@ -1,17 +1,18 @@
 import type { Config } from '@agent-backend/config';
 import { limitRules, type RateLimitName } from '@agent-backend/engines';
 import { AppError, type RouteHook } from '@agent-backend/http-server';
-import type { Limits } from '@agent-backend/limits';
+import { TokenBudgets, type BudgetStatus, type Limits } from '@agent-backend/limits';
 import type { Logger } from '@agent-backend/logger';
 import type { ServiceMetrics } from '@agent-backend/metrics';
+import { runAdmission, type RunAdmission } from './run-admission.js';
 
 /**
- * The limits as routes use them (docs/limits.md): a rate class as a route's `limit` hook, and a
- * user's run slots. Both answer in the service's error shape: over a limit 429 `rate_limited`
- * with `Retry-After`; with the limits store down, as `LIMITS_ON_REDIS_ERROR` says (through,
- * or that same 429), never a 5xx.
+ * The limits as routes use them (docs/limits.md): a rate class as a route's `limit` hook, a
+ * user's run and stream slots, the daily token budget. All answer in the service's error shape:
+ * over a limit 429 `rate_limited` (`budget_exceeded`) with `Retry-After`; with the limits store
+ * down, as `LIMITS_ON_REDIS_ERROR` says (through, or that same 429), never a 5xx.
  */
-export interface RequestLimits {
+export interface RequestLimits extends RunAdmission {
   /**
    * The `limit` hook of a route of class `name`: one point per request, keyed by the user (the
    * client address on a route without one). Answers carry `RateLimit-Policy` and `RateLimit`
@@ -23,11 +24,10 @@ export interface RequestLimits {
    * the store down, what `LIMITS_ON_REDIS_ERROR` says (`open`: true).
    */
   allows(name: RateLimitName, key: string): Promise<boolean>;
-  /**
-   * Takes one of the user's `MAX_CONCURRENT_RUNS_PER_USER` run slots before a run starts, or
-   * throws 429 `rate_limited`. Call the returned function once when the run ended (any way).
-   */
-  runSlot(userId: string): Promise<() => Promise<void>>;
+  /** The daily token budgets (`TOKEN_BUDGET_PER_USER_PER_DAY`), for `GET /api/usage`. */
+  readonly budgets: TokenBudgets;
+  /** Where the user stands against the budget; null when off or the store cannot say. */
+  budgetStatus(userId: string): Promise<BudgetStatus | null>;
 }
 
 /** `Retry-After` of a refusal while the limits store is down (`LIMITS_ON_REDIS_ERROR=closed`). */
@@ -56,7 +56,8 @@ export function requestLimits(
       { 'Retry-After': String(UNAVAILABLE_RETRY_SECONDS) },
     );
   };
-  let slotSeq = 0;
+  const budgets = new TokenBudgets(limits, config.TOKEN_BUDGET_PER_USER_PER_DAY);
+  const admission = runAdmission({ limits, budgets, config, metrics, logger, storeDown });
 
   return {
     async allows(name, key) {
@@ -100,33 +101,15 @@ export function requestLimits(
       };
     },
 
-    async runSlot(userId) {
-      const max = config.MAX_CONCURRENT_RUNS_PER_USER;
-      const unlimited = async () => {};
-      if (max === 0) return unlimited;
-      const slotId = `${config.instanceId}:${process.pid}:${++slotSeq}`;
-      let decision;
+    ...admission,
+    budgets,
+    async budgetStatus(userId) {
       try {
-        decision = await limits.acquireRunSlot(userId, slotId, max);
+        return await budgets.status(userId);
       } catch (error) {
-        storeDown('concurrent_runs', error);
-        return unlimited;
+        logger.warn({ err: error, limit: 'token_budget' }, 'limits cannot be checked');
+        return null;
       }
-      if (!decision.granted) {
-        metrics.limits.refused('concurrent_runs');
-        throw new AppError(
-          'rate_limited',
-          `too many runs going at once: at most ${max} per user; retry when one has ended`,
-          { limit: 'concurrent_runs', max },
-          { 'Retry-After': '1' },
-        );
-      }
-      const { release } = decision;
-      return () =>
-        release().catch((error: unknown) =>
-          // Not freed now: the lease frees it within RUN_SLOT_LEASE_MS.
-          logger.warn({ err: error, userId }, 'run slot release failed; its lease will free it'),
-        );
     },
   };
 }

@@ -134,6 +134,7 @@ export async function startService(
     logger,
     readiness: engines.checks,
     corsOrigins: config.CORS_ALLOWED_ORIGINS,
+    trustProxy: config.TRUST_PROXY,
     ...(tracing.enabled ? { tracer: tracing.tracer } : {}),
     ...(metrics.enabled
       ? {

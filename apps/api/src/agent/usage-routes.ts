@@ -21,7 +21,7 @@ const invalid = (path: string, message: string) =>
  * model providers reported for each run.
  */
 export function registerUsageRoutes(
-  { app, requireUser }: ServiceContext,
+  { app, requireUser, limits }: ServiceContext,
   usage: UsageRepository,
 ): void {
   app.get(
@@ -35,7 +35,9 @@ export function registerUsageRoutes(
         description:
           'Prompt and completion tokens and runs per UTC day (the day a run started), as the ' +
           'model providers reported them, from `from` to `to` (both included, at most 366 ' +
-          'days; by default the 30 days up to today), and their total.',
+          'days; by default the 30 days up to today), and their total; with ' +
+          "`TOKEN_BUDGET_PER_USER_PER_DAY` set, `budget`: today's tokens against it (counted " +
+          'as each model request reports them, so a running run is included) and what remains.',
         responses: { 200: { description: 'The days with runs.', json: UsageReport } },
       },
     },
@@ -52,7 +54,18 @@ export function registerUsageRoutes(
       if (span < 0 || span >= MAX_DAYS) {
         throw invalid('from', `must be at most ${MAX_DAYS - 1} days before to, and not after it`);
       }
-      return (await usage.daily(request.userId, { from, to })) satisfies UsageReport;
+      const [report, status] = await Promise.all([
+        usage.daily(request.userId, { from, to }),
+        limits.budgetStatus(request.userId),
+      ]);
+      const budget = status && {
+        day: status.day,
+        limit: status.limit,
+        used: status.used,
+        remaining: status.remaining,
+        resets_at: new Date(Date.parse(status.day) + DAY_MS).toISOString(),
+      };
+      return { ...report, budget } satisfies UsageReport;
     },
   );
 }

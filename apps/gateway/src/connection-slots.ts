@@ -1,0 +1,70 @@
+import type { Limits } from '@agent-backend/limits';
+import type { Logger } from '@agent-backend/logger';
+import type { ConnectionIdentity } from './connection-identity.js';
+
+/** What a connection's slot decided: held (with what gives it back), or not. */
+export type ConnectionSlot =
+  | { readonly held: true; release(closeCode: number): Promise<void> }
+  | { readonly held: false; readonly reason: 'too_many' | 'limits_unavailable' };
+
+export interface ConnectionSlotOptions {
+  readonly limits: Limits;
+  readonly replicaId: string;
+  /** `MAX_NODE_CONNECTIONS_PER_USER` (extension and desktop together); 0: no limit. */
+  readonly maxNode: number;
+  /** `MAX_WEB_CONNECTIONS_PER_USER`; 0: no limit. */
+  readonly maxWeb: number;
+  /** `LIMITS_ON_REDIS_ERROR` is `open`. */
+  readonly failOpen: boolean;
+  /** The close code of a node connection replaced by a newer one of the same node. */
+  readonly replacedCode: number;
+  readonly logger: Logger;
+  onRefused(limit: string): void;
+}
+
+/**
+ * Per-user connection slots of the gateway (docs/limits.md), shared by every gateway replica
+ * through the limits store, leased so a killed replica's slots come back within
+ * `RUN_SLOT_LEASE_MS`. A node's slot is held under its node id: the same node connecting again
+ * (a reconnect before the old socket is noticed gone) takes the slot it already has, and the old
+ * connection, closed as replaced, leaves it to the new one. A web client's slot is its
+ * connection's own.
+ */
+export function connectionSlots(options: ConnectionSlotOptions) {
+  const { limits, logger } = options;
+  let seq = 0;
+  return async (identity: ConnectionIdentity): Promise<ConnectionSlot> => {
+    const web = identity.kind === 'web';
+    const max = web ? options.maxWeb : options.maxNode;
+    if (max === 0) return { held: true, release: async () => {} };
+    const pool = web ? 'web_connections' : 'node_connections';
+    const holder =
+      web || !identity.nodeId ? `${options.replicaId}:${++seq}` : `node:${identity.nodeId}`;
+    let decision;
+    try {
+      decision = await limits.acquireSlot(pool, identity.userId, holder, max);
+    } catch (error) {
+      logger.warn(
+        { err: error, limit: pool, failOpen: options.failOpen },
+        'limits cannot be checked',
+      );
+      if (options.failOpen) return { held: true, release: async () => {} };
+      options.onRefused(pool);
+      return { held: false, reason: 'limits_unavailable' };
+    }
+    if (!decision.granted) {
+      options.onRefused(pool);
+      return { held: false, reason: 'too_many' };
+    }
+    const { release } = decision;
+    return {
+      held: true,
+      release: async (closeCode) => {
+        if (!web && closeCode === options.replacedCode) return;
+        await release().catch((error: unknown) =>
+          logger.warn({ err: error, pool }, 'slot release failed; its lease will free it'),
+        );
+      },
+    };
+  };
+}

@@ -1,0 +1,49 @@
+import type { RunInfo, TurnBudget } from '@agent-backend/agent-runtime';
+import { TokenBudgets, type Limits } from '@agent-backend/limits';
+import type { Logger } from '@agent-backend/logger';
+import type { ServiceMetrics } from '@agent-backend/metrics';
+
+interface RunBudgetDeps {
+  readonly limits: Limits;
+  /** `TOKEN_BUDGET_PER_USER_PER_DAY`; 0: off. */
+  readonly perDay: number;
+  readonly logger: Logger;
+  readonly metrics: ServiceMetrics;
+}
+
+/**
+ * Every run's view of its user's daily token budget (docs/limits.md), for every kind of run
+ * (invoke, scheduled tasks, chat replies): checked before the first model request (unless the
+ * caller did, `budgetChecked`: invoke's admission), and each
+ * request's tokens added to the user's counter of the day. Undefined when budgets are off.
+ * A store failure during a run is logged and the run goes on (its tokens uncounted): the
+ * request path's check already applied `LIMITS_ON_REDIS_ERROR`, and ending a run half-way on an
+ * outage would lose the work for nothing.
+ */
+export function runTokenBudget(
+  deps: RunBudgetDeps,
+): ((run: RunInfo) => TurnBudget | undefined) | undefined {
+  if (deps.perDay === 0) return undefined;
+  const budgets = new TokenBudgets(deps.limits, deps.perDay);
+  const { logger, metrics } = deps;
+  return (run) => {
+    const log = { runId: run.runId, userId: run.userId, limit: 'token_budget' };
+    const within = async (tokens: number): Promise<boolean> => {
+      let status;
+      try {
+        status = await budgets.spend(run.userId, tokens);
+      } catch (error) {
+        logger.warn({ ...log, err: error }, 'limits cannot be checked');
+        return true;
+      }
+      if (!status || status.remaining > 0) return true;
+      metrics.limits.refused('token_budget');
+      logger.info({ ...log, used: status.used, budget: status.limit }, 'token budget used up');
+      return false;
+    };
+    return {
+      allows: async () => run.request.budgetChecked === true || within(0),
+      spend: within,
+    };
+  };
+}

@@ -1,0 +1,142 @@
+import type { Config } from '@agent-backend/config';
+import { AppError } from '@agent-backend/http-server';
+import type { Limits, SlotPool, TokenBudgets } from '@agent-backend/limits';
+import type { Logger } from '@agent-backend/logger';
+import type { ServiceMetrics } from '@agent-backend/metrics';
+
+/** Gives back a slot; call it once, when what held it ended (any way). Never rejects. */
+export type ReleaseSlot = () => Promise<void>;
+
+/** What a run and its stream take before any model request (docs/limits.md). */
+export interface RunAdmission {
+  /**
+   * Before a run: the user's daily token budget, one of `MAX_CONCURRENT_RUNS_PER_USER` run slots
+   * and one of `MAX_OPEN_STREAMS_PER_USER` stream slots, asked together (one round trip to the
+   * store). Short of one: what was taken is given back and 429 is thrown (`budget_exceeded`, or
+   * `rate_limited` with `details.limit` `concurrent_runs` / `open_streams`).
+   */
+  admitRun(userId: string): Promise<{ releaseRun: ReleaseSlot; releaseStream: ReleaseSlot }>;
+  /** One stream slot alone (a resumed stream), or 429 `rate_limited` (`open_streams`). */
+  streamSlot(userId: string): Promise<ReleaseSlot>;
+}
+
+interface AdmissionDeps {
+  readonly limits: Limits;
+  readonly budgets: TokenBudgets;
+  readonly config: Config;
+  readonly metrics: ServiceMetrics;
+  readonly logger: Logger;
+  /** `LIMITS_ON_REDIS_ERROR`: returns (open) or throws the 429 (closed). */
+  readonly storeDown: (limit: string, error: unknown) => void;
+}
+
+/** A check that ran: taken (with what gives it back) or refused (with the 429 to throw). */
+type Outcome = { readonly release: ReleaseSlot } | { readonly refusal: AppError };
+
+const NOTHING: ReleaseSlot = async () => {};
+
+/** What each pool is called in `details.limit` and `rate_limited_total{limit}`. */
+const POOL_LIMIT = { runs: 'concurrent_runs', streams: 'open_streams' } as const;
+
+export function runAdmission(deps: AdmissionDeps): RunAdmission {
+  const { limits, budgets, config, metrics, logger, storeDown } = deps;
+  let holderSeq = 0;
+  const maxOf = {
+    runs: config.MAX_CONCURRENT_RUNS_PER_USER,
+    streams: config.MAX_OPEN_STREAMS_PER_USER,
+  };
+
+  /** Settles a store failure as configured: through (nothing held) or the 429. */
+  const failed = (limit: string, error: unknown): Outcome => {
+    try {
+      storeDown(limit, error);
+      return { release: NOTHING };
+    } catch (refusal) {
+      return { refusal: refusal as AppError };
+    }
+  };
+
+  const slot = async (pool: 'runs' | 'streams', userId: string): Promise<Outcome> => {
+    const max = maxOf[pool];
+    if (max === 0) return { release: NOTHING };
+    const limit = POOL_LIMIT[pool];
+    const holder = `${config.instanceId}:${process.pid}:${++holderSeq}`;
+    let decision;
+    try {
+      decision = await limits.acquireSlot(pool as SlotPool, userId, holder, max);
+    } catch (error) {
+      return failed(limit, error);
+    }
+    if (!decision.granted) {
+      metrics.limits.refused(limit);
+      const what = pool === 'runs' ? 'runs going' : 'agent streams open';
+      return {
+        refusal: new AppError(
+          'rate_limited',
+          `too many ${what} at once: at most ${max} per user; retry when one has ended`,
+          { limit, max },
+          { 'Retry-After': '1' },
+        ),
+      };
+    }
+    const { release } = decision;
+    return {
+      release: () =>
+        release().catch((error: unknown) =>
+          // Not freed now: the lease frees it within RUN_SLOT_LEASE_MS.
+          logger.warn({ err: error, userId, pool }, 'slot release failed; its lease will free it'),
+        ),
+    };
+  };
+
+  const budget = async (userId: string): Promise<Outcome> => {
+    if (!budgets.enabled) return { release: NOTHING };
+    let status;
+    try {
+      status = await budgets.status(userId);
+    } catch (error) {
+      return failed('token_budget', error);
+    }
+    if (!status || status.remaining > 0) return { release: NOTHING };
+    metrics.limits.refused('token_budget');
+    const retry = Math.max(1, Math.ceil(status.resetMs / 1000));
+    return {
+      refusal: new AppError(
+        'budget_exceeded',
+        `the daily token budget (${status.limit} tokens) is used up; it renews at 00:00 UTC`,
+        {
+          limit: 'token_budget',
+          budget: status.limit,
+          used: status.used,
+          day: status.day,
+          retry_after_seconds: retry,
+        },
+        { 'Retry-After': String(retry) },
+      ),
+    };
+  };
+
+  /** All taken, or the first refusal thrown after giving back whatever was taken. */
+  const all = async (outcomes: Outcome[]): Promise<ReleaseSlot[]> => {
+    const refusal = outcomes.find((o): o is { refusal: AppError } => 'refusal' in o);
+    const releases = outcomes.flatMap((o) => ('release' in o ? [o.release] : []));
+    if (refusal) {
+      await Promise.all(releases.map((release) => release()));
+      throw refusal.refusal;
+    }
+    return releases;
+  };
+
+  return {
+    async admitRun(userId) {
+      const [, releaseRun, releaseStream] = await all(
+        await Promise.all([budget(userId), slot('runs', userId), slot('streams', userId)]),
+      );
+      return { releaseRun: releaseRun!, releaseStream: releaseStream! };
+    },
+    async streamSlot(userId) {
+      const [release] = await all([await slot('streams', userId)]);
+      return release!;
+    },
+  };
+}
