@@ -21,6 +21,8 @@ export interface AgentLoopOptions {
   readonly context: ToolContext;
   /** Model requests allowed in this run. */
   readonly maxSteps: number;
+  /** Model requests the run made before (a resumed run continues its count). @default 0 */
+  readonly stepsTaken?: number;
   readonly idleTimeoutMs: number;
   /** Longest tool result sent to the model; longer ones are truncated. */
   readonly maxToolResultChars: number;
@@ -36,9 +38,15 @@ export interface AgentLoopOptions {
   /**
    * Stores one completed turn: the assistant message and, when it called tools, one tool
    * message per call. Called before the next model request, so the stored conversation is
-   * always one a model accepts.
+   * always one a model accepts. `step` is the model request the messages complete (from 1).
    */
-  commit(messages: ChatMessage[]): Promise<void>;
+  commit(messages: ChatMessage[], step: number): Promise<void>;
+  /**
+   * Called once the model turn's calls are known and before any of them executes: their
+   * `tool_call` events are durable when it resolves (a run taken over after a crash knows which
+   * calls may have started). @default none
+   */
+  beforeTools?(): Promise<void>;
 }
 
 /**
@@ -55,7 +63,7 @@ export interface AgentLoopOptions {
 export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
   const { context } = options;
   const messages: ChatMessage[] = [...options.messages];
-  for (let step = 1; step <= options.maxSteps; step++) {
+  for (let step = (options.stepsTaken ?? 0) + 1; step <= options.maxSteps; step++) {
     let text = '';
     let turn;
     try {
@@ -76,7 +84,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       });
     } catch (error) {
       // Keep the part of the answer the user already saw.
-      if (text) await options.commit([{ role: 'assistant', content: text }]);
+      if (text) await options.commit([{ role: 'assistant', content: text }], step);
       throw error;
     }
     const assistant: AssistantMessage = { role: 'assistant', content: turn.content || null };
@@ -87,7 +95,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
           `${RUN_ERROR_CODES.llm_bad_response} (no answer and no tool call)`,
         );
       }
-      await options.commit([{ ...assistant, content: turn.content }]);
+      await options.commit([{ ...assistant, content: turn.content }], step);
       return;
     }
     assistant.tool_calls = turn.toolCalls.map((call) => ({
@@ -103,7 +111,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       maxParallel: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
       maxResultChars: options.maxToolResultChars,
     });
-    await options.commit([assistant, ...results]);
+    await options.commit([assistant, ...results], step);
     if (context.signal.aborted) throw new TurnAbortedError();
     if (endRun) return;
     messages.push(assistant, ...results);

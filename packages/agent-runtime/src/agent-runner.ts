@@ -4,6 +4,7 @@ import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { SessionBusyError } from './errors.js';
 import { executeRun, type RunEngines, type RunResult } from './execute-run.js';
+import { initialRunState } from './run-state.js';
 import { acquireSessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
@@ -71,6 +72,8 @@ export class AgentRunner {
         userId,
         mode: request.mode,
         model: request.model.name,
+        request,
+        state: initialRunState(),
       });
     } catch (error) {
       await lease.release();

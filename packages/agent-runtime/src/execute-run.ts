@@ -52,6 +52,8 @@ interface ExecuteRunOptions extends RunEngines {
   readonly sessions: SessionRepository;
   readonly settings: AgentSettings;
   emit(event: AgentEvent): void;
+  /** Before a turn's tools execute: resolves once the events so far are durable (run log). */
+  beforeTools?(): Promise<void>;
   /** Frees the session; called after everything is stored and before the last event. */
   release(): Promise<void>;
 }
@@ -79,7 +81,10 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   // Approval outcomes are stored beside the conversation (its tool messages do not say them),
   // written before the run is recorded as ended.
   const approvals: Promise<void>[] = [];
+  // Events sent so far: the `seq` of the last one (stored with each step, see RunState).
+  let lastSeq = 0;
   const emit = (event: AgentEvent): void => {
+    lastSeq++;
     if (event.type === 'approval_result') {
       approvals.push(
         sessions
@@ -102,7 +107,13 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
       metrics?.tokens(prompt, completion);
     },
   };
-  const options: ExecuteRunOptions = { ...given, emit, metrics: countingMetrics };
+  const progress: RunProgress = { usage, lastSeq: () => lastSeq };
+  const options: ExecuteRunOptions & { progress: RunProgress } = {
+    ...given,
+    emit,
+    metrics: countingMetrics,
+    progress,
+  };
   emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
   logger.info({ ...log, mode: request.mode, model: request.model.name }, 'run started');
   let result: RunResult;
@@ -141,7 +152,15 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   return result;
 }
 
-async function conversation(options: ExecuteRunOptions): Promise<void> {
+/** What a step stores besides its messages: where the run is (see RunState). */
+interface RunProgress {
+  readonly usage: { prompt_tokens: number; completion_tokens: number };
+  lastSeq(): number;
+}
+
+type RunOptions = ExecuteRunOptions & { readonly progress: RunProgress };
+
+async function conversation(options: RunOptions): Promise<void> {
   const { run, sessions, settings, emit } = options;
   const { request } = run;
   const limits = settings.limits;
@@ -207,7 +226,7 @@ interface Prepared {
 }
 
 /** The model part of the run: prompt, client, loop. */
-async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<void> {
+async function answer(options: RunOptions, prepared: Prepared): Promise<void> {
   const { run, sessions, settings, emit } = options;
   const { request } = run;
   const { registry, promptSections, state, history, user, acceptedPlan, userStored } = prepared;
@@ -260,10 +279,15 @@ async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<v
     ...(beforeToolCall ? { beforeToolCall } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     emit,
-    commit: async (messages) => {
+    ...(options.beforeTools ? { beforeTools: options.beforeTools } : {}),
+    commit: async (messages, step) => {
       await userStored;
-      await sessions.append(run, run.runId, messages);
-      await sessions.saveState(run, state);
+      const { usage, lastSeq } = options.progress;
+      await sessions.commitStep(run, messages, state, {
+        step,
+        lastSeq: lastSeq(),
+        usage: { ...usage },
+      });
     },
   });
 }

@@ -55,6 +55,8 @@ export {
   type SessionRecord,
 } from './session-repository.js';
 export { parseSessionState, SessionState } from './session-state.js';
+export { RunRepository, type StoredRun } from './run-repository.js';
+export { initialRunState, parseRunState, PendingTurn, RunState, SettledCall } from './run-state.js';
 export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 export {
   availability,
