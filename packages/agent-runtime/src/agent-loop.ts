@@ -2,9 +2,10 @@ import type OpenAI from 'openai';
 import type { AgentMetrics } from '@agent-backend/metrics';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { AssistantMessage, ChatMessage } from './chat-message.js';
-import { AgentRunError, RUN_ERROR_CODES } from './errors.js';
+import { AgentRunError, RUN_ERROR_CODES, RunSuspendedError } from './errors.js';
 import { streamModelTurn, TurnAbortedError } from './model-turn.js';
 import { DEFAULT_MAX_PARALLEL_TOOLS, runToolCalls } from './tool-calls.js';
+import type { PendingTurn } from './run-state.js';
 import type { BeforeToolCall } from './tool-execution.js';
 import type { ToolContext, ToolRegistry } from './tool.js';
 
@@ -41,12 +42,13 @@ export interface AgentLoopOptions {
    * always one a model accepts. `step` is the model request the messages complete (from 1).
    */
   commit(messages: ChatMessage[], step: number): Promise<void>;
+  /** @see ExecuteOptions.durable */
+  durable?(): Promise<void>;
   /**
-   * Called once the model turn's calls are known and before any of them executes: their
-   * `tool_call` events are durable when it resolves (a run taken over after a crash knows which
-   * calls may have started). @default none
+   * Stores the turn whose calls wait for approvals while the run suspends (see `RunState`);
+   * the loop then rejects with {@link RunSuspendedError}. Absent: no hook holds calls.
    */
-  beforeTools?(): Promise<void>;
+  suspend?(turn: PendingTurn, step: number): Promise<void>;
 }
 
 /**
@@ -103,14 +105,28 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       type: 'function' as const,
       function: { name: call.name, arguments: call.arguments },
     }));
-    const { messages: results, endRun } = await runToolCalls(turn.toolCalls, {
+    const {
+      messages: results,
+      endRun,
+      held,
+    } = await runToolCalls(turn.toolCalls, {
       registry: options.registry,
       context,
       emit: options.emit,
+      ...(options.durable ? { durable: options.durable } : {}),
       ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
       maxParallel: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
       maxResultChars: options.maxToolResultChars,
     });
+    if (held) {
+      const settled = Object.fromEntries(
+        results.map((m) => [m.tool_call_id, { content: m.content }]),
+      );
+      if (!options.suspend)
+        throw new AgentRunError('internal_error', 'a call was held with no way to suspend');
+      await options.suspend({ assistant, settled, approvals: { ...held } }, step);
+      throw new RunSuspendedError();
+    }
     await options.commit([assistant, ...results], step);
     if (context.signal.aborted) throw new TurnAbortedError();
     if (endRun) return;

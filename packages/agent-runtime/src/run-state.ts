@@ -2,6 +2,10 @@ import { z } from 'zod';
 import { TokenUsage } from '@agent-backend/protocol';
 import { ChatMessage } from './chat-message.js';
 
+/** The approval a call is held for: its request id and when it times out (ISO 8601). */
+export const HeldApproval = z.object({ request_id: z.string(), expires_at: z.string() });
+export type HeldApproval = z.infer<typeof HeldApproval>;
+
 /** A tool call of the pending turn that completed: its tool message content. */
 export const SettledCall = z.object({ content: z.string(), isError: z.boolean().optional() });
 export type SettledCall = z.infer<typeof SettledCall>;
@@ -14,7 +18,7 @@ export type SettledCall = z.infer<typeof SettledCall>;
 export const PendingTurn = z.object({
   assistant: ChatMessage,
   settled: z.record(z.string(), SettledCall).default({}),
-  approvals: z.record(z.string(), z.string()).default({}),
+  approvals: z.record(z.string(), HeldApproval).default({}),
 });
 export type PendingTurn = z.infer<typeof PendingTurn>;
 

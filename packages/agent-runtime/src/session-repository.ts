@@ -172,6 +172,33 @@ export class SessionRepository {
     );
   }
 
+  /**
+   * Records the run as suspended, in one statement: the session's agent state and the run's
+   * state with its pending turn (`status` from `running` to `suspended`).
+   */
+  async suspendRun(
+    run: SessionKey & { readonly runId: string },
+    state: SessionState,
+    runState: RunState,
+  ): Promise<void> {
+    await this.db.query(
+      `WITH session AS (
+         UPDATE agent_sessions SET state = $3, updated_at = now()
+          WHERE user_id = $1 AND session_id = $2
+       )
+       UPDATE agent_runs SET status = 'suspended', state = $5 WHERE run_id = $4`,
+      [run.userId, run.sessionId, JSON.stringify(state), run.runId, JSON.stringify(runState)],
+    );
+  }
+
+  /** Whether the run stored any message yet (its user message comes first). */
+  async hasRunMessages(runId: string): Promise<boolean> {
+    const { rows } = await this.db.query('SELECT 1 FROM agent_messages WHERE run_id = $1 LIMIT 1', [
+      runId,
+    ]);
+    return rows.length > 0;
+  }
+
   async saveState(session: SessionKey, state: SessionState): Promise<void> {
     await this.db.query(
       `UPDATE agent_sessions SET state = $3, updated_at = now()
