@@ -4,7 +4,7 @@ import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { SessionBusyError } from './errors.js';
 import { executeRun, type RunEngines, type RunResult } from './execute-run.js';
-import { RunRepository } from './run-repository.js';
+import { RunRepository, type StoredRun } from './run-repository.js';
 import { initialRunState, type RunState } from './run-state.js';
 import { acquireSessionLease, adoptSessionLease, type SessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
@@ -116,14 +116,19 @@ export class AgentRunner {
 
   /**
    * Continues a stored run here: a background run handed over by the API replica that accepted
-   * it, or a run whose replica died (its lease expired). Takes the session's lease over (see
-   * {@link adoptSessionLease}); `null` when the run is not `running`, cannot be resumed (stored
-   * before its state was) or another run holds its session.
+   * it, a suspended run resumed, or a run whose holder died (its lease expired). Takes the
+   * session's lease over (see {@link adoptSessionLease}; `exclusive`: only a lease that expired,
+   * so a run whose holder lives is never taken twice); `state` says where the run stands when
+   * it is more than what is stored (a takeover reads the run log). `null` when the run is not
+   * `running`, cannot be continued (stored before its state was) or its lease is held.
    */
-  async adopt(runId: string): Promise<PreparedRun | null> {
+  async adopt(
+    runId: string,
+    options: { exclusive: boolean; state?: (stored: StoredRun) => Promise<RunState> },
+  ): Promise<PreparedRun | null> {
     const stored = await this.runs.load(runId);
     if (!stored || stored.status !== 'running' || !stored.request || !stored.state) return null;
-    const lease = await adoptSessionLease(
+    const lease = await (options.exclusive ? acquireSessionLease : adoptSessionLease)(
       this.options.ephemeral,
       stored.userId,
       stored.sessionId,
@@ -132,7 +137,13 @@ export class AgentRunner {
       (error) => this.options.logger.warn({ err: error, runId }, 'lease renewal failed'),
     );
     if (!lease) return null;
-    return this.ready({ ...stored, request: stored.request, state: stored.state }, lease);
+    try {
+      const state = options.state ? await options.state(stored) : stored.state;
+      return this.ready({ ...stored, request: stored.request, state }, lease);
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
   }
 
   private ready(

@@ -52,6 +52,7 @@ export { scrubSecrets, toRunError } from './provider-errors.js';
 export {
   acquireSessionLease,
   adoptSessionLease,
+  releaseSessionLease,
   DEFAULT_LEASE_TTL_MS,
   sessionLeaseHolder,
   type SessionLease,
@@ -70,7 +71,14 @@ export {
 } from './session-repository.js';
 export { parseSessionState, SessionState } from './session-state.js';
 export { RunRepository, type StoredRun } from './run-repository.js';
-export { initialRunState, parseRunState, PendingTurn, RunState, SettledCall } from './run-state.js';
+export {
+  HeldApproval,
+  initialRunState,
+  parseRunState,
+  PendingTurn,
+  RunState,
+  SettledCall,
+} from './run-state.js';
 export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 export {
   availability,

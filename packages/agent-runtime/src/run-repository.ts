@@ -94,6 +94,21 @@ export class RunRepository {
     return rows.length === 1;
   }
 
+  /**
+   * Ends a suspended run as cancelled (`run_aborted`), unless a resume took it first: its
+   * session and owner when it did, `null` otherwise.
+   */
+  async cancelSuspended(runId: string): Promise<{ userId: string; sessionId: string } | null> {
+    const { rows } = await this.db.query<{ user_id: string; session_id: string }>(
+      `UPDATE agent_runs SET status = 'aborted', error_code = 'run_aborted', ended_at = now(),
+              request = NULL
+        WHERE run_id = $1 AND status = 'suspended' RETURNING user_id, session_id`,
+      [runId],
+    );
+    const row = rows[0];
+    return row ? { userId: row.user_id, sessionId: row.session_id } : null;
+  }
+
   /** Runs recorded as `running` that started before `startedBefore` (a takeover sweep's candidates). */
   async running(startedBefore: Date, limit = 100): Promise<StoredRun[]> {
     const { rows } = await this.db.query<RunRow>(

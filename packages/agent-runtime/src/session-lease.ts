@@ -109,3 +109,14 @@ export function sessionLeaseHolder(
 ): Promise<string | null> {
   return store.get(leaseKey(userId, sessionId));
 }
+
+/** Frees the session when `runId` holds its lease (a suspended run that was cancelled). */
+export async function releaseSessionLease(
+  store: EphemeralStore,
+  userId: string,
+  sessionId: string,
+  runId: string,
+): Promise<void> {
+  const key = leaseKey(userId, sessionId);
+  if ((await store.get(key)) === runId) await store.delete(key);
+}
