@@ -26,8 +26,8 @@ export interface ResumeRemoteOptions {
  * the run log, then the live ones as they are appended, until the run's last event. Meanwhile a
  * marker in the ephemeral store tells the replica running it that a client is attached.
  *
- * A `suspended` event ends the stream (after it is sent); a client that joins after it waits
- * for the run to resume. When the log stays silent for a while the run is checked: if its
+ * A `suspended` event ends the stream (after it is sent) unless the run resumed since (its
+ * events follow); a client that joins after it waits for the run to resume. When the log stays silent for a while the run is checked: if its
  * holder died and nobody will take it over the client gets a `run_lost` error event instead of
  * waiting forever.
  */
@@ -55,7 +55,9 @@ export async function streamRemoteRun(
         await stream.send(formatAgentStreamEventId(runId, entry.seq), entry.data);
         last = entry.seq;
         if (entry.final) ended = true;
-        if (isSuspendedData(entry.data)) {
+        // A suspension ends the stream unless the run already resumed (more events follow).
+        const resumed = async () => ((await runLog.info(runId))?.lastSeq ?? 0) > entry.seq;
+        if (isSuspendedData(entry.data) && !(await resumed())) {
           ended = true;
           break;
         }
