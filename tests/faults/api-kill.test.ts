@@ -63,7 +63,6 @@ describe('API replica SIGKILLed mid-run: takeover', () => {
     await device.next(ofType('registered'));
   });
   afterAll(async () => {
-    // eslint-disable-next-line no-console
     console.log(`api-kill figures:\n${figures.join('\n')}`);
     device?.ws.terminate();
     await cluster?.stop();

@@ -80,7 +80,7 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
     });
   };
   let history = prepared.history;
-  let stepsTaken = prepared.stepsTaken;
+  const stepsTaken = prepared.stepsTaken;
   if (prepared.pending) {
     const settled = await settlePendingTurn(prepared.pending, options, registry, context);
     if (settled.held) {

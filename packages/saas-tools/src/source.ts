@@ -66,7 +66,9 @@ export function saasToolSource(options: {
       );
       // Reads may run again after a takeover; writes are reported interrupted instead.
       tools.push(
-        ...definition.tools(account).map((tool) => (tool.writes ? tool : { ...tool, repeatSafe: true })),
+        ...definition
+          .tools(account)
+          .map((tool) => (tool.writes ? tool : { ...tool, repeatSafe: true })),
       );
     }
     return tools;

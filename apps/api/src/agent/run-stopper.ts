@@ -3,7 +3,7 @@ import { RUN_CANCEL_CHANNEL, type HostedRun } from '@agent-backend/agent';
 import {
   AgentRunError,
   releaseSessionLease,
-  RunRepository,
+  type RunRepository,
   type ConversationRepository,
 } from '@agent-backend/agent-runtime';
 import type { ServiceContext } from '@agent-backend/runtime';
