@@ -32,6 +32,9 @@ describe('agent streams across replicas', () => {
       AGENT_DISCONNECT_GRACE_MS: '1500',
       AGENT_SESSION_LEASE_MS: '1500',
       AGENT_LLM_IDLE_TIMEOUT_MS: '30000',
+      // Takeovers off: a run whose replica dies is lost (run_lost), as without a worker to take
+      // it over. With takeovers: tests/agent-durable.test.ts, tests/faults/api-kill.test.ts.
+      AGENT_TAKEOVER: 'false',
     });
     alice = await cluster.token('alice');
     bob = await cluster.token('bob');

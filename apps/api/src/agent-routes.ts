@@ -1,26 +1,24 @@
 import type { Response } from 'express';
-import type { Agent } from '@agent-backend/agent';
+import {
+  enqueueRunJob,
+  hostRun,
+  type Agent,
+  type HostedRun,
+  type RunJobsDeps,
+} from '@agent-backend/agent';
 import {
   AgentRunError,
   ConversationRepository,
+  RunRepository,
   SessionBusyError,
-  sessionLeaseHolder,
   UsageRepository,
 } from '@agent-backend/agent-runtime';
-import { AppError, type ResponseDoc, type RouteDocs } from '@agent-backend/http-server';
-import {
-  AgentEvent,
-  AgentStreamEventId,
-  InvokeRequest,
-  ResumeStreamParams,
-  parseAgentStreamEventId,
-} from '@agent-backend/protocol';
+import { AppError, type RouteDocs } from '@agent-backend/http-server';
+import { BackgroundRunAccepted, InvokeRequest } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { registerApprovalRoutes } from './agent/approval-routes.js';
-import { LocalRun } from './agent/local-run.js';
+import { registerJoinRoutes, SSE_STREAM } from './agent/join-routes.js';
 import { refuseReservedSessionId } from './agent/reserved-session-id.js';
-import { remoteAttachKey, streamRemoteRun } from './agent/resume-remote.js';
-import { RunLogWriter } from './agent/run-log-writer.js';
 import { toRunRequest } from './agent/run-request.js';
 import { registerRunRoutes } from './agent/run-routes.js';
 import { RunStopper } from './agent/run-stopper.js';
@@ -35,41 +33,47 @@ import { streamLocalRun } from './agent/stream-run.js';
  */
 export const INVOKE_BODY_LIMIT = 4 * 1024 * 1024;
 
-/** The answer of invoke and of resuming: the run's events. */
-const SSE_STREAM: ResponseDoc = {
-  description:
-    'An SSE stream (`text/event-stream`). Each event is an `id: <run_id>:<seq>` line (send it ' +
-    'back as `Last-Event-ID` to resume) and a `data: <AgentEvent JSON>` line; comment lines ' +
-    '(`:`) keep the connection alive. The last event is `done`, or `error` when the run failed ' +
-    'after the stream started.',
-  events: AgentEvent,
-};
-
 /**
- * `POST /api/agent/invoke` (spec 4.2): runs the agent and streams its events as SSE.
- * `GET /api/agent/sessions/:session_id/stream` (beyond the spec): resumes the stream of the
- * session's current run after a dropped connection, on any replica, from `Last-Event-ID`.
+ * `POST /api/agent/invoke` (spec 4.2): runs the agent and streams its events as SSE, or (with
+ * `background: true`, beyond the spec) queues the run for the worker role and answers 202.
+ * Joining a run's stream (`GET /api/agent/sessions/:session_id/stream`,
+ * `GET /api/agent/runs/:run_id/stream`): agent/join-routes.ts.
  *
  * Session ids are per user: a `session_id` names a session of the caller only (another user's
  * session of the same id is a different one), and the service's own ids (`chat:`, `task:`)
  * cannot be named at all. Every failure that can be known before the stream starts is an HTTP
  * error (400 invalid body or `session_id_reserved`, 401, 404 no such session or run to resume,
- * 409 `session_busy`); after that, failures are the stream's `error` event. On shutdown (`preClose`), running runs may finish during the drain;
+ * 409 `session_busy`); after that, failures are the stream's `error` event. On shutdown
+ * (`preClose`), runs waiting for approvals suspend, running runs may finish during the drain;
  * those still running after it end with `server_shutdown`.
  */
 export function registerAgentRoutes(context: ServiceContext, agent: Agent): void {
   const { app, engines, logger, requireUser, limits } = context;
   const { runner, settings } = agent;
   const streamsOpen = context.metrics.agent.streamsOpen;
-  registerApprovalRoutes(context);
-  const runs = new Map<string, LocalRun>();
+  const resume = (runId: string) =>
+    enqueueRunJob(
+      engines.jobs,
+      { run_id: runId, kind: 'resume' },
+      { jobId: `resume-${runId}-${Date.now()}` },
+    );
+  registerApprovalRoutes(context, { resume, takeover: settings.takeover });
+  const runs = new Map<string, HostedRun>();
   const conversations = new ConversationRepository(engines.db);
-  const stopper = new RunStopper(engines.bus, runs, conversations, engines.runLog, logger);
+  const stopper = new RunStopper(
+    engines.bus,
+    runs,
+    conversations,
+    engines.runLog,
+    logger,
+    new RunRepository(engines.db),
+    engines.ephemeral,
+  );
   registerSessionRoutes(context, conversations, stopper);
   registerRunRoutes(context, conversations, stopper);
   registerUsageRoutes(context, new UsageRepository(engines.db));
   /** Runs not yet finished or not yet fully in the run log. */
-  const settling = new Set<Promise<void>>();
+  const settling = new Set<Promise<unknown>>();
   const openStream = (reply: Response) =>
     new SseStream(reply, {
       keepaliveMs: settings.keepaliveMs,
@@ -81,6 +85,16 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
           'closing slow SSE consumer',
         ),
     });
+  registerJoinRoutes(context, agent, runs, openStream);
+  const hosting: RunJobsDeps = {
+    engines,
+    runner,
+    logger,
+    settings: {
+      disconnectGraceMs: settings.disconnectGraceMs,
+      ...(settings.suspendAfterMs !== undefined ? { suspendAfterMs: settings.suspendAfterMs } : {}),
+    },
+  };
 
   const invokeOptions = {
     body: InvokeRequest,
@@ -100,8 +114,13 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
         '`MAX_CONCURRENT_RUNS_PER_USER` runs going or `MAX_OPEN_STREAMS_PER_USER` streams open; ' +
         "429 `budget_exceeded`: the user's daily token budget is used up); later ones are an " +
         '`error` event that ends the stream (`budget_exceeded` when the budget runs out ' +
-        'during the run). Bodies up to 4 MiB.',
-      responses: { 200: SSE_STREAM },
+        'during the run). Bodies up to 4 MiB. With `background: true` (beyond the spec) the ' +
+        'answer is 202 `{ run_id, session_id }` at once: the run executes on a worker and its ' +
+        'events are read with `GET /api/agent/runs/:run_id/stream`, joined and left at will.',
+      responses: {
+        200: SSE_STREAM,
+        202: { description: 'A background run was queued.', json: BackgroundRunAccepted },
+      },
       errors: ['session_id_reserved', 'session_busy', 'budget_exceeded', 'rate_limited'],
     } satisfies RouteDocs,
   };
@@ -114,7 +133,10 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     const { releaseRun: releaseSlot, releaseStream } = await limits.admitRun(userId);
     let prepared;
     try {
-      prepared = await runner.prepare({ ...toRunRequest(userId, body), budgetChecked: true });
+      prepared = await runner.prepare(
+        { ...toRunRequest(userId, body), budgetChecked: true },
+        body.background ? { background: true } : {},
+      );
     } catch (error) {
       await Promise.all([releaseSlot(), releaseStream()]);
       if (error instanceof SessionBusyError) {
@@ -122,122 +144,50 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
       }
       throw error;
     }
-    const log = { runId: prepared.runId, sessionId: prepared.sessionId, userId };
-    const writer = new RunLogWriter(engines.runLog, prepared.runId, (err) =>
-      logger.warn({ ...log, err }, 'run log append failed; this run cannot be resumed elsewhere'),
-    );
-    const run = new LocalRun({
-      prepared,
-      writer,
-      graceMs: settings.disconnectGraceMs,
-      remoteAttached: async (runId) =>
-        (await engines.ephemeral.get(remoteAttachKey(runId))) !== null,
-      onError: (err) => logger.error({ ...log, err }, 'run crashed'),
-    });
+    if (body.background) {
+      // The worker continues it from the stored request; the session stays locked meanwhile.
+      try {
+        await prepared.handOver();
+        await enqueueRunJob(
+          engines.jobs,
+          { run_id: prepared.runId, kind: 'start' },
+          { jobId: `start-${prepared.runId}` },
+        );
+      } catch (error) {
+        await prepared.cancel();
+        throw error;
+      } finally {
+        await Promise.all([releaseSlot(), releaseStream()]);
+      }
+      const accepted: BackgroundRunAccepted = {
+        run_id: prepared.runId,
+        session_id: prepared.sessionId,
+      };
+      reply.status(202).send(accepted);
+      return;
+    }
+    const run = hostRun(hosting, prepared, { abortWhenAbandoned: true });
     runs.set(run.runId, run);
     void run.finished.then(releaseSlot, releaseSlot);
-    const settled = run.finished.then(() => writer.drained());
-    settling.add(settled);
-    void settled.then(() => {
+    settling.add(run.finished);
+    void run.finished.then(() => {
       runs.delete(run.runId);
-      settling.delete(settled);
+      settling.delete(run.finished);
     });
     const stream = openStream(reply);
     try {
-      await streamLocalRun(run, stream, 0);
+      await streamLocalRun(run, stream, 0, settings.suspendAfterMs !== undefined);
     } finally {
       await releaseStream();
     }
   });
 
-  app.get(
-    '/api/agent/sessions/:session_id/stream',
-    {
-      params: ResumeStreamParams,
-      preHandler: requireUser,
-      doc: {
-        tag: 'agent',
-        summary: "Resume the stream of a session's current run",
-        description:
-          'After a dropped connection, on any API replica: the events after `Last-Event-ID` (or ' +
-          'all of the run when none is given), then the live events until the run ends. Only a ' +
-          "session of the caller's own; `chat:` and `task:` ids are refused (400 " +
-          "`session_id_reserved`). A resumed stream holds one of the user's " +
-          '`MAX_OPEN_STREAMS_PER_USER` stream slots while open (429 `rate_limited` over it).',
-        parameters: [
-          {
-            in: 'header',
-            name: 'Last-Event-ID',
-            description: 'The `id` of the last event received: `<run_id>:<seq>`.',
-            schema: AgentStreamEventId,
-          },
-          {
-            in: 'query',
-            name: 'last_event_id',
-            description: 'The same as `Last-Event-ID`, for clients that cannot set headers.',
-            schema: AgentStreamEventId,
-          },
-        ],
-        responses: { 200: SSE_STREAM },
-        errors: ['session_id_reserved', 'not_found', 'rate_limited'],
-      },
-    },
-    async (request, reply) => {
-      const { session_id: sessionId } = request.params;
-      refuseReservedSessionId(sessionId);
-      const userId = request.userId;
-      const header = request.headers['last-event-id'];
-      const query = (request.query as Record<string, unknown>).last_event_id;
-      const lastEventId =
-        typeof header === 'string' ? header : typeof query === 'string' ? query : undefined;
-      const position = lastEventId === undefined ? null : parseAgentStreamEventId(lastEventId);
-      if (lastEventId !== undefined && !position) {
-        throw new AppError('invalid_request', 'invalid Last-Event-ID', [
-          { path: 'Last-Event-ID', message: 'must be "<run_id>:<seq>" as sent in an event id' },
-        ]);
-      }
-      const session = await runner.sessions.find(sessionId, userId);
-      if (!session) throw new AppError('not_found', `session ${sessionId} not found`);
-      const runId = position?.runId ?? session.lastRunId;
-      const owner = runId ? await runner.sessions.findRun(runId) : null;
-      if (!runId || !owner || owner.sessionId !== sessionId || owner.userId !== userId) {
-        throw new AppError('not_found', `session ${sessionId} has no run to resume`);
-      }
-      const afterSeq = position?.seq ?? 0;
-      const local = runs.get(runId);
-      if (!local && !(await engines.runLog.info(runId))) {
-        throw new AppError('not_found', `the stream of run ${runId} is no longer available`);
-      }
-      // Resumes hold a stream slot too (a client may not keep many tabs of one run open).
-      const releaseStream = await limits.streamSlot(userId);
-      try {
-        if (local) {
-          await streamLocalRun(local, openStream(reply), afterSeq);
-          return;
-        }
-        await streamRemoteRun(
-          {
-            runLog: engines.runLog,
-            ephemeral: engines.ephemeral,
-            runId,
-            sessionId,
-            afterSeq,
-            keepaliveMs: settings.keepaliveMs,
-            isRunAlive: async () =>
-              (await sessionLeaseHolder(engines.ephemeral, userId, sessionId)) === runId,
-          },
-          openStream(reply),
-        );
-      } finally {
-        await releaseStream();
-      }
-    },
-  );
-
   // Shutdown drain: new requests already get 503 and no new connection is accepted; running
   // runs may finish for three quarters of SHUTDOWN_TIMEOUT_MS, the rest end with
   // `server_shutdown` (the last quarter closes streams and engines).
   app.addHook('preClose', async () => {
+    // A run waiting for approvals suspends at once: its resume happens on a worker.
+    for (const run of runs.values()) run.suspendIfWaiting();
     const drainMs = Math.floor(context.config.SHUTDOWN_TIMEOUT_MS * 0.75);
     if (settling.size > 0) {
       logger.info({ runs: runs.size, drainMs }, 'shutdown: letting running runs finish');

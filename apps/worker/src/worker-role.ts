@@ -1,4 +1,11 @@
-import { createAgent, type Agent, type AgentOptions } from '@agent-backend/agent';
+import {
+  AGENT_RUNS_QUEUE,
+  createAgent,
+  processAgentRuns,
+  startTakeoverSweep,
+  type Agent,
+  type AgentOptions,
+} from '@agent-backend/agent';
 import { userWebChannel } from '@agent-backend/node-rpc';
 import {
   createNotifier,
@@ -34,7 +41,8 @@ export interface WorkerOptions {
 /**
  * Mounts the background worker: reconciles the task schedules from the durable store (so a
  * Redis that lost its data loses no task, at start and whenever it happens later), then
- * processes the scheduled-tasks, chat-message and knowledge-ingestion queues. Runs in the worker
+ * processes the scheduled-tasks, agent-runs (background runs, resumes, takeovers; see
+ * docs/agent.md), chat-message and knowledge-ingestion queues. Runs in the worker
  * process and in the all-in-one (on the in-process job queue).
  */
 export async function mountWorker(
@@ -75,6 +83,30 @@ export async function mountWorker(
     }),
     { concurrency: 4 },
   );
+  // Background runs, suspended runs resumed, runs taken over from a replica that died.
+  const agentRuns = await processAgentRuns(
+    {
+      engines,
+      runner: runAgent.runner,
+      logger,
+      settings: {
+        disconnectGraceMs: runAgent.settings.disconnectGraceMs,
+        ...(runAgent.settings.suspendAfterMs !== undefined
+          ? { suspendAfterMs: runAgent.settings.suspendAfterMs }
+          : {}),
+      },
+    },
+    config.AGENT_RUN_JOBS_CONCURRENCY,
+  );
+  const stopTakeovers = runAgent.settings.takeover
+    ? startTakeoverSweep(
+        { engines, runner: runAgent.runner, logger },
+        {
+          intervalMs: runAgent.settings.takeoverCheckMs,
+          leaseTtlMs: config.AGENT_SESSION_LEASE_MS,
+        },
+      )
+    : async () => {};
   // Chat-platform messages: their conversations belong to the chat, so no node tools.
   const stopChatInboxWatch = await processChatMessages(context, runAgent.runner);
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
@@ -82,14 +114,20 @@ export async function mountWorker(
   // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
   if (engines.bullmq) {
     context.metrics.jobs.watchDepth(
-      [SCHEDULED_TASKS_QUEUE, CHAT_MESSAGE_QUEUE, KB_INGEST_QUEUE],
+      [SCHEDULED_TASKS_QUEUE, CHAT_MESSAGE_QUEUE, KB_INGEST_QUEUE, AGENT_RUNS_QUEUE],
       engines.bullmq.counts,
     );
   }
   return {
     name: 'worker',
     close: async () => {
-      await Promise.all([stopSweep(), stopScheduleWatch(), stopChatInboxWatch()]);
+      await Promise.all([
+        stopSweep(),
+        stopScheduleWatch(),
+        stopChatInboxWatch(),
+        stopTakeovers(),
+        agentRuns.close(),
+      ]);
       await Promise.all([email?.close(), options.sharedAgent ? undefined : runAgent.close()]);
     },
   };

@@ -2,9 +2,10 @@ import type OpenAI from 'openai';
 import type { AgentMetrics } from '@agent-backend/metrics';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { AssistantMessage, ChatMessage } from './chat-message.js';
-import { AgentRunError, RUN_ERROR_CODES } from './errors.js';
+import { AgentRunError, RUN_ERROR_CODES, RunSuspendedError } from './errors.js';
 import { streamModelTurn, TurnAbortedError } from './model-turn.js';
 import { DEFAULT_MAX_PARALLEL_TOOLS, runToolCalls } from './tool-calls.js';
+import type { PendingTurn } from './run-state.js';
 import type { BeforeToolCall } from './tool-execution.js';
 import type { ToolContext, ToolRegistry } from './tool.js';
 
@@ -21,6 +22,8 @@ export interface AgentLoopOptions {
   readonly context: ToolContext;
   /** Model requests allowed in this run. */
   readonly maxSteps: number;
+  /** Model requests the run made before (a resumed run continues its count). @default 0 */
+  readonly stepsTaken?: number;
   readonly idleTimeoutMs: number;
   /** Longest tool result sent to the model; longer ones are truncated. */
   readonly maxToolResultChars: number;
@@ -38,9 +41,16 @@ export interface AgentLoopOptions {
   /**
    * Stores one completed turn: the assistant message and, when it called tools, one tool
    * message per call. Called before the next model request, so the stored conversation is
-   * always one a model accepts.
+   * always one a model accepts. `step` is the model request the messages complete (from 1).
    */
-  commit(messages: ChatMessage[]): Promise<void>;
+  commit(messages: ChatMessage[], step: number): Promise<void>;
+  /** @see ExecuteOptions.durable */
+  durable?(): Promise<void>;
+  /**
+   * Stores the turn whose calls wait for approvals while the run suspends (see `RunState`);
+   * the loop then rejects with {@link RunSuspendedError}. Absent: no hook holds calls.
+   */
+  suspend?(turn: PendingTurn, step: number): Promise<void>;
 }
 
 /** The user's daily token budget as a run sees it (docs/limits.md). */
@@ -69,8 +79,11 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
   const { context } = options;
   const messages: ChatMessage[] = [...options.messages];
   const { budget } = options;
-  if (budget && !(await budget.allows())) throw new AgentRunError('budget_exceeded');
-  for (let step = 1; step <= options.maxSteps; step++) {
+  // A run continued from its stored state was admitted when it started.
+  if (budget && !options.stepsTaken && !(await budget.allows())) {
+    throw new AgentRunError('budget_exceeded');
+  }
+  for (let step = (options.stepsTaken ?? 0) + 1; step <= options.maxSteps; step++) {
     let text = '';
     let turn;
     try {
@@ -91,7 +104,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       });
     } catch (error) {
       // Keep the part of the answer the user already saw.
-      if (text) await options.commit([{ role: 'assistant', content: text }]);
+      if (text) await options.commit([{ role: 'assistant', content: text }], step);
       throw error;
     }
     const assistant: AssistantMessage = { role: 'assistant', content: turn.content || null };
@@ -103,12 +116,12 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
           `${RUN_ERROR_CODES.llm_bad_response} (no answer and no tool call)`,
         );
       }
-      await options.commit([{ ...assistant, content: turn.content }]);
+      await options.commit([{ ...assistant, content: turn.content }], step);
       return;
     }
     if (!within) {
       // Its tool calls are not run: the stored turn keeps only the text (a valid conversation).
-      if (turn.content) await options.commit([{ role: 'assistant', content: turn.content }]);
+      if (turn.content) await options.commit([{ role: 'assistant', content: turn.content }], step);
       throw new AgentRunError('budget_exceeded');
     }
     assistant.tool_calls = turn.toolCalls.map((call) => ({
@@ -116,15 +129,29 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       type: 'function' as const,
       function: { name: call.name, arguments: call.arguments },
     }));
-    const { messages: results, endRun } = await runToolCalls(turn.toolCalls, {
+    const {
+      messages: results,
+      endRun,
+      held,
+    } = await runToolCalls(turn.toolCalls, {
       registry: options.registry,
       context,
       emit: options.emit,
+      ...(options.durable ? { durable: options.durable } : {}),
       ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
       maxParallel: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
       maxResultChars: options.maxToolResultChars,
     });
-    await options.commit([assistant, ...results]);
+    if (held) {
+      const settled = Object.fromEntries(
+        results.map((m) => [m.tool_call_id, { content: m.content }]),
+      );
+      if (!options.suspend)
+        throw new AgentRunError('internal_error', 'a call was held with no way to suspend');
+      await options.suspend({ assistant, settled, approvals: { ...held } }, step);
+      throw new RunSuspendedError();
+    }
+    await options.commit([assistant, ...results], step);
     if (context.signal.aborted) throw new TurnAbortedError();
     if (endRun) return;
     messages.push(assistant, ...results);

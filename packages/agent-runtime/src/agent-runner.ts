@@ -4,7 +4,9 @@ import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { SessionBusyError } from './errors.js';
 import { executeRun, type RunEngines, type RunResult } from './execute-run.js';
-import { acquireSessionLease } from './session-lease.js';
+import { RunRepository, type StoredRun } from './run-repository.js';
+import { initialRunState, type RunState } from './run-state.js';
+import { acquireSessionLease, adoptSessionLease, type SessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 import type { RunRequest } from './run-request.js';
@@ -20,14 +22,42 @@ export interface AgentRunnerOptions extends RunEngines {
 export interface PreparedRun {
   readonly sessionId: string;
   readonly runId: string;
+  /** Events the run sent before (its stream continues at `lastSeq + 1`); 0 for a new run. */
+  readonly lastSeq: number;
   /**
    * Runs to the end. Emits `session` first and `done` or `error` last; never rejects. Aborting
    * `signal` stops the model request and the tool loop; `signal.reason`, when an
    * `AgentRunError`, gives the `error` event its code (else `run_aborted`).
    */
-  execute(emit: (event: AgentEvent) => void, signal: AbortSignal): Promise<RunResult>;
+  execute(
+    emit: (event: AgentEvent) => void,
+    signal: AbortSignal,
+    host?: RunHostHooks,
+  ): Promise<RunResult>;
   /** Frees the session without running (when the stream could not be started). */
   cancel(): Promise<void>;
+  /**
+   * Leaves the run to another process (a background run's worker, see {@link AgentRunner.adopt}):
+   * the session stays locked for one lease lifetime for it to adopt.
+   */
+  handOver(): Promise<void>;
+}
+
+/** What the process hosting a run offers it besides its events' destination. */
+export interface RunHostHooks {
+  /**
+   * Aborted when the run should suspend (its client left, the replica drains): a run whose
+   * calls wait for approvals then stores itself and ends with `suspended`.
+   */
+  readonly suspend?: AbortSignal;
+  /** Resolves once the events sent so far are durable (the run log). */
+  durable?(): Promise<void>;
+}
+
+/** How a run is prepared besides its request. */
+export interface PrepareOptions {
+  /** Recorded with the run: it executes on a worker, its client joins by run id. */
+  readonly background?: boolean;
 }
 
 /**
@@ -37,10 +67,12 @@ export interface PreparedRun {
  */
 export class AgentRunner {
   readonly sessions: SessionRepository;
+  readonly runs: RunRepository;
   private readonly settings: AgentSettings;
 
   constructor(private readonly options: AgentRunnerOptions) {
     this.sessions = new SessionRepository(options.db);
+    this.runs = new RunRepository(options.db);
     this.settings = { ...DEFAULT_AGENT_SETTINGS, ...options.settings };
   }
 
@@ -50,7 +82,7 @@ export class AgentRunner {
    * is a different session, never this one. Throws before anything is streamed:
    * {@link SessionBusyError} when a run of the user's session is in progress.
    */
-  async prepare(request: RunRequest): Promise<PreparedRun> {
+  async prepare(request: RunRequest, options: PrepareOptions = {}): Promise<PreparedRun> {
     const { userId } = request;
     const sessionId = request.sessionId ?? `sess_${randomUUID()}`;
     const runId = `run_${randomUUID().replace(/-/g, '')}`;
@@ -71,15 +103,59 @@ export class AgentRunner {
         userId,
         mode: request.mode,
         model: request.model.name,
+        request,
+        state: initialRunState(),
+        ...(options.background ? { background: true } : {}),
       });
     } catch (error) {
       await lease.release();
       throw error;
     }
+    return this.ready({ runId, sessionId, userId, request, state: initialRunState() }, lease);
+  }
+
+  /**
+   * Continues a stored run here: a background run handed over by the API replica that accepted
+   * it, a suspended run resumed, or a run whose holder died (its lease expired). Takes the
+   * session's lease over (see {@link adoptSessionLease}; `exclusive`: only a lease that expired,
+   * so a run whose holder lives is never taken twice); `state` says where the run stands when
+   * it is more than what is stored (a takeover reads the run log). `null` when the run is not
+   * `running`, cannot be continued (stored before its state was) or its lease is held.
+   */
+  async adopt(
+    runId: string,
+    options: { exclusive: boolean; state?: (stored: StoredRun) => Promise<RunState> },
+  ): Promise<PreparedRun | null> {
+    const stored = await this.runs.load(runId);
+    if (!stored || stored.status !== 'running' || !stored.request || !stored.state) return null;
+    const lease = await (options.exclusive ? acquireSessionLease : adoptSessionLease)(
+      this.options.ephemeral,
+      stored.userId,
+      stored.sessionId,
+      runId,
+      this.settings.leaseTtlMs,
+      (error) => this.options.logger.warn({ err: error, runId }, 'lease renewal failed'),
+    );
+    if (!lease) return null;
+    try {
+      const state = options.state ? await options.state(stored) : stored.state;
+      return this.ready({ ...stored, request: stored.request, state }, lease);
+    } catch (error) {
+      await lease.release();
+      throw error;
+    }
+  }
+
+  private ready(
+    run: { runId: string; sessionId: string; userId: string; request: RunRequest; state: RunState },
+    lease: SessionLease,
+  ): PreparedRun {
+    const { runId, sessionId, userId, request, state } = run;
     return {
       sessionId,
       runId,
-      execute: async (emit, signal) => {
+      lastSeq: state.lastSeq,
+      execute: async (emit, signal, host = {}) => {
         const ended = this.options.metrics?.runStarted(request.mode);
         let result: RunResult | undefined;
         try {
@@ -87,9 +163,18 @@ export class AgentRunner {
             ...this.options,
             settings: this.settings,
             sessions: this.sessions,
-            run: { userId, sessionId, runId, request, signal },
+            run: {
+              userId,
+              sessionId,
+              runId,
+              request,
+              signal,
+              ...(host.suspend ? { suspend: host.suspend } : {}),
+            },
+            ...(state.lastSeq > 0 ? { resume: state } : {}),
             emit,
-            release: () => lease.release(),
+            ...(host.durable ? { durable: host.durable } : {}),
+            release: (holdMs) => (holdMs === undefined ? lease.release() : lease.handOver(holdMs)),
           }));
         } finally {
           ended?.(result?.status ?? 'error');
@@ -100,6 +185,7 @@ export class AgentRunner {
         await this.sessions.finishRun(runId, 'aborted', 'run_aborted').catch(() => undefined);
         await lease.release();
       },
+      handOver: () => lease.handOver(this.settings.leaseTtlMs),
     };
   }
 }

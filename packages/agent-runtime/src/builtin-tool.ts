@@ -13,6 +13,8 @@ export function defineTool<S extends z.ZodObject>(definition: {
   schema: S;
   writes: boolean;
   modes?: AgentTool['modes'];
+  /** @see AgentTool.repeatSafe */
+  repeatSafe?: boolean;
   run(args: z.output<S>, context: ToolContext): Promise<ToolOutput> | ToolOutput;
 }): AgentTool {
   const parameters = z.toJSONSchema(definition.schema, { io: 'input' }) as Record<string, unknown>;
@@ -23,6 +25,7 @@ export function defineTool<S extends z.ZodObject>(definition: {
     parameters,
     writes: definition.writes,
     ...(definition.modes ? { modes: definition.modes } : {}),
+    ...(definition.repeatSafe ? { repeatSafe: true } : {}),
     async execute(args, context) {
       const parsed = definition.schema.safeParse(args);
       if (!parsed.success) {

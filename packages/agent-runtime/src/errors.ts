@@ -33,7 +33,10 @@ export const RUN_ERROR_CODES = {
   run_aborted: 'the run was cancelled',
   /** The replica running it is shutting down; the conversation so far is saved. */
   server_shutdown: 'the service is restarting',
-  /** The replica running the run stopped sending events (it crashed); seen on resume. */
+  /**
+   * The replica running the run stopped sending events (it crashed) and no other replica or
+   * worker took it over (`AGENT_TAKEOVER=false`, or a run stored before takeovers); seen on resume.
+   */
   run_lost: 'the run stopped unexpectedly',
   /** A `local` run's `working_directory` is not inside the user's directory (or does not exist). */
   working_directory_refused: 'the working directory is not one this user may use',
@@ -61,5 +64,16 @@ export class SessionBusyError extends Error {
   constructor(readonly sessionId: string) {
     super(`session ${sessionId} has a run in progress; retry when it has finished`);
     this.name = 'SessionBusyError';
+  }
+}
+
+/**
+ * The run suspended: its turn waits for approvals, stored with its state; whoever decides them
+ * last resumes it (on any replica or a worker). Not a failure: the stream ends with `suspended`.
+ */
+export class RunSuspendedError extends Error {
+  constructor() {
+    super('the run suspended while tool calls wait for approval');
+    this.name = 'RunSuspendedError';
   }
 }

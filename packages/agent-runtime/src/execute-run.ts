@@ -1,62 +1,18 @@
-import type { Logger } from '@agent-backend/logger';
 import type { AgentMetrics } from '@agent-backend/metrics';
 import { isDependencyUnavailable, type AgentEvent } from '@agent-backend/protocol';
-import { runAgentLoop, type TurnBudget } from './agent-loop.js';
 import type { ChatMessage } from './chat-message.js';
-import { contextSection, fitHistory, userMessage } from './context.js';
-import { AgentRunError } from './errors.js';
-import { createLlmClient } from './llm-client.js';
+import { userMessage } from './context.js';
+import { AgentRunError, RunSuspendedError } from './errors.js';
 import { TurnAbortedError } from './model-turn.js';
-import type { ModelUrlGuard } from './model-url-guard.js';
-import { proposePlanTool, writeTodosTool } from './planning-tools.js';
-import type { SessionRepository } from './session-repository.js';
+import { answer, heldApprovals, userTurns } from './run-answer.js';
+import type { ExecuteRunOptions, RunOptions, RunProgress, RunResult } from './run-options.js';
+import type { PendingTurn } from './run-state.js';
+import { buildRegistry } from './run-tools.js';
 import type { SessionState } from './session-state.js';
-import type { AgentSettings } from './settings.js';
-import { systemPrompt } from './system-prompt.js';
-import {
-  availability,
-  ToolRegistry,
-  type AgentTool,
-  type RunContribution,
-  type RunInfo,
-  type ToolContext,
-  type ToolSource,
-} from './tool.js';
-import type { BeforeToolCall } from './tool-execution.js';
-import { boundRunTools, toolsLimitedNotice } from './tool-bounds.js';
+import type { RunInfo } from './tool.js';
 import { traced } from './traced.js';
 
-/** How a run ended. */
-export interface RunResult {
-  readonly status: 'done' | 'error' | 'aborted';
-  readonly code?: string;
-}
-
-/** What every run of a runner shares: the tools, the hooks, the log and the meters. */
-export interface RunEngines {
-  readonly logger: Logger;
-  readonly toolSources?: readonly ToolSource[];
-  /** Per run: the hook before each tool executes (HITL); absent: tools run at once. */
-  readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
-  /**
-   * The SSRF guard for `llm_config.baseUrl` (see `createLlmClient`); absent: base URLs are
-   * reached with the platform `fetch` (operator-configured models, tests).
-   */
-  readonly modelUrlGuard?: ModelUrlGuard;
-  /** Runs by mode and outcome, their duration, model latency and tokens. @default none */
-  readonly metrics?: AgentMetrics;
-  /** Per run: the user's daily token budget; absent: not limited. */
-  readonly tokenBudget?: (run: RunInfo) => TurnBudget | undefined;
-}
-
-interface ExecuteRunOptions extends RunEngines {
-  readonly run: RunInfo;
-  readonly sessions: SessionRepository;
-  readonly settings: AgentSettings;
-  emit(event: AgentEvent): void;
-  /** Frees the session; called after everything is stored and before the last event. */
-  release(): Promise<void>;
-}
+export type { RunEngines, RunResult } from './run-options.js';
 
 /** One run, from the `session` event to `done` or `error`. Never rejects. */
 export function executeRun(options: ExecuteRunOptions): Promise<RunResult> {
@@ -81,7 +37,10 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   // Approval outcomes are stored beside the conversation (its tool messages do not say them),
   // written before the run is recorded as ended.
   const approvals: Promise<void>[] = [];
+  // Events sent so far: the `seq` of the last one (stored with each step, see RunState).
+  let lastSeq = given.resume?.lastSeq ?? 0;
   const emit = (event: AgentEvent): void => {
+    lastSeq++;
     if (event.type === 'approval_result') {
       approvals.push(
         sessions
@@ -92,7 +51,7 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     given.emit(event);
   };
   // The tokens each model request reports, summed for the run (stored with it, sent in `done`).
-  const usage = { prompt_tokens: 0, completion_tokens: 0 };
+  const usage = { ...(given.resume?.usage ?? { prompt_tokens: 0, completion_tokens: 0 }) };
   const metrics = given.metrics;
   const countingMetrics: AgentMetrics = {
     runStarted: (mode) => metrics?.runStarted(mode) ?? (() => undefined),
@@ -104,9 +63,18 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
       metrics?.tokens(model, prompt, completion);
     },
   };
-  const options: ExecuteRunOptions = { ...given, emit, metrics: countingMetrics };
-  emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
-  logger.info({ ...log, mode: request.mode, model: request.model.name }, 'run started');
+  const progress: RunProgress = { usage, lastSeq: () => lastSeq };
+  const options: RunOptions = {
+    ...given,
+    emit,
+    metrics: countingMetrics,
+    progress,
+  };
+  if (!given.resume) emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
+  logger.info(
+    { ...log, mode: request.mode, model: request.model.name, resumedAt: given.resume?.lastSeq },
+    given.resume ? 'run continues' : 'run started',
+  );
   let result: RunResult;
   let final: AgentEvent;
   try {
@@ -115,7 +83,9 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     result = { status: 'done' };
   } catch (error) {
     let failure: AgentRunError;
-    if (signal.aborted || error instanceof TurnAbortedError) {
+    if (error instanceof RunSuspendedError && progress.suspended) {
+      return suspended(options, progress.suspended, approvals);
+    } else if (signal.aborted || error instanceof TurnAbortedError) {
       failure =
         signal.reason instanceof AgentRunError ? signal.reason : new AgentRunError('run_aborted');
     } else if (error instanceof AgentRunError) {
@@ -143,7 +113,32 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   return result;
 }
 
-async function conversation(options: ExecuteRunOptions): Promise<void> {
+/**
+ * Ends this holder's part of a suspended run: approvals recorded, the session kept locked until
+ * the last approval's timeout (plus a minute) for the resume, and `suspended` as the last event.
+ */
+async function suspended(
+  options: RunOptions,
+  turn: PendingTurn,
+  approvals: Promise<void>[],
+): Promise<RunResult> {
+  const { run, logger, emit } = options;
+  const log = { runId: run.runId, sessionId: run.sessionId, userId: run.userId };
+  await Promise.all(approvals);
+  const held = heldApprovals(turn);
+  const last = Math.max(...held.map((a) => Date.parse(a.expires_at)));
+  await options
+    .release(Math.max(0, last - Date.now()) + SUSPEND_HOLD_MARGIN_MS)
+    .catch((err: unknown) => logger.warn({ ...log, err }, 'lease hand-over failed'));
+  emit({ type: 'suspended', run_id: run.runId, approvals: held });
+  logger.info({ ...log, approvals: held.length }, 'run suspended');
+  return { status: 'suspended' };
+}
+
+/** How long a suspended run's session stays locked after its last approval's timeout. */
+const SUSPEND_HOLD_MARGIN_MS = 60_000;
+
+async function conversation(options: RunOptions): Promise<void> {
   const { run, sessions, settings, emit } = options;
   const { request } = run;
   const limits = settings.limits;
@@ -160,8 +155,22 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
     storedRead,
     buildRegistry({ ...options, run: sourcesRun }),
   ]);
-  for (const event of events) emit(event);
+  const resume = options.resume;
+  // A resumed run's opening events went out before; its conversation is stored.
+  if (!resume) for (const event of events) emit(event);
   const state: SessionState = session?.state ?? { todos: [] };
+  if (resume && (resume.step > 0 || (await sessions.hasRunMessages(run.runId)))) {
+    return answer(options, {
+      registry,
+      promptSections,
+      state,
+      history: stored,
+      acceptedPlan: undefined,
+      userStored: Promise.resolve(),
+      stepsTaken: resume.step,
+      ...(resume.pendingTurn ? { pending: resume.pendingTurn } : {}),
+    });
+  }
   let history = stored;
   if (history.length === 0 && request.history.length > 0) {
     // A session the service has not seen: the client's history starts the stored conversation.
@@ -192,159 +201,10 @@ async function conversation(options: ExecuteRunOptions): Promise<void> {
       user,
       acceptedPlan,
       userStored,
+      stepsTaken: resume?.step ?? 0,
+      ...(resume?.pendingTurn ? { pending: resume.pendingTurn } : {}),
     });
   } finally {
     await userStored;
   }
 }
-
-interface Prepared {
-  readonly registry: ToolRegistry;
-  readonly promptSections: readonly string[];
-  readonly state: SessionState;
-  readonly history: readonly ChatMessage[];
-  readonly user: ChatMessage;
-  readonly acceptedPlan: { summary: string; steps: string[] } | undefined;
-  readonly userStored: Promise<void>;
-}
-
-/** The model part of the run: prompt, client, loop. */
-async function answer(options: ExecuteRunOptions, prepared: Prepared): Promise<void> {
-  const { run, sessions, settings, emit } = options;
-  const { request } = run;
-  const { registry, promptSections, state, history, user, acceptedPlan, userStored } = prepared;
-  const limits = settings.limits;
-  const system = systemPrompt({
-    mode: request.mode,
-    state,
-    laterTools:
-      request.mode === 'plan'
-        ? registry.all().filter((tool) => availability(tool, 'plan') === 'writes')
-        : [],
-    context: contextSection(request.resourceFiles, request.capabilities.sandbox.files, limits),
-    sections: promptSections,
-    ...(acceptedPlan ? { acceptedPlan } : {}),
-  });
-  const context: ToolContext = {
-    userId: run.userId,
-    sessionId: run.sessionId,
-    runId: run.runId,
-    mode: request.mode,
-    signal: run.signal,
-    state,
-    emit,
-  };
-  const client = await createLlmClient(request.model, {
-    timeoutMs: settings.llmTimeoutMs,
-    maxRetries: settings.llmMaxRetries,
-    // The operator's own model (`DEFAULT_LLM_*`) is configuration, not user input.
-    ...(options.modelUrlGuard && request.model.chosenBy === 'request'
-      ? { guard: options.modelUrlGuard }
-      : {}),
-  });
-  const beforeToolCall = options.beforeToolCall?.(run);
-  const budget = options.tokenBudget?.(run);
-  await runAgentLoop({
-    client,
-    model: request.model.name,
-    temperature: request.model.temperature,
-    apiKey: request.model.apiKey,
-    messages: [
-      { role: 'system', content: system },
-      ...fitHistory(history, limits.historyChars),
-      user,
-    ],
-    registry,
-    context,
-    maxSteps: settings.maxSteps,
-    idleTimeoutMs: settings.llmIdleTimeoutMs,
-    maxToolResultChars: limits.toolResultChars,
-    maxParallelTools: settings.maxParallelTools,
-    ...(beforeToolCall ? { beforeToolCall } : {}),
-    ...(budget ? { budget } : {}),
-    ...(options.metrics ? { metrics: options.metrics } : {}),
-    emit,
-    commit: async (messages) => {
-      await userStored;
-      await sessions.append(run, run.runId, messages);
-      await sessions.saveState(run, state);
-    },
-  });
-}
-
-/** The text of a conversation's user messages, oldest first. */
-const userTurns = (messages: ReadonlyArray<{ role: string; content: unknown }>): string[] =>
-  messages.flatMap((m) => (m.role === 'user' && typeof m.content === 'string' ? [m.content] : []));
-
-/**
- * Built-in tools, then the sources' fill tools (the user's devices'), then the other sources'
- * tools, unique by name; at most `settings.maxTools` in all (see {@link boundRunTools} for what
- * is left out, and the `tools_limited` notice that says so).
- */
-async function buildRegistry(options: ExecuteRunOptions): Promise<Assembled> {
-  const { logger, settings } = options;
-  const promptSections: string[] = [];
-  const events: AgentEvent[] = [];
-  const limits: string[] = [];
-  const builtIn = [writeTodosTool(), proposePlanTool()];
-  const names = new Set(builtIn.map((tool) => tool.name));
-  const run: RunInfo = { ...options.run, reservedToolNames: new Set(names) };
-  const log = { runId: run.runId, sessionId: run.sessionId };
-  // Sources are asked together; their tools are added in the sources' order.
-  const contributions: RunContribution[] = [];
-  const added = await Promise.allSettled((options.toolSources ?? []).map((source) => source(run)));
-  for (const result of added) {
-    // A source may refuse the run itself (a local sandbox outside the user's directory).
-    if (result.status === 'rejected' && result.reason instanceof AgentRunError) throw result.reason;
-    if (result.status === 'rejected') {
-      logger.warn(
-        { ...log, err: result.reason },
-        'a tool source failed; its tools are missing from this run',
-      );
-      continue;
-    }
-    contributions.push(isToolList(result.value) ? { tools: result.value } : result.value);
-  }
-  const unique = (tools: readonly AgentTool[] | undefined, into: AgentTool[]) => {
-    for (const tool of tools ?? []) {
-      if (names.has(tool.name)) {
-        logger.warn({ ...log, tool: tool.name }, 'duplicate tool skipped');
-      } else {
-        names.add(tool.name);
-        into.push(tool);
-      }
-    }
-  };
-  // Fill tools name first (a device tool keeps its name over a source tool's), fit last.
-  const fillTools: AgentTool[] = [];
-  for (const contribution of contributions) unique(contribution.fillTools, fillTools);
-  const sourceTools: AgentTool[] = [];
-  for (const contribution of contributions) {
-    unique(contribution.tools, sourceTools);
-    limits.push(...(contribution.limits ?? []));
-    promptSections.push(...(contribution.promptSections ?? []));
-    events.push(...(contribution.events ?? []));
-  }
-  const { kept, leftOut } = boundRunTools(
-    { builtIn, fill: fillTools, source: sourceTools },
-    settings.maxTools,
-  );
-  const registry = new ToolRegistry();
-  for (const tool of kept) registry.add(tool);
-  const notice = toolsLimitedNotice({ limits, leftOut, maxTools: settings.maxTools });
-  if (notice) {
-    logger.warn({ ...log, limits, toolsLeftOut: leftOut }, 'run tools limited');
-    events.push(notice);
-  }
-  return { registry, promptSections, events };
-}
-
-/** A run's tools, with the prompt sections and opening events its sources contributed. */
-interface Assembled {
-  readonly registry: ToolRegistry;
-  readonly promptSections: readonly string[];
-  readonly events: readonly AgentEvent[];
-}
-
-const isToolList = (value: readonly AgentTool[] | RunContribution): value is readonly AgentTool[] =>
-  Array.isArray(value);

@@ -5,7 +5,13 @@
 export { ConversationRepository, PREVIEW_CHARS } from './conversation-repository.js';
 export { InvalidCursorError } from './list-cursor.js';
 export { UsageRepository, type DayRange } from './usage-repository.js';
-export { AgentRunner, type AgentRunnerOptions, type PreparedRun } from './agent-runner.js';
+export {
+  AgentRunner,
+  type AgentRunnerOptions,
+  type PrepareOptions,
+  type PreparedRun,
+  type RunHostHooks,
+} from './agent-runner.js';
 export {
   runRequest,
   type RunCapabilities,
@@ -13,13 +19,20 @@ export {
   type RunRequest,
   type RunRequestInput,
 } from './run-request.js';
-export type { RunResult } from './execute-run.js';
+export type { ResumeApproval, RunResult } from './run-options.js';
+export { INTERRUPTED_CONTENT } from './run-answer.js';
 export { runToText, type RunText } from './run-to-text.js';
 export { runAgentLoop, type AgentLoopOptions, type TurnBudget } from './agent-loop.js';
 export { ChatMessage } from './chat-message.js';
 export { DEFAULT_CONTEXT_LIMITS, truncate, type ContextLimits } from './context-limits.js';
 export { contextSection, fitHistory, userMessage } from './context.js';
-export { AgentRunError, RUN_ERROR_CODES, SessionBusyError, type RunErrorCode } from './errors.js';
+export {
+  AgentRunError,
+  RUN_ERROR_CODES,
+  RunSuspendedError,
+  SessionBusyError,
+  type RunErrorCode,
+} from './errors.js';
 export {
   createLlmClient,
   DEFAULT_LLM_MAX_RETRIES,
@@ -38,6 +51,8 @@ export {
 export { scrubSecrets, toRunError } from './provider-errors.js';
 export {
   acquireSessionLease,
+  adoptSessionLease,
+  releaseSessionLease,
   DEFAULT_LEASE_TTL_MS,
   sessionLeaseHolder,
   type SessionLease,
@@ -55,6 +70,15 @@ export {
   type SessionRecord,
 } from './session-repository.js';
 export { parseSessionState, SessionState } from './session-state.js';
+export { RunRepository, type StoredRun } from './run-repository.js';
+export {
+  HeldApproval,
+  initialRunState,
+  parseRunState,
+  PendingTurn,
+  RunState,
+  SettledCall,
+} from './run-state.js';
 export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 export {
   availability,

@@ -30,6 +30,7 @@ export function writeTodosTool(): AgentTool {
       'it and completed as soon as it is done. Skip it for simple questions.',
     schema: z.object({ todos: z.array(TodoItem).max(MAX_TODOS) }),
     writes: false,
+    repeatSafe: true,
     modes: ['agent'],
     run({ todos }, context) {
       context.state.todos = todos;
@@ -58,6 +59,7 @@ export function proposePlanTool(): AgentTool {
       steps: z.array(z.string().min(1).max(1_000)).min(1).max(MAX_TODOS),
     }),
     writes: false,
+    repeatSafe: true,
     modes: ['plan'],
     run({ summary, steps }, context) {
       context.state.pendingPlan = { summary, steps };

@@ -15,6 +15,12 @@ const leaseKey = (userId: string, sessionId: string) =>
 export interface SessionLease {
   /** Stops renewing and frees the session (only if this run still holds it). Idempotent. */
   release(): Promise<void>;
+  /**
+   * Stops renewing and leaves the session locked for `holdMs` more (only if this run still
+   * holds it): for whoever continues the run (a worker, a resume) to adopt with
+   * {@link adoptSessionLease}. Idempotent; `release` afterwards does nothing.
+   */
+  handOver(holdMs: number): Promise<void>;
 }
 
 /**
@@ -38,6 +44,39 @@ export async function acquireSessionLease(
 ): Promise<SessionLease | null> {
   const key = leaseKey(userId, sessionId);
   if (!(await store.set(key, runId, { ifAbsent: true, ttlMs }))) return null;
+  return heldLease(store, key, runId, ttlMs, onRenewError);
+}
+
+/**
+ * Takes over the lease of a run that continues here (a background run a worker starts, a
+ * suspended run resumed, a run taken over after its replica died): when the key still names
+ * the run it is renewed from now on, when it expired it is taken again; `null` when another
+ * run of the session holds it (the run cannot continue).
+ */
+export async function adoptSessionLease(
+  store: EphemeralStore,
+  userId: string,
+  sessionId: string,
+  runId: string,
+  ttlMs: number = DEFAULT_LEASE_TTL_MS,
+  onRenewError: (error: unknown) => void = () => {},
+): Promise<SessionLease | null> {
+  const key = leaseKey(userId, sessionId);
+  const holder = await store.get(key);
+  if (holder === runId) await store.set(key, runId, { ttlMs });
+  else if (holder !== null || !(await store.set(key, runId, { ifAbsent: true, ttlMs }))) {
+    return null;
+  }
+  return heldLease(store, key, runId, ttlMs, onRenewError);
+}
+
+function heldLease(
+  store: EphemeralStore,
+  key: string,
+  runId: string,
+  ttlMs: number,
+  onRenewError: (error: unknown) => void,
+): SessionLease {
   const renew = setInterval(
     () => {
       void (async () => {
@@ -54,6 +93,11 @@ export async function acquireSessionLease(
         clearInterval(renew);
         if ((await store.get(key)) === runId) await store.delete(key);
       })()),
+    handOver: (holdMs) =>
+      (released ??= (async () => {
+        clearInterval(renew);
+        if ((await store.get(key)) === runId) await store.set(key, runId, { ttlMs: holdMs });
+      })()),
   };
 }
 
@@ -64,4 +108,15 @@ export function sessionLeaseHolder(
   sessionId: string,
 ): Promise<string | null> {
   return store.get(leaseKey(userId, sessionId));
+}
+
+/** Frees the session when `runId` holds its lease (a suspended run that was cancelled). */
+export async function releaseSessionLease(
+  store: EphemeralStore,
+  userId: string,
+  sessionId: string,
+  runId: string,
+): Promise<void> {
+  const key = leaseKey(userId, sessionId);
+  if ((await store.get(key)) === runId) await store.delete(key);
 }

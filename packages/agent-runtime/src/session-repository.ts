@@ -1,10 +1,14 @@
 import type { ApprovalResultEvent, ConversationMode, TokenUsage } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
 import { ChatMessage } from './chat-message.js';
+import type { RunState } from './run-state.js';
 import { parseSessionState, type SessionState } from './session-state.js';
 
-/** How a run ended, as stored in `agent_runs.status`. */
-export type RunStatus = 'running' | 'done' | 'error' | 'aborted';
+/**
+ * A run's status, as stored in `agent_runs.status`: `running` (a replica or worker holds it),
+ * `suspended` (waiting for approvals, nobody holds it), or how it ended.
+ */
+export type RunStatus = 'running' | 'suspended' | 'done' | 'error' | 'aborted';
 
 /** A session as a run needs it: owner, agent state, the run a resume attaches to. */
 export interface SessionRecord {
@@ -92,24 +96,22 @@ export class SessionRepository {
     messages: readonly ChatMessage[],
   ): Promise<void> {
     if (messages.length === 0) return;
+    // A session the client did not name gets the start of its first user message as title.
+    const first = messages.find((m) => m.role === 'user' && m.content.trim() !== '');
+    const title = first?.content ? titleFrom(first.content) : null;
     // One statement, so atomic without a transaction: numbered after the current last message.
     await this.db.query(
-      `INSERT INTO agent_messages (user_id, session_id, seq, run_id, message)
-       SELECT $1, $2, last.seq + m.ord::int, $3, m.message
-       FROM (SELECT COALESCE(MAX(seq), 0)::int AS seq FROM agent_messages
-              WHERE user_id = $1 AND session_id = $2) last,
-            jsonb_array_elements($4::jsonb) WITH ORDINALITY AS m(message, ord)`,
-      [session.userId, session.sessionId, runId, JSON.stringify(messages)],
+      `WITH appended AS (
+         INSERT INTO agent_messages (user_id, session_id, seq, run_id, message)
+         SELECT $1, $2, last.seq + m.ord::int, $3, m.message
+         FROM (SELECT COALESCE(MAX(seq), 0)::int AS seq FROM agent_messages
+                WHERE user_id = $1 AND session_id = $2) last,
+              jsonb_array_elements($4::jsonb) WITH ORDINALITY AS m(message, ord)
+       )
+       UPDATE agent_sessions SET title = $5
+        WHERE user_id = $1 AND session_id = $2 AND title IS NULL AND $5::text IS NOT NULL`,
+      [session.userId, session.sessionId, runId, JSON.stringify(messages), title],
     );
-    const first = messages.find((m) => m.role === 'user' && m.content.trim() !== '');
-    if (first?.content) {
-      // A session the client did not name gets the start of its first user message as title.
-      await this.db.query(
-        `UPDATE agent_sessions SET title = $3
-         WHERE user_id = $1 AND session_id = $2 AND title IS NULL`,
-        [session.userId, session.sessionId, titleFrom(first.content)],
-      );
-    }
   }
 
   /** Records how an approval ended, so the stored conversation shows it beside the call. */
@@ -136,6 +138,67 @@ export class SessionRepository {
     );
   }
 
+  /**
+   * Stores one step of a run in one statement: the step's messages after the last one, the
+   * session's agent state, and the run's resumable state (`agent_runs.state`), so a run taken
+   * over or resumed elsewhere continues from exactly what is stored.
+   */
+  async commitStep(
+    run: SessionKey & { readonly runId: string },
+    messages: readonly ChatMessage[],
+    state: SessionState,
+    runState: RunState,
+  ): Promise<void> {
+    await this.db.query(
+      `WITH appended AS (
+         INSERT INTO agent_messages (user_id, session_id, seq, run_id, message)
+         SELECT $1, $2, last.seq + m.ord::int, $3, m.message
+         FROM (SELECT COALESCE(MAX(seq), 0)::int AS seq FROM agent_messages
+                WHERE user_id = $1 AND session_id = $2) last,
+              jsonb_array_elements($4::jsonb) WITH ORDINALITY AS m(message, ord)
+       ), session AS (
+         UPDATE agent_sessions SET state = $5, updated_at = now()
+          WHERE user_id = $1 AND session_id = $2
+       )
+       UPDATE agent_runs SET state = $6 WHERE run_id = $3`,
+      [
+        run.userId,
+        run.sessionId,
+        run.runId,
+        JSON.stringify(messages),
+        JSON.stringify(state),
+        JSON.stringify(runState),
+      ],
+    );
+  }
+
+  /**
+   * Records the run as suspended, in one statement: the session's agent state and the run's
+   * state with its pending turn (`status` from `running` to `suspended`).
+   */
+  async suspendRun(
+    run: SessionKey & { readonly runId: string },
+    state: SessionState,
+    runState: RunState,
+  ): Promise<void> {
+    await this.db.query(
+      `WITH session AS (
+         UPDATE agent_sessions SET state = $3, updated_at = now()
+          WHERE user_id = $1 AND session_id = $2
+       )
+       UPDATE agent_runs SET status = 'suspended', state = $5 WHERE run_id = $4`,
+      [run.userId, run.sessionId, JSON.stringify(state), run.runId, JSON.stringify(runState)],
+    );
+  }
+
+  /** Whether the run stored any message yet (its user message comes first). */
+  async hasRunMessages(runId: string): Promise<boolean> {
+    const { rows } = await this.db.query('SELECT 1 FROM agent_messages WHERE run_id = $1 LIMIT 1', [
+      runId,
+    ]);
+    return rows.length > 0;
+  }
+
   async saveState(session: SessionKey, state: SessionState): Promise<void> {
     await this.db.query(
       `UPDATE agent_sessions SET state = $3, updated_at = now()
@@ -147,7 +210,9 @@ export class SessionRepository {
   /**
    * Records a new run and makes it the one a resumed stream of the session attaches to. The
    * caller holds the session's lease, so a run of the session still marked `running` belongs to
-   * a replica that died mid-run: it is recorded as aborted (`replica_lost`) in the same statement.
+   * a replica that died mid-run and was not taken over: it is recorded as aborted
+   * (`replica_lost`) in the same statement. `request` (the run's settings) and the initial
+   * `state` are what a takeover or a resume reads back (`RunRepository`).
    */
   async startRun(run: {
     runId: string;
@@ -155,22 +220,40 @@ export class SessionRepository {
     userId: string;
     mode: ConversationMode;
     model?: string;
+    request?: unknown;
+    state?: RunState;
+    background?: boolean;
   }): Promise<void> {
     await this.db.query(
       `WITH stale AS (
-         UPDATE agent_runs SET status = 'aborted', error_code = 'replica_lost', ended_at = now()
-          WHERE user_id = $3 AND session_id = $2 AND status = 'running'
+         UPDATE agent_runs SET status = 'aborted', error_code = 'replica_lost', ended_at = now(),
+                request = NULL
+          WHERE user_id = $3 AND session_id = $2 AND status IN ('running', 'suspended')
        ), run AS (
-         INSERT INTO agent_runs (run_id, session_id, user_id, mode, model, status)
-         VALUES ($1, $2, $3, $4, $5, 'running')
+         INSERT INTO agent_runs (run_id, session_id, user_id, mode, model, status, request, state,
+                                 background)
+         VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8)
        )
        UPDATE agent_sessions SET last_run_id = $1, updated_at = now()
         WHERE user_id = $3 AND session_id = $2`,
-      [run.runId, run.sessionId, run.userId, run.mode, run.model ?? null],
+      [
+        run.runId,
+        run.sessionId,
+        run.userId,
+        run.mode,
+        run.model ?? null,
+        run.request === undefined ? null : JSON.stringify(run.request),
+        run.state ? JSON.stringify(run.state) : null,
+        run.background ?? false,
+      ],
     );
   }
 
-  /** Records how the run ended and the tokens its model requests reported (`GET /api/usage`). */
+  /**
+   * Records how the run ended and the tokens its model requests reported (`GET /api/usage`);
+   * the run's stored settings (its model key among them) are dropped: an ended run is never
+   * resumed.
+   */
   async finishRun(
     runId: string,
     status: RunStatus,
@@ -179,7 +262,7 @@ export class SessionRepository {
   ): Promise<void> {
     await this.db.query(
       `UPDATE agent_runs SET status = $2, error_code = $3, ended_at = now(),
-         prompt_tokens = $4, completion_tokens = $5
+         prompt_tokens = $4, completion_tokens = $5, request = NULL
        WHERE run_id = $1`,
       [runId, status, errorCode ?? null, usage?.prompt_tokens ?? 0, usage?.completion_tokens ?? 0],
     );

@@ -1,4 +1,5 @@
 import type { ToolMessage } from './chat-message.js';
+import type { HeldApproval } from './run-state.js';
 import { truncate } from './context-limits.js';
 import { Semaphore } from './semaphore.js';
 import type { AssembledToolCall } from './tool-call-accumulator.js';
@@ -22,10 +23,15 @@ export interface ToolCallsOptions extends Omit<ExecuteOptions, 'slot'> {
   readonly maxResultChars: number;
 }
 
-/** The turn's tool messages, in the model's order of calls, and whether a tool ended the run. */
+/**
+ * The turn's tool messages, in the model's order of calls, and whether a tool ended the run.
+ * When calls are held for approvals while the run suspends, `held` maps their ids to the
+ * approvals' request ids and `messages` has only the other calls' messages.
+ */
 export interface ToolCallsOutcome {
   readonly messages: ToolMessage[];
   readonly endRun: boolean;
+  readonly held?: Readonly<Record<string, HeldApproval>>;
 }
 
 /**
@@ -47,13 +53,23 @@ export async function runToolCalls(
 ): Promise<ToolCallsOutcome> {
   const outputs =
     options.maxParallel > 1 ? await concurrently(calls, options) : await oneByOne(calls, options);
+  const held: Record<string, HeldApproval> = {};
+  const messages: ToolMessage[] = [];
+  for (const [i, call] of calls.entries()) {
+    const output = outputs[i]!;
+    if (output.heldFor !== undefined) held[call.id] = output.heldFor;
+    else {
+      messages.push({
+        role: 'tool',
+        tool_call_id: call.id,
+        content: truncate(output.content, options.maxResultChars),
+      });
+    }
+  }
   return {
-    messages: calls.map((call, i) => ({
-      role: 'tool',
-      tool_call_id: call.id,
-      content: truncate(outputs[i]!.content, options.maxResultChars),
-    })),
+    messages,
     endRun: outputs.some((output) => output.endRun === true),
+    ...(Object.keys(held).length > 0 ? { held } : {}),
   };
 }
 

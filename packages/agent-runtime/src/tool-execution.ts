@@ -1,4 +1,5 @@
 import type { AgentEvent } from '@agent-backend/protocol';
+import type { HeldApproval } from './run-state.js';
 import type { Release } from './semaphore.js';
 import type { AssembledToolCall } from './tool-call-accumulator.js';
 import {
@@ -19,9 +20,14 @@ export interface PendingToolCall {
   readonly context: ToolContext;
 }
 
-/** What the hook decided: run (possibly with edited arguments) or skip with a message for the model. */
+/**
+ * What the hook decided: run (possibly with edited arguments), skip with a message for the
+ * model, or hold: the call waits for an approval (`requestId`) while the run suspends.
+ */
 export type ToolCallDecision =
-  { action: 'run'; args: Record<string, unknown> } | { action: 'skip'; message: string };
+  | { action: 'run'; args: Record<string, unknown> }
+  | { action: 'skip'; message: string }
+  | { action: 'hold'; approval: HeldApproval };
 
 /**
  * The one point before any tool executes (human-in-the-loop approval plugs in here). Called
@@ -43,6 +49,12 @@ export interface ExecuteOptions {
   readonly beforeToolCall?: BeforeToolCall;
   /** Absent: the tool executes as soon as the hook lets it. */
   readonly slot?: ToolSlot;
+  /**
+   * Resolves once the events sent so far are durable (the run log): awaited after `tool_call`
+   * and before the tool executes, so a run taken over after a crash knows every call that may
+   * have started. @default none
+   */
+  readonly durable?: () => Promise<void>;
   emit(event: AgentEvent): void;
 }
 
@@ -58,9 +70,31 @@ function parseArgs(raw: string): Record<string, unknown> | null {
   }
 }
 
+/** A call's outcome: its output, or the approval it is held for while the run suspends. */
+export type CallOutcome = ToolOutput & { readonly heldFor?: HeldApproval };
+
 /** The tool message of a call the run's abort stopped (or kept from starting). */
 export const CANCELLED_CONTENT = 'Cancelled: the run was stopped.';
 const CANCELLED: ToolOutput = { content: CANCELLED_CONTENT, isError: true };
+
+/**
+ * Executes `tool` with `args` (a call cleared to run), the run's abort stopping the wait: the
+ * same path a call takes in {@link executeToolCall} once the hook let it run.
+ */
+export async function runTool(
+  tool: AgentTool,
+  args: Record<string, unknown>,
+  context: ToolContext,
+): Promise<ToolOutput> {
+  if (context.signal.aborted) return CANCELLED;
+  try {
+    const result = await Promise.race([tool.execute(args, context), whenAborted(context.signal)]);
+    return result ?? CANCELLED;
+  } catch (error) {
+    const message = error instanceof Error ? error.message : 'unknown error';
+    return { content: `The tool failed: ${message}`, isError: true };
+  }
+}
 
 /** Resolves with `undefined` when the signal aborts, so a tool that ignores it cannot hang the run. */
 function whenAborted(signal: AbortSignal): Promise<undefined> {
@@ -78,7 +112,7 @@ function whenAborted(signal: AbortSignal): Promise<undefined> {
 export function executeToolCall(
   call: AssembledToolCall,
   options: ExecuteOptions,
-): Promise<ToolOutput> {
+): Promise<CallOutcome> {
   return traced(
     `execute_tool ${call.name}`,
     { 'gen_ai.operation.name': 'execute_tool', 'gen_ai.tool.name': call.name },
@@ -88,11 +122,14 @@ export function executeToolCall(
   );
 }
 
-async function toolCall(call: AssembledToolCall, options: ExecuteOptions): Promise<ToolOutput> {
+async function toolCall(call: AssembledToolCall, options: ExecuteOptions): Promise<CallOutcome> {
   const { context, emit } = options;
   const args = parseArgs(call.arguments);
   emit({ type: 'tool_call', tool_name: call.name, tool_args: args ?? {}, tool_call_id: call.id });
+  await options.durable?.();
   const output = await outcome(call, args, options);
+  // A held call has no result yet: it gets one when the run resumes.
+  if (output.heldFor !== undefined) return output;
   emit({
     type: 'tool_result',
     tool_name: call.name,
@@ -107,7 +144,7 @@ async function toolCall(call: AssembledToolCall, options: ExecuteOptions): Promi
     call: AssembledToolCall,
     args: Record<string, unknown> | null,
     { registry, beforeToolCall, slot }: ExecuteOptions,
-  ): Promise<ToolOutput> {
+  ): Promise<CallOutcome> {
     const tool = registry.get(call.name);
     if (!tool) return { content: `Unknown tool "${call.name}".`, isError: true };
     const allowed = availability(tool, context.mode);
@@ -131,6 +168,7 @@ async function toolCall(call: AssembledToolCall, options: ExecuteOptions): Promi
         return { content: `The call could not be cleared to run: ${message}`, isError: true };
       }
       if (decision.action === 'skip') return { content: decision.message, isError: true };
+      if (decision.action === 'hold') return { content: '', heldFor: decision.approval };
       runArgs = decision.args;
     }
     const release = slot ? await slot(tool) : undefined;
@@ -139,14 +177,7 @@ async function toolCall(call: AssembledToolCall, options: ExecuteOptions): Promi
       return CANCELLED;
     }
     try {
-      const result = await Promise.race([
-        tool.execute(runArgs, context),
-        whenAborted(context.signal),
-      ]);
-      return result ?? CANCELLED;
-    } catch (error) {
-      const message = error instanceof Error ? error.message : 'unknown error';
-      return { content: `The tool failed: ${message}`, isError: true };
+      return await runTool(tool, runArgs, context);
     } finally {
       release?.();
     }

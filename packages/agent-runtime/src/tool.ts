@@ -55,6 +55,13 @@ export interface AgentTool {
    * @default true
    */
   readonly parallelSafe?: boolean;
+  /**
+   * Whether a call may run again when the run is taken over after its replica died while the
+   * call was in flight (reads and the run's own bookkeeping: todos, knowledge, memory and web
+   * search, read-only SaaS calls). Otherwise such a call is reported to the model as
+   * interrupted, never run twice silently (node tools, code execution, writes). @default false
+   */
+  readonly repeatSafe?: boolean;
   execute(args: Record<string, unknown>, context: ToolContext): Promise<ToolOutput>;
 }
 
@@ -65,6 +72,11 @@ export interface RunInfo {
   readonly runId: string;
   readonly request: RunRequest;
   readonly signal: AbortSignal;
+  /**
+   * Aborted when the run should suspend rather than hold its server (see `RunHostHooks`): a
+   * hook waiting for an approval then holds the call (`{ action: 'hold' }`). Absent: never.
+   */
+  readonly suspend?: AbortSignal;
   /**
    * The user's earlier messages of the session, oldest first, without the run's own message
    * (skills matching reads the latest few). From the conversation the run reads once anyway;

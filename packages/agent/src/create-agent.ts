@@ -6,7 +6,7 @@ import {
 } from '@agent-backend/agent-runtime';
 import type { Config } from '@agent-backend/config';
 import type { Engines } from '@agent-backend/engines';
-import { createApprovalHook } from '@agent-backend/hitl';
+import { createApprovalHook, createResumeApproval } from '@agent-backend/hitl';
 import { knowledgeCapability, type KnowledgeSearcher } from '@agent-backend/knowledge';
 import type { Logger } from '@agent-backend/logger';
 import { mcpToolsCapability } from '@agent-backend/mcp-tools';
@@ -115,6 +115,12 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     logger,
     metrics,
   });
+  const approvals = {
+    ephemeral,
+    bus: engines.bus,
+    logger,
+    ...(metrics.enabled ? { metrics: metrics.hitl } : {}),
+  };
   const runner = new AgentRunner({
     db,
     ephemeral,
@@ -122,12 +128,9 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
     settings: settings.runner,
     toolSources: [...capabilities.map((c) => c.source), ...(options.toolSources ?? [])],
     // Human-in-the-loop approval (docs/hitl.md); a no-op for runs without approval rules.
-    beforeToolCall: createApprovalHook({
-      ephemeral,
-      bus: engines.bus,
-      logger,
-      ...(metrics.enabled ? { metrics: metrics.hitl } : {}),
-    }),
+    beforeToolCall: createApprovalHook(approvals),
+    // The same, for calls held while their run was suspended (docs/hitl.md).
+    resumeApproval: createResumeApproval(approvals),
     modelUrlGuard,
     ...(tokenBudget ? { tokenBudget } : {}),
     ...(metrics.enabled ? { metrics: metrics.agent } : {}),

@@ -8,6 +8,11 @@ export interface AgentServiceSettings {
   /** An SSE stream whose client took nothing for this long is ended. */
   readonly sseStallTimeoutMs: number;
   readonly disconnectGraceMs: number;
+  /** `AGENT_SUSPEND_AFTER_MS`; absent: a listening client keeps a waiting run held. */
+  readonly suspendAfterMs?: number;
+  /** Runs whose replica died are taken over (`AGENT_TAKEOVER`). */
+  readonly takeover: boolean;
+  readonly takeoverCheckMs: number;
 }
 
 /** Maps the validated `AGENT_*` configuration (packages/config) to the runtime's settings. */
@@ -25,5 +30,10 @@ export function agentSettings(config: Config): AgentServiceSettings {
     keepaliveMs: config.AGENT_KEEPALIVE_MS,
     sseStallTimeoutMs: config.AGENT_SSE_STALL_TIMEOUT_MS,
     disconnectGraceMs: config.AGENT_DISCONNECT_GRACE_MS,
+    ...(config.AGENT_SUSPEND_AFTER_MS !== undefined
+      ? { suspendAfterMs: config.AGENT_SUSPEND_AFTER_MS }
+      : {}),
+    takeover: config.AGENT_TAKEOVER,
+    takeoverCheckMs: config.AGENT_TAKEOVER_CHECK_MS,
   };
 }

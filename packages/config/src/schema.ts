@@ -472,7 +472,37 @@ export const EnvSchema = z.object({
     .int()
     .min(0)
     .default(10_000)
-    .describe('how long a run outlives its last SSE client before it is aborted (0: at once)'),
+    .describe(
+      'how long a run outlives its last SSE client before it is aborted (0: at once); a run waiting for approvals then suspends instead',
+    ),
+  AGENT_SUSPEND_AFTER_MS: z
+    .preprocess(
+      (v) => (typeof v === 'string' && v.trim() === '' ? undefined : v),
+      z.coerce.number().int().min(0).optional(),
+    )
+    .describe(
+      "a run waiting this long for approvals suspends even while its client listens: the stream ends with the `suspended` event and the run is stored until a decision or the timeout resumes it (see [`hitl.md`](hitl.md#suspended-runs)); set it only when your clients know `suspended`. Unset: a listening client's stream stays open until the decision or the timeout, as before (runs whose client left, background runs and runs on a draining replica suspend in any case)",
+    ),
+  AGENT_TAKEOVER: booleanStringDefaultTrue.describe(
+    'a run whose replica died (SIGKILL, OOM, lost node; its session lease expired) is taken over by a worker from its last stored step: completed model turns and tool calls are not repeated, a call in flight runs again only when its tool is safe to repeat and is otherwise reported to the model as interrupted. `false`: such runs end with `run_lost`, as before',
+  ),
+  AGENT_TAKEOVER_CHECK_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(10_000)
+    .describe(
+      'how often each worker looks for runs whose replica died (their lease expired) to take them over (with `AGENT_TAKEOVER`)',
+    ),
+  AGENT_RUN_JOBS_CONCURRENCY: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(1_000)
+    .default(50)
+    .describe(
+      'agent runs one worker executes at once from the `agent-runs` queue: background runs, suspended runs resumed, runs taken over (worker)',
+    ),
   AGENT_SESSION_LEASE_MS: z.coerce
     .number()
     .int()

@@ -1,5 +1,11 @@
 import { randomUUID } from 'node:crypto';
-import type { BeforeToolCall, RunInfo, ToolCallDecision } from '@agent-backend/agent-runtime';
+import type {
+  BeforeToolCall,
+  PendingToolCall,
+  ResumeApproval,
+  RunInfo,
+  ToolCallDecision,
+} from '@agent-backend/agent-runtime';
 import type { Bus } from '@agent-backend/bus';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { Logger } from '@agent-backend/logger';
@@ -40,6 +46,7 @@ export function createApprovalHook(
     return async (call) => {
       const policy = approvalPolicy(config, call.name);
       if (!policy.interrupt) return { action: 'run', args: call.args };
+      const now = Date.now();
       const record: ApprovalRecord = {
         requestId: `apr_${randomUUID().replace(/-/g, '')}`,
         userId: run.userId,
@@ -50,7 +57,8 @@ export function createApprovalHook(
         args: call.args,
         allowedDecisions: [...policy.allowedDecisions],
         parameters: call.tool.parameters,
-        expiresAt: Date.now() + policy.timeoutMs,
+        createdAt: now,
+        expiresAt: now + policy.timeoutMs,
       };
       try {
         await store.create(record);
@@ -68,29 +76,73 @@ export function createApprovalHook(
         allowed_decisions: record.allowedDecisions,
         expires_at: new Date(record.expiresAt).toISOString(),
       });
-      const resolution = await waitForResolution(
-        store,
-        options.bus,
-        record,
-        call.context.signal,
-        options.pollMs,
-      );
-      const outcome: ApprovalOutcome =
-        resolution.outcome === 'orphaned' ? 'cancelled' : resolution.outcome;
-      options.metrics?.resolved(outcome);
-      const decision = toDecision(record, resolution, policy.timeoutMs);
-      call.context.emit({
-        type: 'approval_result',
-        request_id: record.requestId,
-        tool_call_id: call.id,
-        tool_name: call.name,
-        outcome,
-        ...(decision.action === 'run' ? { tool_args: decision.args } : {}),
-        ...(resolution.message !== undefined ? { message: resolution.message } : {}),
-      });
-      return decision;
+      return settle(options, store, run, call, record);
     };
   };
+}
+
+/**
+ * The same hook for a call held while its run was suspended, when the run resumes (on any
+ * replica or a worker): its outcome if one was written (a decision, the timeout), else it waits
+ * again like a fresh approval, and holds again if the run is asked to suspend. An approval whose
+ * record is gone (Redis lost it) refuses the call: it fails closed.
+ */
+export function createResumeApproval(
+  options: ApprovalHookOptions,
+): (run: RunInfo) => ResumeApproval | undefined {
+  const store = new ApprovalStore(options.ephemeral);
+  return (run) => async (call) => {
+    const record = await store.get(call.requestId).catch(() => null);
+    if (!record || record.runId !== run.runId) {
+      return {
+        action: 'skip',
+        message: 'The approval of this call is no longer known; it did not run.',
+      };
+    }
+    return settle(options, store, run, call, record);
+  };
+}
+
+/** Waits for the approval's outcome and announces it; holds the call when the run suspends. */
+async function settle(
+  options: ApprovalHookOptions,
+  store: ApprovalStore,
+  run: RunInfo,
+  call: PendingToolCall,
+  record: ApprovalRecord,
+): Promise<ToolCallDecision> {
+  const resolution = await waitForResolution(
+    store,
+    options.bus,
+    record,
+    call.context.signal,
+    options.pollMs,
+    run.suspend,
+  );
+  if (!resolution) {
+    return {
+      action: 'hold',
+      approval: {
+        request_id: record.requestId,
+        expires_at: new Date(record.expiresAt).toISOString(),
+      },
+    };
+  }
+  const outcome: ApprovalOutcome =
+    resolution.outcome === 'orphaned' ? 'cancelled' : resolution.outcome;
+  options.metrics?.resolved(outcome);
+  const timeoutMs = record.expiresAt - (record.createdAt ?? record.expiresAt - 60_000);
+  const decision = toDecision(record, resolution, timeoutMs);
+  call.context.emit({
+    type: 'approval_result',
+    request_id: record.requestId,
+    tool_call_id: call.id,
+    tool_name: call.name,
+    outcome,
+    ...(decision.action === 'run' ? { tool_args: decision.args } : {}),
+    ...(resolution.message !== undefined ? { message: resolution.message } : {}),
+  });
+  return decision;
 }
 
 /** What the loop does with the outcome; every refusal is a tool message the model reads. */

@@ -22,6 +22,8 @@ export const ApprovalRecord = z.object({
   parameters: z.record(z.string(), z.unknown()),
   /** Epoch milliseconds. */
   expiresAt: z.number(),
+  /** Epoch milliseconds; absent in records stored before it was (read as `expiresAt - 60 s`). */
+  createdAt: z.number().optional(),
 });
 export type ApprovalRecord = z.infer<typeof ApprovalRecord>;
 

@@ -7,7 +7,11 @@ export {
   resolvedChannel,
 } from './approval-store.js';
 export { waitForResolution, DEFAULT_POLL_MS } from './wait-for-resolution.js';
-export { createApprovalHook, type ApprovalHookOptions } from './approval-hook.js';
+export {
+  createApprovalHook,
+  createResumeApproval,
+  type ApprovalHookOptions,
+} from './approval-hook.js';
 export {
   DecisionService,
   DecisionError,

@@ -45,6 +45,17 @@ export interface DecisionServiceOptions {
   readonly ephemeral: EphemeralStore;
   readonly bus: Bus;
   readonly db: Database;
+  /**
+   * Asks for a suspended run to be resumed (a job on the worker role), after a decision on one
+   * of its approvals was written; the job resumes it once every held call has an outcome.
+   * Absent: decisions on suspended runs are written and wait for their timeout jobs.
+   */
+  readonly resume?: (runId: string) => Promise<void>;
+  /**
+   * Runs whose replica died are taken over (`AGENT_TAKEOVER`): a decision on such a run is
+   * taken and waits for the new holder instead of answering `approval_orphaned`.
+   */
+  readonly takeover?: boolean;
 }
 
 /**
@@ -75,6 +86,7 @@ export class DecisionService {
     await this.ensureOpen(record);
     if (!(await this.store.resolve(record, resolutionOf(body)))) await this.ensureOpen(record);
     await this.options.bus.publish(resolvedChannel(requestId), 1).catch(() => undefined);
+    await this.resumeIfSuspended(record.runId);
     return { request_id: requestId, decision: body.decision, status: 'accepted' };
   }
 
@@ -121,6 +133,7 @@ export class DecisionService {
     await Promise.all(
       accepted.map((id) => this.options.bus.publish(resolvedChannel(id), 1).catch(() => undefined)),
     );
+    if (accepted.length > 0) await this.resumeIfSuspended(runId);
     if (lost) {
       const outcome = (await this.store.resolution(lost.record.requestId))?.outcome ?? 'cancelled';
       throw new DecisionError(
@@ -140,18 +153,30 @@ export class DecisionService {
     };
   }
 
+  /** A suspended run waits for a job to resume it; a running one picked the decision up. */
+  private async resumeIfSuspended(runId: string): Promise<void> {
+    if (!this.options.resume) return;
+    const run = await this.sessions.findRun(runId);
+    if (run?.status === 'suspended') await this.options.resume(runId);
+  }
+
   private async ensureOpen(record: ApprovalRecord): Promise<void> {
     const existing = await this.store.resolution(record.requestId);
     if (existing) throw closed(existing.outcome);
     if (Date.now() >= record.expiresAt) throw closed('timed_out');
     if (await this.store.isWaiting(record.requestId)) return;
+    // A suspended run waits in the store, not on a replica: the decision resumes it.
+    const owner = await this.sessions.findRun(record.runId);
+    if (owner?.status === 'suspended') return;
+    // A running run whose replica died is taken over from its last step, approvals included.
+    if (owner?.status === 'running' && this.options.takeover) return;
     if (!(await this.store.resolve(record, { outcome: 'orphaned' }))) {
       const raced = await this.store.resolution(record.requestId);
       if (raced?.outcome !== 'orphaned') throw closed(raced?.outcome ?? 'cancelled');
     }
-    const run = await this.sessions.findRun(record.runId);
-    if (run?.status === 'running')
+    if (owner?.status === 'running') {
       await this.sessions.finishRun(record.runId, 'aborted', REPLICA_LOST);
+    }
     throw new DecisionError(
       'approval_orphaned',
       'the run waiting for this approval is gone (its server stopped); the call did not run',

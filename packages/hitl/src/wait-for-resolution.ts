@@ -10,7 +10,8 @@ import {
 export const DEFAULT_POLL_MS = 1_000;
 
 /**
- * Waits on the replica holding the stream until the approval has an outcome. The bus message
+ * Waits on the replica holding the stream until the approval has an outcome, or until
+ * `suspend` aborts (the run suspends): then `null`, with no outcome written. The bus message
  * of the deciding replica only wakes it early (the bus is at-most-once); the resolution key is
  * re-read on every wake and every `pollMs`, so a lost message costs at most `pollMs`.
  *
@@ -23,7 +24,8 @@ export async function waitForResolution(
   record: ApprovalRecord,
   signal: AbortSignal,
   pollMs: number = DEFAULT_POLL_MS,
-): Promise<ApprovalResolution> {
+  suspend?: AbortSignal,
+): Promise<ApprovalResolution | null> {
   let woken = false;
   let wake = () => {
     woken = true;
@@ -47,10 +49,12 @@ export async function waitForResolution(
         if (written) return final;
         continue;
       }
+      if (suspend?.aborted) return null;
       await new Promise<void>((resolve) => {
         const done = () => {
           clearTimeout(timer);
           signal.removeEventListener('abort', done);
+          suspend?.removeEventListener('abort', done);
           resolve();
         };
         const timer = setTimeout(
@@ -58,6 +62,7 @@ export async function waitForResolution(
           Math.min(pollMs, Math.max(1, record.expiresAt - Date.now())),
         );
         signal.addEventListener('abort', done, { once: true });
+        suspend?.addEventListener('abort', done, { once: true });
         if (woken) done();
         wake = done;
       });

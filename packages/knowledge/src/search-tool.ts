@@ -62,6 +62,7 @@ export function searchKnowledgeBaseTool(
       'the text would use, or describe what you are looking for.',
     schema: SearchKnowledgeBaseArgs,
     writes: false,
+    repeatSafe: true,
     async run(args, context) {
       const hits = await search(
         { userId, knowledgeBaseIds, query: args.query, limit: args.limit },

@@ -42,6 +42,7 @@ export function memoryTools(repository: MemoryRepository, scope: MemoryToolsScop
         'Use it when the answer may depend on something the user told you before.',
       schema: MemorySearchArgs,
       writes: false,
+      repeatSafe: true,
       async run(args, context) {
         const hits = await repository.search(userId, args.query, {
           limit: args.limit,

@@ -27,8 +27,8 @@ export interface HttpMetrics {
 /** The `route` label of a request that matched no route (404s of unknown paths, probes). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** How a run ended (`RunResult.status` of the agent runtime). */
-export type RunOutcome = 'done' | 'error' | 'aborted';
+/** How a run ended, or that it suspended (`RunResult.status` of the agent runtime). */
+export type RunOutcome = 'done' | 'error' | 'aborted' | 'suspended';
 
 export interface AgentMetrics {
   /** A run starts; call the returned function once, when it ended. */

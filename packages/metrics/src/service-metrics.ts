@@ -60,7 +60,7 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
 
   const runs = new Counter({
     name: 'agent_runs_total',
-    help: 'Agent runs by mode and outcome (done, error, aborted)',
+    help: 'Agent runs by mode and outcome (done, error, aborted, suspended)',
     labelNames: ['mode', 'outcome'] as const,
     registers,
   });

@@ -218,6 +218,30 @@ export const ErrorEvent = z.object({
 });
 export type ErrorEvent = z.infer<typeof ErrorEvent>;
 
+/** An approval a suspended run waits for (see {@link SuspendedEvent}). */
+export const SuspendedApproval = z.object({
+  request_id: z.string().min(1),
+  tool_call_id: z.string(),
+  tool_name: z.string(),
+  /** ISO 8601: the approval's timeout, as in its `approval_request`. */
+  expires_at: z.string(),
+});
+export type SuspendedApproval = z.infer<typeof SuspendedApproval>;
+
+/**
+ * The run waits for decisions on `approvals` and no server holds it any more (not in the spec):
+ * it is stored, and this stream ends here. A decision posted later (to any API replica) resumes
+ * it; its events then continue in `GET /api/agent/runs/:run_id/stream` after this event's id.
+ * Sent to a listening client only when the operator set `AGENT_SUSPEND_AFTER_MS`; a run whose
+ * client left, a background run and a run on a draining replica suspend in any case.
+ */
+export const SuspendedEvent = z.object({
+  type: z.literal('suspended'),
+  run_id: z.string().min(1),
+  approvals: z.array(SuspendedApproval),
+});
+export type SuspendedEvent = z.infer<typeof SuspendedEvent>;
+
 /** Any event of the agent stream, selected by `type`. */
 export const AgentEvent = z.discriminatedUnion('type', [
   SessionEvent,
@@ -231,6 +255,7 @@ export const AgentEvent = z.discriminatedUnion('type', [
   SkillsEvent,
   NoticeEvent,
   CredentialsRefreshedEvent,
+  SuspendedEvent,
   DoneEvent,
   ErrorEvent,
 ]);

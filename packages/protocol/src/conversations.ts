@@ -148,8 +148,11 @@ export type MessageList = z.infer<typeof MessageList>;
 export const RunParams = z.object({ run_id: z.string().min(1).max(200) });
 export type RunParams = z.infer<typeof RunParams>;
 
-/** How a run ended (`running` while it goes on), as stored. */
-export const RunStatus = z.enum(['running', 'done', 'error', 'aborted']);
+/**
+ * How a run ended (`running` while it goes on; `suspended` while it waits for approvals with no
+ * server holding it), as stored.
+ */
+export const RunStatus = z.enum(['running', 'suspended', 'done', 'error', 'aborted']);
 export type RunStatus = z.infer<typeof RunStatus>;
 
 /** 200 answer of `GET /api/agent/runs/:run_id` and of cancelling one. Times are ISO 8601. */

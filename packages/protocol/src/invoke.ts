@@ -75,6 +75,12 @@ export const HitlDecision = z.enum(['approve', 'edit', 'reject']);
 export type HitlDecision = z.infer<typeof HitlDecision>;
 
 /**
+ * Longest approval timeout, in seconds: 7 days. A run waiting longer than its client stays
+ * suspends (docs/hitl.md), so the wait holds no server.
+ */
+export const MAX_APPROVAL_TIMEOUT_S = 7 * 24 * 3600;
+
+/**
  * HITL settings of one tool (spec 2.5). `requires_interrupt` and `timeout` are left unset when
  * omitted (no default here) because they inherit the config's `default_requires_interrupt` and
  * `default_timeout`, which a nested default could not see.
@@ -85,8 +91,8 @@ export const HitlToolConfig = z.object({
   requires_interrupt: z.boolean().optional(),
   /** @default ['approve', 'edit', 'reject'] */
   allowed_decisions: z.array(HitlDecision).min(1).default(['approve', 'edit', 'reject']),
-  /** Seconds to wait for a decision. */
-  timeout: z.number().positive().optional(),
+  /** Seconds to wait for a decision, at most 7 days (604800). */
+  timeout: z.number().positive().max(MAX_APPROVAL_TIMEOUT_S).optional(),
 });
 export type HitlToolConfig = z.infer<typeof HitlToolConfig>;
 
@@ -101,8 +107,8 @@ export const HitlConfig = z.object({
   default_requires_interrupt: z.boolean().default(true),
   /** Tools that run without interruption. @default [] */
   allowlist: z.array(z.string()).default([]),
-  /** Seconds. @default 60 */
-  default_timeout: z.number().positive().default(60),
+  /** Seconds, at most 7 days (604800). @default 60 */
+  default_timeout: z.number().positive().max(MAX_APPROVAL_TIMEOUT_S).default(60),
 });
 export type HitlConfig = z.infer<typeof HitlConfig>;
 
@@ -194,6 +200,12 @@ export const InvokeRequest = z
     /** @default [] */
     chat_attachments: z.array(ChatAttachment).default([]),
     hitl_config: HitlConfig.optional(),
+    /**
+     * Not in the spec: run without a stream. The answer is 202 {@link BackgroundRunAccepted};
+     * the run executes on a worker and its events are read (and re-read) with
+     * `GET /api/agent/runs/:run_id/stream`. @default false
+     */
+    background: z.boolean().optional(),
   })
   .superRefine((value, ctx) => {
     const seen = new Set<string>();
@@ -217,4 +229,11 @@ export const InvokeRequest = z
     }
   });
 export type InvokeRequest = z.infer<typeof InvokeRequest>;
+
+/** 202 answer of `POST /api/agent/invoke` with `background: true`. */
+export const BackgroundRunAccepted = z.object({
+  run_id: z.string().min(1),
+  session_id: z.string().min(1),
+});
+export type BackgroundRunAccepted = z.infer<typeof BackgroundRunAccepted>;
 export type InvokeRequestInput = z.input<typeof InvokeRequest>;

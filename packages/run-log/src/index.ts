@@ -14,3 +14,4 @@ export {
 export { RunLogClosedError, RunLogSequenceError } from './errors.js';
 export { createMemoryRunLog } from './memory-run-log.js';
 export { createRedisRunLog, type RedisRunLogOptions } from './redis-run-log.js';
+export { RunLogWriter, type SequencedEvent } from './run-log-writer.js';

@@ -64,7 +64,12 @@ export function saasToolSource(options: {
         definition.errorText,
         definition.headers,
       );
-      tools.push(...definition.tools(account));
+      // Reads may run again after a takeover; writes are reported interrupted instead.
+      tools.push(
+        ...definition
+          .tools(account)
+          .map((tool) => (tool.writes ? tool : { ...tool, repeatSafe: true })),
+      );
     }
     return tools;
   };

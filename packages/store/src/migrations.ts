@@ -305,6 +305,21 @@ export const MIGRATIONS: readonly Migration[] = [
       CREATE INDEX agent_approvals_call_idx ON agent_approvals (user_id, session_id, run_id, tool_call_id);
     `,
   },
+  {
+    id: '0016_run_state',
+    sql: `
+      -- A run's resumable state (packages/agent-runtime/src/run-state.ts): what it was asked
+      -- (request: the run's settings, model key included, cleared when the run ends) and where
+      -- it is (state: steps taken, events sent, tokens, the turn waiting for approvals).
+      -- Status gains 'suspended' (waiting for approvals with no replica holding it). Rows of
+      -- runs before this have neither and are never resumed.
+      ALTER TABLE agent_runs ADD COLUMN request jsonb;
+      ALTER TABLE agent_runs ADD COLUMN state jsonb;
+      ALTER TABLE agent_runs ADD COLUMN background boolean NOT NULL DEFAULT false;
+      CREATE INDEX agent_runs_open_idx ON agent_runs (status, started_at)
+        WHERE status IN ('running', 'suspended');
+    `,
+  },
 ];
 
 /**

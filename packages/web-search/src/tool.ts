@@ -32,6 +32,7 @@ export function webSearchTool(search: WebSearch): AgentTool {
       additionalProperties: false,
     },
     writes: false,
+    repeatSafe: true,
     async execute(args, context) {
       const query = typeof args.query === 'string' ? args.query.trim() : '';
       if (!query || query.length > 400) {

@@ -1,5 +1,5 @@
 import { AppError, type ErrorCode } from '@agent-backend/http-server';
-import { DecisionError, DecisionService } from '@agent-backend/hitl';
+import { DecisionError, DecisionService, type DecisionServiceOptions } from '@agent-backend/hitl';
 import {
   ApprovalDecisionParams,
   ApprovalDecisionRequest,
@@ -22,18 +22,23 @@ const DECISION_ERRORS: ErrorCode[] = [
  * `POST /api/agent/approvals/:request_id/decision` (HITL; the spec leaves the decision path
  * open, see docs/hitl.md): the user of the access token approves, edits or rejects a held tool
  * call. Any API replica accepts it; the replica holding the stream picks it up from the shared
- * store (woken through the bus). 200 with `ApprovalDecisionResponse` once it is recorded.
+ * store (woken through the bus), and a suspended run is resumed by a job (`runs.resume`). 200
+ * with `ApprovalDecisionResponse` once it is recorded.
  *
  * `POST /api/agent/runs/:run_id/decisions` (beyond the spec): several decisions on held calls
  * of one run in one request, with the same checks for each, all made before any is taken
  * (docs/hitl.md). 200 with `ApprovalDecisionsResponse`.
  */
-export function registerApprovalRoutes(context: ServiceContext): void {
+export function registerApprovalRoutes(
+  context: ServiceContext,
+  runs: Pick<DecisionServiceOptions, 'resume' | 'takeover'>,
+): void {
   const { app, engines, requireUser, limits } = context;
   const decisions = new DecisionService({
     ephemeral: engines.ephemeral,
     bus: engines.bus,
     db: engines.db,
+    ...runs,
   });
   app.post(
     '/api/agent/approvals/:request_id/decision',

@@ -1,11 +1,9 @@
+import { isSuspendedData, remoteAttachKey } from '@agent-backend/agent';
 import { AgentRunError, RUN_ERROR_CODES } from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import { formatAgentStreamEventId } from '@agent-backend/protocol';
 import type { RunLog } from '@agent-backend/run-log';
 import type { SseStream } from './sse-stream.js';
-
-/** Marker saying a client follows `runId` from another replica (see `LocalRun`). */
-export const remoteAttachKey = (runId: string) => `agent:run-attached:${runId}`;
 
 /** Where a resumed stream reads from and how it tells a dead run from a quiet one. */
 export interface ResumeRemoteOptions {
@@ -16,7 +14,10 @@ export interface ResumeRemoteOptions {
   readonly afterSeq: number;
   /** Marker refresh period; the marker lives three of them. */
   readonly keepaliveMs: number;
-  /** Whether the run is still alive somewhere (its session lease names it). */
+  /**
+   * Whether the run is still alive somewhere (its session lease names it, or it is suspended,
+   * or a takeover will continue it).
+   */
   isRunAlive(): Promise<boolean>;
 }
 
@@ -25,8 +26,10 @@ export interface ResumeRemoteOptions {
  * the run log, then the live ones as they are appended, until the run's last event. Meanwhile a
  * marker in the ephemeral store tells the replica running it that a client is attached.
  *
- * When the log stays silent for a while the run is checked: if its replica died (no lease
- * names it any more) the client gets a `run_lost` error event instead of waiting forever.
+ * A `suspended` event ends the stream (after it is sent) unless the run resumed since (its
+ * events follow); a client that joins after it waits for the run to resume. When the log stays silent for a while the run is checked: if its
+ * holder died and nobody will take it over the client gets a `run_lost` error event instead of
+ * waiting forever.
  */
 export async function streamRemoteRun(
   options: ResumeRemoteOptions,
@@ -52,6 +55,12 @@ export async function streamRemoteRun(
         await stream.send(formatAgentStreamEventId(runId, entry.seq), entry.data);
         last = entry.seq;
         if (entry.final) ended = true;
+        // A suspension ends the stream unless the run already resumed (more events follow).
+        const resumed = async () => ((await runLog.info(runId))?.lastSeq ?? 0) > entry.seq;
+        if (isSuspendedData(entry.data) && !(await resumed())) {
+          ended = true;
+          break;
+        }
       }
       if (ended || stream.closed) return;
       if (await options.isRunAlive()) continue;

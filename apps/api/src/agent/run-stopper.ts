@@ -1,14 +1,16 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { AgentRunError, type ConversationRepository } from '@agent-backend/agent-runtime';
+import { RUN_CANCEL_CHANNEL, type HostedRun } from '@agent-backend/agent';
+import {
+  AgentRunError,
+  releaseSessionLease,
+  type RunRepository,
+  type ConversationRepository,
+} from '@agent-backend/agent-runtime';
 import type { RunLog } from '@agent-backend/run-log';
 import type { ServiceContext } from '@agent-backend/runtime';
-import type { LocalRun } from './local-run.js';
 
 type Bus = ServiceContext['engines']['bus'];
 type Subscription = Awaited<ReturnType<Bus['subscribe']>>;
-
-/** The bus channel a cancel goes out on: every API replica listens, the one running it stops it. */
-export const RUN_CANCEL_CHANNEL = 'agent:run-cancel';
 
 /** How long a cancel waits for the run to end before it answers. */
 const STOP_WAIT_MS = 5_000;
@@ -24,10 +26,12 @@ export class RunStopper {
 
   constructor(
     private readonly bus: Bus,
-    private readonly runs: ReadonlyMap<string, LocalRun>,
+    private readonly runs: ReadonlyMap<string, HostedRun>,
     private readonly conversations: ConversationRepository,
     private readonly runLog: RunLog,
     logger: ServiceContext['logger'],
+    private readonly stored: RunRepository,
+    private readonly ephemeral: ServiceContext['engines']['ephemeral'],
   ) {
     this.subscription = bus.subscribe(RUN_CANCEL_CHANNEL, (message) => {
       const runId = (message as { run_id?: unknown } | null)?.run_id;
@@ -53,6 +57,12 @@ export class RunStopper {
    */
   async stop(userId: string, runId: string, timeoutMs = STOP_WAIT_MS) {
     let run = await this.conversations.run(userId, runId);
+    if (run?.status === 'suspended') {
+      // Nobody holds it: it ends here, unless a decision resumed it meanwhile.
+      const owner = await this.stored.cancelSuspended(runId);
+      if (owner) await releaseSessionLease(this.ephemeral, owner.userId, owner.sessionId, runId);
+      run = await this.conversations.run(userId, runId);
+    }
     if (!run || run.status !== 'running') return run;
     await this.cancel(runId);
     const deadline = Date.now() + timeoutMs;

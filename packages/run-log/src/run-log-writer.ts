@@ -1,4 +1,4 @@
-import type { RunLog } from '@agent-backend/run-log';
+import type { RunLog } from './run-log.js';
 
 /** An event of a run with its position, as sent and as logged. */
 export interface SequencedEvent {
@@ -12,20 +12,35 @@ export interface SequencedEvent {
  * previous append was in flight (a streamed answer produces many small events; one round trip
  * per batch instead of one per token). A failed append is reported once and the run goes on:
  * only resuming on another replica depends on the log.
+ *
+ * `durableSeq` is the last event known to be in the log (every event once an append failed, so
+ * that the run's own clients are not held back): a replica sends its clients only events up
+ * to it, so a run taken over after a crash never reuses an event id a client has seen.
  */
 export class RunLogWriter {
   private pending: SequencedEvent[] = [];
   private flushing: Promise<void> = Promise.resolve();
   private scheduled = false;
   private failed = false;
+  private durable = 0;
+  private last = 0;
 
   constructor(
     private readonly log: RunLog,
     private readonly runId: string,
     private readonly onError: (error: unknown) => void,
+    /** Told each time `durableSeq` moved. */
+    private readonly onDurable: (seq: number) => void = () => {},
   ) {}
 
+  /** The last event in the log (see the class comment). */
+  get durableSeq(): number {
+    return this.failed ? this.last : this.durable;
+  }
+
   push(entry: SequencedEvent): void {
+    this.last = entry.seq;
+    if (this.failed) return this.onDurable(entry.seq);
     this.pending.push(entry);
     if (this.scheduled) return;
     this.scheduled = true;
@@ -49,9 +64,11 @@ export class RunLogWriter {
           e.final ? { seq: e.seq, data: e.data, final: true } : { seq: e.seq, data: e.data },
         ),
       );
+      this.durable = batch.at(-1)!.seq;
     } catch (error) {
       this.failed = true;
       this.onError(error);
     }
+    this.onDurable(this.durableSeq);
   }
 }

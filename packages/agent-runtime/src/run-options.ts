@@ -1,0 +1,72 @@
+import type { TurnBudget } from './agent-loop.js';
+import type { Logger } from '@agent-backend/logger';
+import type { AgentMetrics } from '@agent-backend/metrics';
+import type { AgentEvent } from '@agent-backend/protocol';
+import type { ModelUrlGuard } from './model-url-guard.js';
+import type { PendingTurn, RunState } from './run-state.js';
+import type { SessionRepository } from './session-repository.js';
+import type { AgentSettings } from './settings.js';
+import type { RunInfo, ToolSource } from './tool.js';
+import type { BeforeToolCall, PendingToolCall, ToolCallDecision } from './tool-execution.js';
+
+/** How a run ended, or that it suspended (waiting for approvals, see `RunState`). */
+export interface RunResult {
+  readonly status: 'done' | 'error' | 'aborted' | 'suspended';
+  readonly code?: string;
+}
+
+/** A held call of a suspended run, asked about again when the run resumes. */
+export type ResumeApproval = (
+  call: PendingToolCall & { readonly requestId: string; readonly expiresAt: string },
+) => Promise<ToolCallDecision>;
+
+/** What every run of a runner shares: the tools, the hooks, the log and the meters. */
+export interface RunEngines {
+  readonly logger: Logger;
+  readonly toolSources?: readonly ToolSource[];
+  /** Per run: the hook before each tool executes (HITL); absent: tools run at once. */
+  readonly beforeToolCall?: (run: RunInfo) => BeforeToolCall | undefined;
+  /**
+   * Per run: the outcome of a call held while the run was suspended (HITL): run, skip, or hold
+   * again (the run suspends again). Absent: such calls are refused.
+   */
+  readonly resumeApproval?: (run: RunInfo) => ResumeApproval | undefined;
+  /**
+   * The SSRF guard for `llm_config.baseUrl` (see `createLlmClient`); absent: base URLs are
+   * reached with the platform `fetch` (operator-configured models, tests).
+   */
+  readonly modelUrlGuard?: ModelUrlGuard;
+  /** Runs by mode and outcome, their duration, model latency and tokens. @default none */
+  readonly metrics?: AgentMetrics;
+  /** Per run: the user's daily token budget; absent: not limited. */
+  readonly tokenBudget?: (run: RunInfo) => TurnBudget | undefined;
+}
+
+export interface ExecuteRunOptions extends RunEngines {
+  readonly run: RunInfo;
+  /**
+   * Where a run that continues here stood (a run taken over, a suspended run resumed): no new
+   * `session` event, no new user message; its stored conversation and pending turn go on.
+   */
+  readonly resume?: RunState;
+  readonly sessions: SessionRepository;
+  readonly settings: AgentSettings;
+  emit(event: AgentEvent): void;
+  /** Before a call's tool executes: resolves once the events so far are durable (run log). */
+  durable?(): Promise<void>;
+  /**
+   * Frees the session; called after everything is stored and before the last event. With
+   * `holdMs` (the run suspended) the session stays locked that long for the run's resume.
+   */
+  release(holdMs?: number): Promise<void>;
+}
+
+/** What a step stores besides its messages: where the run is (see RunState). */
+export interface RunProgress {
+  readonly usage: { prompt_tokens: number; completion_tokens: number };
+  lastSeq(): number;
+  /** The turn the run suspended on, once it did. */
+  suspended?: PendingTurn;
+}
+
+export type RunOptions = ExecuteRunOptions & { readonly progress: RunProgress };
