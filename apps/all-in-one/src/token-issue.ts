@@ -1,15 +1,8 @@
-import { join } from 'node:path';
 import { loadConfigOrExit } from '@agent-backend/config';
 import { isReservedUserId, RefreshTokenService, resolveKeys } from '@agent-backend/auth';
-import {
-  createPgliteDatabase,
-  createPostgresDatabase,
-  DataDirInUseError,
-  dirLockHolder,
-  migrate,
-  type Database,
-} from '@agent-backend/store';
-import { isValidUserId, requestTokens } from './control-socket.js';
+import { AuditLog } from '@agent-backend/store';
+import { withStore } from './cli-store.js';
+import { ISSUED_BY_CLI, isValidUserId, requestTokens } from './control-socket.js';
 
 /**
  * `pnpm token:issue <user_id>`: prints `{ "refreshToken", "accessToken" }` for a user, with the
@@ -30,37 +23,22 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = loadConfigOrExit('all-in-one');
-  const pgliteDir = join(config.DATA_DIR, 'pglite');
-
-  if (!config.DATABASE_URL && dirLockHolder(pgliteDir) !== undefined) {
-    return print(await requestTokens(config.DATA_DIR, userId));
-  }
-  let db: Database;
-  try {
-    db = config.DATABASE_URL
-      ? await createPostgresDatabase({
-          url: config.DATABASE_URL,
-          schema: config.DATABASE_SCHEMA,
-          max: 1,
-        })
-      : await createPgliteDatabase({ dataDir: pgliteDir });
-  } catch (error) {
-    // The service started between our check and our open: ask it instead.
-    if (error instanceof DataDirInUseError)
-      return print(await requestTokens(config.DATA_DIR, userId));
-    throw error;
-  }
-  try {
-    await migrate(db);
-    const keys = await resolveKeys({
-      publicKeyPem: config.jwtPublicKeyPem,
-      privateKeyPem: config.jwtPrivateKeyPem,
-      dataDir: config.DATA_DIR,
-    });
-    print(await new RefreshTokenService(db, keys).issuePair(userId));
-  } finally {
-    await db.close();
-  }
+  print(
+    await withStore(
+      config,
+      () => requestTokens(config.DATA_DIR, userId),
+      async (db) => {
+        const keys = await resolveKeys({
+          publicKeyPem: config.jwtPublicKeyPem,
+          privateKeyPem: config.jwtPrivateKeyPem,
+          dataDir: config.DATA_DIR,
+        });
+        const pair = await new RefreshTokenService(db, keys).issuePair(userId);
+        await new AuditLog(db).record(ISSUED_BY_CLI(userId));
+        return pair;
+      },
+    ),
+  );
 }
 
 function print(pair: { refreshToken: string; accessToken: string }): void {

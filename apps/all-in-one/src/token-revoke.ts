@@ -1,16 +1,12 @@
-import { join } from 'node:path';
 import { loadConfigOrExit } from '@agent-backend/config';
+import { AuditLog, RefreshTokenRepository, TokenCutoffRepository } from '@agent-backend/store';
+import { withStore } from './cli-store.js';
 import {
-  createPgliteDatabase,
-  createPostgresDatabase,
-  DataDirInUseError,
-  dirLockHolder,
-  migrate,
-  RefreshTokenRepository,
-  TokenCutoffRepository,
-  type Database,
-} from '@agent-backend/store';
-import { isValidUserId, requestRevokeUser, type RevokedUser } from './control-socket.js';
+  isValidUserId,
+  requestRevokeUser,
+  REVOKED_BY_CLI,
+  type RevokedUser,
+} from './control-socket.js';
 
 /**
  * `pnpm token:revoke <user_id>`: revokes every refresh token of a user and refuses every access
@@ -29,35 +25,19 @@ async function main(): Promise<void> {
     process.exit(2);
   }
   const config = loadConfigOrExit('all-in-one');
-  const pgliteDir = join(config.DATA_DIR, 'pglite');
-
-  if (!config.DATABASE_URL && dirLockHolder(pgliteDir) !== undefined) {
-    return print(await requestRevokeUser(config.DATA_DIR, userId));
-  }
-  let db: Database;
-  try {
-    db = config.DATABASE_URL
-      ? await createPostgresDatabase({
-          url: config.DATABASE_URL,
-          schema: config.DATABASE_SCHEMA,
-          max: 1,
-        })
-      : await createPgliteDatabase({ dataDir: pgliteDir });
-  } catch (error) {
-    // The service started between our check and our open: ask it instead.
-    if (error instanceof DataDirInUseError)
-      return print(await requestRevokeUser(config.DATA_DIR, userId));
-    throw error;
-  }
-  try {
-    await migrate(db);
-    const now = new Date();
-    const count = await new RefreshTokenRepository(db).revokeAllForUser(userId, now);
-    await new TokenCutoffRepository(db).raise(userId, now);
-    print({ user_id: userId, refresh_tokens_revoked: count });
-  } finally {
-    await db.close();
-  }
+  print(
+    await withStore(
+      config,
+      () => requestRevokeUser(config.DATA_DIR, userId),
+      async (db) => {
+        const now = new Date();
+        const count = await new RefreshTokenRepository(db).revokeAllForUser(userId, now);
+        await new TokenCutoffRepository(db).raise(userId, now);
+        await new AuditLog(db).record(REVOKED_BY_CLI(userId, count));
+        return { user_id: userId, refresh_tokens_revoked: count };
+      },
+    ),
+  );
 }
 
 function print(result: RevokedUser): void {

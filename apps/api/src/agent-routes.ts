@@ -27,6 +27,7 @@ import { RunStopper } from './agent/run-stopper.js';
 import { registerSessionRoutes } from './agent/session-routes.js';
 import { registerUsageRoutes } from './agent/usage-routes.js';
 import { SseStream } from './agent/sse-stream.js';
+import type { OperatorServices } from './operator/operator-routes.js';
 import { streamLocalRun } from './agent/stream-run.js';
 
 /**
@@ -55,9 +56,10 @@ const SSE_STREAM: ResponseDoc = {
  * cannot be named at all. Every failure that can be known before the stream starts is an HTTP
  * error (400 invalid body or `session_id_reserved`, 401, 404 no such session or run to resume,
  * 409 `session_busy`); after that, failures are the stream's `error` event. On shutdown (`preClose`), running runs may finish during the drain;
- * those still running after it end with `server_shutdown`.
+ * those still running after it end with `server_shutdown`. Returns what the operator API acts
+ * through (the conversations, usage, and the run stopper).
  */
-export function registerAgentRoutes(context: ServiceContext, agent: Agent): void {
+export function registerAgentRoutes(context: ServiceContext, agent: Agent): OperatorServices {
   const { app, engines, logger, requireUser, limits } = context;
   const { runner, settings } = agent;
   const streamsOpen = context.metrics.agent.streamsOpen;
@@ -67,7 +69,8 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   const stopper = new RunStopper(engines.bus, runs, conversations, logger);
   registerSessionRoutes(context, conversations, stopper);
   registerRunRoutes(context, conversations, stopper);
-  registerUsageRoutes(context, new UsageRepository(engines.db));
+  const usage = new UsageRepository(engines.db);
+  registerUsageRoutes(context, usage);
   /** Runs not yet finished or not yet fully in the run log. */
   const settling = new Set<Promise<void>>();
   const openStream = (reply: Response) =>
@@ -235,4 +238,5 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     await Promise.all([...settling]);
     await stopper.close();
   });
+  return { conversations, usage, runs: stopper };
 }

@@ -27,7 +27,7 @@ export const AuditEvent = z.object({
   action: z.string(),
   /** The user the event concerns; null for events of no user (`key.rotated`). */
   user_id: z.string().nullable(),
-  /** Who acted: `user`, `operator`, `login_layer`, `cli` or `service`. */
+  /** Who acted: `user`, `operator`, `login_layer`, `cli`, `service` or `anyone`. */
   actor: z.string(),
   /** The client address of the request; null for events outside HTTP (CLI commands). */
   client_address: z.string().nullable(),

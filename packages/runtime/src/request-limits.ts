@@ -1,7 +1,7 @@
 import type { Config } from '@agent-backend/config';
 import { limitRules, type RateLimitName } from '@agent-backend/engines';
 import { AppError, type RouteHook } from '@agent-backend/http-server';
-import type { Limits } from '@agent-backend/limits';
+import type { Limits, RateRule } from '@agent-backend/limits';
 import type { Logger } from '@agent-backend/logger';
 import type { ServiceMetrics } from '@agent-backend/metrics';
 
@@ -28,6 +28,8 @@ export interface RequestLimits {
    * throws 429 `rate_limited`. Call the returned function once when the run ended (any way).
    */
   runSlot(userId: string): Promise<() => Promise<void>>;
+  /** Each rate class's rule, as configured (`RATE_LIMIT_*`; 0 points: no limit). */
+  readonly rules: Readonly<Record<RateLimitName, RateRule>>;
 }
 
 /** `Retry-After` of a refusal while the limits store is down (`LIMITS_ON_REDIS_ERROR=closed`). */
@@ -59,6 +61,7 @@ export function requestLimits(
   let slotSeq = 0;
 
   return {
+    rules,
     async allows(name, key) {
       if (rules[name].points === 0) return true;
       try {

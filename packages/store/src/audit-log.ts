@@ -3,10 +3,10 @@ import type { Queryable } from './database.js';
 /**
  * Who acted: a `user` (with their access token or refresh token), the `operator` (the operator
  * API, `ADMIN_TOKEN`), the operator's `login_layer` (`AUTH_SERVICE_TOKEN`), a `cli` command on
- * the operator's machine (`pnpm token:issue`, `token:revoke`, `keys:rotate`), or the `service`
- * itself (the retention sweep).
+ * the operator's machine (`pnpm token:issue`, `token:revoke`, `keys:rotate`), the `service`
+ * itself, or `anyone` (`POST /api/dev/tokens` with `DEV_TOKENS=true`: no credential at all).
  */
-export type AuditActor = 'user' | 'operator' | 'login_layer' | 'cli' | 'service';
+export type AuditActor = 'user' | 'operator' | 'login_layer' | 'cli' | 'service' | 'anyone';
 
 /** One security event to record. Never put a token, a key or a secret in `details`. */
 export interface AuditEntry {
