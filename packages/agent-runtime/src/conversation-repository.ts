@@ -8,7 +8,7 @@ import type {
   SessionSummary,
   StoredMessage,
 } from '@agent-backend/protocol';
-import type { Database } from '@agent-backend/store';
+import type { Database, Queryable } from '@agent-backend/store';
 import { ChatMessage } from './chat-message.js';
 import {
   decodeMessageCursor,
@@ -220,21 +220,48 @@ export class ConversationRepository {
   }
 
   /**
-   * Deletes the session and every row of it: messages, runs (with their usage), approvals and
-   * todos go with the session row (foreign keys, `ON DELETE CASCADE`); the sandbox's row in the
-   * same statement, which leaves its sandbox to the idle reaper as an orphan to destroy.
-   * False when the session is not the user's.
+   * Deletes the session and every row of it (the cascade of {@link deleteSessions}). False when
+   * the session is not the user's.
    */
   async delete(session: SessionKey): Promise<boolean> {
-    const { rows } = await this.db.query(
-      `WITH sandbox AS (
-         DELETE FROM session_sandboxes WHERE user_id = $1 AND session_id = $2
-       )
-       DELETE FROM agent_sessions WHERE user_id = $1 AND session_id = $2 RETURNING session_id`,
-      [session.userId, session.sessionId],
-    );
-    return rows.length > 0;
+    return (await deleteSessions(this.db, [session])) > 0;
   }
+}
+
+/**
+ * The cascade of a session delete, for the conversations API's DELETE and the retention sweep:
+ * messages, runs (with their usage), approvals and todos go with the session row (foreign keys,
+ * `ON DELETE CASCADE`); the sandbox's row in the same statement, which leaves its sandbox to the
+ * worker's sandbox sweep as an orphan to destroy, with its files. With `idleBefore`, only
+ * sessions whose last activity (`updated_at`) is older are deleted, and a session whose row a
+ * running statement holds (a run starting or storing a message) is skipped rather than waited
+ * for: a session used while the sweep runs survives it. Returns how many were deleted.
+ */
+export async function deleteSessions(
+  db: Queryable,
+  sessions: readonly SessionKey[],
+  idleBefore?: Date,
+): Promise<number> {
+  if (sessions.length === 0) return 0;
+  // The API's delete waits for a statement holding the row; the sweep passes it by.
+  const lock = idleBefore ? 'FOR UPDATE OF s SKIP LOCKED' : 'FOR UPDATE OF s';
+  const { rows } = await db.query(
+    `WITH doomed AS (
+       SELECT s.user_id, s.session_id FROM agent_sessions s
+         JOIN unnest($1::text[], $2::text[]) AS k (user_id, session_id)
+           ON s.user_id = k.user_id AND s.session_id = k.session_id
+        WHERE $3::timestamptz IS NULL OR s.updated_at < $3::timestamptz
+        ${lock}
+     ), sandbox AS (
+       DELETE FROM session_sandboxes x USING doomed d
+        WHERE x.user_id = d.user_id AND x.session_id = d.session_id
+     )
+     DELETE FROM agent_sessions s USING doomed d
+      WHERE s.user_id = d.user_id AND s.session_id = d.session_id
+      RETURNING s.session_id`,
+    [sessions.map((s) => s.userId), sessions.map((s) => s.sessionId), idleBefore ?? null],
+  );
+  return rows.length;
 }
 
 interface MessageRow extends Record<string, unknown> {
