@@ -109,7 +109,7 @@ export class AuditLog {
               to_char(occurred_at AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS.US"Z"') AS occurred_at,
               action, user_id, actor, client_address, request_id, details
          FROM audit_log ${where.length ? `WHERE ${where.join(' AND ')}` : ''}
-        ORDER BY event_id DESC LIMIT $${params.length}`,
+        ORDER BY audit_log.event_id DESC LIMIT $${params.length}`,
       params,
     );
     return rows.map(toRecord);

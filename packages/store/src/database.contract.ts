@@ -144,19 +144,31 @@ export function describeDatabaseContract(name: string, open: () => Promise<Datab
 
     it('keeps an append-only audit log, newest first, purged by age', async () => {
       const audit = new AuditLog(db);
+      // Past ten events, so a page sorted as text ('10' < '9') would show.
+      for (const n of Array.from({ length: 9 }, (_, i) => i)) {
+        await audit.record({ action: `filler.${n}`, userId: 'audit-filler', actor: 'service' });
+      }
       for (const action of ['a.one', 'a.two', 'a.three']) {
         await audit.record({ action, userId: 'audit-u', actor: 'user', details: { n: 1 } });
       }
       await audit.record({ action: 'a.one', userId: 'audit-other', actor: 'operator' });
       const page = await audit.page({ userId: 'audit-u', limit: 2 });
       expect(page.map((e) => e.action)).toEqual(['a.three', 'a.two']);
-      const next = await audit.page({ userId: 'audit-u', limit: 2, beforeEventId: page[1]!.eventId });
+      const next = await audit.page({
+        userId: 'audit-u',
+        limit: 2,
+        beforeEventId: page[1]!.eventId,
+      });
       expect(next.map((e) => e.action)).toEqual(['a.one']);
       expect(next[0]).toMatchObject({ actor: 'user', details: { n: 1 }, clientAddress: null });
       await db.query(`UPDATE audit_log SET action = 'changed' WHERE user_id = 'audit-u'`);
       expect((await audit.page({ action: 'changed', limit: 10 })).length).toBe(0);
       expect(await audit.purge(new Date(Date.now() + 60_000), 2)).toBe(2);
-      expect((await audit.page({ limit: 10 })).length).toBe(2);
+      expect((await audit.page({ limit: 20 })).length).toBe(11);
+      const all = await audit.page({ limit: 20 });
+      expect(all.map((e) => Number(e.eventId))).toEqual(
+        all.map((e) => Number(e.eventId)).sort((a, b) => b - a),
+      );
     });
 
     it('rejects use after close, and close is idempotent', async () => {
