@@ -16,7 +16,7 @@ import { connectClockDevice, eventually, openSocket, type TestSocket } from './w
 const ADMIN_TOKEN = 'operator-credential-0123456789';
 const SERVICE_TOKEN = 'login-layer-credential-0123456789';
 
-interface AuditRow {
+interface AuditRow extends Record<string, unknown> {
   action: string;
   user_id: string | null;
   actor: string;
@@ -76,7 +76,7 @@ describe('audit log, operator API and retention on a cluster', () => {
     });
     streams.push(stream);
     const event = await stream.waitFor((e) => e.data.type === 'approval_request');
-    const session = stream.events.find((e) => e.data.type === 'session')!.data as {
+    const session = stream.events.find((e) => e.data.type === 'session')!.data as unknown as {
       session_id: string;
       run_id: string;
     };
@@ -131,7 +131,10 @@ describe('audit log, operator API and retention on a cluster', () => {
     const issued = await json(
       await post(`${api(0)}/api/auth/token`, { user_id: 'vera' }, bearer(SERVICE_TOKEN)),
     );
-    const { refreshToken, accessToken } = issued.body as Record<string, string>;
+    const { refreshToken, accessToken } = issued.body as {
+      refreshToken: string;
+      accessToken: string;
+    };
     const refresh = (i: number, agent: string) =>
       post(`${api(i)}/api/auth/refresh`, { refreshToken }, { 'user-agent': agent });
     expect((await refresh(1, 'laptop')).status).toBe(200);
@@ -270,8 +273,9 @@ describe('audit log, operator API and retention on a cluster', () => {
       model.script(modelName, [textReply('Hello.', 1)]);
       const stream = await invoke(api(1), token, { message: 'Hi', llm_config: llm(modelName) });
       const events = await stream.ended;
-      return (events.find((e) => e.data.type === 'session')!.data as { session_id: string })
-        .session_id;
+      return (
+        events.find((e) => e.data.type === 'session')!.data as unknown as { session_id: string }
+      ).session_id;
     };
     const expired = await run('m-expired');
     const fresh = await run('m-fresh');

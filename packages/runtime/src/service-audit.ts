@@ -1,5 +1,10 @@
 import type { Logger } from '@agent-backend/logger';
-import { AuditLog, type AuditEntry, type AuditPageQuery, type Database } from '@agent-backend/store';
+import {
+  AuditLog,
+  type AuditEntry,
+  type AuditPageQuery,
+  type Database,
+} from '@agent-backend/store';
 
 /** What an audit event takes from the HTTP request it came with. */
 export interface AuditedRequest {
