@@ -89,6 +89,9 @@ const originList = commaList
  * in `.describe()`, its meaning for people: docs/configuration.md is generated from this.
  * Empty strings count as unset, so `FOO=` in a compose file does not become a value.
  */
+/** Days a kind of data is kept by the retention sweep; `0`: forever. */
+const retentionDays = (days: number) => z.coerce.number().int().min(0).max(36_500).default(days);
+
 export const EnvSchema = z.object({
   PORT: z.coerce
     .number()
@@ -372,51 +375,21 @@ export const EnvSchema = z.object({
     .min(0)
     .default(5_000)
     .describe('at most this many failed jobs are kept per queue, the newest'),
-  RETENTION_SESSIONS_DAYS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(36_500)
-    .default(0)
-    .describe(
-      'agent sessions (with their messages, runs, approvals, todo list and sandbox) whose last activity is older than this many days are deleted by the retention sweep; a session with a run going (even one waiting for an approval) or used during the sweep is kept. `0`: kept forever (see Retention in [operations.md](operations.md#retention))',
-    ),
-  RETENTION_TASK_RUNS_DAYS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(36_500)
-    .default(90)
-    .describe(
-      'finished scheduled-task runs (their occurrence records: output, error, status) older than this many days are deleted by the retention sweep; the tasks themselves stay. `0`: kept forever',
-    ),
-  RETENTION_KNOWLEDGE_DOCUMENTS_DAYS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(36_500)
-    .default(0)
-    .describe(
-      'knowledge documents untouched (not uploaded again or re-ingested) for this many days are deleted with their chunks by the retention sweep; their knowledge base stays. `0`: kept forever',
-    ),
-  RETENTION_MEMORIES_DAYS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(36_500)
-    .default(0)
-    .describe(
-      'long-term memories not saved again for this many days are deleted by the retention sweep. `0` (default): never, since users rely on what the agent remembers',
-    ),
-  AUDIT_LOG_RETENTION_DAYS: z.coerce
-    .number()
-    .int()
-    .min(0)
-    .max(36_500)
-    .default(365)
-    .describe(
-      'audit log events older than this many days are deleted by the retention sweep. `0`: kept forever',
-    ),
+  RETENTION_SESSIONS_DAYS: retentionDays(0).describe(
+    'agent sessions (with their messages, runs, approvals, todo list and sandbox) whose last activity is older than this many days are deleted by the retention sweep; a session with a run going (even one waiting for an approval) or used during the sweep is kept. `0`: kept forever (see Retention in [operations.md](operations.md#retention))',
+  ),
+  RETENTION_TASK_RUNS_DAYS: retentionDays(90).describe(
+    'finished scheduled-task runs (their occurrence records: output, error, status) older than this many days are deleted by the retention sweep; the tasks themselves stay. `0`: kept forever',
+  ),
+  RETENTION_KNOWLEDGE_DOCUMENTS_DAYS: retentionDays(0).describe(
+    'knowledge documents untouched (not uploaded again or re-ingested) for this many days are deleted with their chunks by the retention sweep; their knowledge base stays. `0`: kept forever',
+  ),
+  RETENTION_MEMORIES_DAYS: retentionDays(0).describe(
+    'long-term memories not saved again for this many days are deleted by the retention sweep. `0` (default): never, since users rely on what the agent remembers',
+  ),
+  AUDIT_LOG_RETENTION_DAYS: retentionDays(365).describe(
+    'audit log events older than this many days are deleted by the retention sweep. `0`: kept forever',
+  ),
   RETENTION_SWEEP_INTERVAL_MS: z.coerce
     .number()
     .int()
