@@ -405,7 +405,7 @@ export const EnvSchema = z.object({
     .max(10_000)
     .default(500)
     .describe(
-      'rows (sessions, task runs, documents, memories, audit events) each statement of the retention sweep deletes at most; the sweep pauses briefly between batches so live requests are not held up',
+      'rows (sessions, task runs, documents, memories, audit events) each statement of the retention sweep deletes at most; a session goes with all its messages, so with long sessions a lower value spreads the work (see [BENCHMARKS.md](BENCHMARKS.md)); the sweep pauses briefly between batches',
     ),
   RUN_LOG_RETENTION_MS: z.coerce
     .number()
