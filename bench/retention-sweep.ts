@@ -19,7 +19,7 @@ import { ConversationRepository } from '../packages/agent-runtime/src/index.js';
 import { createMemoryEphemeralStore } from '../packages/ephemeral/src/index.js';
 import { createPostgresDatabase, migrate, type Database } from '../packages/store/src/index.js';
 import { createTestSchema } from '../packages/testing/src/index.js';
-import { sweepRetention } from '../apps/worker/src/retention.js';
+import { sweepRetention } from '@agent-backend/worker';
 
 process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test';
 const sessions = Number(process.env.SESSIONS ?? 2_000);
