@@ -51,7 +51,7 @@ import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.
 import { createLogger } from '../packages/logger/src/index.js';
 import { NO_METRICS } from '../packages/metrics/src/index.js';
 import { createNodeToolCaller } from '../packages/node-rpc/src/index.js';
-import { requestLimits, type ServiceContext } from '../packages/runtime/src/index.js';
+import { requestLimits, ServiceAudit, type ServiceContext } from '../packages/runtime/src/index.js';
 import { createTestSchema, uniquePrefix, type TestSchema } from '../packages/testing/src/index.js';
 import { startFleet, type FleetTarget } from './support/node-fleet.js';
 import { fmt, openLoop, percentile, type RoundResult } from './support/open-loop.js';
@@ -158,6 +158,7 @@ async function startInProcess(
     revocations: new RevocationList(engines.db),
     metrics: NO_METRICS,
     limits: requestLimits(engines.limits, config, NO_METRICS, logger),
+    audit: new ServiceAudit(engines.db, logger),
   };
   const role = await mountGateway(context);
   await app.listen({ port: 0, host: '127.0.0.1' });

@@ -1,7 +1,8 @@
 import { createServer, request as httpRequest, type Server } from 'node:http';
 import { chmodSync, existsSync, unlinkSync } from 'node:fs';
 import { join } from 'node:path';
-import { ReservedUserIdError, type RefreshTokenService } from '@agent-backend/auth';
+import { ReservedUserIdError } from '@agent-backend/auth';
+import type { AuditEntry } from '@agent-backend/store';
 
 /**
  * The embedded engine's PGlite files belong to one process, so `pnpm token:issue` (and
@@ -25,14 +26,51 @@ export interface RevokedUser {
   refresh_tokens_revoked: number;
 }
 
-/** The socket's two actions: `POST /tokens` (token:issue) and `POST /revoke-user` (token:revoke). */
-const ACTIONS = ['/tokens', '/revoke-user'] as const;
+/** What `pnpm keys:rotate` reports of a rotation (no key material). */
+export interface RotatedKey {
+  kid: string;
+  retired: string;
+  active_from: string;
+}
+
+/** The audit events of the operator's commands, whichever way they reach the store. */
+export const ISSUED_BY_CLI = (userId: string): AuditEntry => ({
+  action: 'token.issued',
+  userId,
+  actor: 'cli',
+  details: { via: 'token:issue' },
+});
+export const REVOKED_BY_CLI = (userId: string, count: number): AuditEntry => ({
+  action: 'user.tokens_revoked',
+  userId,
+  actor: 'cli',
+  details: { via: 'token:revoke', refresh_tokens_revoked: count },
+});
+export const KEY_ROTATED_BY_CLI = (key: RotatedKey): AuditEntry => ({
+  action: 'key.rotated',
+  userId: null,
+  actor: 'cli',
+  details: { via: 'keys:rotate', ...key },
+});
+
+/** What the running service does for each action of the socket. */
+export interface ControlActions {
+  issue(userId: string): Promise<{ refreshToken: string; accessToken: string }>;
+  revokeUser(userId: string): Promise<RevokedUser>;
+  /** Records `key.rotated` (the command wrote the key set file itself). */
+  keyRotated(key: RotatedKey): Promise<void>;
+}
+
+/**
+ * The socket's actions: `POST /tokens` (token:issue), `POST /revoke-user` (token:revoke) and
+ * `POST /key-rotated` (keys:rotate's audit event).
+ */
+const ACTIONS = ['/tokens', '/revoke-user', '/key-rotated'] as const;
 type Action = (typeof ACTIONS)[number];
 
 export async function startControlSocket(
   dataDir: string,
-  tokens: RefreshTokenService,
-  revokeUser: (userId: string) => Promise<RevokedUser>,
+  actions: ControlActions,
 ): Promise<Server> {
   const path = controlSocketPath(dataDir);
   // We hold the data directory's lock, so a socket file here is a leftover of a killed process.
@@ -50,16 +88,29 @@ export async function startControlSocket(
       if (raw.length > 4096) req.destroy();
     });
     req.on('end', () => {
-      let userId: unknown;
+      let body: Record<string, unknown>;
       try {
-        userId = (JSON.parse(raw) as { user_id?: unknown }).user_id;
+        body = JSON.parse(raw) as Record<string, unknown>;
       } catch {
         return reply(400, { error: 'body must be JSON' });
       }
-      if (typeof userId !== 'string' || !isValidUserId(userId)) {
-        return reply(400, { error: 'user_id must be 1-128 characters without spaces' });
+      let run: Promise<unknown>;
+      if (action === '/key-rotated') {
+        const { kid, retired, active_from } = body;
+        if (
+          typeof kid !== 'string' ||
+          typeof retired !== 'string' ||
+          typeof active_from !== 'string'
+        )
+          return reply(400, { error: 'kid, retired and active_from are required' });
+        run = actions.keyRotated({ kid, retired, active_from }).then(() => ({}));
+      } else {
+        const userId = body.user_id;
+        if (typeof userId !== 'string' || !isValidUserId(userId)) {
+          return reply(400, { error: 'user_id must be 1-128 characters without spaces' });
+        }
+        run = action === '/tokens' ? actions.issue(userId) : actions.revokeUser(userId);
       }
-      const run = action === '/tokens' ? tokens.issuePair(userId) : revokeUser(userId);
       run.then(
         (pair) => reply(200, pair),
         (error: Error) =>
@@ -80,15 +131,20 @@ export function requestTokens(
   dataDir: string,
   userId: string,
 ): Promise<{ refreshToken: string; accessToken: string }> {
-  return requestControl(dataDir, '/tokens', userId);
+  return requestControl(dataDir, '/tokens', { user_id: userId });
 }
 
 /** Asks a running all-in-one to revoke a user's tokens (its own cutoffs take effect at once). */
 export function requestRevokeUser(dataDir: string, userId: string): Promise<RevokedUser> {
-  return requestControl(dataDir, '/revoke-user', userId);
+  return requestControl(dataDir, '/revoke-user', { user_id: userId });
 }
 
-function requestControl<T>(dataDir: string, action: Action, userId: string): Promise<T> {
+/** Asks a running all-in-one to record a key rotation in its audit log. */
+export async function requestKeyRotated(dataDir: string, key: RotatedKey): Promise<void> {
+  await requestControl(dataDir, '/key-rotated', key);
+}
+
+function requestControl<T>(dataDir: string, action: Action, body: object): Promise<T> {
   return new Promise((resolve, reject) => {
     const req = httpRequest(
       { socketPath: controlSocketPath(dataDir), method: 'POST', path: action, timeout: 10_000 },
@@ -111,6 +167,6 @@ function requestControl<T>(dataDir: string, action: Action, userId: string): Pro
       req.destroy(new Error('the running service did not answer within 10 s')),
     );
     req.on('error', reject);
-    req.end(JSON.stringify({ user_id: userId }));
+    req.end(JSON.stringify(body));
   });
 }

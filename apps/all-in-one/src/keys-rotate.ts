@@ -11,6 +11,9 @@ import {
   importKeys,
   type KeySetEntry,
 } from '@agent-backend/auth';
+import { AuditLog } from '@agent-backend/store';
+import { withStore } from './cli-store.js';
+import { KEY_ROTATED_BY_CLI, requestKeyRotated } from './control-socket.js';
 
 /** Seconds between writing a new key and its first signature: every process re-reads in 2 s. */
 const DEFAULT_ACTIVATE_IN_SECONDS = 30;
@@ -25,6 +28,8 @@ const RETIRE_MARGIN_MS = 60_000;
  * switch), then the next rotation drops it. The first rotation seeds the file with the key pair
  * in use (`JWT_*_KEY` or the all-in-one's generated pair) under its thumbprint, which its
  * tokens already carry as `kid`. Prints `{ kid, activeFrom, retired, retiredVerifyUntil, file }`.
+ * Records `key.rotated` in the audit log, reaching the store as `token:issue` does (where there
+ * is one: the embedded engine's files are not created for it).
  */
 async function main(): Promise<void> {
   const activateIn = activationDelay(process.argv.slice(2));
@@ -65,6 +70,17 @@ async function main(): Promise<void> {
     mode: 0o600,
   });
   renameSync(temporary, file);
+  const rotated = { kid: added.kid, retired: current.kid, active_from: added.activeFrom };
+  await withStore(
+    config,
+    () => requestKeyRotated(config.DATA_DIR, rotated),
+    (db) => new AuditLog(db).record(KEY_ROTATED_BY_CLI(rotated)),
+    // No database yet (never started on the embedded engine): nothing to record into.
+    () => undefined,
+  ).catch((error: Error) =>
+    // The key set is written: the rotation stands, only its record is missing.
+    process.stderr.write(`keys:rotate: the audit event was not recorded: ${error.message}\n`),
+  );
   process.stdout.write(
     `${JSON.stringify({
       kid: added.kid,

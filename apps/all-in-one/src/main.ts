@@ -4,7 +4,12 @@ import { startService } from '@agent-backend/runtime';
 import { mountApi } from '@agent-backend/api';
 import { mountGateway } from '@agent-backend/gateway';
 import { mountWorker } from '@agent-backend/worker';
-import { startControlSocket } from './control-socket.js';
+import {
+  ISSUED_BY_CLI,
+  KEY_ROTATED_BY_CLI,
+  REVOKED_BY_CLI,
+  startControlSocket,
+} from './control-socket.js';
 
 /**
  * The all-in-one entry: api, gateway and worker in one process on one port, sharing one set of
@@ -41,10 +46,20 @@ await startService('all-in-one', {
     ];
     if (context.engines.db.dialect !== 'pglite') return roles;
     const tokens = new RefreshTokenService(context.engines.db, context.keys);
-    const control = await startControlSocket(context.config.DATA_DIR, tokens, async (userId) => {
-      const count = await tokens.revokeAllForUser(userId);
-      await context.revocations.revokeUser(userId);
-      return { user_id: userId, refresh_tokens_revoked: count };
+    const { audit } = context;
+    const control = await startControlSocket(context.config.DATA_DIR, {
+      async issue(userId) {
+        const pair = await tokens.issuePair(userId);
+        await audit.record(ISSUED_BY_CLI(userId));
+        return pair;
+      },
+      async revokeUser(userId) {
+        const count = await tokens.revokeAllForUser(userId);
+        await context.revocations.revokeUser(userId);
+        await audit.record(REVOKED_BY_CLI(userId, count));
+        return { user_id: userId, refresh_tokens_revoked: count };
+      },
+      keyRotated: (key) => audit.record(KEY_ROTATED_BY_CLI(key)),
     });
     return [
       ...roles,

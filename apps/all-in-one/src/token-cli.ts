@@ -1,13 +1,6 @@
-import { join } from 'node:path';
 import { loadConfigOrExit, type Config } from '@agent-backend/config';
-import {
-  createPgliteDatabase,
-  createPostgresDatabase,
-  DataDirInUseError,
-  dirLockHolder,
-  migrate,
-  type Database,
-} from '@agent-backend/store';
+import type { Database } from '@agent-backend/store';
+import { withStore } from './cli-store.js';
 import { isValidUserId } from './control-socket.js';
 
 /** One of the token commands (`token:issue`, `token:revoke`) that act on a user's tokens. */
@@ -25,10 +18,8 @@ export interface TokenCommand<T> {
 }
 
 /**
- * Runs a token command with the same environment as the service. With `DATABASE_URL` it reaches
- * PostgreSQL directly; on the embedded default it asks the running all-in-one over its control
- * socket, or opens the PGlite files itself when no service holds them. Exits 2 on a bad user id,
- * 1 on failure.
+ * Runs a token command with the same environment as the service, reaching the store as
+ * {@link withStore} does. Exits 2 on a bad user id, 1 on failure.
  */
 export function runTokenCommand<T>(command: TokenCommand<T>): void {
   run(command).catch((error: Error) => {
@@ -52,31 +43,11 @@ async function run<T>(command: TokenCommand<T>): Promise<void> {
     process.exit(2);
   }
   const config = loadConfigOrExit('all-in-one');
-  const pgliteDir = join(config.DATA_DIR, 'pglite');
-
-  if (!config.DATABASE_URL && dirLockHolder(pgliteDir) !== undefined) {
-    return void print(await command.viaService(config.DATA_DIR, userId));
-  }
-  let db: Database;
-  try {
-    db = config.DATABASE_URL
-      ? await createPostgresDatabase({
-          url: config.DATABASE_URL,
-          schema: config.DATABASE_SCHEMA,
-          max: 1,
-        })
-      : await createPgliteDatabase({ dataDir: pgliteDir });
-  } catch (error) {
-    // The service started between our check and our open: ask it instead.
-    if (error instanceof DataDirInUseError) {
-      return void print(await command.viaService(config.DATA_DIR, userId));
-    }
-    throw error;
-  }
-  try {
-    await migrate(db);
-    print(await command.direct(db, config, userId));
-  } finally {
-    await db.close();
-  }
+  print(
+    await withStore(
+      config,
+      () => command.viaService(config.DATA_DIR, userId),
+      (db) => command.direct(db, config, userId),
+    ),
+  );
 }

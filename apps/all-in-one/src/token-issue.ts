@@ -1,5 +1,6 @@
 import { isReservedUserId, RefreshTokenService, resolveKeys } from '@agent-backend/auth';
-import { requestTokens } from './control-socket.js';
+import { AuditLog } from '@agent-backend/store';
+import { ISSUED_BY_CLI, requestTokens } from './control-socket.js';
 import { runTokenCommand } from './token-cli.js';
 
 /**
@@ -21,7 +22,9 @@ runTokenCommand({
       privateKeyPem: config.jwtPrivateKeyPem,
       dataDir: config.DATA_DIR,
     });
-    return new RefreshTokenService(db, keys).issuePair(userId);
+    const pair = await new RefreshTokenService(db, keys).issuePair(userId);
+    await new AuditLog(db).record(ISSUED_BY_CLI(userId));
+    return pair;
   },
   output: (pair) => ({ refreshToken: pair.refreshToken, accessToken: pair.accessToken }),
 });

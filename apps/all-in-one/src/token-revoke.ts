@@ -1,5 +1,5 @@
-import { RefreshTokenRepository, TokenCutoffRepository } from '@agent-backend/store';
-import { requestRevokeUser, type RevokedUser } from './control-socket.js';
+import { AuditLog, RefreshTokenRepository, TokenCutoffRepository } from '@agent-backend/store';
+import { requestRevokeUser, REVOKED_BY_CLI, type RevokedUser } from './control-socket.js';
 import { runTokenCommand } from './token-cli.js';
 
 /**
@@ -17,6 +17,7 @@ runTokenCommand<RevokedUser>({
     const now = new Date();
     const count = await new RefreshTokenRepository(db).revokeAllForUser(userId, now);
     await new TokenCutoffRepository(db).raise(userId, now);
+    await new AuditLog(db).record(REVOKED_BY_CLI(userId, count));
     return { user_id: userId, refresh_tokens_revoked: count };
   },
   output: (result) => result,

@@ -25,6 +25,7 @@ import { RunStopper } from './agent/run-stopper.js';
 import { registerSessionRoutes } from './agent/session-routes.js';
 import { registerUsageRoutes } from './agent/usage-routes.js';
 import { SseStream } from './agent/sse-stream.js';
+import type { OperatorServices } from './operator/operator-routes.js';
 import { streamLocalRun } from './agent/stream-run.js';
 
 /**
@@ -45,9 +46,10 @@ export const INVOKE_BODY_LIMIT = 4 * 1024 * 1024;
  * error (400 invalid body or `session_id_reserved`, 401, 404 no such session or run to resume,
  * 409 `session_busy`); after that, failures are the stream's `error` event. On shutdown
  * (`preClose`), runs waiting for approvals suspend, running runs may finish during the drain;
- * those still running after it end with `server_shutdown`.
+ * those still running after it end with `server_shutdown`. Returns what the operator API acts
+ * through (the conversations, usage, and the run stopper).
  */
-export function registerAgentRoutes(context: ServiceContext, agent: Agent): void {
+export function registerAgentRoutes(context: ServiceContext, agent: Agent): OperatorServices {
   const { app, engines, logger, requireUser, limits } = context;
   const { runner, settings } = agent;
   const streamsOpen = context.metrics.agent.streamsOpen;
@@ -71,7 +73,8 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
   );
   registerSessionRoutes(context, conversations, stopper);
   registerRunRoutes(context, conversations, stopper);
-  registerUsageRoutes(context, new UsageRepository(engines.db));
+  const usage = new UsageRepository(engines.db);
+  registerUsageRoutes(context, usage);
   /** Runs not yet finished or not yet fully in the run log. */
   const settling = new Set<Promise<unknown>>();
   const openStream = (reply: Response) =>
@@ -202,4 +205,5 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): void
     await Promise.all([...settling]);
     await stopper.close();
   });
+  return { conversations, usage, runs: stopper };
 }

@@ -1,6 +1,7 @@
 import { createAgent, type Agent, type AgentOptions } from '@agent-backend/agent';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
 import { registerAgentRoutes } from './agent-routes.js';
+import { registerAuditRoutes } from './audit-routes.js';
 import { registerAuthRoutes } from './auth-routes.js';
 import { acceptChatMessage } from '@agent-backend/chat-platform';
 import { registerChatPlatformRoutes } from './chat-platform-routes.js';
@@ -10,6 +11,7 @@ import { registerMcpRoutes } from './mcp-routes.js';
 import { registerMemoryRoutes } from './memory-routes.js';
 import { registerSkillRoutes } from './skill-routes.js';
 import { registerNodeRoutes } from './node-routes.js';
+import { registerOperatorRoutes } from './operator/operator-routes.js';
 import { registerPlaygroundRoutes } from './playground-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
@@ -44,11 +46,14 @@ export async function mountApi(
   registerNodeRoutes(context, agent.nodeTools);
   registerMemoryRoutes(context, agent.memories);
   registerSkillRoutes(context, agent.skills);
-  registerAgentRoutes(context, agent);
+  const agentServices = registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
   registerPlaygroundRoutes(context);
   // Recorded in the store, then queued: the queue (Redis) may lose it, the store may not.
   registerChatPlatformRoutes(context, (job) => acceptChatMessage(engines, job));
+  registerAuditRoutes(context);
+  // /api/operator/*: behind ADMIN_TOKEN, never mounted without it (docs/operations.md).
+  registerOperatorRoutes(context, agentServices);
   registerDocsRoutes(context);
   await mountQueueDashboard(context); // /admin/queues: docs/operations.md
   // Closed after the server closed (runs ended with `server_shutdown`), not alongside it.

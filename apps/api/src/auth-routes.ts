@@ -7,6 +7,7 @@ import {
   WhoamiResponse,
 } from '@agent-backend/protocol';
 import {
+  clientDigest,
   InvalidRefreshTokenError,
   isReservedUserId,
   RefreshTokenService,
@@ -29,6 +30,7 @@ export function registerAuthRoutes({
   logger,
   requireUser,
   limits,
+  audit,
 }: ServiceContext): void {
   const refresh = new RefreshTokenService(engines.db, keys);
 
@@ -57,8 +59,24 @@ export function registerAuthRoutes({
     },
     async (request, reply) => {
       const { refreshToken } = request.body;
+      const userAgent = request.headers['user-agent'];
       try {
-        const { accessToken, expiresIn } = await refresh.exchange(refreshToken);
+        const { accessToken, expiresIn, userId, newClient } = await refresh.exchange(
+          refreshToken,
+          clientDigest(request.ip ?? request.socket.remoteAddress, userAgent),
+        );
+        // Only a client the token was not last used from: a refresh every hour is no news.
+        if (newClient) {
+          await audit.record(
+            {
+              action: 'token.refreshed',
+              userId,
+              actor: 'user',
+              details: { new_client: true, user_agent: userAgent?.slice(0, 200) ?? null },
+            },
+            request,
+          );
+        }
         return { accessToken, expiresIn } satisfies RefreshResponse;
       } catch (error) {
         if (!(error instanceof InvalidRefreshTokenError)) throw error;
@@ -106,6 +124,11 @@ export function registerAuthRoutes({
       throw new AppError('user_id_reserved', new ReservedUserIdError(user_id).message);
     }
     request.log.info({ userId: user_id }, 'dev token pair issued');
-    return (await refresh.issuePair(user_id)) satisfies DevTokenResponse;
+    const pair = await refresh.issuePair(user_id);
+    await audit.record(
+      { action: 'token.issued', userId: user_id, actor: 'anyone', details: { via: 'dev_tokens' } },
+      request,
+    );
+    return pair satisfies DevTokenResponse;
   });
 }

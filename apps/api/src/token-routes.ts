@@ -9,7 +9,7 @@ import {
 } from '@agent-backend/protocol';
 import { isReservedUserId, RefreshTokenService, signAccessToken } from '@agent-backend/auth';
 import { AppError, operatorCredential } from '@agent-backend/http-server';
-import type { ServiceContext } from '@agent-backend/runtime';
+import type { AuditActor, AuditedRequest, ServiceContext } from '@agent-backend/runtime';
 
 /**
  * Beyond the spec, for the operator's login layer and for users (docs/auth.md):
@@ -19,14 +19,8 @@ import type { ServiceContext } from '@agent-backend/runtime';
  * of a user's tokens; `AUTH_SERVICE_TOKEN`). Without `AUTH_SERVICE_TOKEN` the two operator
  * routes are the ordinary 404.
  */
-export function registerTokenRoutes({
-  app,
-  config,
-  engines,
-  keys,
-  requireUser,
-  revocations,
-}: ServiceContext): void {
+export function registerTokenRoutes(context: ServiceContext): void {
+  const { app, config, engines, keys, requireUser, audit } = context;
   const refresh = new RefreshTokenService(engines.db, keys);
   const serviceToken = config.AUTH_SERVICE_TOKEN;
   // Off, the hook is never reached (the routes are not served); a random secret keeps it shut.
@@ -37,12 +31,7 @@ export function registerTokenRoutes({
     'auth',
   );
 
-  /** Refresh tokens first (refused at once everywhere), then the access-token cutoff. */
-  const revokeAll = async (userId: string): Promise<RevokeAllResponse> => {
-    const count = await refresh.revokeAllForUser(userId);
-    await revocations.revokeUser(userId);
-    return { user_id: userId, refresh_tokens_revoked: count };
-  };
+  const revokeAll = revokeUserTokens(context);
 
   app.post(
     '/api/auth/token',
@@ -68,6 +57,10 @@ export function registerTokenRoutes({
       const { refreshToken } = await refresh.issue(user_id);
       const { accessToken, expiresIn } = await signAccessToken(keys, user_id);
       request.log.info({ userId: user_id }, 'token pair issued to the login layer');
+      await audit.record(
+        { action: 'token.issued', userId: user_id, actor: 'login_layer' },
+        request,
+      );
       return { refreshToken, accessToken, expiresIn } satisfies ServiceTokenResponse;
     },
   );
@@ -87,7 +80,8 @@ export function registerTokenRoutes({
       },
     },
     async (request) => {
-      await refresh.revoke(request.body.refreshToken);
+      const userId = await refresh.revoke(request.body.refreshToken);
+      if (userId) await audit.record({ action: 'token.revoked', userId, actor: 'user' }, request);
       return {} satisfies RevokeResponse;
     },
   );
@@ -108,7 +102,7 @@ export function registerTokenRoutes({
     },
     async (request) => {
       request.log.info({ userId: request.userId }, 'user signed out everywhere');
-      return revokeAll(request.userId);
+      return revokeAll(request.userId, 'user', request);
     },
   );
 
@@ -133,7 +127,30 @@ export function registerTokenRoutes({
     async (request) => {
       const { user_id } = request.body;
       request.log.info({ userId: user_id }, 'user revoked by the operator');
-      return revokeAll(user_id);
+      return revokeAll(user_id, 'login_layer', request);
     },
   );
+}
+
+/**
+ * Revokes all of a user's tokens: refresh tokens first (refused at once everywhere), then the
+ * access-token cutoff (every replica within 5 s; gateways close the user's sockets with 4401),
+ * and records `user.tokens_revoked`. Sign out everywhere, the login layer's revoke-user and the
+ * operator API share it.
+ */
+export function revokeUserTokens({ engines, keys, revocations, audit }: ServiceContext) {
+  const refresh = new RefreshTokenService(engines.db, keys);
+  return async (
+    userId: string,
+    actor: AuditActor,
+    request: AuditedRequest,
+  ): Promise<RevokeAllResponse> => {
+    const count = await refresh.revokeAllForUser(userId);
+    await revocations.revokeUser(userId);
+    await audit.record(
+      { action: 'user.tokens_revoked', userId, actor, details: { refresh_tokens_revoked: count } },
+      request,
+    );
+    return { user_id: userId, refresh_tokens_revoked: count };
+  };
 }

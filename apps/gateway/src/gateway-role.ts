@@ -2,7 +2,8 @@ import type { WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
 import type { RevocationList } from '@agent-backend/auth';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
-import { WS_CLOSE } from '@agent-backend/protocol';
+import { DISCONNECT_USER_CHANNEL } from '@agent-backend/node-rpc';
+import { DisconnectUserMessage, WS_CLOSE } from '@agent-backend/protocol';
 import { respondToCommands } from './command-responder.js';
 import type { ConnectionIdentity } from './connection-identity.js';
 import { connectionSlots } from './connection-slots.js';
@@ -61,6 +62,19 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
     logger,
   });
   const commands = await respondToCommands(engines.bus, replicaId, registry);
+  // The operator API's disconnect: every replica closes the user's sockets it holds.
+  const disconnects = await engines.bus.subscribe(DISCONNECT_USER_CHANNEL, (message) => {
+    const parsed = DisconnectUserMessage.safeParse(message);
+    if (!parsed.success) return;
+    const { user_id: userId } = parsed.data;
+    let closed = 0;
+    for (const conn of registry.all()) {
+      if (conn.identity.userId !== userId) continue;
+      conn.close(WS_CLOSE.operatorDisconnect, 'disconnected by the operator');
+      closed++;
+    }
+    logger.info({ userId, closed }, 'user disconnected by the operator');
+  });
   const webSubscriptions = new WebSubscriptions(engines.bus, registry);
 
   const takeSlot = connectionSlots({
@@ -140,7 +154,11 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       workflows.close();
       await closeConnections(registry);
       // Node entries are removed by each connection's close handler; the replica goes last.
-      await Promise.allSettled([commands.unsubscribe(), webSubscriptions.close()]);
+      await Promise.allSettled([
+        commands.unsubscribe(),
+        disconnects.unsubscribe(),
+        webSubscriptions.close(),
+      ]);
       await engines.presence.removeReplica(replicaId).catch(() => {});
     },
   };

@@ -1,1 +1,7 @@
 export { mountWorker } from './worker-role.js';
+export {
+  sweepRetention,
+  type RetentionDeps,
+  type RetentionKind,
+  type RetentionSettings,
+} from './retention.js';

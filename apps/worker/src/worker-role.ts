@@ -21,6 +21,7 @@ import { createRunnerTaskAgent, type TaskAgent } from './task-agent.js';
 import { createTaskProcessor } from './task-processor.js';
 import { processChatMessages } from './chat-messages.js';
 import { processKnowledgeIngestion } from './kb-ingest.js';
+import { startRetentionSweep } from './retention-sweep.js';
 import { startSandboxSweep } from './sandbox-sweep.js';
 import { startScheduleWatch } from './schedule-watch.js';
 
@@ -111,6 +112,7 @@ export async function mountWorker(
   const stopChatInboxWatch = await processChatMessages(context, runAgent.runner);
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
   const stopSweep = startSandboxSweep(context, runAgent.sandboxes); // docs/sandbox.md
+  const stopRetention = startRetentionSweep(context); // docs/operations.md#retention
   // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
   if (engines.bullmq) {
     context.metrics.jobs.watchDepth(
@@ -123,6 +125,7 @@ export async function mountWorker(
     close: async () => {
       await Promise.all([
         stopSweep(),
+        stopRetention(),
         stopScheduleWatch(),
         stopChatInboxWatch(),
         stopTakeovers(),

@@ -8,7 +8,7 @@ import type {
   SessionSummary,
   StoredMessage,
 } from '@agent-backend/protocol';
-import type { Database } from '@agent-backend/store';
+import type { Database, Queryable } from '@agent-backend/store';
 import { ChatMessage } from './chat-message.js';
 import {
   decodeMessageCursor,
@@ -220,28 +220,61 @@ export class ConversationRepository {
   }
 
   /**
-   * Deletes the session and every row of it: messages, runs (with their usage), approvals and
-   * todos go with the session row (foreign keys, `ON DELETE CASCADE`); the sandbox's row in the
-   * same statement, which leaves its sandbox to the idle reaper as an orphan to destroy.
-   * Answers the ids of the deleted runs (for the run log), or null when the session is not the
-   * user's.
+   * Deletes the session and every row of it (the cascade of {@link deleteSessions}). Answers the
+   * ids of the deleted runs (for the run log), or null when the session is not the user's.
    */
-  async delete(session: SessionKey): Promise<string[] | null> {
-    // One statement, one snapshot: `runs` reads the runs the cascade deletes.
-    const { rows } = await this.db.query<{ session_id: string; run_id: string | null }>(
-      `WITH sandbox AS (
-         DELETE FROM session_sandboxes WHERE user_id = $1 AND session_id = $2
-       ), runs AS (
-         SELECT run_id FROM agent_runs WHERE user_id = $1 AND session_id = $2
-       ), deleted AS (
-         DELETE FROM agent_sessions WHERE user_id = $1 AND session_id = $2 RETURNING session_id
-       )
-       SELECT deleted.session_id, runs.run_id FROM deleted LEFT JOIN runs ON true`,
-      [session.userId, session.sessionId],
-    );
-    if (rows.length === 0) return null;
-    return rows.flatMap((row) => (row.run_id ? [row.run_id] : []));
+  async delete(session: SessionKey): Promise<readonly string[] | null> {
+    const deleted = await deleteSessions(this.db, [session]);
+    return deleted.sessions > 0 ? deleted.runIds : null;
   }
+}
+
+/**
+ * The cascade of a session delete, for the conversations API's DELETE and the retention sweep:
+ * messages, runs (with their usage), approvals and todos go with the session row (foreign keys,
+ * `ON DELETE CASCADE`); the sandbox's row in the same statement, which leaves its sandbox to the
+ * worker's sandbox sweep as an orphan to destroy, with its files. With `idleBefore`, only
+ * sessions whose last activity (`updated_at`) is older are deleted, and a session whose row a
+ * running statement holds (a run starting or storing a message) is skipped rather than waited
+ * for: a session used while the sweep runs survives it. Returns how many were deleted.
+ */
+export async function deleteSessions(
+  db: Queryable,
+  sessions: readonly SessionKey[],
+  idleBefore?: Date,
+): Promise<DeletedSessions> {
+  if (sessions.length === 0) return { sessions: 0, runIds: [] };
+  // The API's delete waits for a statement holding the row; the sweep passes it by.
+  const lock = idleBefore ? 'FOR UPDATE OF s SKIP LOCKED' : 'FOR UPDATE OF s';
+  const { rows } = await db.query<{ sessions: number; run_ids: string[] }>(
+    `WITH doomed AS (
+       SELECT s.user_id, s.session_id FROM agent_sessions s
+         JOIN unnest($1::text[], $2::text[]) AS k (user_id, session_id)
+           ON s.user_id = k.user_id AND s.session_id = k.session_id
+        WHERE $3::timestamptz IS NULL OR s.updated_at < $3::timestamptz
+        ${lock}
+     ), sandbox AS (
+       DELETE FROM session_sandboxes x USING doomed d
+        WHERE x.user_id = d.user_id AND x.session_id = d.session_id
+     ), runs AS (
+       SELECT r.run_id FROM agent_runs r JOIN doomed d
+           ON r.user_id = d.user_id AND r.session_id = d.session_id
+     ), deleted AS (
+       DELETE FROM agent_sessions s USING doomed d
+        WHERE s.user_id = d.user_id AND s.session_id = d.session_id
+        RETURNING s.session_id
+     )
+     SELECT (SELECT count(*) FROM deleted)::int AS sessions,
+            (SELECT coalesce(array_agg(run_id), '{}') FROM runs) AS run_ids`,
+    [sessions.map((s) => s.userId), sessions.map((s) => s.sessionId), idleBefore ?? null],
+  );
+  return { sessions: rows[0]?.sessions ?? 0, runIds: rows[0]?.run_ids ?? [] };
+}
+
+/** What {@link deleteSessions} removed: the sessions, and the ids of their runs (for the run log). */
+export interface DeletedSessions {
+  readonly sessions: number;
+  readonly runIds: readonly string[];
 }
 
 interface MessageRow extends Record<string, unknown> {

@@ -2,7 +2,11 @@
  * The agent runtime: runs a conversation on an OpenAI-compatible model with streamed answers
  * and tool calls, keeps sessions in the durable store, one run per session at a time.
  */
-export { ConversationRepository, PREVIEW_CHARS } from './conversation-repository.js';
+export {
+  ConversationRepository,
+  deleteSessions,
+  PREVIEW_CHARS,
+} from './conversation-repository.js';
 export { InvalidCursorError } from './list-cursor.js';
 export { UsageRepository, type DayRange } from './usage-repository.js';
 export {

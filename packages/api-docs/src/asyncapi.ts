@@ -31,6 +31,8 @@ export const WS_CLOSE_MEANINGS: Record<keyof typeof WS_CLOSE, string> = {
   forbidden: 'The token belongs to another user, or the Origin is not allowed. Stop.',
   tooBig: 'A frame over `GATEWAY_MAX_FRAME_BYTES`. Send smaller frames.',
   goingAway: 'The replica is shutting down. Reconnect (the load balancer picks another replica).',
+  operatorDisconnect:
+    "The operator disconnected the user's sockets (operator API). Reconnect after a backoff; a user whose tokens were revoked too gets 4401 then.",
 };
 
 /** Which connections each server-sent frame type goes to. */

@@ -5,6 +5,7 @@ export const HTTP_TAGS = {
     'run status and cancel.',
   sessions: "The caller's conversations: list, read, rename, delete.",
   usage: "The caller's token usage.",
+  account: "The caller's account: the security events of its audit log.",
   auth: 'Access tokens.',
   knowledge: 'Knowledge bases, their documents, search, and the chunking preview.',
   memories: "The caller's long-term memories.",
@@ -17,4 +18,8 @@ export const HTTP_TAGS = {
   documents: 'These API documents and the page that shows them.',
   playground: 'The web playground (docs/playground.md), a client of this API like any other.',
   operations: "Operators' tools (docs/operations.md).",
+  operator:
+    'The operator API (docs/operations.md): look up a user, disconnect their sockets, cancel ' +
+    "their runs, revoke their tokens, read the audit log. `ADMIN_TOKEN` only, never a user's " +
+    'token; 404 when `ADMIN_TOKEN` is unset.',
 } as const;

@@ -21,6 +21,7 @@ export {
   RefreshTokenService,
   InvalidRefreshTokenError,
   hashRefreshToken,
+  clientDigest,
   REFRESH_TOKEN_TTL_MS,
 } from './refresh-tokens.js';
 export {

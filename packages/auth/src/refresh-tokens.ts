@@ -15,6 +15,13 @@ export class InvalidRefreshTokenError extends Error {
   }
 }
 
+/** Names a client by its address and user agent, without storing either. */
+export function clientDigest(address: string | undefined, userAgent: string | undefined): string {
+  return createHash('sha256')
+    .update(`${address ?? ''}\u0000${userAgent ?? ''}`, 'utf8')
+    .digest('hex');
+}
+
 /** Tokens are stored only as this hash; a leaked table does not leak usable tokens. */
 export function hashRefreshToken(token: string): string {
   return createHash('sha256').update(token, 'utf8').digest('hex');
@@ -52,18 +59,32 @@ export class RefreshTokenService {
     return { refreshToken, accessToken };
   }
 
-  /** Spec 4.1: a valid refresh token yields a new one-hour access token for its user. */
+  /**
+   * Spec 4.1: a valid refresh token yields a new one-hour access token for its user. `client`
+   * names where the exchange comes from (a digest, see {@link clientDigest}); `newClient` says
+   * whether the token was last used from elsewhere (or never).
+   */
   async exchange(
     refreshToken: string,
-  ): Promise<{ accessToken: string; expiresIn: typeof ACCESS_TOKEN_TTL_SECONDS; userId: string }> {
-    const record = await this.repo.use(hashRefreshToken(refreshToken), new Date(this.clock()));
+    client?: string,
+  ): Promise<{
+    accessToken: string;
+    expiresIn: typeof ACCESS_TOKEN_TTL_SECONDS;
+    userId: string;
+    newClient: boolean;
+  }> {
+    const record = await this.repo.use(
+      hashRefreshToken(refreshToken),
+      new Date(this.clock()),
+      client,
+    );
     if (!record) throw new InvalidRefreshTokenError();
     const signed = await signAccessToken(this.keys, record.userId, this.clock());
-    return { ...signed, userId: record.userId };
+    return { ...signed, userId: record.userId, newClient: record.newClient };
   }
 
-  /** @returns whether a live token was revoked. */
-  revoke(refreshToken: string): Promise<boolean> {
+  /** @returns the token's user when a live token was revoked now, else null. */
+  revoke(refreshToken: string): Promise<string | null> {
     return this.repo.revoke(hashRefreshToken(refreshToken), new Date(this.clock()));
   }
 

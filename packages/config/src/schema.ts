@@ -89,6 +89,9 @@ const originList = commaList
  * in `.describe()`, its meaning for people: docs/configuration.md is generated from this.
  * Empty strings count as unset, so `FOO=` in a compose file does not become a value.
  */
+/** Days a kind of data is kept by the retention sweep; `0`: forever. */
+const retentionDays = (days: number) => z.coerce.number().int().min(0).max(36_500).default(days);
+
 export const EnvSchema = z.object({
   PORT: z.coerce
     .number()
@@ -372,6 +375,46 @@ export const EnvSchema = z.object({
     .min(0)
     .default(5_000)
     .describe('at most this many failed jobs are kept per queue, the newest'),
+  RETENTION_SESSIONS_DAYS: retentionDays(0).describe(
+    'agent sessions (with their messages, runs, approvals, todo list and sandbox) whose last activity is older than this many days are deleted by the retention sweep; a session with a run going (even one waiting for an approval) or used during the sweep is kept. `0`: kept forever (see Retention in [operations.md](operations.md#retention))',
+  ),
+  RETENTION_TASK_RUNS_DAYS: retentionDays(90).describe(
+    'finished scheduled-task runs (their occurrence records: output, error, status) older than this many days are deleted by the retention sweep; the tasks themselves stay. `0`: kept forever',
+  ),
+  RETENTION_KNOWLEDGE_DOCUMENTS_DAYS: retentionDays(0).describe(
+    'knowledge documents untouched (not uploaded again or re-ingested) for this many days are deleted with their chunks by the retention sweep; their knowledge base stays. `0`: kept forever',
+  ),
+  RETENTION_MEMORIES_DAYS: retentionDays(0).describe(
+    'long-term memories not saved again for this many days are deleted by the retention sweep. `0` (default): never, since users rely on what the agent remembers',
+  ),
+  AUDIT_LOG_RETENTION_DAYS: retentionDays(365).describe(
+    'audit log events older than this many days are deleted by the retention sweep. `0`: kept forever',
+  ),
+  RETENTION_SWEEP_INTERVAL_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(3_600_000)
+    .describe(
+      'how often one worker (elected per interval in the ephemeral store; the all-in-one in process) runs the retention sweep',
+    ),
+  RETENTION_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .describe(
+      'rows (sessions, task runs, documents, memories, audit events) each statement of the retention sweep deletes at most; a session goes with all its messages, so with long sessions a lower value spreads the work (see [BENCHMARKS.md](BENCHMARKS.md)); the sweep pauses briefly between batches',
+    ),
+  RUN_LOG_RETENTION_MS: z.coerce
+    .number()
+    .int()
+    .min(1_000)
+    .default(600_000)
+    .describe(
+      "how long a run's events stay in the run log after its last event, so a dropped stream can resume (`Last-Event-ID`) on any replica; the stored conversation is not affected",
+    ),
   SCHEDULED_TASK_CONFIRM_TTL_MS: z.coerce
     .number()
     .int()
@@ -955,7 +998,7 @@ export const EnvSchema = z.object({
     'when set, `GET /metrics` requires `Authorization: Bearer <token>` (401 otherwise; compared in constant time). At least 16 characters. Unset: open, so keep the port off the internet or set it',
   ),
   ADMIN_TOKEN: operatorToken.describe(
-    "operator credential of the queue dashboard at `/admin/queues` (api role and all-in-one, BullMQ engine only): `Authorization: Bearer <token>`, or HTTP Basic with any user name and the token as password (a browser asks). At least 16 characters. Unset: the dashboard is 404. Never a user's access token",
+    "operator credential of the operator API at `/api/operator/` (`Authorization: Bearer <token>`; see Operator API in [operations.md](operations.md#operator-api)) and of the queue dashboard at `/admin/queues` (api role and all-in-one, BullMQ engine only; also HTTP Basic with any user name and the token as password, which a browser asks for). At least 16 characters. Unset: both are 404. Never a user's access token",
   ),
   OTEL_EXPORTER_OTLP_ENDPOINT: url(['http:', 'https:']).describe(
     "base URL of an OpenTelemetry collector speaking OTLP; over HTTP spans go to `<url>/v1/traces`. Set: traces are on (see Traces in [operations.md](operations.md)); unset: off, and the OpenTelemetry SDK is not even loaded. The SDK's other standard variables (`OTEL_EXPORTER_OTLP_HEADERS`, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT`, `OTEL_BSP_MAX_QUEUE_SIZE`, `OTEL_RESOURCE_ATTRIBUTES`, ...) apply too",

@@ -199,7 +199,7 @@ export async function createEngines(
       ephemeral = createRedisEphemeralStore({ redis, prefix });
       presence = createRedisPresence({ redis, prefix, ...presenceOptions });
       limits = createRedisLimits({ redis, prefix, ...limitOptions });
-      runLog = createRedisRunLog({ redis, prefix });
+      runLog = createRedisRunLog({ redis, prefix, retentionMs: config.RUN_LOG_RETENTION_MS });
       // BullMQ blocks on its connections, so it gets its own, which never give up on a command.
       const jobsConnection = createRedis(config.REDIS_URL, {
         name: `${name}:jobs`,
@@ -228,7 +228,7 @@ export async function createEngines(
       ephemeral = createMemoryEphemeralStore();
       presence = createMemoryPresence(presenceOptions);
       limits = createMemoryLimits(limitOptions);
-      runLog = createMemoryRunLog();
+      runLog = createMemoryRunLog({ retentionMs: config.RUN_LOG_RETENTION_MS });
       jobs = createMemoryJobQueue({
         drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
         retention: jobRetentionOf(config),

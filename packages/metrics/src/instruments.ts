@@ -118,6 +118,13 @@ export interface LimitMetrics {
   refused(limit: string): void;
 }
 
+export interface RetentionMetrics {
+  /** The retention sweep deleted `count` rows of `kind` (`sessions`, `task_runs`, ...). */
+  removed(kind: string, count: number): void;
+  /** A sweep ended. */
+  swept(outcome: 'ok' | 'failed', seconds: number): void;
+}
+
 /** Every instrument of one service instance. */
 export interface ServiceMetrics {
   /** False when `METRICS_ENABLED=false`: every method does nothing. */
@@ -131,6 +138,7 @@ export interface ServiceMetrics {
   readonly jobs: JobMetrics;
   readonly knowledge: KnowledgeMetrics;
   readonly limits: LimitMetrics;
+  readonly retention: RetentionMetrics;
   /** The Prometheus text exposition of this instance's registry. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -151,5 +159,6 @@ export const NO_METRICS: ServiceMetrics = Object.freeze({
   jobs: { added: noop, finished: noop, watchDepth: noop },
   knowledge: { ingested: noop, failed: noop },
   limits: { refused: noop },
+  retention: { removed: noop, swept: noop },
   render: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
 });

@@ -225,6 +225,19 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
     help: 'Failed knowledge-base ingestion attempts',
     registers,
   });
+  const retentionRemoved = new Counter({
+    name: 'retention_removed_total',
+    help: 'Rows deleted by the retention sweep by kind (sessions, task_runs, knowledge_documents, memories, audit_events)',
+    labelNames: ['kind'] as const,
+    registers,
+  });
+  const retentionSweeps = new Histogram({
+    name: 'retention_sweep_duration_seconds',
+    help: 'Duration of a retention sweep of this worker, by outcome (ok, failed)',
+    labelNames: ['outcome'] as const,
+    buckets: JOB_BUCKETS,
+    registers,
+  });
 
   const bound = <C>(make: (...labels: string[]) => C) => {
     const cache = new Map<string, C>();
@@ -321,6 +334,10 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
         if (chunks > 0) ingestedChunks.inc(chunks);
       },
       failed: () => ingestFailures.inc(),
+    },
+    retention: {
+      removed: (kind, count) => retentionRemoved.labels(kind).inc(count),
+      swept: (outcome, seconds) => retentionSweeps.labels(outcome).observe(seconds),
     },
     limits: {
       refused: (limit) => rateLimited.labels(limit).inc(),

@@ -12,6 +12,12 @@ export const gatewayChannel = (replicaId: string): string => `gateway:${replicaI
 /** Every web connection of a user, on every replica, listens here (spec 4.3 rule 2). */
 export const userWebChannel = (userId: string): string => `web:${userId}`;
 
+/**
+ * Every gateway replica listens here for the operator's "disconnect this user" (a
+ * `DisconnectUserMessage`) and closes the user's sockets it holds with 4010.
+ */
+export const DISCONNECT_USER_CHANNEL = 'operator:disconnect-user';
+
 /** Send a JSON-RPC `tools/call` to a node and wait for its response. */
 export const ToolCallCommand = z.object({
   kind: z.literal('tool_call'),

@@ -16,6 +16,7 @@ export {
 export {
   gatewayChannel,
   userWebChannel,
+  DISCONNECT_USER_CHANNEL,
   GatewayCommand,
   ToolCallCommand,
   DeliverCommand,

@@ -41,6 +41,7 @@ const EXEMPT_FROM_FIXTURES = new Set([
   'ScheduledTaskStatus',
   'ScheduledTaskRunStatus',
   'RunStatus',
+  'AuditAction',
 ]);
 
 const schemas = new Map(

@@ -4,6 +4,7 @@
  * name; parse untrusted input with `safeParse` and report failures with {@link fieldErrors}.
  */
 export * from './agent-events.js';
+export * from './audit.js';
 export * from './auth.js';
 export * from './token-service.js';
 export * from './chat-platform.js';
@@ -17,6 +18,7 @@ export * from './json-rpc.js';
 export * from './job-trace.js';
 export * from './knowledge.js';
 export * from './mcp.js';
+export * from './operator.js';
 export * from './memory.js';
 export * from './nodes.js';
 export * from './node-record.js';

@@ -43,4 +43,6 @@ export const WS_CLOSE = {
   tooBig: 1009,
   /** The server is shutting down; reconnect (to another replica). */
   goingAway: 1001,
+  /** The operator disconnected the user (operator API); a client reconnects with backoff. */
+  operatorDisconnect: 4010,
 } as const;

@@ -7,3 +7,5 @@ export {
 } from './start-service.js';
 export { registeredRoutes } from './registered-routes.js';
 export { requestLimits, type RequestLimits } from './request-limits.js';
+export { ServiceAudit, type AuditedRequest } from './service-audit.js';
+export type { AuditActor, AuditEntry, AuditRecord } from '@agent-backend/store';

@@ -8,6 +8,7 @@ import { bearerAuth, createHttpServer, type DocumentedRoute } from '@agent-backe
 import { createTokenVerifier, RevocationList, throwawayKeys } from '@agent-backend/auth';
 import { createServiceMetrics } from '@agent-backend/metrics';
 import { registerMetricsRoute } from './metrics-route.js';
+import { ServiceAudit } from './service-audit.js';
 import { requestLimits } from './request-limits.js';
 import type { ServiceContext, StartServiceOptions } from './start-service.js';
 
@@ -49,6 +50,7 @@ export async function registeredRoutes(
         revocations,
         metrics,
         limits,
+        audit: new ServiceAudit(engines.db, logger),
       };
       const roles = await mount(context);
       const routes = app.documented();

@@ -1,7 +1,12 @@
 import type { Config } from '@agent-backend/config';
 import { limitRules, type RateLimitName } from '@agent-backend/engines';
 import { AppError, type RouteHook } from '@agent-backend/http-server';
-import { TokenBudgets, type BudgetStatus, type Limits } from '@agent-backend/limits';
+import {
+  TokenBudgets,
+  type BudgetStatus,
+  type Limits,
+  type RateRule,
+} from '@agent-backend/limits';
 import type { Logger } from '@agent-backend/logger';
 import type { ServiceMetrics } from '@agent-backend/metrics';
 import { runAdmission, type RunAdmission } from './run-admission.js';
@@ -28,6 +33,8 @@ export interface RequestLimits extends RunAdmission {
   readonly budgets: TokenBudgets;
   /** Where the user stands against the budget; null when off or the store cannot say. */
   budgetStatus(userId: string): Promise<BudgetStatus | null>;
+  /** Each rate class's rule, as configured (`RATE_LIMIT_*`; 0 points: no limit). */
+  readonly rules: Readonly<Record<RateLimitName, RateRule>>;
 }
 
 /** `Retry-After` of a refusal while the limits store is down (`LIMITS_ON_REDIS_ERROR=closed`). */
@@ -60,6 +67,7 @@ export function requestLimits(
   const admission = runAdmission({ limits, budgets, config, metrics, logger, storeDown });
 
   return {
+    rules,
     async allows(name, key) {
       if (rules[name].points === 0) return true;
       try {

@@ -22,6 +22,7 @@ import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@age
 import { startTracing } from '@agent-backend/tracing';
 import { registerMetricsRoute } from './metrics-route.js';
 import { requestLimits, type RequestLimits } from './request-limits.js';
+import { ServiceAudit } from './service-audit.js';
 import { startFailure } from './start-failure.js';
 
 export interface ServiceContext {
@@ -54,6 +55,8 @@ export interface ServiceContext {
   readonly metrics: ServiceMetrics;
   /** Per-user limits for routes: `limit: limits.rate('invoke')`, run slots (docs/limits.md). */
   readonly limits: RequestLimits;
+  /** The audit log of security events: `audit.record(entry, request)` (docs/operations.md). */
+  readonly audit: ServiceAudit;
 }
 
 /** What a role leaves running; `close` runs after the HTTP server stopped accepting. */
@@ -169,6 +172,7 @@ export async function startService(
     revocations,
     metrics,
     limits,
+    audit: new ServiceAudit(engines.db, logger),
   };
   const roles = await options.mount(context);
 

@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { DatabaseClosedError, migrate, RefreshTokenRepository, type Database } from './index.js';
+import {
+  AuditLog,
+  DatabaseClosedError,
+  migrate,
+  RefreshTokenRepository,
+  type Database,
+} from './index.js';
 
 /**
  * The durable-store contract: the same expectations against PGlite and PostgreSQL, so SQL
@@ -116,13 +122,53 @@ export function describeDatabaseContract(name: string, open: () => Promise<Datab
       });
       expect(await repo.use('h-old', now)).toBeNull();
       expect(await repo.use('h-unknown', now)).toBeNull();
-      expect(await repo.revoke('h-rev')).toBe(true);
-      expect(await repo.revoke('h-rev')).toBe(false);
+      expect(await repo.revoke('h-rev')).toBe('u2');
+      expect(await repo.revoke('h-rev')).toBeNull();
       expect(await repo.use('h-rev', now)).toBeNull();
       expect((await repo.find('h-rev'))?.revokedAt).toBeInstanceOf(Date);
       await expect(
         repo.insert({ tokenHash: 'h-live', userId: 'u3', expiresAt: later }),
       ).rejects.toThrow();
+    });
+
+    it('tells a refresh from a new client, once', async () => {
+      const repo = new RefreshTokenRepository(db);
+      const now = new Date();
+      await repo.insert({ tokenHash: 'h-cl', userId: 'u1', expiresAt: new Date(+now + 60_000) });
+      expect(await repo.use('h-cl', now, 'client-a')).toMatchObject({ newClient: true });
+      expect(await repo.use('h-cl', now, 'client-a')).toMatchObject({ newClient: false });
+      expect(await repo.use('h-cl', now)).toMatchObject({ newClient: false });
+      const both = await Promise.all([repo.use('h-cl', now, 'b'), repo.use('h-cl', now, 'b')]);
+      expect(both.filter((use) => use?.newClient)).toHaveLength(1);
+    });
+
+    it('keeps an append-only audit log, newest first, purged by age', async () => {
+      const audit = new AuditLog(db);
+      // Past ten events, so a page sorted as text ('10' < '9') would show.
+      for (const n of Array.from({ length: 9 }, (_, i) => i)) {
+        await audit.record({ action: `filler.${n}`, userId: 'audit-filler', actor: 'service' });
+      }
+      for (const action of ['a.one', 'a.two', 'a.three']) {
+        await audit.record({ action, userId: 'audit-u', actor: 'user', details: { n: 1 } });
+      }
+      await audit.record({ action: 'a.one', userId: 'audit-other', actor: 'operator' });
+      const page = await audit.page({ userId: 'audit-u', limit: 2 });
+      expect(page.map((e) => e.action)).toEqual(['a.three', 'a.two']);
+      const next = await audit.page({
+        userId: 'audit-u',
+        limit: 2,
+        beforeEventId: page[1]!.eventId,
+      });
+      expect(next.map((e) => e.action)).toEqual(['a.one']);
+      expect(next[0]).toMatchObject({ actor: 'user', details: { n: 1 }, clientAddress: null });
+      await db.query(`UPDATE audit_log SET action = 'changed' WHERE user_id = 'audit-u'`);
+      expect((await audit.page({ action: 'changed', limit: 10 })).length).toBe(0);
+      expect(await audit.purge(new Date(Date.now() + 60_000), 2)).toBe(2);
+      expect((await audit.page({ limit: 20 })).length).toBe(11);
+      const all = await audit.page({ limit: 20 });
+      expect(all.map((e) => Number(e.eventId))).toEqual(
+        all.map((e) => Number(e.eventId)).sort((a, b) => b - a),
+      );
     });
 
     it('rejects use after close, and close is idempotent', async () => {

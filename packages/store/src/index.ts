@@ -19,6 +19,13 @@ export { migrate, MIGRATIONS, type Migration } from './migrations.js';
 export { RefreshTokenRepository, type RefreshTokenRecord } from './refresh-tokens.js';
 export { TokenCutoffRepository, type TokenCutoff } from './token-cutoffs.js';
 export {
+  AuditLog,
+  type AuditActor,
+  type AuditEntry,
+  type AuditPageQuery,
+  type AuditRecord,
+} from './audit-log.js';
+export {
   prepareVectorSearch,
   quoteIdentifier,
   vectorSupport,

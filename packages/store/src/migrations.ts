@@ -306,6 +306,36 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    id: '0014_audit_log',
+    sql: `
+      -- Security events (packages/store/src/audit-log.ts, docs/operations.md): who did what,
+      -- when and from where, never a secret. Rows are added and, past AUDIT_LOG_RETENTION_DAYS,
+      -- deleted by the retention sweep; never changed (the rule drops every UPDATE).
+      CREATE TABLE audit_log (
+        event_id       bigint GENERATED ALWAYS AS IDENTITY PRIMARY KEY,
+        occurred_at    timestamptz NOT NULL DEFAULT now(),
+        action         text NOT NULL,                -- token.issued, approval.decided, operator.call, ...
+        user_id        text,                         -- the user the event concerns; null: none (key.rotated)
+        actor          text NOT NULL,                -- who: user, operator, login_layer, cli, service
+        client_address text,                         -- the request's client address; null outside HTTP
+        request_id     text,                         -- the request's X-Request-Id
+        details        jsonb NOT NULL DEFAULT '{}'   -- what, by action; never a token or key
+      );
+      CREATE INDEX audit_log_user_idx ON audit_log (user_id, event_id);
+      CREATE INDEX audit_log_time_idx ON audit_log (occurred_at);
+      CREATE RULE audit_log_append_only AS ON UPDATE TO audit_log DO INSTEAD NOTHING;
+      -- The client a refresh token was last exchanged from (hex SHA-256 of address and user
+      -- agent): a refresh from another client is an audit event.
+      ALTER TABLE refresh_tokens ADD COLUMN last_client text;
+      -- Retention: finished task runs and untouched documents by age.
+      CREATE INDEX scheduled_task_runs_finished_idx ON scheduled_task_runs (finished_at)
+        WHERE finished_at IS NOT NULL;
+      CREATE INDEX knowledge_documents_updated_idx ON knowledge_documents (updated_at);
+      CREATE INDEX agent_sessions_idle_idx ON agent_sessions (updated_at);
+      CREATE INDEX memories_updated_idx ON memories (updated_at);
+    `,
+  },
+  {
     id: '0016_run_state',
     sql: `
       -- A run's resumable state (packages/agent-runtime/src/run-state.ts): what it was asked

@@ -46,25 +46,38 @@ export class RefreshTokenRepository {
   /**
    * Records a use of a token that is neither revoked nor expired at `now`, in one statement so a
    * concurrent revocation cannot slip between the check and the use. Returns the record, or null
-   * when there is no usable token with that hash.
+   * when there is no usable token with that hash. With `client` (a digest naming the client),
+   * `newClient` says whether the token's previous use was from another client (or there was
+   * none); the row is locked for the statement, so of two uses from one new client on two
+   * replicas exactly one sees it as new.
    */
-  async use(tokenHash: string, now: Date): Promise<RefreshTokenRecord | null> {
-    const { rows } = await this.db.query<RefreshTokenRow>(
-      `UPDATE refresh_tokens SET last_used_at = $2
-        WHERE token_hash = $1 AND revoked_at IS NULL AND expires_at > $2
-        RETURNING token_hash, user_id, created_at, expires_at, revoked_at`,
-      [tokenHash, now],
+  async use(
+    tokenHash: string,
+    now: Date,
+    client?: string,
+  ): Promise<(RefreshTokenRecord & { newClient: boolean }) | null> {
+    const { rows } = await this.db.query<RefreshTokenRow & { new_client: boolean }>(
+      `WITH previous AS (
+         SELECT last_client FROM refresh_tokens WHERE token_hash = $1 FOR UPDATE
+       )
+       UPDATE refresh_tokens t SET last_used_at = $2, last_client = COALESCE($3, t.last_client)
+         FROM previous
+        WHERE t.token_hash = $1 AND t.revoked_at IS NULL AND t.expires_at > $2
+        RETURNING t.token_hash, t.user_id, t.created_at, t.expires_at, t.revoked_at,
+          ($3::text IS NOT NULL AND previous.last_client IS DISTINCT FROM $3::text) AS new_client`,
+      [tokenHash, now, client ?? null],
     );
-    return rows[0] ? toRecord(rows[0]) : null;
+    return rows[0] ? { ...toRecord(rows[0]), newClient: rows[0].new_client } : null;
   }
 
-  /** @returns whether a not-yet-revoked token was revoked. */
-  async revoke(tokenHash: string, now = new Date()): Promise<boolean> {
-    const { rowCount } = await this.db.query(
-      'UPDATE refresh_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL',
+  /** @returns the user of a not-yet-revoked token that was revoked now, else null. */
+  async revoke(tokenHash: string, now = new Date()): Promise<string | null> {
+    const { rows } = await this.db.query<{ user_id: string }>(
+      `UPDATE refresh_tokens SET revoked_at = $2 WHERE token_hash = $1 AND revoked_at IS NULL
+       RETURNING user_id`,
       [tokenHash, now],
     );
-    return rowCount > 0;
+    return rows[0]?.user_id ?? null;
   }
 
   /** Revokes every live token of `userId` ("sign out everywhere"). @returns how many. */

@@ -33,7 +33,26 @@ export function registerApprovalRoutes(
   context: ServiceContext,
   runs: Pick<DecisionServiceOptions, 'resume' | 'takeover'>,
 ): void {
-  const { app, engines, requireUser, limits } = context;
+  const { app, engines, requireUser, limits, audit } = context;
+  /** `approval.decided`, once per decision taken, by the replica that took it. */
+  const recordDecided = (
+    request: Parameters<typeof audit.record>[1] & { userId: string },
+    decided: ApprovalDecisionResponse,
+    runId?: string,
+  ) =>
+    audit.record(
+      {
+        action: 'approval.decided',
+        userId: request.userId,
+        actor: 'user',
+        details: {
+          request_id: decided.request_id,
+          outcome: decided.decision,
+          ...(runId ? { run_id: runId } : {}),
+        },
+      },
+      request,
+    );
   const decisions = new DecisionService({
     ephemeral: engines.ephemeral,
     bus: engines.bus,
@@ -62,7 +81,9 @@ export function registerApprovalRoutes(
     async (request) => {
       const { request_id: requestId } = request.params;
       try {
-        return await decisions.submit(request.userId, requestId, request.body);
+        const decided = await decisions.submit(request.userId, requestId, request.body);
+        await recordDecided(request, decided);
+        return decided;
       } catch (error) {
         if (error instanceof DecisionError) {
           throw new AppError(error.code, error.message, error.details);
@@ -94,7 +115,9 @@ export function registerApprovalRoutes(
   app.post('/api/agent/runs/:run_id/decisions', batch, async (request) => {
     const { run_id: runId } = request.params;
     try {
-      return await decisions.submitMany(request.userId, runId, request.body.decisions);
+      const decided = await decisions.submitMany(request.userId, runId, request.body.decisions);
+      for (const one of decided.decisions) await recordDecided(request, one, runId);
+      return decided;
     } catch (error) {
       if (error instanceof DecisionError) {
         throw new AppError(error.code, error.message, error.details);
