@@ -76,6 +76,20 @@ export function describeLimitsContract(name: string, makeLimits: MakeLimits): vo
       expect((await limits.acquireRunSlot('u', 'r2', 1)).granted).toBe(false);
     });
 
+    it('forgets one user: their rate points and run slots, nobody else’s', async () => {
+      const limits = await make({ invoke: { points: 1, windowMs: 60_000 } });
+      expect((await limits.consume('invoke', 'u1')).allowed).toBe(true);
+      expect((await limits.consume('invoke', 'u2')).allowed).toBe(true);
+      const slot = await limits.acquireRunSlot('u1', 'run-1', 1);
+      expect(slot.granted).toBe(true);
+      expect(await limits.forgetUser('u1')).toBe(2);
+      expect((await limits.consume('invoke', 'u1')).allowed).toBe(true);
+      expect((await limits.consume('invoke', 'u2')).allowed).toBe(false);
+      expect((await limits.acquireRunSlot('u1', 'run-2', 1)).granted).toBe(true);
+      if (slot.granted) await slot.release();
+      expect(await limits.forgetUser('nobody')).toBe(0);
+    });
+
     it('rejects every call after close()', async () => {
       const limits = await make({ invoke: { points: 1, windowMs: 60_000 } });
       await limits.close();

@@ -19,6 +19,12 @@ export interface Limits {
    * no-op that says granted). Granted: the slot is renewed while held, until `release()`.
    */
   acquireRunSlot(userId: string, runId: string, max: number): Promise<SlotDecision>;
+  /**
+   * Forgets what is counted for `userId` (a user's data erased): their points in every rate
+   * limit keyed by the user, and their run slots (a run still holding one releases nothing).
+   * @returns how many counters and slot sets were stored.
+   */
+  forgetUser(userId: string): Promise<number>;
   close(): Promise<void>;
 }
 

@@ -6,7 +6,7 @@ import {
   type SlotDecision,
   type SlotLeaseOptions,
 } from './limits.js';
-import { rateLimiters, consumeWith } from './rate-rules.js';
+import { rateLimiters, consumeWith, forgetKey } from './rate-rules.js';
 
 export interface MemoryLimitsOptions extends SlotLeaseOptions {
   /** The rate limits by name. */
@@ -46,6 +46,12 @@ class MemoryLimits implements Limits {
         if (slots.size === 0 && this.slots.get(userId) === slots) this.slots.delete(userId);
       },
     };
+  }
+
+  async forgetUser(userId: string): Promise<number> {
+    this.assertOpen();
+    const slots = this.slots.delete(userId) ? 1 : 0;
+    return slots + (await forgetKey(this.limiters, userId));
   }
 
   async close(): Promise<void> {

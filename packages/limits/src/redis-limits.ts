@@ -10,7 +10,7 @@ import {
   type SlotDecision,
   type SlotLeaseOptions,
 } from './limits.js';
-import { consumeWith, rateLimiters } from './rate-rules.js';
+import { consumeWith, forgetKey, rateLimiters } from './rate-rules.js';
 
 export interface RedisLimitsOptions extends SlotLeaseOptions {
   /** The service's shared connection (not closed by `close()`). */
@@ -109,6 +109,12 @@ class RedisLimits implements Limits {
         await redis.zrem(key, runId);
       },
     };
+  }
+
+  async forgetUser(userId: string): Promise<number> {
+    this.assertOpen();
+    const slots = await this.options.redis.unlink(this.keys.limit(`runs:${userId}`));
+    return slots + (await forgetKey(this.limiters, userId));
   }
 
   async close(): Promise<void> {

@@ -103,6 +103,19 @@ class MemoryRunLog implements RunLog {
     this.runs.set(runId, stored);
   }
 
+  async delete(runIds: readonly string[]): Promise<number> {
+    this.assertOpen();
+    let deleted = 0;
+    for (const runId of runIds) {
+      const run = this.runs.get(runId);
+      if (!run) continue;
+      clearTimeout(run.expiry);
+      this.expire(runId);
+      deleted += 1;
+    }
+    return deleted;
+  }
+
   private expire(runId: string): void {
     const run = this.runs.get(runId);
     if (!run) return;

@@ -111,6 +111,17 @@ class RedisRunLog implements RunLog {
     return this.iterate(runId, options);
   }
 
+  async delete(runIds: readonly string[]): Promise<number> {
+    this.assertOpen();
+    let deleted = 0;
+    // UNLINK per page of keys: one round trip a page, and Redis frees the streams off its thread.
+    for (let i = 0; i < runIds.length; i += PAGE) {
+      const keys = runIds.slice(i, i + PAGE).map((id) => this.keys.runLog(id));
+      if (keys.length > 0) deleted += await this.redis.unlink(...keys);
+    }
+    return deleted;
+  }
+
   private async *iterate(runId: string, options: ReadOptions): AsyncGenerator<RunLogEntry> {
     this.assertOpen();
     const key = this.keys.runLog(runId);
