@@ -14,6 +14,8 @@ import { registerPlaygroundRoutes } from './playground-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 import { registerJwksRoute } from './jwks-route.js';
+import { registerUserDataRoutes } from './user-data-routes.js';
+import { serviceUserData } from '@agent-backend/user-data';
 import { mountQueueDashboard } from './queue-dashboard.js';
 
 export interface ApiOptions {
@@ -46,6 +48,7 @@ export async function mountApi(
   registerSkillRoutes(context, agent.skills);
   registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
+  registerUserDataRoutes(context, serviceUserData(context, agent.sandboxes.providers));
   registerPlaygroundRoutes(context);
   // Recorded in the store, then queued: the queue (Redis) may lose it, the store may not.
   registerChatPlatformRoutes(context, (job) => acceptChatMessage(engines, job));

@@ -15,6 +15,8 @@ import { createTaskProcessor } from './task-processor.js';
 import { processChatMessages } from './chat-messages.js';
 import { processKnowledgeIngestion } from './kb-ingest.js';
 import { startSandboxSweep } from './sandbox-sweep.js';
+import { startErasureSweep } from './erasure-sweep.js';
+import { serviceUserData } from '@agent-backend/user-data';
 import { startScheduleWatch } from './schedule-watch.js';
 
 export interface WorkerOptions {
@@ -79,6 +81,11 @@ export async function mountWorker(
   const stopChatInboxWatch = await processChatMessages(context, runAgent.runner);
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
   const stopSweep = startSandboxSweep(context, runAgent.sandboxes); // docs/sandbox.md
+  // Erasures a crashed process left half done are finished here (docs/operations.md).
+  const stopErasures = await startErasureSweep(
+    context,
+    serviceUserData(context, runAgent.sandboxes.providers),
+  );
   // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
   if (engines.bullmq) {
     context.metrics.jobs.watchDepth(
@@ -89,7 +96,12 @@ export async function mountWorker(
   return {
     name: 'worker',
     close: async () => {
-      await Promise.all([stopSweep(), stopScheduleWatch(), stopChatInboxWatch()]);
+      await Promise.all([
+        stopSweep(),
+        stopErasures(),
+        stopScheduleWatch(),
+        stopChatInboxWatch(),
+      ]);
       await Promise.all([email?.close(), options.sharedAgent ? undefined : runAgent.close()]);
     },
   };

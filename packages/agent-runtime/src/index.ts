@@ -40,6 +40,7 @@ export {
   acquireSessionLease,
   DEFAULT_LEASE_TTL_MS,
   sessionLeaseHolder,
+  sessionLeaseKey,
   type SessionLease,
 } from './session-lease.js';
 export {

@@ -8,7 +8,7 @@ export const DEFAULT_LEASE_TTL_MS = 30_000;
  * hold this session. The user id is percent-encoded so that no `:` in it can make two
  * (user, session) pairs share a key.
  */
-const leaseKey = (userId: string, sessionId: string) =>
+export const sessionLeaseKey = (userId: string, sessionId: string): string =>
   `agent:session-lease:${encodeURIComponent(userId)}:${sessionId}`;
 
 /** A held lease: renewed in the background until released. */
@@ -36,7 +36,7 @@ export async function acquireSessionLease(
   ttlMs: number = DEFAULT_LEASE_TTL_MS,
   onRenewError: (error: unknown) => void = () => {},
 ): Promise<SessionLease | null> {
-  const key = leaseKey(userId, sessionId);
+  const key = sessionLeaseKey(userId, sessionId);
   if (!(await store.set(key, runId, { ifAbsent: true, ttlMs }))) return null;
   const renew = setInterval(
     () => {
@@ -63,5 +63,5 @@ export function sessionLeaseHolder(
   userId: string,
   sessionId: string,
 ): Promise<string | null> {
-  return store.get(leaseKey(userId, sessionId));
+  return store.get(sessionLeaseKey(userId, sessionId));
 }
