@@ -77,7 +77,7 @@ export function registerUserDataRoutes(
           'their run logs, presence, leases, limit counters and queued jobs and schedules in ' +
           'Redis, and their sandboxes with their files. Their refresh tokens are deleted and ' +
           'their access tokens (this one included) refused on every replica within 5 s; open ' +
-          'WebSocket connections are closed with 4401. `confirm` must be the caller\'s user id. ' +
+          "WebSocket connections are closed with 4401. `confirm` must be the caller's user id. " +
           'An erasure cut short (a crashed replica) is finished by a worker. Answers with what ' +
           'was removed.',
         responses: { 200: { description: 'Erased.', json: ErasureResponse } },
@@ -88,7 +88,7 @@ export function registerUserDataRoutes(
       if (request.body?.confirm !== request.userId) {
         throw new AppError(
           'confirmation_required',
-          "erasing your data needs the body { \"confirm\": \"<your user id>\" }; nothing was erased",
+          'erasing your data needs the body { "confirm": "<your user id>" }; nothing was erased',
         );
       }
       const record = await userData.eraseUser(request.userId);

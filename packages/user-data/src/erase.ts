@@ -1,4 +1,5 @@
 import { sessionLeaseKey } from '@agent-backend/agent-runtime';
+import { approvalKeys } from '@agent-backend/hitl';
 import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
 import { sandboxLeaseKey } from '@agent-backend/sandbox';
 import { SCHEDULED_TASKS_QUEUE } from '@agent-backend/scheduler';
@@ -41,12 +42,15 @@ export async function eraseUser(
     settings.leaseMs ?? ERASURE_DEFAULTS.leaseMs,
   );
   const { erasureId } = await erasures.begin(userId);
-  const counted: Counted = (work) =>
-    db.transaction(async (tx) => {
-      const counts = await work(tx);
-      await erasures.count(tx, erasureId, counts);
-      return counts;
+  const counted: Counted = async (work) => {
+    const counts = await db.transaction(async (tx) => {
+      const made = await work(tx);
+      await erasures.count(tx, erasureId, made);
+      return made;
     });
+    deps.logger.debug({ erasureId, counts }, 'erasure: batch removed');
+    return counts;
+  };
   /** Deletes the user's rows of `table` a batch at a time, counting them as `kind`. */
   const removeRows = async (kind: string, table: string, key: string) => {
     for (;;) {
@@ -100,7 +104,6 @@ export async function eraseUser(
   }));
   return erasures.finish(erasureId, settings.forgetAfterMs ?? ERASURE_DEFAULTS.forgetAfterMs);
 }
-
 
 /** Whether a job's data names the user (`user_id`, as the knowledge ingestion's does). */
 function ownedBy(data: unknown, userId: string): boolean {
@@ -159,10 +162,19 @@ async function eraseSessions(
         [userId, sessionIds],
       );
   const runLogs = await deps.runLog.delete(runs.map((r) => r.run_id));
-  let leases = 0;
+  const { rows: approvals } = all
+    ? { rows: [] }
+    : await db.query<{ request_id: string }>(
+        `SELECT request_id FROM agent_approvals WHERE user_id = $1 AND session_id = ANY($2::text[])`,
+        [userId, sessionIds],
+      );
+  let ephemeralKeys = 0;
+  // Decided approvals' records stay in the ephemeral store for a while (APPROVAL_RETAIN_MS).
+  for (const { request_id } of approvals)
+    for (const key of approvalKeys(request_id)) if (await deps.ephemeral.delete(key)) ephemeralKeys += 1;
   for (const sessionId of sessionIds) {
-    if (await deps.ephemeral.delete(sessionLeaseKey(userId, sessionId))) leases += 1;
-    if (await deps.ephemeral.delete(sandboxLeaseKey(userId, sessionId))) leases += 1;
+    if (await deps.ephemeral.delete(sessionLeaseKey(userId, sessionId))) ephemeralKeys += 1;
+    if (await deps.ephemeral.delete(sandboxLeaseKey(userId, sessionId))) ephemeralKeys += 1;
   }
   const { rows: sandboxes } = await db.query<SandboxRow>(
     all
@@ -202,7 +214,7 @@ async function eraseSessions(
       runs: runRows.rowCount,
       approvals: approvals.rowCount,
       run_logs: runLogs,
-      leases,
+      ephemeral_keys: ephemeralKeys,
       sandboxes: sandboxRows.rowCount,
     };
   });

@@ -147,16 +147,52 @@ async function* archive(
       );
     }
     const simple: Array<[file: string, table: string, columns: string, keys: string[]]> = [
-      ['messages.jsonl', 'agent_messages', 'session_id, seq, run_id, message, created_at', ['session_id', 'seq']],
-      ['approvals.jsonl', 'agent_approvals', 'session_id, request_id, run_id, tool_call_id, tool_name, outcome, tool_args, message, created_at', ['session_id', 'request_id']],
-      ['scheduled-tasks.jsonl', 'scheduled_tasks', 'task_id, task, status, next_run_at, created_at, updated_at', ['task_id']],
-      ['scheduled-task-runs.jsonl', 'scheduled_task_runs', 'task_id, scheduled_at, status, attempts, expires_at, output, error, notified_at, created_at, updated_at, finished_at', ['task_id', 'scheduled_at']],
-      ['knowledge-bases.jsonl', 'knowledge_bases', 'knowledge_base_id, name, description, created_at', ['knowledge_base_id']],
-      ['memories.jsonl', 'memories', 'memory_id, content, tags, source_session_id, source_run_id, created_at, updated_at', ['memory_id']],
-      ['sandboxes.jsonl', 'session_sandboxes', 'session_id, provider, sandbox_id, state, created_at, last_used_at', ['session_id']],
+      [
+        'messages.jsonl',
+        'agent_messages',
+        'session_id, seq, run_id, message, created_at',
+        ['session_id', 'seq'],
+      ],
+      [
+        'approvals.jsonl',
+        'agent_approvals',
+        'session_id, request_id, run_id, tool_call_id, tool_name, outcome, tool_args, message, created_at',
+        ['session_id', 'request_id'],
+      ],
+      [
+        'scheduled-tasks.jsonl',
+        'scheduled_tasks',
+        'task_id, task, status, next_run_at, created_at, updated_at',
+        ['task_id'],
+      ],
+      [
+        'scheduled-task-runs.jsonl',
+        'scheduled_task_runs',
+        'task_id, scheduled_at, status, attempts, expires_at, output, error, notified_at, created_at, updated_at, finished_at',
+        ['task_id', 'scheduled_at'],
+      ],
+      [
+        'knowledge-bases.jsonl',
+        'knowledge_bases',
+        'knowledge_base_id, name, description, created_at',
+        ['knowledge_base_id'],
+      ],
+      [
+        'memories.jsonl',
+        'memories',
+        'memory_id, content, tags, source_session_id, source_run_id, created_at, updated_at',
+        ['memory_id'],
+      ],
+      [
+        'sandboxes.jsonl',
+        'session_sandboxes',
+        'session_id, provider, sandbox_id, state, created_at, last_used_at',
+        ['session_id'],
+      ],
     ];
     for (const [file, table, columns, keys] of simple) {
-      for await (const rows of pages(db, userId, table, columns, keys)) await spool.write(file, rows);
+      for await (const rows of pages(db, userId, table, columns, keys))
+        await spool.write(file, rows);
     }
     for await (const rows of pages(
       db,
@@ -181,7 +217,10 @@ async function* archive(
       'token_hash, created_at, expires_at, revoked_at, last_used_at',
       ['token_hash'],
     )) {
-      await spool.write('tokens.jsonl', rows.map(({ token_hash: _hash, ...token }) => token));
+      await spool.write(
+        'tokens.jsonl',
+        rows.map(({ token_hash: _hash, ...token }) => token),
+      );
     }
     for await (const rows of pages(
       db,
@@ -206,18 +245,35 @@ async function* archive(
       'name, description, front_matter, body, created_at, updated_at',
       ['name'],
     )) {
-      await spool.write('skills.jsonl', rows.map(({ body: _body, ...skill }) => skill));
+      await spool.write(
+        'skills.jsonl',
+        rows.map(({ body: _body, ...skill }) => skill),
+      );
       for (const skill of rows) {
-        const front = { name: skill.name, description: skill.description, ...(skill.front_matter as object) };
+        const front = {
+          name: skill.name,
+          description: skill.description,
+          ...(skill.front_matter as object),
+        };
         const markdown = `---\n${stringify(front)}---\n${String(skill.body)}`;
-        yield* tarEntry(`skills/${segment(String(skill.name))}/SKILL.md`, Buffer.from(markdown), skill.updated_at as Date);
+        yield* tarEntry(
+          `skills/${segment(String(skill.name))}/SKILL.md`,
+          Buffer.from(markdown),
+          skill.updated_at as Date,
+        );
         uploads += 1;
       }
     }
-    for await (const rows of pages(db, userId, 'user_skill_files', 'name, path, content', ['name', 'path'])) {
+    for await (const rows of pages(db, userId, 'user_skill_files', 'name, path, content', [
+      'name',
+      'path',
+    ])) {
       for (const file of rows) {
         const path = String(file.path).split('/').map(segment).join('/');
-        yield* tarEntry(`skills/${segment(String(file.name))}/${path}`, Buffer.from(String(file.content), 'base64'));
+        yield* tarEntry(
+          `skills/${segment(String(file.name))}/${path}`,
+          Buffer.from(String(file.content), 'base64'),
+        );
         uploads += 1;
       }
     }

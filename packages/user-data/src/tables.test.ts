@@ -22,7 +22,10 @@ describe('the table plan of exports and erasures', () => {
       const userColumns = rows
         .filter((r) => r.table_name === table && /user/.test(r.column_name))
         .map((r) => r.column_name);
-      expect({ table, userColumns }).toEqual({ table, userColumns: TABLE_PLANS[table]!.userColumns });
+      expect({ table, userColumns }).toEqual({
+        table,
+        userColumns: TABLE_PLANS[table]!.userColumns,
+      });
     }
   });
 });

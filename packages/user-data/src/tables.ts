@@ -93,7 +93,8 @@ export const TABLE_PLANS: Readonly<Record<string, TablePlan>> = {
   },
   chat_inbox: {
     userColumns: [],
-    exported: 'not exported: messages of chat-platform users (chat:<platform>:<chat>), no token user',
+    exported:
+      'not exported: messages of chat-platform users (chat:<platform>:<chat>), no token user',
     erased: 'untouched',
   },
   erasures: {

@@ -60,7 +60,11 @@ function headers(name: string, size: number, mtime: Date): Buffer[] {
 }
 
 /** One file of the archive from bytes in memory. */
-export function* tarEntry(name: string, content: Uint8Array, mtime = new Date()): Generator<Buffer> {
+export function* tarEntry(
+  name: string,
+  content: Uint8Array,
+  mtime = new Date(),
+): Generator<Buffer> {
   yield* headers(name, content.length, mtime);
   yield Buffer.from(content.buffer, content.byteOffset, content.length);
   yield padding(content.length);
