@@ -95,7 +95,10 @@ describe('a user’s data exported and erased on the all-in-one', () => {
     const erased = await eraseMe(d.api(0), erin.token, ERIN);
     expect(erased).toMatchObject({
       status: 200,
-      body: { user_id: ERIN, removed: { sessions: 1, runs: 2, memories: 1, knowledge_documents: 1 } },
+      body: {
+        user_id: ERIN,
+        removed: { sessions: 1, runs: 2, memories: 1, knowledge_documents: 1 },
+      },
     });
     for (const socket of erin.sockets)
       expect(await socket.closed).toEqual({ code: 4401, reason: 'token has been revoked' });

@@ -19,7 +19,7 @@ import { expect } from 'vitest';
 import { skillMarkdown, textReply, toolCallsReply, writeZip } from '@agent-backend/testing';
 import type { ScriptedModel } from '@agent-backend/testing';
 import { invoke } from './agent-helpers.js';
-import { json, post } from './helpers.js';
+import { post } from './helpers.js';
 import { ofType, openSocket, type TestSocket } from './ws-client.js';
 
 export const SERVICE_TOKEN = 'login-layer-credential-erasure-0123456789';

@@ -96,12 +96,7 @@ export async function mountWorker(
   return {
     name: 'worker',
     close: async () => {
-      await Promise.all([
-        stopSweep(),
-        stopErasures(),
-        stopScheduleWatch(),
-        stopChatInboxWatch(),
-      ]);
+      await Promise.all([stopSweep(), stopErasures(), stopScheduleWatch(), stopChatInboxWatch()]);
       await Promise.all([email?.close(), options.sharedAgent ? undefined : runAgent.close()]);
     },
   };

@@ -180,7 +180,10 @@ export function describeJobQueueContract(name: string, makeQueue: MakeJobQueue):
       // Added after the delayed job and due later: once it ran, the removed one would have run.
       await queue.add('q', { user: 'u2', n: 4 }, { delayMs: 600 });
       await queue.process('q', handler);
-      await vi.waitFor(() => expect(seen.map((s) => s.data)).toContainEqual({ user: 'u2', n: 4 }), soon);
+      await vi.waitFor(
+        () => expect(seen.map((s) => s.data)).toContainEqual({ user: 'u2', n: 4 }),
+        soon,
+      );
       expect(seen.map((s) => (s.data as { n: number }).n).sort()).toEqual([3, 4]);
     });
 

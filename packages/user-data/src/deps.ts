@@ -41,4 +41,10 @@ export interface ErasureSettings {
    * access tokens' lifetime, after which every token it refuses has expired. @default 1 h + 1 min
    */
   readonly forgetAfterMs?: number;
+  /**
+   * How long the erasure waits after the token cutoff before it reads what to remove: every
+   * replica polls cutoffs every 2 s, so a request it still accepted in that window has made its
+   * rows by then. @default 2_500
+   */
+  readonly revocationWaitMs?: number;
 }

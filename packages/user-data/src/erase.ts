@@ -12,6 +12,7 @@ export const ERASURE_DEFAULTS = {
   batchSize: 500,
   leaseMs: 30_000,
   forgetAfterMs: 61 * 60_000,
+  revocationWaitMs: 2_500,
 } as const satisfies Required<ErasureSettings>;
 
 /** Runs `work` in a transaction and adds the counts it returns to the erasure's. */
@@ -69,6 +70,8 @@ export async function eraseUser(
   // Credentials first: nothing the user sends is accepted while the rest goes.
   await deps.revokeAccessTokens(userId);
   await removeRows('refresh_tokens', 'refresh_tokens', 'token_hash');
+  const wait = settings.revocationWaitMs ?? ERASURE_DEFAULTS.revocationWaitMs;
+  await new Promise((resolve) => setTimeout(resolve, wait));
 
   await eraseScheduledTasks(deps, userId, counted);
   await counted(async () => ({
@@ -171,7 +174,8 @@ async function eraseSessions(
   let ephemeralKeys = 0;
   // Decided approvals' records stay in the ephemeral store for a while (APPROVAL_RETAIN_MS).
   for (const { request_id } of approvals)
-    for (const key of approvalKeys(request_id)) if (await deps.ephemeral.delete(key)) ephemeralKeys += 1;
+    for (const key of approvalKeys(request_id))
+      if (await deps.ephemeral.delete(key)) ephemeralKeys += 1;
   for (const sessionId of sessionIds) {
     if (await deps.ephemeral.delete(sessionLeaseKey(userId, sessionId))) ephemeralKeys += 1;
     if (await deps.ephemeral.delete(sandboxLeaseKey(userId, sessionId))) ephemeralKeys += 1;

@@ -47,7 +47,6 @@ function paxPath(name: string): Buffer {
 
 /** The header blocks of one file: a pax record first when the name is long or not ASCII. */
 function headers(name: string, size: number, mtime: Date): Buffer[] {
-  // eslint-disable-next-line no-control-regex -- ASCII is exactly what ustar's name field holds.
   if (name.length <= 100 && /^[\x20-\x7e]*$/.test(name)) return [header(name, size, mtime, '0')];
   const pax = paxPath(name);
   const short = `PaxHeaders/${name.replace(/[^\x20-\x7e]/g, '_').slice(-80)}`;
