@@ -16,6 +16,8 @@ import { registerPlaygroundRoutes } from './playground-routes.js';
 import { registerScheduledTaskRoutes } from './scheduled-task-routes.js';
 import { registerTokenRoutes } from './token-routes.js';
 import { registerJwksRoute } from './jwks-route.js';
+import { registerOperatorUserDataRoutes, registerUserDataRoutes } from './user-data-routes.js';
+import { serviceUserData } from '@agent-backend/user-data';
 import { mountQueueDashboard } from './queue-dashboard.js';
 
 export interface ApiOptions {
@@ -48,12 +50,15 @@ export async function mountApi(
   registerSkillRoutes(context, agent.skills);
   const agentServices = registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
+  const userData = serviceUserData(context, agent.sandboxes.providers);
+  registerUserDataRoutes(context, userData);
   registerPlaygroundRoutes(context);
   // Recorded in the store, then queued: the queue (Redis) may lose it, the store may not.
   registerChatPlatformRoutes(context, (job) => acceptChatMessage(engines, job));
   registerAuditRoutes(context);
   // /api/operator/*: behind ADMIN_TOKEN, never mounted without it (docs/operations.md).
-  registerOperatorRoutes(context, agentServices);
+  const operator = registerOperatorRoutes(context, agentServices);
+  registerOperatorUserDataRoutes(operator, context, userData);
   registerDocsRoutes(context);
   await mountQueueDashboard(context); // /admin/queues: docs/operations.md
   // Closed after the server closed (runs ended with `server_shutdown`), not alongside it.

@@ -23,6 +23,8 @@ import { processChatMessages } from './chat-messages.js';
 import { processKnowledgeIngestion } from './kb-ingest.js';
 import { startRetentionSweep } from './retention-sweep.js';
 import { startSandboxSweep } from './sandbox-sweep.js';
+import { startErasureSweep } from './erasure-sweep.js';
+import { serviceUserData } from '@agent-backend/user-data';
 import { startScheduleWatch } from './schedule-watch.js';
 
 export interface WorkerOptions {
@@ -113,6 +115,11 @@ export async function mountWorker(
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
   const stopSweep = startSandboxSweep(context, runAgent.sandboxes); // docs/sandbox.md
   const stopRetention = startRetentionSweep(context); // docs/operations.md#retention
+  // Erasures a crashed process left half done are finished here (docs/operations.md).
+  const stopErasures = await startErasureSweep(
+    context,
+    serviceUserData(context, runAgent.sandboxes.providers),
+  );
   // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
   if (engines.bullmq) {
     context.metrics.jobs.watchDepth(
@@ -126,6 +133,7 @@ export async function mountWorker(
       await Promise.all([
         stopSweep(),
         stopRetention(),
+        stopErasures(),
         stopScheduleWatch(),
         stopChatInboxWatch(),
         stopTakeovers(),

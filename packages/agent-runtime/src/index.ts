@@ -59,6 +59,7 @@ export {
   releaseSessionLease,
   DEFAULT_LEASE_TTL_MS,
   sessionLeaseHolder,
+  sessionLeaseKey,
   type SessionLease,
 } from './session-lease.js';
 export {

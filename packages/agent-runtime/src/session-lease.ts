@@ -8,7 +8,7 @@ export const DEFAULT_LEASE_TTL_MS = 30_000;
  * hold this session. The user id is percent-encoded so that no `:` in it can make two
  * (user, session) pairs share a key.
  */
-const leaseKey = (userId: string, sessionId: string) =>
+export const sessionLeaseKey = (userId: string, sessionId: string): string =>
   `agent:session-lease:${encodeURIComponent(userId)}:${sessionId}`;
 
 /** A held lease: renewed in the background until released. */
@@ -42,7 +42,7 @@ export async function acquireSessionLease(
   ttlMs: number = DEFAULT_LEASE_TTL_MS,
   onRenewError: (error: unknown) => void = () => {},
 ): Promise<SessionLease | null> {
-  const key = leaseKey(userId, sessionId);
+  const key = sessionLeaseKey(userId, sessionId);
   if (!(await store.set(key, runId, { ifAbsent: true, ttlMs }))) return null;
   return heldLease(store, key, runId, ttlMs, onRenewError);
 }
@@ -61,7 +61,7 @@ export async function adoptSessionLease(
   ttlMs: number = DEFAULT_LEASE_TTL_MS,
   onRenewError: (error: unknown) => void = () => {},
 ): Promise<SessionLease | null> {
-  const key = leaseKey(userId, sessionId);
+  const key = sessionLeaseKey(userId, sessionId);
   const holder = await store.get(key);
   if (holder === runId) await store.set(key, runId, { ttlMs });
   else if (holder !== null || !(await store.set(key, runId, { ifAbsent: true, ttlMs }))) {
@@ -107,7 +107,7 @@ export function sessionLeaseHolder(
   userId: string,
   sessionId: string,
 ): Promise<string | null> {
-  return store.get(leaseKey(userId, sessionId));
+  return store.get(sessionLeaseKey(userId, sessionId));
 }
 
 /** Frees the session when `runId` holds its lease (a suspended run that was cancelled). */
@@ -117,6 +117,6 @@ export async function releaseSessionLease(
   sessionId: string,
   runId: string,
 ): Promise<void> {
-  const key = leaseKey(userId, sessionId);
+  const key = sessionLeaseKey(userId, sessionId);
   if ((await store.get(key)) === runId) await store.delete(key);
 }

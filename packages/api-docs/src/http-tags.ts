@@ -10,6 +10,7 @@ export const HTTP_TAGS = {
   knowledge: 'Knowledge bases, their documents, search, and the chunking preview.',
   memories: "The caller's long-term memories.",
   skills: "The caller's skills catalog.",
+  'user data': 'Everything the caller owns: exported as one archive, or erased.',
   mcp: 'MCP server validation.',
   nodes: "The caller's devices (browser extensions, desktop apps) and their tools.",
   'scheduled tasks': 'Scheduled tasks: the internal sync from the web layer, and confirmations.',

@@ -233,6 +233,8 @@ function responsesOf(route: RouteDoc, schemas: SchemaCollector): Record<string, 
       response.content = { 'text/html': { schema: { type: 'string' } } };
     } else if (answer.text) {
       response.content = { 'text/plain': { schema: { type: 'string', description: answer.text } } };
+    } else if (answer.binary) {
+      response.content = { [answer.binary]: { schema: { type: 'string', format: 'binary' } } };
     } else if (answer.anyJson) {
       response.content = { 'application/json': { schema: { type: 'object' } } };
     }

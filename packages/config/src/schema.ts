@@ -664,6 +664,23 @@ export const EnvSchema = z.object({
     .describe(
       "how long one replica may take to create a session's sandbox before another may; sandboxes no session records are reaped once twice this old",
     ),
+  ERASURE_BATCH_SIZE: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(10_000)
+    .default(500)
+    .describe(
+      "rows (or sessions, with their messages, runs and approvals) a user's erasure removes per transaction: a bound on the locks one batch holds",
+    ),
+  ERASURE_LEASE_MS: z.coerce
+    .number()
+    .int()
+    .min(500)
+    .default(30_000)
+    .describe(
+      "how long a user's erasure in progress is left to its process (renewed with every batch); past it, a worker finishes it (the process died). Workers look for such erasures every half of it",
+    ),
   SANDBOX_DEPLOYMENT: z
     .string()
     .min(1)

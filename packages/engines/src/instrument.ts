@@ -104,6 +104,7 @@ export function instrumentJobQueue(jobs: JobQueue, metrics: JobMetrics): JobQueu
     },
     upsertSchedule: (...args) => jobs.upsertSchedule(...args),
     removeSchedule: (...args) => jobs.removeSchedule(...args),
+    removeJobs: (...args) => jobs.removeJobs(...args),
     listSchedules: (...args) => jobs.listSchedules(...args),
     close: () => jobs.close(),
   };

@@ -45,6 +45,13 @@ export const resolvedChannel = (id: string) => `hitl:resolved:${id}`;
 export const WAITER_TTL_MS = 3_000;
 const waiterKey = (id: string) => `hitl:waiting:${id}`;
 
+/** Every ephemeral key of one approval (record, resolution, waiter mark): erased with its user. */
+export const approvalKeys = (id: string): string[] => [
+  recordKey(id),
+  resolutionKey(id),
+  waiterKey(id),
+];
+
 /**
  * Approvals in the ephemeral store (shared by every replica). The resolution is written once
  * with `ifAbsent`, which makes "decided", "timed out" and "orphaned" mutually exclusive across

@@ -4,6 +4,7 @@ export {
   ApprovalRecord,
   ApprovalResolution,
   APPROVAL_RETAIN_MS,
+  approvalKeys,
   resolvedChannel,
 } from './approval-store.js';
 export { waitForResolution, DEFAULT_POLL_MS } from './wait-for-resolution.js';

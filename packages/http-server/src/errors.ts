@@ -25,6 +25,8 @@ export const ERROR_STATUS = {
   session_id_reserved: 400,
   /** A token would be issued for a user id the service keeps for itself (`chat:`, `task:` prefixes). */
   user_id_reserved: 400,
+  /** `DELETE /api/me`: the body's `confirm` is missing or is not the caller's user id. */
+  confirmation_required: 400,
   request_timeout: 408,
   payload_too_large: 413,
   unsupported_media_type: 415,

@@ -37,6 +37,8 @@ export interface ResponseDoc {
   readonly html?: true;
   /** Plain text in a named format (the Prometheus exposition format of `/metrics`). */
   readonly text?: string;
+  /** Bytes of this media type (`application/x-tar`: a user's data export). */
+  readonly binary?: string;
   /** A JSON document that no protocol schema describes (the API documents themselves). */
   readonly anyJson?: true;
   /** Response headers, name to meaning. */

@@ -234,6 +234,24 @@ export function createBullmqJobQueue(
       return existed;
     },
 
+    async removeJobs(queue, match) {
+      const q = queueOf(queue);
+      let removed = 0;
+      // Page by page from the end of each list, so removals never shift a page not yet read.
+      for (const state of REMOVABLE_STATES) {
+        const total = await q.getJobCountByTypes(state);
+        for (let end = total - 1; end >= 0; end -= 1000) {
+          const page = await q.getJobs([state], Math.max(0, end - 999), end);
+          for (const job of page) {
+            // A job taken by a worker meanwhile is locked: remove() refuses it, and it runs.
+            if (!job?.id || !match(job.data)) continue;
+            if ((await q.remove(job.id)) === 1) removed += 1;
+          }
+        }
+      }
+      return removed;
+    },
+
     async listSchedules(queue) {
       const q = queueOf(queue);
       const ids: string[] = [];
@@ -288,8 +306,19 @@ export function createBullmqJobQueue(
     removeSchedule: (queue, scheduleId) =>
       withTimeout(jobQueue.removeSchedule(queue, scheduleId), ms),
     listSchedules: (queue) => withTimeout(jobQueue.listSchedules(queue), ms),
+    removeJobs: (queue, match) => withTimeout(jobQueue.removeJobs(queue, match), ms),
   };
 }
+
+/** The states {@link JobQueue.removeJobs} empties: every one but `active`. */
+const REMOVABLE_STATES = [
+  'waiting',
+  'delayed',
+  'prioritized',
+  'waiting-children',
+  'completed',
+  'failed',
+] as const;
 
 /** Deletes a `once` schedule's entry if it still names the job that ran (not a newer upsert). */
 const FORGET_ONCE = `if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then

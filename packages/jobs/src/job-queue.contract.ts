@@ -168,6 +168,25 @@ export function describeJobQueueContract(name: string, makeQueue: MakeJobQueue):
       expect(await queue.listSchedules('q')).toEqual([]);
     });
 
+    it('removes the waiting and delayed jobs whose data matches, and runs the others', async () => {
+      const queue = await make();
+      const { seen, handler } = recorder();
+      await queue.add('q', { user: 'u1', n: 1 });
+      await queue.add('q', { user: 'u1', n: 2 }, { delayMs: 300 });
+      await queue.add('q', { user: 'u2', n: 3 });
+      const ofU1 = (data: unknown) => (data as { user?: string }).user === 'u1';
+      expect(await queue.removeJobs('q', ofU1)).toBe(2);
+      expect(await queue.removeJobs('q', ofU1)).toBe(0);
+      // Added after the delayed job and due later: once it ran, the removed one would have run.
+      await queue.add('q', { user: 'u2', n: 4 }, { delayMs: 600 });
+      await queue.process('q', handler);
+      await vi.waitFor(
+        () => expect(seen.map((s) => s.data)).toContainEqual({ user: 'u2', n: 4 }),
+        soon,
+      );
+      expect(seen.map((s) => (s.data as { n: number }).n).sort()).toEqual([3, 4]);
+    });
+
     it('answers whether a removed schedule existed', async () => {
       const queue = await make();
       expect(await queue.removeSchedule('q', 'nothing')).toBe(false);

@@ -42,6 +42,14 @@ export interface JobQueue {
   ): Promise<void>;
   /** @returns whether a schedule existed. */
   removeSchedule(queue: string, scheduleId: string): Promise<boolean>;
+  /**
+   * Removes the jobs of `queue` that are not running and whose data `match`es: waiting, delayed
+   * and waiting for a retry, and the finished ones an adapter keeps with their data (BullMQ's
+   * completed and failed jobs; the in-process adapter keeps only finished ids) (a user's data
+   * erased). A running job is left to finish; schedules are removed with {@link removeSchedule}.
+   * @returns how many jobs were removed.
+   */
+  removeJobs(queue: string, match: (data: unknown) => boolean): Promise<number>;
   /** Ids of the schedules of `queue` that have a future occurrence (for reconciliation, tests). */
   listSchedules(queue: string): Promise<string[]>;
   close(): Promise<void>;

@@ -41,6 +41,8 @@ interface QueueState {
   handler?: JobHandler;
   concurrency: number;
   waiting: Job[];
+  /** Jobs waiting for their delay or their next attempt, with their timers. */
+  delayed: Map<Job, NodeJS.Timeout>;
   running: Set<Promise<void>>;
   /** Ids known to the queue (pending or done), for idempotent `add`. */
   known: Set<string>;
@@ -79,6 +81,7 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
       s = {
         concurrency: 1,
         waiting: [],
+        delayed: new Map(),
         running: new Set(),
         known: new Set(),
         finished: { completed: new Map(), failed: new Map() },
@@ -97,6 +100,16 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
     );
     timers.add(timer);
     return timer;
+  };
+  const enqueueLater = (queue: string, job: Job, ms: number) => {
+    const { delayed } = state(queue);
+    delayed.set(
+      job,
+      later(ms, () => {
+        delayed.delete(job);
+        enqueue(queue, job);
+      }),
+    );
   };
   const enqueue = (queue: string, job: Job) => {
     state(queue).waiting.push(job);
@@ -146,7 +159,7 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
         finish(queue, job.id, 'failed');
         return;
       }
-      later(retryBase * 2 ** (job.attempt - 1), () => enqueue(queue, job));
+      enqueueLater(queue, job, retryBase * 2 ** (job.attempt - 1));
     }
   };
   const arm = (queue: string, scheduleId: string, key: string, fromMs: number) => {
@@ -205,7 +218,7 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
         attempt: 0,
       };
       const delay = addOptions.delayMs ?? 0;
-      if (delay > 0) later(delay, () => enqueue(queue, job));
+      if (delay > 0) enqueueLater(queue, job, delay);
       else enqueue(queue, job);
       return { jobId: id };
     },
@@ -234,6 +247,22 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
       if (schedule.timer) clearTimeout(schedule.timer);
       schedules.delete(key);
       return true;
+    },
+    async removeJobs(queue, match) {
+      open();
+      const s = state(queue);
+      let removed = 0;
+      const kept = s.waiting.filter((job) => !match(structuredClone(job.data)));
+      removed += s.waiting.length - kept.length;
+      s.waiting.splice(0, s.waiting.length, ...kept);
+      for (const [job, timer] of s.delayed) {
+        if (!match(structuredClone(job.data))) continue;
+        clearTimeout(timer);
+        timers.delete(timer);
+        s.delayed.delete(job);
+        removed += 1;
+      }
+      return removed;
     },
     async listSchedules(queue) {
       open();

@@ -116,6 +116,24 @@ export function describeLimitsContract(name: string, makeLimits: MakeLimits): vo
       expect(await new TokenBudgets(limits, 0).spend('u', 5)).toBeNull();
     });
 
+    it('forgets one user: their rate points, slots and token counters, nobody else’s', async () => {
+      const limits = await make({ invoke: { points: 1, windowMs: 60_000 } });
+      expect((await limits.consume('invoke', 'u1')).allowed).toBe(true);
+      expect((await limits.consume('invoke', 'u2')).allowed).toBe(true);
+      const slot = await limits.acquireSlot('runs', 'u1', 'run-1', 1);
+      expect(slot.granted).toBe(true);
+      await limits.addToCounter('tokens:u1:2026-11-27', 10, 60_000);
+      await limits.addToCounter('tokens:u2:2026-11-27', 10, 60_000);
+      expect(await limits.forgetUser('u1')).toBe(3);
+      expect((await limits.consume('invoke', 'u1')).allowed).toBe(true);
+      expect((await limits.consume('invoke', 'u2')).allowed).toBe(false);
+      expect((await limits.acquireSlot('runs', 'u1', 'run-2', 1)).granted).toBe(true);
+      expect(await limits.addToCounter('tokens:u1:2026-11-27', 0, 60_000)).toBe(0);
+      expect(await limits.addToCounter('tokens:u2:2026-11-27', 0, 60_000)).toBe(10);
+      if (slot.granted) await slot.release();
+      expect(await limits.forgetUser('nobody')).toBe(0);
+    });
+
     it('rejects every call after close()', async () => {
       const limits = await make({ invoke: { points: 1, windowMs: 60_000 } });
       await limits.close();

@@ -26,6 +26,12 @@ export interface Limits {
    * addition, and returns its value afterwards (0 for a counter that does not exist).
    */
   addToCounter(key: string, amount: number, ttlMs: number): Promise<number>;
+  /**
+   * Forgets what is counted for `userId` (a user's data erased): their points in every rate
+   * limit keyed by the user, and their run slots (a run still holding one releases nothing).
+   * @returns how many counters and slot sets were stored.
+   */
+  forgetUser(userId: string): Promise<number>;
   close(): Promise<void>;
 }
 
@@ -33,7 +39,8 @@ export interface Limits {
  * What a slot limits, per user: agent runs going at once, open SSE streams, and gateway
  * connections of nodes (extension, desktop) and of web clients.
  */
-export type SlotPool = 'runs' | 'streams' | 'node_connections' | 'web_connections';
+export const SLOT_POOLS = ['runs', 'streams', 'node_connections', 'web_connections'] as const;
+export type SlotPool = (typeof SLOT_POOLS)[number];
 
 /** One rate limit: `points` requests per `windowMs`. `points` 0 turns the limit off. */
 export interface RateRule {

@@ -1,5 +1,6 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import {
+  SLOT_POOLS,
   LimitsClosedError,
   type Limits,
   type RateRule,
@@ -7,7 +8,7 @@ import {
   type SlotLeaseOptions,
   type SlotPool,
 } from './limits.js';
-import { rateLimiters, consumeWith } from './rate-rules.js';
+import { rateLimiters, consumeWith, forgetKey } from './rate-rules.js';
 
 export interface MemoryLimitsOptions extends SlotLeaseOptions {
   /** The rate limits by name. */
@@ -75,6 +76,17 @@ class MemoryLimits implements Limits {
     counter.value += amount;
     counter.endsAt = now + ttlMs;
     return counter.value;
+  }
+
+  async forgetUser(userId: string): Promise<number> {
+    this.assertOpen();
+    let forgotten = 0;
+    for (const pool of SLOT_POOLS) if (this.slots.delete(`${pool}:${userId}`)) forgotten++;
+    const counters = `tokens:${userId}:`;
+    for (const key of [...this.counters.keys()]) {
+      if (key.startsWith(counters) && this.counters.delete(key)) forgotten++;
+    }
+    return forgotten + (await forgetKey(this.limiters, userId));
   }
 
   async close(): Promise<void> {

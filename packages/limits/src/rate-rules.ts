@@ -60,3 +60,15 @@ function decision(allowed: boolean, limit: number, res: RateLimiterRes): RateDec
     resetMs: Math.max(0, res.msBeforeNext),
   };
 }
+
+/** Deletes `key`'s counter from every limiter; @returns how many existed. */
+export async function forgetKey(
+  limiters: Map<string, RateLimiterAbstract | null>,
+  key: string,
+): Promise<number> {
+  let forgotten = 0;
+  for (const limiter of limiters.values()) {
+    if (limiter && (await limiter.delete(key))) forgotten += 1;
+  }
+  return forgotten;
+}

@@ -2,6 +2,7 @@ import type { Redis } from 'ioredis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { defineScript, redisKeys } from '@agent-backend/redis';
 import {
+  SLOT_POOLS,
   LimitsClosedError,
   renewEvery,
   type Limits,
@@ -11,7 +12,7 @@ import {
   type SlotLeaseOptions,
   type SlotPool,
 } from './limits.js';
-import { consumeWith, rateLimiters } from './rate-rules.js';
+import { consumeWith, forgetKey, rateLimiters } from './rate-rules.js';
 
 export interface RedisLimitsOptions extends SlotLeaseOptions {
   /** The service's shared connection (not closed by `close()`). */
@@ -144,6 +145,18 @@ class RedisLimits implements Limits {
     const { redis } = this.options;
     if (amount === 0) return Number((await redis.get(key)) ?? 0);
     return Number(await ADD(redis, [key], [amount, ttlMs]));
+  }
+
+  async forgetUser(userId: string): Promise<number> {
+    this.assertOpen();
+    const { redis } = this.options;
+    const keys = SLOT_POOLS.map((pool) => this.keys.limit(`${pool}:${userId}`));
+    // The user's daily token counters, whatever their day.
+    const glob = this.keys.limit(`tokens:${userId}:`).replace(/[*?[\]\\]/g, '\\$&');
+    for await (const page of redis.scanStream({ match: `${glob}*`, count: 500 }))
+      keys.push(...(page as string[]));
+    const removed = await redis.unlink(...keys);
+    return removed + (await forgetKey(this.limiters, userId));
   }
 
   async close(): Promise<void> {

@@ -122,6 +122,13 @@ class MemoryPresence implements Presence {
       .sort(byConnection);
   }
 
+  async removeUser(userId: string): Promise<number> {
+    this.check({ userId });
+    const count = this.users.get(userId)?.size ?? 0;
+    this.users.delete(userId);
+    return count;
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     this.users.clear();

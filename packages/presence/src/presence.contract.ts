@@ -161,6 +161,19 @@ export function describePresenceContract(name: string, makePresence: MakePresenc
       expect((await p.listNodes('u1')).map((e) => e.nodeId)).toEqual(['n2']);
     });
 
+    it('removes every entry of one user at once, live or hidden, and no other user’s', async () => {
+      const p = await make();
+      await p.heartbeatReplica('r1');
+      await p.upsertNode(node('n1', 'r1'));
+      await p.upsertNode(node('n2', 'gone-replica'));
+      await p.upsertNode(node('n3', 'r1', { userId: 'u2' }));
+      expect(await p.removeUser('u1')).toBe(2);
+      expect(await p.listNodes('u1')).toEqual([]);
+      expect(await p.getNode('u1', 'n2')).toBeNull();
+      expect((await p.listNodes('u2')).map((n) => n.nodeId)).toEqual(['n3']);
+      expect(await p.removeUser('u1')).toBe(0);
+    });
+
     it('rejects empty ids and bad TTLs', async () => {
       const p = await make();
       await expect(p.heartbeatReplica('')).rejects.toBeInstanceOf(TypeError);

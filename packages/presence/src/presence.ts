@@ -47,6 +47,12 @@ export interface Presence {
   getNode(userId: string, nodeId: string): Promise<PresenceEntry | null>;
   /** All live nodes of a user, oldest connection first (ties by `nodeId`). */
   listNodes(userId: string): Promise<PresenceEntry[]>;
+  /**
+   * Deletes every entry of the user, live or not, whichever replica owns it (the user's data
+   * erased). A gateway still holding one of their connections would upsert it again, so the
+   * caller closes those first. @returns how many entries were stored.
+   */
+  removeUser(userId: string): Promise<number>;
   close(): Promise<void>;
 }
 

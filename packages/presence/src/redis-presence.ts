@@ -148,6 +148,15 @@ class RedisPresence implements Presence {
     return entries.sort(byConnection);
   }
 
+  async removeUser(userId: string): Promise<number> {
+    this.check({ userId });
+    const key = this.keys.presenceUser(userId);
+    const replies = await this.redis.multi().hlen(key).unlink(key).exec();
+    const [error, count] = replies?.[0] ?? [new Error('presence: removeUser was not executed')];
+    if (error) throw error;
+    return Number(count);
+  }
+
   close(): Promise<void> {
     this.closing ??= this.owned ? closeRedis(this.redis) : Promise.resolve();
     return this.closing;

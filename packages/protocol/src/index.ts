@@ -27,3 +27,4 @@ export * from './ws-endpoints.js';
 export * from './ws-messages.js';
 export * from './skills.js';
 export * from './text-rules.js';
+export * from './user-data.js';

@@ -50,14 +50,6 @@ class MemoryRunLog implements RunLog {
     return this.iterate(runId, options);
   }
 
-  async delete(runIds: readonly string[]): Promise<void> {
-    this.assertOpen();
-    for (const runId of runIds) {
-      clearTimeout(this.runs.get(runId)?.expiry);
-      this.expire(runId);
-    }
-  }
-
   private async *iterate(runId: string, options: ReadOptions): AsyncGenerator<RunLogEntry> {
     this.assertOpen();
     let after = options.afterSeq ?? 0;
@@ -109,6 +101,19 @@ class MemoryRunLog implements RunLog {
       waiters: new Set([wake]),
     };
     this.runs.set(runId, stored);
+  }
+
+  async delete(runIds: readonly string[]): Promise<number> {
+    this.assertOpen();
+    let deleted = 0;
+    for (const runId of runIds) {
+      const run = this.runs.get(runId);
+      if (!run) continue;
+      clearTimeout(run.expiry);
+      this.expire(runId);
+      deleted += 1;
+    }
+    return deleted;
   }
 
   private expire(runId: string): void {

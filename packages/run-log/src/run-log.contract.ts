@@ -65,6 +65,19 @@ export function describeRunLogContract(name: string, makeReplicas: MakeRunLogRep
       expect((await collect(reader.read('b', {}))).length).toBe(1);
     });
 
+    it('deletes runs at once from every replica, counting those it found', async () => {
+      const [writer, reader] = await make();
+      await writer.append('gone-1', entries(1, 2));
+      await writer.append('gone-2', entries(1, 1, true));
+      await writer.append('kept', entries(1, 1));
+      expect(await reader.delete(['gone-1', 'gone-2', 'never'])).toBe(2);
+      expect(await writer.info('gone-1')).toBeNull();
+      expect(await collect(writer.read('gone-2', {}))).toEqual([]);
+      expect(await reader.info('kept')).toEqual({ lastSeq: 1, final: false });
+      expect(await reader.delete(['gone-1'])).toBe(0);
+      expect(await reader.delete([])).toBe(0);
+    });
+
     it('follows live appends on several replicas until the final entry', async () => {
       const [writer, reader] = await make();
       await writer.append('live', entries(1, 1));

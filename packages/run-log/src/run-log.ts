@@ -28,8 +28,11 @@ export interface RunLog {
   /** The run's last `seq` and whether it ended; null when the run is unknown or expired. */
   info(runId: string): Promise<RunLogInfo | null>;
   read(runId: string, options: ReadOptions): AsyncIterable<RunLogEntry>;
-  /** Forgets these runs now (a deleted session's runs), before their retention ends. */
-  delete(runIds: readonly string[]): Promise<void>;
+  /**
+   * Forgets the runs at once (a user's data erased); following reads of them end. Unknown or
+   * expired runs are skipped. @returns how many runs were stored.
+   */
+  delete(runIds: readonly string[]): Promise<number>;
   close(): Promise<void>;
 }
 

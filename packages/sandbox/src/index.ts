@@ -17,6 +17,7 @@ export { DockerSandboxProvider, type DockerOptions } from './local/docker-provid
 export { processLimitMode, type ProcessLimitMode } from './local/process-limit.js';
 export { isWithin } from './local/host-path.js';
 export {
+  sandboxLeaseKey,
   SessionSandboxes,
   type SessionSandboxSettings,
   type SweepFailure,

@@ -47,6 +47,13 @@ export interface SweepOutcome {
   failures: SweepFailure[];
 }
 
+/**
+ * The ephemeral key held while a session's sandbox is created: per user and session, like the
+ * row (session ids are per user, docs/agent.md).
+ */
+export const sandboxLeaseKey = (userId: string, sessionId: string): string =>
+  `sandbox-lease:${encodeURIComponent(userId)}:${sessionId}`;
+
 const sleep = (ms: number) => new Promise((resolve) => setTimeout(resolve, ms));
 
 /**
@@ -84,8 +91,7 @@ export class SessionSandboxes {
       signal?.throwIfAborted();
       const existing = await this.reconnect(provider, userId, sessionId, spec);
       if (existing) return existing;
-      // Per user and session, like the row: session ids are per user (docs/agent.md).
-      const leaseKey = `sandbox-lease:${encodeURIComponent(userId)}:${sessionId}`;
+      const leaseKey = sandboxLeaseKey(userId, sessionId);
       const lease = `${process.pid}:${Math.random()}`;
       if (await this.ephemeral.set(leaseKey, lease, { ifAbsent: true, ttlMs: this.leaseMs })) {
         try {

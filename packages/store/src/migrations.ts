@@ -336,6 +336,30 @@ export const MIGRATIONS: readonly Migration[] = [
     `,
   },
   {
+    id: '0015_erasures',
+    sql: `
+      -- A user's data erased (packages/user-data): the row is written before anything is
+      -- removed, so an erasure cut short (a killed process) is finished by whichever process
+      -- finds it pending with its lease run out. Once done, it keeps the user id only until the
+      -- user's access tokens have expired (forget_after); then the token cutoff goes and the
+      -- row stays as a record that names nobody.
+      CREATE TABLE erasures (
+        erasure_id   text PRIMARY KEY,              -- era_<uuid>
+        user_id      text,                          -- whose data; null once forgotten
+        status       text NOT NULL,                 -- pending, done
+        removed      jsonb NOT NULL DEFAULT '{}',   -- what was removed so far, counts per kind
+        holder       text,                          -- the instance erasing it last
+        lease_until  timestamptz NOT NULL DEFAULT now(), -- past it, another process takes over
+        requested_at timestamptz NOT NULL DEFAULT now(),
+        finished_at  timestamptz,
+        forget_after timestamptz                    -- when user_id and the token cutoff go
+      );
+      CREATE UNIQUE INDEX erasures_pending_user ON erasures (user_id) WHERE status = 'pending';
+      CREATE INDEX erasures_open ON erasures (status, lease_until);
+      CREATE INDEX erasures_forget ON erasures (forget_after) WHERE user_id IS NOT NULL;
+    `,
+  },
+  {
     id: '0016_run_state',
     sql: `
       -- A run's resumable state (packages/agent-runtime/src/run-state.ts): what it was asked

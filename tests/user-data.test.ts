@@ -1,0 +1,228 @@
+import pg from 'pg';
+import { Redis } from 'ioredis';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startScriptedModel, testDatabaseUrl, testRedisUrl } from '@agent-backend/testing';
+import type { ScriptedModel } from '@agent-backend/testing';
+import { startCluster, type Cluster } from './cluster.js';
+import { post } from './helpers.js';
+import {
+  INTERNAL_SECRET,
+  SERVICE_TOKEN,
+  eraseMe,
+  expectEverythingIn,
+  exportOf,
+  giveEverything,
+  mentionsIn,
+  waitUntil,
+  type Deployment,
+} from './user-data-scenario.js';
+
+/**
+ * A user's data exported and erased (docs/operations.md#export-and-erasure) on two API replicas,
+ * a gateway and a worker over PostgreSQL and Redis (BullMQ): the export holds every kind of data,
+ * the erasure leaves nothing that names the user in any table or Redis key, closes their
+ * sockets, ends their tokens, spares another user, and survives a SIGKILL half way.
+ */
+/** Ids no other text of the test contains, so a search for them finds only their data. */
+const ERIN = 'u-erin-7q';
+const FINN = 'u-finn-7q';
+const GUS = 'u-gus-7q';
+
+describe('a user’s data exported and erased across replicas', () => {
+  let cluster: Cluster;
+  let model: ScriptedModel;
+  let db: pg.Client;
+  let redis: Redis;
+  let d: Deployment;
+  const sql = async <R extends Record<string, unknown>>(text: string, params?: unknown[]) =>
+    (await db.query<R>(text, params)).rows;
+  const whoami = async (i: number, token: string) =>
+    (
+      await fetch(`${cluster.apis[i]!.url}/api/auth/whoami`, {
+        headers: { authorization: `Bearer ${token}` },
+      })
+    ).status;
+  /** Redis keys of the deployment, and values of its hashes and strings, that name `userId`. */
+  const redisMentions = async (userId: string) => {
+    const found: string[] = [];
+    for await (const keys of redis.scanStream({ match: `${cluster.prefix}*`, count: 500 })) {
+      for (const key of keys as string[]) {
+        if (key.includes(userId)) found.push(key);
+        const type = await redis.type(key);
+        const value =
+          type === 'hash'
+            ? JSON.stringify(await redis.hgetall(key))
+            : type === 'string'
+              ? await redis.get(key)
+              : '';
+        if (value?.includes(userId)) found.push(`${key} (value)`);
+      }
+    }
+    return found;
+  };
+
+  beforeAll(async () => {
+    model = await startScriptedModel();
+    cluster = await startCluster({
+      gateways: 1,
+      apis: 2,
+      workers: 1,
+      env: {
+        AUTH_SERVICE_TOKEN: SERVICE_TOKEN,
+        INTERNAL_API_SECRET: INTERNAL_SECRET,
+        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+        ERASURE_LEASE_MS: '1000',
+      },
+    });
+    db = new pg.Client({
+      connectionString: testDatabaseUrl(),
+      options: `-c search_path=${cluster.env.DATABASE_SCHEMA}`,
+    });
+    await db.connect();
+    redis = new Redis(testRedisUrl());
+    d = {
+      api: (i) => cluster.apis[i % 2]!.url,
+      wsUrl: (path, query) => cluster.wsUrl(0, path, query),
+      token: (userId) => cluster.token(userId, Date.now() - 1000),
+      model,
+    };
+  }, 120_000);
+  afterAll(async () => {
+    await cluster?.stop();
+    await db?.end();
+    redis?.disconnect();
+    await model?.close();
+  });
+
+  it('exports everything, then erases it everywhere and for good, sparing another user', async () => {
+    const erin = await giveEverything(d, ERIN);
+    const finn = await giveEverything(d, FINN);
+    expectEverythingIn(await exportOf(d.api(1), erin.token), erin);
+    const finnBefore = await mentionsIn(sql, FINN);
+
+    // The confirmation is the caller's own id; without it nothing happens.
+    for (const confirm of [undefined, FINN]) {
+      const refused = await eraseMe(d.api(0), erin.token, confirm);
+      expect(refused.status).toBe(400);
+      expect(refused.body).toMatchObject({ error: { code: 'confirmation_required' } });
+    }
+    expect(await sql(`SELECT 1 FROM agent_sessions WHERE user_id = $1`, [ERIN])).toHaveLength(1);
+
+    const erased = await eraseMe(d.api(0), erin.token, ERIN);
+    expect(erased.status).toBe(200);
+    expect(erased.body).toMatchObject({
+      user_id: ERIN,
+      status: 'done',
+      removed: {
+        refresh_tokens: 1,
+        sessions: 1,
+        runs: 2,
+        approvals: 1,
+        memories: 1,
+        knowledge_bases: 1,
+        knowledge_documents: 1,
+        skills: 1,
+        scheduled_tasks: 1,
+        scheduled_task_runs: 1,
+      },
+    });
+    const removed = erased.body.removed as Record<string, number>;
+    expect(removed.messages).toBeGreaterThanOrEqual(6);
+    expect(removed.knowledge_chunks).toBeGreaterThanOrEqual(1);
+    expect(removed.skill_files).toBeGreaterThanOrEqual(1);
+    expect(removed.queued_jobs).toBeGreaterThanOrEqual(1); // the confirmation's timeout job
+
+    // Their node's presence went with the erasure or with its socket, whichever came first: the
+    // Redis scan below finds neither. Their sockets close on the gateway, their tokens fail on every replica.
+    for (const socket of erin.sockets)
+      expect(await socket.closed).toEqual({ code: 4401, reason: 'token has been revoked' });
+    await waitUntil(async () => (await whoami(1, erin.token)) === 401);
+    expect(await whoami(0, erin.token)).toBe(401);
+    const refreshed = await post(`${d.api(1)}/api/auth/refresh`, {
+      refreshToken: erin.refreshToken,
+    });
+    expect(refreshed.status).toBe(401);
+
+    // No row names them but the two that must for an hour: the cutoff that refuses their access
+    // tokens, and the erasure's record of whose it was.
+    expect(await mentionsIn(sql, ERIN)).toEqual(['erasures.user_id', 'token_cutoffs.user_id']);
+    expect(await redisMentions(ERIN)).toEqual([]);
+
+    // Erased again (by a token issued since), nothing is left to remove.
+    await new Promise((resolve) => setTimeout(resolve, 1100 - (Date.now() % 1000)));
+    const again = await eraseMe(d.api(1), await cluster.token(ERIN), ERIN);
+    expect(again).toMatchObject({ status: 200, body: { user_id: ERIN, removed: {} } });
+
+    // Once their tokens have expired (moved to now here), the worker forgets them entirely.
+    await sql(`UPDATE erasures SET forget_after = now() WHERE user_id = $1`, [ERIN]);
+    await waitUntil(async () => (await mentionsIn(sql, ERIN)).length === 0);
+    const records = await sql<{ user_id: string | null; status: string }>(
+      `SELECT user_id, status FROM erasures WHERE user_id IS NULL`,
+    );
+    expect(records).toEqual([
+      { user_id: null, status: 'done' },
+      { user_id: null, status: 'done' },
+    ]);
+
+    // The other user kept everything: rows, sockets, tokens, export.
+    expect(await mentionsIn(sql, FINN)).toEqual(finnBefore);
+    for (const socket of finn.sockets) expect(socket.ws.readyState).toBe(socket.ws.OPEN);
+    expect(await whoami(1, finn.token)).toBe(200);
+    expectEverythingIn(await exportOf(d.api(0), finn.token), finn);
+    expect((await redisMentions(FINN)).length).toBeGreaterThan(0);
+  }, 120_000);
+
+  it('an erasure cut short by SIGKILL is finished by the worker, every row counted once', async () => {
+    // 300 sessions of 3 messages and a run each, removed 5 sessions per transaction.
+    await sql(
+      `INSERT INTO agent_sessions (user_id, session_id)
+       SELECT $1, 's' || i FROM generate_series(1, 300) i`,
+      [GUS],
+    );
+    await sql(
+      `INSERT INTO agent_messages (user_id, session_id, seq, run_id, message)
+       SELECT $1, 's' || i, m, 'r' || i, '{"role":"user","content":"hi"}'
+       FROM generate_series(1, 300) i, generate_series(1, 3) m`,
+      [GUS],
+    );
+    await sql(
+      `INSERT INTO agent_runs (run_id, user_id, session_id, mode, status)
+       SELECT 'r' || i, $1, 's' || i, 'agent', 'done' FROM generate_series(1, 300) i`,
+      [GUS],
+    );
+    const slow = await cluster.startReplica('api', 'api-slow', { ERASURE_BATCH_SIZE: '5' });
+    const token = await cluster.token(GUS);
+    const request = eraseMe(slow.url, token, GUS).catch((error: unknown) => error);
+    await waitUntil(async () => {
+      const [row] = await sql<{ n: string | null }>(
+        `SELECT removed ->> 'sessions' AS n FROM erasures WHERE user_id = $1`,
+        [GUS],
+      );
+      return Number(row?.n ?? 0) > 0;
+    }, 30_000);
+    await slow.stop('SIGKILL');
+    expect(await request).toBeInstanceOf(Error); // the connection died with the process
+    const [cut] = await sql<{ status: string }>(`SELECT status FROM erasures WHERE user_id = $1`, [
+      GUS,
+    ]);
+    expect(cut!.status).toBe('pending');
+    expect(
+      (await sql(`SELECT 1 FROM agent_sessions WHERE user_id = $1`, [GUS])).length,
+    ).toBeGreaterThan(0);
+
+    await waitUntil(async () => {
+      const [row] = await sql<{ status: string }>(
+        `SELECT status FROM erasures WHERE user_id = $1`,
+        [GUS],
+      );
+      return row?.status === 'done';
+    }, 30_000);
+    const [done] = await sql<{ removed: Record<string, number> }>(
+      `SELECT removed FROM erasures WHERE user_id = $1`,
+      [GUS],
+    );
+    expect(done!.removed).toMatchObject({ sessions: 300, messages: 900, runs: 300 });
+    expect(await mentionsIn(sql, GUS)).toEqual(['erasures.user_id', 'token_cutoffs.user_id']);
+    expect(await redisMentions(GUS)).toEqual([]);
+  }, 120_000);
+});
