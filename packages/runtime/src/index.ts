@@ -7,3 +7,4 @@ export {
 } from './start-service.js';
 export { registeredRoutes } from './registered-routes.js';
 export { requestLimits, type RequestLimits } from './request-limits.js';
+export { runMigrateCommand } from './migrate-command.js';
