@@ -1,2 +1,6 @@
 export * from './instruments.js';
-export { createServiceMetrics, type CreateMetricsOptions } from './service-metrics.js';
+export {
+  createServiceMetrics,
+  METRIC_PREFIX,
+  type CreateMetricsOptions,
+} from './service-metrics.js';
