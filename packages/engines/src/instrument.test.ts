@@ -50,7 +50,8 @@ describe('instrumentBus', () => {
     expect(sent.value('agent_backend_bus_messages_published_total', { kind: 'message' })).toBe(1);
     expect(sent.value('agent_backend_bus_messages_published_total', { kind: 'request' })).toBe(5);
     expect(sent.value('agent_backend_bus_messages_received_total', { kind: 'reply' })).toBe(2);
-    const outcome = (o: string) => sent.value('agent_backend_bus_request_duration_seconds_count', { outcome: o });
+    const outcome = (o: string) =>
+      sent.value('agent_backend_bus_request_duration_seconds_count', { outcome: o });
     expect(outcome('ok')).toBe(1);
     expect(outcome('remote_error')).toBe(1);
     expect(outcome('no_responder')).toBe(1);
@@ -58,9 +59,13 @@ describe('instrumentBus', () => {
     expect(outcome('timeout')).toBe(1);
 
     const received = await read(metricsB);
-    expect(received.value('agent_backend_bus_messages_received_total', { kind: 'message' })).toBe(1);
+    expect(received.value('agent_backend_bus_messages_received_total', { kind: 'message' })).toBe(
+      1,
+    );
     // echo, fail and the timed-out one: the aborted request was withdrawn before it was sent.
-    expect(received.value('agent_backend_bus_messages_received_total', { kind: 'request' })).toBe(3);
+    expect(received.value('agent_backend_bus_messages_received_total', { kind: 'request' })).toBe(
+      3,
+    );
     expect(received.value('agent_backend_bus_messages_published_total', { kind: 'reply' })).toBe(2);
   });
 });
