@@ -76,10 +76,18 @@ describe('migrate command and MIGRATE_ON_START=false', () => {
   }, 120_000);
 
   it(
-    'refuses to start a role on a schema that awaits migrations, naming the command',
-    { timeout: 180_000 },
+    'refuses to start a role that migrates on a schema that awaits migrations, naming the command',
+    { timeout: 360_000 },
     async () => {
       schema = await createTestSchema('migrate');
+      // The gateway never migrates: it starts on any schema, as the cluster tests start it first.
+      const gateway = await startServiceProcess({
+        entry: 'apps/gateway/dist/main.js',
+        env: { ...env(), INSTANCE_ID: 'gateway-1' },
+        timeoutMs: 150_000,
+      });
+      expect((await fetch(`${gateway.url}/healthz`)).status).toBe(200);
+      await gateway.stop();
       const api = await runToExit('apps/api/dist/main.js', env());
       expect(api.code).toBe(1);
       expect(api.stderr).toContain('the database schema is behind this version');

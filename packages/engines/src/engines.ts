@@ -65,13 +65,15 @@ function jobRetentionOf(config: Config): JobRetentionPolicy {
 }
 
 export interface CreateEnginesOptions {
+  /** Apply pending migrations at start (api, worker, all-in-one). @default false */
+  migrate?: boolean;
   /**
-   * Apply pending migrations at start (api, worker, all-in-one unless `MIGRATE_ON_START=false`).
-   * Otherwise a PostgreSQL schema with a pending migration refuses the start
-   * ({@link PendingMigrationsError}); the embedded PGlite database is always migrated.
+   * Without `migrate`: a PostgreSQL schema with a pending migration refuses the start
+   * ({@link PendingMigrationsError}); the embedded PGlite database is migrated instead (nobody
+   * else can). For the roles that would migrate, started with `MIGRATE_ON_START=false`.
    * @default false
    */
-  migrate?: boolean;
+  requireMigrated?: boolean;
   /** Include the database in readiness (roles that serve from it). @default true */
   databaseReadiness?: boolean;
   /** Where the bus and the job queue report their traffic. @default no metrics */
@@ -140,10 +142,10 @@ export async function createEngines(
     closers.push(() => db.close());
     if (options.databaseReadiness !== false)
       checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();
-    if (options.migrate || db.dialect === 'pglite') {
+    if (options.migrate || (options.requireMigrated && db.dialect === 'pglite')) {
       // The embedded database is this process's alone: nobody else can migrate it.
       await applyMigrations(config, logger, db);
-    } else {
+    } else if (options.requireMigrated) {
       const pending = await pendingMigrations(db);
       if (pending.length > 0) throw new PendingMigrationsError(pending);
     }

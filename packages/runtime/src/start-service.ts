@@ -114,6 +114,7 @@ export async function startService(
   try {
     engines = await createEngines(config, logger, {
       migrate: options.migrate && config.MIGRATE_ON_START,
+      requireMigrated: options.migrate && !config.MIGRATE_ON_START,
       databaseReadiness: options.databaseReadiness,
       metrics,
     });
