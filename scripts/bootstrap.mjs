@@ -22,6 +22,7 @@ const ENTRIES = {
   'token:issue': 'apps/all-in-one/dist/token-issue.js',
   'token:revoke': 'apps/all-in-one/dist/token-revoke.js',
   'keys:rotate': 'apps/all-in-one/dist/keys-rotate.js',
+  migrate: 'apps/all-in-one/dist/migrate.js',
   demo: 'apps/all-in-one/dist/demo.js',
   'node:simulate': 'packages/node-client/dist/simulate-node.js',
 };

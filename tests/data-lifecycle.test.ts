@@ -314,7 +314,7 @@ describe('audit log, operator API and retention on a cluster', () => {
     expect((await waiting.stream.ended).at(-1)!.data.type).toBe('done');
 
     const metrics = await (await fetch(`${cluster.workers[0]!.url}/metrics`)).text();
-    expect(metrics).toMatch(/retention_removed_total\{kind="sessions"[^}]*\} [1-9]/);
+    expect(metrics).toMatch(/agent_backend_retention_removed_total\{kind="sessions"[^}]*\} [1-9]/);
   });
 
   it('the worker removes audit events past AUDIT_LOG_RETENTION_DAYS', async () => {

@@ -55,6 +55,8 @@ describe('gateway frame rate', () => {
     calm.send({ type: 'ping' });
     expect(await calm.next(ofType('pong'))).toEqual({ type: 'pong' });
     const metrics = await (await fetch(`${cluster.gateways[0]!.url}/metrics`)).text();
-    expect(metrics).toMatch(/^rate_limited_total\{[^}]*limit="gateway_frames"[^}]*\} [1-9]/m);
+    expect(metrics).toMatch(
+      /^agent_backend_rate_limited_total\{[^}]*limit="gateway_frames"[^}]*\} [1-9]/m,
+    );
   });
 });

@@ -74,7 +74,7 @@ describe('per-user limits across replicas', () => {
 
     const metrics = await (await fetch(`${url(0)}/metrics`)).text();
     const refusals = [
-      ...metrics.matchAll(/^rate_limited_total\{[^}]*limit="invoke"[^}]*\} (\d+)/gm),
+      ...metrics.matchAll(/^agent_backend_rate_limited_total\{[^}]*limit="invoke"[^}]*\} (\d+)/gm),
     ];
     expect(refusals).toHaveLength(1);
     expect(Number(refusals[0]![1])).toBeGreaterThanOrEqual(1);

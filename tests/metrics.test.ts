@@ -95,8 +95,10 @@ describe('Prometheus metrics of the split roles', () => {
       const metrics = await scrape(url);
       expect(metrics.value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
       expect(metrics.types.get('nodejs_eventloop_lag_p99_seconds')).toBe('gauge');
-      expect(metrics.types.get('http_server_request_duration_seconds')).toBe('histogram');
-      expect(metrics.types.get('agent_runs_total')).toBe('counter');
+      expect(metrics.types.get('agent_backend_http_server_request_duration_seconds')).toBe(
+        'histogram',
+      );
+      expect(metrics.types.get('agent_backend_agent_runs_total')).toBe('counter');
     }
   });
 
@@ -117,7 +119,7 @@ describe('Prometheus metrics of the split roles', () => {
     expect(text).not.toContain(id);
     const after = parsePrometheusText(text);
     const count = (metrics: PrometheusText, labels: Record<string, string>) =>
-      metrics.value('http_server_request_duration_seconds_count', labels);
+      metrics.value('agent_backend_http_server_request_duration_seconds_count', labels);
     const moved = (labels: Record<string, string>) => count(after, labels) - count(before, labels);
     expect(moved({ method: 'GET', route: '/healthz', status: '200' })).toBe(3);
     expect(
@@ -127,7 +129,9 @@ describe('Prometheus metrics of the split roles', () => {
     expect(moved({ method: 'GET', route: 'unmatched', status: '404' })).toBe(1);
     // Every route label is a template or `unmatched`.
     const routes = new Set(
-      after.series('http_server_request_duration_seconds_count').map((s) => s.labels.route),
+      after
+        .series('agent_backend_http_server_request_duration_seconds_count')
+        .map((s) => s.labels.route),
     );
     for (const route of routes) expect(route).toMatch(/^(\/[\w:./-]*|unmatched)$/);
   });
@@ -148,43 +152,49 @@ describe('Prometheus metrics of the split roles', () => {
 
     const after = await eventually(
       api(),
-      (m) => m.value('agent_runs_total') > apiBefore.value('agent_runs_total'),
+      (m) =>
+        m.value('agent_backend_agent_runs_total') >
+        apiBefore.value('agent_backend_agent_runs_total'),
     );
     const delta = (name: string, labels?: Record<string, string>) =>
       after.value(name, labels) - apiBefore.value(name, labels);
-    expect(delta('agent_runs_total', { mode: 'agent', outcome: 'done' })).toBe(1);
-    expect(delta('agent_run_duration_seconds_count', { mode: 'agent' })).toBe(1);
-    expect(after.value('agent_runs_active')).toBe(0);
-    expect(after.value('agent_streams_open')).toBe(0);
-    expect(delta('model_time_to_first_token_seconds_count')).toBe(2);
+    expect(delta('agent_backend_agent_runs_total', { mode: 'agent', outcome: 'done' })).toBe(1);
+    expect(delta('agent_backend_agent_run_duration_seconds_count', { mode: 'agent' })).toBe(1);
+    expect(after.value('agent_backend_agent_runs_active')).toBe(0);
+    expect(after.value('agent_backend_agent_streams_open')).toBe(0);
+    expect(delta('agent_backend_model_time_to_first_token_seconds_count')).toBe(2);
     // By model: the usage the scripted model reported for the run's two requests, as `done` sums it.
     const usage = (
       events.at(-1) as unknown as { usage: { prompt_tokens: number; completion_tokens: number } }
     ).usage;
     expect(usage.prompt_tokens).toBeGreaterThan(0);
-    expect(delta('model_tokens_total', { model: 'm-tool', kind: 'prompt' })).toBe(
+    expect(delta('agent_backend_model_tokens_total', { model: 'm-tool', kind: 'prompt' })).toBe(
       usage.prompt_tokens,
     );
-    expect(delta('model_tokens_total', { model: 'm-tool', kind: 'completion' })).toBe(
+    expect(delta('agent_backend_model_tokens_total', { model: 'm-tool', kind: 'completion' })).toBe(
       usage.completion_tokens,
     );
-    expect(delta('node_tool_calls_total', { outcome: 'ok' })).toBe(1);
-    expect(delta('node_tool_call_duration_seconds_count', { outcome: 'ok' })).toBe(1);
-    expect(delta('bus_messages_published_total', { kind: 'request' })).toBeGreaterThanOrEqual(1);
-    expect(delta('bus_request_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(
+    expect(delta('agent_backend_node_tool_calls_total', { outcome: 'ok' })).toBe(1);
+    expect(delta('agent_backend_node_tool_call_duration_seconds_count', { outcome: 'ok' })).toBe(1);
+    expect(delta('agent_backend_bus_messages_published_total', { kind: 'request' })).toBeGreaterThanOrEqual(1);
+    expect(delta('agent_backend_bus_request_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(
       1,
     );
 
     const gw = await scrape(gateway());
     const gwDelta = (name: string, labels?: Record<string, string>) =>
       gw.value(name, labels) - gatewayBefore.value(name, labels);
-    expect(gw.value('gateway_connections', { endpoint: 'desktop' })).toBe(1);
-    expect(gw.value('gateway_connections', { endpoint: 'web' })).toBe(0);
+    expect(gw.value('agent_backend_gateway_connections', { endpoint: 'desktop' })).toBe(1);
+    expect(gw.value('agent_backend_gateway_connections', { endpoint: 'web' })).toBe(0);
     // The call went out to the device and its result came back.
-    expect(gwDelta('gateway_frames_total', { endpoint: 'desktop', direction: 'out' })).toBe(1);
-    expect(gwDelta('gateway_frames_total', { endpoint: 'desktop', direction: 'in' })).toBe(1);
-    expect(gwDelta('bus_messages_received_total', { kind: 'request' })).toBe(1);
-    expect(gwDelta('bus_messages_published_total', { kind: 'reply' })).toBe(1);
+    expect(
+      gwDelta('agent_backend_gateway_frames_total', { endpoint: 'desktop', direction: 'out' }),
+    ).toBe(1);
+    expect(
+      gwDelta('agent_backend_gateway_frames_total', { endpoint: 'desktop', direction: 'in' }),
+    ).toBe(1);
+    expect(gwDelta('agent_backend_bus_messages_received_total', { kind: 'request' })).toBe(1);
+    expect(gwDelta('agent_backend_bus_messages_published_total', { kind: 'reply' })).toBe(1);
   });
 
   it('counts a HITL approval by outcome', async () => {
@@ -207,8 +217,8 @@ describe('Prometheus metrics of the split roles', () => {
     const request = await stream.waitFor((e) => e.data.type === 'approval_request');
     // While the run waits for the decision, its stream is open and the run active.
     const waiting = await scrape(api());
-    expect(waiting.value('agent_streams_open')).toBe(1);
-    expect(waiting.value('agent_runs_active')).toBe(1);
+    expect(waiting.value('agent_backend_agent_streams_open')).toBe(1);
+    expect(waiting.value('agent_backend_agent_runs_active')).toBe(1);
     const decided = await callApi(
       api(),
       alice,
@@ -220,15 +230,16 @@ describe('Prometheus metrics of the split roles', () => {
     expect((await stream.ended).at(-1)!.data.type).toBe('done');
     const after = await eventually(
       api(),
-      (m) => m.value('agent_runs_total') > before.value('agent_runs_total'),
+      (m) =>
+        m.value('agent_backend_agent_runs_total') > before.value('agent_backend_agent_runs_total'),
     );
     const delta = (name: string, labels?: Record<string, string>) =>
       after.value(name, labels) - before.value(name, labels);
-    expect(delta('hitl_approvals_requested_total')).toBe(1);
-    expect(delta('hitl_approvals_total', { outcome: 'approved' })).toBe(1);
-    expect(delta('hitl_approvals_total')).toBe(1);
+    expect(delta('agent_backend_hitl_approvals_requested_total')).toBe(1);
+    expect(delta('agent_backend_hitl_approvals_total', { outcome: 'approved' })).toBe(1);
+    expect(delta('agent_backend_hitl_approvals_total')).toBe(1);
     expect(
-      delta('http_server_request_duration_seconds_count', {
+      delta('agent_backend_http_server_request_duration_seconds_count', {
         method: 'POST',
         route: '/api/agent/approvals/:request_id/decision',
         status: '200',
@@ -248,26 +259,28 @@ describe('Prometheus metrics of the split roles', () => {
     expect(added.status).toBe(202);
     const apiAfter = await scrape(api());
     expect(
-      apiAfter.value('jobs_added_total', { queue: 'kb-ingest' }) -
-        apiBefore.value('jobs_added_total', { queue: 'kb-ingest' }),
+      apiAfter.value('agent_backend_jobs_added_total', { queue: 'kb-ingest' }) -
+        apiBefore.value('agent_backend_jobs_added_total', { queue: 'kb-ingest' }),
     ).toBe(1);
 
     const done = (m: PrometheusText) =>
-      m.value('jobs_total', { queue: 'kb-ingest', outcome: 'completed' }) >
-      workerBefore.value('jobs_total', { queue: 'kb-ingest', outcome: 'completed' });
+      m.value('agent_backend_jobs_total', { queue: 'kb-ingest', outcome: 'completed' }) >
+      workerBefore.value('agent_backend_jobs_total', { queue: 'kb-ingest', outcome: 'completed' });
     const after = await eventually(worker(), done);
     expect(done(after)).toBe(true);
     const delta = (name: string, labels?: Record<string, string>) =>
       after.value(name, labels) - workerBefore.value(name, labels);
-    expect(delta('jobs_total', { queue: 'kb-ingest', outcome: 'completed' })).toBe(1);
-    expect(delta('job_duration_seconds_count', { queue: 'kb-ingest' })).toBe(1);
-    expect(delta('knowledge_documents_ingested_total')).toBe(1);
-    expect(delta('knowledge_chunks_ingested_total')).toBeGreaterThanOrEqual(1);
-    expect(delta('knowledge_ingestion_failures_total')).toBe(0);
+    expect(delta('agent_backend_jobs_total', { queue: 'kb-ingest', outcome: 'completed' })).toBe(1);
+    expect(delta('agent_backend_job_duration_seconds_count', { queue: 'kb-ingest' })).toBe(1);
+    expect(delta('agent_backend_knowledge_documents_ingested_total')).toBe(1);
+    expect(delta('agent_backend_knowledge_chunks_ingested_total')).toBeGreaterThanOrEqual(1);
+    expect(delta('agent_backend_knowledge_ingestion_failures_total')).toBe(0);
     // Queue depth of every queue the worker processes, by state, read from BullMQ.
     for (const queue of ['scheduled-tasks', 'chat-messages', 'kb-ingest']) {
-      expect(after.series('jobs_queue_depth', { queue, state: 'waiting' })).toHaveLength(1);
-      expect(after.value('jobs_queue_depth', { queue, state: 'failed' })).toBe(0);
+      expect(
+        after.series('agent_backend_jobs_queue_depth', { queue, state: 'waiting' }),
+      ).toHaveLength(1);
+      expect(after.value('agent_backend_jobs_queue_depth', { queue, state: 'failed' })).toBe(0);
     }
   });
 

@@ -176,7 +176,7 @@ describe('queue dashboard on the embedded engine', () => {
     const metrics = await fetch(`${service.url}/metrics`);
     expect(metrics.status).toBe(200);
     const text = await metrics.text();
-    expect(text).toContain('# TYPE agent_runs_total counter');
-    expect(text).toContain('# TYPE gateway_connections gauge');
+    expect(text).toContain('# TYPE agent_backend_agent_runs_total counter');
+    expect(text).toContain('# TYPE agent_backend_gateway_connections gauge');
   });
 });

@@ -87,6 +87,9 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
       );
   }
 
+  if (values?.METRICS_PORT !== undefined && values.METRICS_PORT === values.PORT)
+    problems.push('METRICS_PORT: must differ from PORT (unset it to serve /metrics on PORT)');
+
   // On the raw environment, so these are reported along with any parse problem.
   const isSet = (name: string) => Boolean(env[name]?.trim());
   if (isSet('AUTH_JWKS_URL') && !isSet('AUTH_ISSUER'))

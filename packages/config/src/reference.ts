@@ -20,6 +20,7 @@ export const ENV_MEANINGS = Object.fromEntries(
 const OVERRIDES: Partial<Record<EnvName, { type?: string; default?: string }>> = {
   INSTANCE_ID: { default: '`<role>-<random>`' },
   METRICS_ENABLED: { default: '`true`' },
+  MIGRATE_ON_START: { default: '`true`' },
   SANDBOX_STATE_DIR: { default: '`DATA_DIR/sandboxes`' },
   LARK_API_BASE_URL: { default: 'per channel' },
   LLM_ALLOWED_ORIGINS: { type: 'comma-separated origins', default: 'empty' },

@@ -137,6 +137,9 @@ export const EnvSchema = z.object({
     .describe(
       "PostgreSQL schema for every table (created if missing); unset: the connection's default",
     ),
+  MIGRATE_ON_START: booleanStringDefaultTrue.describe(
+    "the api, worker and all-in-one apply pending database migrations before they listen (one at a time, under a lock). `false`: they do not, and refuse to start on a PostgreSQL schema with a pending migration; migrations are then the `migrate` command's job (`node apps/all-in-one/dist/migrate.js`, the Helm chart's pre-upgrade Job; [deployment.md](deployment.md)). The embedded PGlite database is always migrated",
+  ),
   DATA_DIR: z
     .string()
     .min(1)
@@ -1011,6 +1014,18 @@ export const EnvSchema = z.object({
   METRICS_ENABLED: booleanStringDefaultTrue.describe(
     '`GET /metrics` in the Prometheus text format on every role ([operations.md](operations.md)); `false`: that path is 404 and nothing is measured',
   ),
+  BUILD_COMMIT: optionalString.describe(
+    'the commit the running code was built from: the `commit` label of `agent_backend_build_info` ([operations.md](operations.md)). The image sets it (`docker build --build-arg BUILD_COMMIT=$(git rev-parse HEAD)`); unset: `unknown`',
+  ),
+  METRICS_PORT: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(65535)
+    .optional()
+    .describe(
+      "serve `GET /metrics` (and only it, with `METRICS_TOKEN` if set) on this port of `HOST` too, so a scraper reaches it without the public port's route; the public port keeps serving it. Unset: the public port only. Must differ from `PORT`",
+    ),
   METRICS_TOKEN: operatorToken.describe(
     'when set, `GET /metrics` requires `Authorization: Bearer <token>` (401 otherwise; compared in constant time). At least 16 characters. Unset: open, so keep the port off the internet or set it',
   ),

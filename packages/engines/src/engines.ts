@@ -24,11 +24,10 @@ import { limitRules } from './limit-rules.js';
 import {
   createPgliteDatabase,
   createPostgresDatabase,
-  migrate,
   pgliteDataDirExists,
-  prepareVectorSearch,
   type Database,
 } from '@agent-backend/store';
+import { applyMigrations, pendingMigrations } from './migrations.js';
 
 /**
  * Every shared-state port of one process, on the embedded adapters (in-process + PGlite) or the
@@ -68,10 +67,29 @@ function jobRetentionOf(config: Config): JobRetentionPolicy {
 export interface CreateEnginesOptions {
   /** Apply pending migrations at start (api, worker, all-in-one). @default false */
   migrate?: boolean;
+  /**
+   * Without `migrate`: a PostgreSQL schema with a pending migration refuses the start
+   * ({@link PendingMigrationsError}); the embedded PGlite database is migrated instead (nobody
+   * else can). For the roles that would migrate, started with `MIGRATE_ON_START=false`.
+   * @default false
+   */
+  requireMigrated?: boolean;
   /** Include the database in readiness (roles that serve from it). @default true */
   databaseReadiness?: boolean;
   /** Where the bus and the job queue report their traffic. @default no metrics */
   metrics?: ServiceMetrics;
+}
+
+/** A role started without migrating found a schema older than its code. */
+export class PendingMigrationsError extends Error {
+  constructor(readonly pending: readonly string[]) {
+    super(
+      `the database schema is behind this version (pending: ${pending.join(', ')}); run the ` +
+        "`migrate` command (node apps/all-in-one/dist/migrate.js, the Helm chart's migration Job) " +
+        'or start with MIGRATE_ON_START=true',
+    );
+    this.name = 'PendingMigrationsError';
+  }
 }
 
 const elapsedMs = (since: number) => Math.round(performance.now() - since);
@@ -124,38 +142,12 @@ export async function createEngines(
     closers.push(() => db.close());
     if (options.databaseReadiness !== false)
       checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();
-    if (options.migrate) {
-      // Migrations may rightly run long (and wait for another replica's): on PostgreSQL they get
-      // a connection of their own, without the query timeout of requests.
-      const unbounded = config.DATABASE_URL
-        ? await createPostgresDatabase({
-            url: config.DATABASE_URL,
-            schema: config.DATABASE_SCHEMA,
-            max: 1,
-          })
-        : db;
-      try {
-        const started = performance.now();
-        const applied = await migrate(unbounded);
-        // One line per start, with its time: the last setup step a first `npm start` shows.
-        logger.info(
-          { applied, ms: elapsedMs(started) },
-          applied.length > 0
-            ? `migrations: ${applied.length} applied in ${seconds(started)}`
-            : `migrations: schema up to date (${seconds(started)})`,
-        );
-        const vector = await prepareVectorSearch(unbounded, config.KNOWLEDGE_PGVECTOR);
-        if (vector.kind === 'pgvector') {
-          logger.info({ version: vector.version }, 'knowledge vector search: pgvector');
-        } else {
-          logger.info(
-            { reason: vector.reason },
-            'knowledge vector search: plain SQL (no pgvector)',
-          );
-        }
-      } finally {
-        if (unbounded !== db) await unbounded.close();
-      }
+    if (options.migrate || (options.requireMigrated && db.dialect === 'pglite')) {
+      // The embedded database is this process's alone: nobody else can migrate it.
+      await applyMigrations(config, logger, db);
+    } else if (options.requireMigrated) {
+      const pending = await pendingMigrations(db);
+      if (pending.length > 0) throw new PendingMigrationsError(pending);
     }
 
     const presenceOptions = {

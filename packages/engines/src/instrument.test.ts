@@ -47,10 +47,11 @@ describe('instrumentBus', () => {
     expect(got).toEqual([1]);
 
     const sent = await read(metricsA);
-    expect(sent.value('bus_messages_published_total', { kind: 'message' })).toBe(1);
-    expect(sent.value('bus_messages_published_total', { kind: 'request' })).toBe(5);
-    expect(sent.value('bus_messages_received_total', { kind: 'reply' })).toBe(2);
-    const outcome = (o: string) => sent.value('bus_request_duration_seconds_count', { outcome: o });
+    expect(sent.value('agent_backend_bus_messages_published_total', { kind: 'message' })).toBe(1);
+    expect(sent.value('agent_backend_bus_messages_published_total', { kind: 'request' })).toBe(5);
+    expect(sent.value('agent_backend_bus_messages_received_total', { kind: 'reply' })).toBe(2);
+    const outcome = (o: string) =>
+      sent.value('agent_backend_bus_request_duration_seconds_count', { outcome: o });
     expect(outcome('ok')).toBe(1);
     expect(outcome('remote_error')).toBe(1);
     expect(outcome('no_responder')).toBe(1);
@@ -58,10 +59,14 @@ describe('instrumentBus', () => {
     expect(outcome('timeout')).toBe(1);
 
     const received = await read(metricsB);
-    expect(received.value('bus_messages_received_total', { kind: 'message' })).toBe(1);
+    expect(received.value('agent_backend_bus_messages_received_total', { kind: 'message' })).toBe(
+      1,
+    );
     // echo, fail and the timed-out one: the aborted request was withdrawn before it was sent.
-    expect(received.value('bus_messages_received_total', { kind: 'request' })).toBe(3);
-    expect(received.value('bus_messages_published_total', { kind: 'reply' })).toBe(2);
+    expect(received.value('agent_backend_bus_messages_received_total', { kind: 'request' })).toBe(
+      3,
+    );
+    expect(received.value('agent_backend_bus_messages_published_total', { kind: 'reply' })).toBe(2);
   });
 });
 
@@ -87,14 +92,14 @@ describe('instrumentJobQueue', () => {
     await done;
     await jobs.add('work', 'bad');
     let text = await read(metrics);
-    for (let i = 0; i < 100 && text.value('jobs_total') < 3; i++) {
+    for (let i = 0; i < 100 && text.value('agent_backend_jobs_total') < 3; i++) {
       await new Promise((resolve) => setTimeout(resolve, 10));
       text = await read(metrics);
     }
-    expect(text.value('jobs_added_total', { queue: 'work' })).toBe(2);
-    expect(text.value('jobs_total', { queue: 'work', outcome: 'completed' })).toBe(1);
-    expect(text.value('jobs_total', { queue: 'work', outcome: 'failed' })).toBe(2);
-    expect(text.value('job_duration_seconds_count', { queue: 'work' })).toBe(3);
+    expect(text.value('agent_backend_jobs_added_total', { queue: 'work' })).toBe(2);
+    expect(text.value('agent_backend_jobs_total', { queue: 'work', outcome: 'completed' })).toBe(1);
+    expect(text.value('agent_backend_jobs_total', { queue: 'work', outcome: 'failed' })).toBe(2);
+    expect(text.value('agent_backend_job_duration_seconds_count', { queue: 'work' })).toBe(3);
     expect(await jobs.listSchedules('work')).toEqual([]);
   });
 });

@@ -3,5 +3,6 @@ export {
   createServiceMetrics,
   MAX_MODEL_LABELS,
   OTHER_MODEL,
+  METRIC_PREFIX,
   type CreateMetricsOptions,
 } from './service-metrics.js';

@@ -19,10 +19,14 @@ describe('createServiceMetrics', () => {
     gateway.gateway.connections('web').inc();
     const fromApi = await read(api);
     const fromGateway = await read(gateway);
-    expect(fromApi.value('http_server_request_duration_seconds_count', { role: 'api' })).toBe(1);
-    expect(fromGateway.value('http_server_request_duration_seconds_count')).toBe(0);
-    expect(fromGateway.value('gateway_connections', { endpoint: 'web', role: 'gateway' })).toBe(1);
-    expect(fromApi.value('gateway_connections')).toBe(0);
+    expect(
+      fromApi.value('agent_backend_http_server_request_duration_seconds_count', { role: 'api' }),
+    ).toBe(1);
+    expect(fromGateway.value('agent_backend_http_server_request_duration_seconds_count')).toBe(0);
+    expect(
+      fromGateway.value('agent_backend_gateway_connections', { endpoint: 'web', role: 'gateway' }),
+    ).toBe(1);
+    expect(fromApi.value('agent_backend_gateway_connections')).toBe(0);
     expect(fromApi.value('process_cpu_user_seconds_total')).toBeGreaterThan(0);
     expect((await api.render()).contentType).toMatch(/^text\/plain; version=0\.0\.4/);
   });
@@ -44,13 +48,13 @@ describe('createServiceMetrics', () => {
     metrics.http.request('POST', '/items/:id', 201, 0.3);
     const text = await read(metrics);
     const count = (labels: Record<string, string>) =>
-      text.value('http_server_request_duration_seconds_count', labels);
+      text.value('agent_backend_http_server_request_duration_seconds_count', labels);
     expect(count({ method: 'GET', route: '/items/:id', status: '200' })).toBe(2);
     expect(count({ method: 'GET', route: '/items/:id', status: '404' })).toBe(1);
     expect(count({ method: 'POST', route: '/items/:id', status: '201' })).toBe(1);
     expect(count({ method: 'other', route: 'unmatched', status: '404' })).toBe(1);
     expect(
-      text.value('http_server_request_duration_seconds_bucket', {
+      text.value('agent_backend_http_server_request_duration_seconds_bucket', {
         method: 'POST',
         route: '/items/:id',
         le: '0.25',
@@ -62,21 +66,21 @@ describe('createServiceMetrics', () => {
     const metrics = createServiceMetrics();
     const first = metrics.agent.runStarted('agent');
     const second = metrics.agent.runStarted('ask');
-    expect((await read(metrics)).value('agent_runs_active')).toBe(2);
+    expect((await read(metrics)).value('agent_backend_agent_runs_active')).toBe(2);
     first('done');
     second('aborted');
     metrics.agent.tokens('gpt-4o', 120, 30);
     metrics.agent.tokens('gpt-4o', 0, 0);
     metrics.agent.tokens('qwen3', 7, 0);
     const text = await read(metrics);
-    expect(text.value('agent_runs_active')).toBe(0);
-    expect(text.value('agent_runs_total', { mode: 'agent', outcome: 'done' })).toBe(1);
-    expect(text.value('agent_runs_total', { mode: 'ask', outcome: 'aborted' })).toBe(1);
-    expect(text.value('agent_run_duration_seconds_count')).toBe(2);
-    expect(text.value('model_tokens_total', { model: 'gpt-4o', kind: 'prompt' })).toBe(120);
-    expect(text.value('model_tokens_total', { model: 'gpt-4o', kind: 'completion' })).toBe(30);
-    expect(text.value('model_tokens_total', { model: 'qwen3', kind: 'prompt' })).toBe(7);
-    expect(text.series('model_tokens_total', { model: 'qwen3', kind: 'completion' })).toEqual([]);
+    expect(text.value('agent_backend_agent_runs_active')).toBe(0);
+    expect(text.value('agent_backend_agent_runs_total', { mode: 'agent', outcome: 'done' })).toBe(1);
+    expect(text.value('agent_backend_agent_runs_total', { mode: 'ask', outcome: 'aborted' })).toBe(1);
+    expect(text.value('agent_backend_agent_run_duration_seconds_count')).toBe(2);
+    expect(text.value('agent_backend_model_tokens_total', { model: 'gpt-4o', kind: 'prompt' })).toBe(120);
+    expect(text.value('agent_backend_model_tokens_total', { model: 'gpt-4o', kind: 'completion' })).toBe(30);
+    expect(text.value('agent_backend_model_tokens_total', { model: 'qwen3', kind: 'prompt' })).toBe(7);
+    expect(text.series('agent_backend_model_tokens_total', { model: 'qwen3', kind: 'completion' })).toEqual([]);
   });
 
   it(`labels tokens by the first ${MAX_MODEL_LABELS} model names, the later ones as other`, async () => {
@@ -85,12 +89,12 @@ describe('createServiceMetrics', () => {
     metrics.agent.tokens('model-0', 1, 0);
     metrics.agent.tokens('x'.repeat(300), 1, 0);
     const text = await read(metrics);
-    const labels = new Set(text.series('model_tokens_total').map((s) => s.labels.model));
+    const labels = new Set(text.series('agent_backend_model_tokens_total').map((s) => s.labels.model));
     expect(labels.size).toBe(MAX_MODEL_LABELS + 1);
-    expect(text.value('model_tokens_total', { model: 'model-0', kind: 'prompt' })).toBe(2);
-    expect(text.value('model_tokens_total', { model: OTHER_MODEL, kind: 'prompt' })).toBe(6);
-    expect(text.value('model_tokens_total', { model: OTHER_MODEL, kind: 'completion' })).toBe(5);
-    expect(text.value('model_tokens_total')).toBe(2 * (MAX_MODEL_LABELS + 5) + 2);
+    expect(text.value('agent_backend_model_tokens_total', { model: 'model-0', kind: 'prompt' })).toBe(2);
+    expect(text.value('agent_backend_model_tokens_total', { model: OTHER_MODEL, kind: 'prompt' })).toBe(6);
+    expect(text.value('agent_backend_model_tokens_total', { model: OTHER_MODEL, kind: 'completion' })).toBe(5);
+    expect(text.value('agent_backend_model_tokens_total')).toBe(2 * (MAX_MODEL_LABELS + 5) + 2);
   });
 
   it('reads queue depths at scrape time and leaves out a queue whose engine failed', async () => {
@@ -101,12 +105,12 @@ describe('createServiceMetrics', () => {
       return { waiting, active: 1 };
     });
     let text = await read(metrics);
-    expect(text.value('jobs_queue_depth', { queue: 'a', state: 'waiting' })).toBe(3);
-    expect(text.value('jobs_queue_depth', { queue: 'a', state: 'delayed' })).toBe(0);
-    expect(text.series('jobs_queue_depth', { queue: 'b' })).toEqual([]);
+    expect(text.value('agent_backend_jobs_queue_depth', { queue: 'a', state: 'waiting' })).toBe(3);
+    expect(text.value('agent_backend_jobs_queue_depth', { queue: 'a', state: 'delayed' })).toBe(0);
+    expect(text.series('agent_backend_jobs_queue_depth', { queue: 'b' })).toEqual([]);
     waiting = 0;
     text = await read(metrics);
-    expect(text.value('jobs_queue_depth', { queue: 'a', state: 'waiting' })).toBe(0);
-    expect(text.value('jobs_queue_depth', { queue: 'a', state: 'active' })).toBe(1);
+    expect(text.value('agent_backend_jobs_queue_depth', { queue: 'a', state: 'waiting' })).toBe(0);
+    expect(text.value('agent_backend_jobs_queue_depth', { queue: 'a', state: 'active' })).toBe(1);
   });
 });

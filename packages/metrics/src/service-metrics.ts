@@ -16,6 +16,27 @@ export interface CreateMetricsOptions {
   enabled?: boolean;
   /** Labels on every series of this instance (e.g. `{ role: 'api' }`). */
   defaultLabels?: Record<string, string>;
+  /** The `build_info` gauge's labels. @default unknown, unknown */
+  build?: { version: string; commit: string };
+}
+
+/**
+ * The prefix of every metric the service defines (`agent_backend_agent_runs_total`), so its names
+ * never meet another exporter's (`node_` is node_exporter's). Node.js's runtime metrics keep
+ * their usual names (`process_*`, `nodejs_*`).
+ */
+export const METRIC_PREFIX = 'agent_backend_';
+
+/**
+ * A registry that puts {@link METRIC_PREFIX} before the name of every metric registered on it:
+ * the one place the prefix is applied, so a metric added anywhere in this file gets it.
+ */
+class PrefixedRegistry extends Registry {
+  override registerMetric(metric: Parameters<Registry['registerMetric']>[0]): void {
+    const named = metric as unknown as { name: string };
+    if (!named.name.startsWith(METRIC_PREFIX)) named.name = METRIC_PREFIX + named.name;
+    super.registerMetric(metric);
+  }
 }
 
 /** Request durations: a health probe (sub-millisecond) up to a long SSE stream. */
@@ -43,10 +64,23 @@ const QUEUE_STATES: QueueState[] = ['waiting', 'active', 'delayed', 'prioritized
  */
 export function createServiceMetrics(options: CreateMetricsOptions = {}): ServiceMetrics {
   if (options.enabled === false) return NO_METRICS;
-  const registry = new Registry();
-  if (options.defaultLabels) registry.setDefaultLabels(options.defaultLabels);
-  collectDefaultMetrics({ register: registry });
+  const registry = new PrefixedRegistry();
+  const runtime = new Registry();
+  if (options.defaultLabels) {
+    registry.setDefaultLabels(options.defaultLabels);
+    runtime.setDefaultLabels(options.defaultLabels);
+  }
+  collectDefaultMetrics({ register: runtime });
   const registers = [registry];
+
+  new Gauge({
+    name: 'build_info',
+    help: 'Always 1; the running version and the commit it was built from',
+    labelNames: ['version', 'commit'] as const,
+    registers,
+  })
+    .labels(options.build?.version ?? 'unknown', options.build?.commit ?? 'unknown')
+    .set(1);
 
   const httpDuration = new Histogram({
     name: 'http_server_request_duration_seconds',
@@ -343,7 +377,8 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
       refused: (limit) => rateLimited.labels(limit).inc(),
     },
     async render() {
-      return { contentType: registry.contentType, body: await registry.metrics() };
+      const [own, node] = await Promise.all([registry.metrics(), runtime.metrics()]);
+      return { contentType: registry.contentType, body: `${own}\n${node}` };
     },
   };
 }

@@ -9,3 +9,4 @@ export { registeredRoutes } from './registered-routes.js';
 export { requestLimits, type RequestLimits } from './request-limits.js';
 export { ServiceAudit, type AuditedRequest } from './service-audit.js';
 export type { AuditActor, AuditEntry, AuditRecord } from '@agent-backend/store';
+export { runMigrateCommand } from './migrate-command.js';

@@ -1,8 +1,8 @@
-import { DataDirInUseError } from '@agent-backend/engines';
+import { DataDirInUseError, PendingMigrationsError } from '@agent-backend/engines';
 
 /**
  * The reasons a start may fail that a person can fix without reading a stack trace: another
- * process holds the port or the data directory, or the listen address is not one of this
+ * process holds the port or the data directory, the schema awaits its migrations, or the listen address is not one of this
  * machine's. Returns the sentence to print, or undefined for anything else (a bug: the stack
  * trace is what helps then).
  */
@@ -16,6 +16,7 @@ export function startFailure(
       `(another all-in-one or token:issue?); stop it, or set DATA_DIR to another directory`
     );
   }
+  if (error instanceof PendingMigrationsError) return error.message;
   const code = (error as NodeJS.ErrnoException | undefined)?.code;
   const where = `${listen.host.includes(':') ? `[${listen.host}]` : listen.host}:${listen.port}`;
   if (code === 'EADDRINUSE') {

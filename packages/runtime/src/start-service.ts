@@ -20,6 +20,7 @@ import {
 import { providerTokensFromConfig } from './provider-tokens.js';
 import { createServiceMetrics, UNMATCHED_ROUTE, type ServiceMetrics } from '@agent-backend/metrics';
 import { startTracing } from '@agent-backend/tracing';
+import { buildInfo } from './build-info.js';
 import { registerMetricsRoute } from './metrics-route.js';
 import { requestLimits, type RequestLimits } from './request-limits.js';
 import { ServiceAudit } from './service-audit.js';
@@ -66,7 +67,7 @@ export interface MountedRole {
 }
 
 export interface StartServiceOptions {
-  /** Apply database migrations at start. */
+  /** Apply database migrations at start (unless `MIGRATE_ON_START=false`). */
   migrate: boolean;
   /** Whether `/readyz` includes the database (the gateway does not serve from it). @default true */
   databaseReadiness?: boolean;
@@ -107,12 +108,16 @@ export async function startService(
     logger.error({ err: reason }, 'unhandled rejection'),
   );
 
-  const metrics = createServiceMetrics({ enabled: config.METRICS_ENABLED });
+  const metrics = createServiceMetrics({
+    enabled: config.METRICS_ENABLED,
+    build: buildInfo(config.BUILD_COMMIT),
+  });
   const listen = { port: config.PORT, host: config.HOST };
   let engines: Engines;
   try {
     engines = await createEngines(config, logger, {
-      migrate: options.migrate,
+      migrate: options.migrate && config.MIGRATE_ON_START,
+      requireMigrated: options.migrate && !config.MIGRATE_ON_START,
       databaseReadiness: options.databaseReadiness,
       metrics,
     });
@@ -146,7 +151,13 @@ export async function startService(
         }
       : {}),
   });
-  registerMetricsRoute(app, metrics, config.METRICS_TOKEN);
+  // With METRICS_PORT, /metrics moves to a listener of its own (off the public port's routes).
+  const metricsServer =
+    metrics.enabled && config.METRICS_PORT !== undefined
+      ? createHttpServer({ logger: logger.child({ listener: 'metrics' }) })
+      : undefined;
+  registerMetricsRoute(app, metrics, config.METRICS_TOKEN, { elsewhere: Boolean(metricsServer) });
+  if (metricsServer) registerMetricsRoute(metricsServer, metrics, config.METRICS_TOKEN);
   const revocations = new RevocationList(engines.db, {
     onError: (error) => logger.warn({ err: error }, 'reading token revocations failed'),
   });
@@ -192,6 +203,7 @@ export async function startService(
       {
         name: 'engines',
         run: () => {
+          void metricsServer?.close();
           revocations.close();
           keys.close?.();
           return engines.close();
@@ -203,6 +215,8 @@ export async function startService(
   });
   try {
     await app.listen(listen);
+    if (metricsServer)
+      await metricsServer.listen({ port: config.METRICS_PORT!, host: config.HOST });
   } catch (error) {
     const reason = startFailure(error, listen);
     if (!reason) throw error;
