@@ -122,7 +122,9 @@ describe('audit log, operator API and retention on the all-in-one', () => {
   it('runs the retention sweep in process', async () => {
     await eventually(async () => {
       const metrics = await (await fetch(`${service.url}/metrics`)).text();
-      return /agent_backend_retention_sweep_duration_seconds_count\{outcome="ok"[^}]*\} [1-9]/.test(metrics);
+      return /agent_backend_retention_sweep_duration_seconds_count\{outcome="ok"[^}]*\} [1-9]/.test(
+        metrics,
+      );
     }, 20_000);
   });
 });

@@ -105,7 +105,9 @@ describe('token budgets and open streams across replicas', () => {
     });
 
     const metrics = await (await fetch(`${url(0)}/metrics`)).text();
-    expect(metrics).toMatch(/^agent_backend_rate_limited_total\{[^}]*limit="token_budget"[^}]*\} [1-9]/m);
+    expect(metrics).toMatch(
+      /^agent_backend_rate_limited_total\{[^}]*limit="token_budget"[^}]*\} [1-9]/m,
+    );
   });
 
   it('refuses a stream over the open streams of a user, and frees its slot when it closes', async () => {

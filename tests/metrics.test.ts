@@ -176,10 +176,12 @@ describe('Prometheus metrics of the split roles', () => {
     );
     expect(delta('agent_backend_node_tool_calls_total', { outcome: 'ok' })).toBe(1);
     expect(delta('agent_backend_node_tool_call_duration_seconds_count', { outcome: 'ok' })).toBe(1);
-    expect(delta('agent_backend_bus_messages_published_total', { kind: 'request' })).toBeGreaterThanOrEqual(1);
-    expect(delta('agent_backend_bus_request_duration_seconds_count', { outcome: 'ok' })).toBeGreaterThanOrEqual(
-      1,
-    );
+    expect(
+      delta('agent_backend_bus_messages_published_total', { kind: 'request' }),
+    ).toBeGreaterThanOrEqual(1);
+    expect(
+      delta('agent_backend_bus_request_duration_seconds_count', { outcome: 'ok' }),
+    ).toBeGreaterThanOrEqual(1);
 
     const gw = await scrape(gateway());
     const gwDelta = (name: string, labels?: Record<string, string>) =>

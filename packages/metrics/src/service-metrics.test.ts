@@ -74,13 +74,25 @@ describe('createServiceMetrics', () => {
     metrics.agent.tokens('qwen3', 7, 0);
     const text = await read(metrics);
     expect(text.value('agent_backend_agent_runs_active')).toBe(0);
-    expect(text.value('agent_backend_agent_runs_total', { mode: 'agent', outcome: 'done' })).toBe(1);
-    expect(text.value('agent_backend_agent_runs_total', { mode: 'ask', outcome: 'aborted' })).toBe(1);
+    expect(text.value('agent_backend_agent_runs_total', { mode: 'agent', outcome: 'done' })).toBe(
+      1,
+    );
+    expect(text.value('agent_backend_agent_runs_total', { mode: 'ask', outcome: 'aborted' })).toBe(
+      1,
+    );
     expect(text.value('agent_backend_agent_run_duration_seconds_count')).toBe(2);
-    expect(text.value('agent_backend_model_tokens_total', { model: 'gpt-4o', kind: 'prompt' })).toBe(120);
-    expect(text.value('agent_backend_model_tokens_total', { model: 'gpt-4o', kind: 'completion' })).toBe(30);
-    expect(text.value('agent_backend_model_tokens_total', { model: 'qwen3', kind: 'prompt' })).toBe(7);
-    expect(text.series('agent_backend_model_tokens_total', { model: 'qwen3', kind: 'completion' })).toEqual([]);
+    expect(
+      text.value('agent_backend_model_tokens_total', { model: 'gpt-4o', kind: 'prompt' }),
+    ).toBe(120);
+    expect(
+      text.value('agent_backend_model_tokens_total', { model: 'gpt-4o', kind: 'completion' }),
+    ).toBe(30);
+    expect(text.value('agent_backend_model_tokens_total', { model: 'qwen3', kind: 'prompt' })).toBe(
+      7,
+    );
+    expect(
+      text.series('agent_backend_model_tokens_total', { model: 'qwen3', kind: 'completion' }),
+    ).toEqual([]);
   });
 
   it(`labels tokens by the first ${MAX_MODEL_LABELS} model names, the later ones as other`, async () => {
@@ -89,11 +101,19 @@ describe('createServiceMetrics', () => {
     metrics.agent.tokens('model-0', 1, 0);
     metrics.agent.tokens('x'.repeat(300), 1, 0);
     const text = await read(metrics);
-    const labels = new Set(text.series('agent_backend_model_tokens_total').map((s) => s.labels.model));
+    const labels = new Set(
+      text.series('agent_backend_model_tokens_total').map((s) => s.labels.model),
+    );
     expect(labels.size).toBe(MAX_MODEL_LABELS + 1);
-    expect(text.value('agent_backend_model_tokens_total', { model: 'model-0', kind: 'prompt' })).toBe(2);
-    expect(text.value('agent_backend_model_tokens_total', { model: OTHER_MODEL, kind: 'prompt' })).toBe(6);
-    expect(text.value('agent_backend_model_tokens_total', { model: OTHER_MODEL, kind: 'completion' })).toBe(5);
+    expect(
+      text.value('agent_backend_model_tokens_total', { model: 'model-0', kind: 'prompt' }),
+    ).toBe(2);
+    expect(
+      text.value('agent_backend_model_tokens_total', { model: OTHER_MODEL, kind: 'prompt' }),
+    ).toBe(6);
+    expect(
+      text.value('agent_backend_model_tokens_total', { model: OTHER_MODEL, kind: 'completion' }),
+    ).toBe(5);
     expect(text.value('agent_backend_model_tokens_total')).toBe(2 * (MAX_MODEL_LABELS + 5) + 2);
   });
 

@@ -1,12 +1,7 @@
 import type { Config } from '@agent-backend/config';
 import { limitRules, type RateLimitName } from '@agent-backend/engines';
 import { AppError, type RouteHook } from '@agent-backend/http-server';
-import {
-  TokenBudgets,
-  type BudgetStatus,
-  type Limits,
-  type RateRule,
-} from '@agent-backend/limits';
+import { TokenBudgets, type BudgetStatus, type Limits, type RateRule } from '@agent-backend/limits';
 import type { Logger } from '@agent-backend/logger';
 import type { ServiceMetrics } from '@agent-backend/metrics';
 import { runAdmission, type RunAdmission } from './run-admission.js';
