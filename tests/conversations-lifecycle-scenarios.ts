@@ -195,6 +195,8 @@ export function conversationLifecycleScenarios(target: () => Target): void {
       to: today,
       days: [{ date: today, ...total }],
       total,
+      // No daily token budget is set here (docs/limits.md#token-budgets).
+      budget: null,
     } satisfies UsageReport);
     // Another user sees none of it.
     const other = await call<UsageReport>(

@@ -127,4 +127,58 @@ describe('audit log, operator API and retention on the all-in-one', () => {
       );
     }, 20_000);
   });
+
+  it("exports and erases a user's data through the operator API, and the audit log says so", async () => {
+    const { accessToken } = JSON.parse((await runEntry(TOKEN_ISSUE, ['cy'], env)).stdout) as {
+      accessToken: string;
+    };
+    const user = { authorization: `Bearer ${accessToken}` };
+    const ownExport = await fetch(`${service.url}/api/me/export`, { headers: user });
+    expect(ownExport.status).toBe(200);
+    await ownExport.arrayBuffer();
+    for (const [method, path] of [
+      ['GET', '/api/operator/users/cy/export'],
+      ['POST', '/api/operator/users/cy/erase'],
+    ] as const) {
+      expect((await fetch(`${service.url}${path}`, { method, headers: user })).status).toBe(401);
+    }
+    const exported = await fetch(`${service.url}/api/operator/users/cy/export`, { headers: admin });
+    expect(exported.status).toBe(200);
+    expect(exported.headers.get('content-type')).toBe('application/x-tar');
+    // tar: each entry's name is the first bytes of its 512-byte header; the manifest comes last.
+    const archive = Buffer.from(await exported.arrayBuffer());
+    expect(archive.includes(Buffer.from('manifest.json'))).toBe(true);
+    expect(archive.includes(Buffer.from('sessions.jsonl'))).toBe(true);
+    expect((await operatorAudit('user_id=cy&action=user.data_exported')).events).toMatchObject([
+      { actor: 'operator', user_id: 'cy' },
+      { actor: 'user', user_id: 'cy' },
+    ]);
+
+    const erased = await json(
+      await fetch(`${service.url}/api/operator/users/cy/erase`, { method: 'POST', headers: admin }),
+    );
+    expect(erased.status).toBe(200);
+    const body = erased.body as { user_id: string; erasure_id: string; removed: object };
+    expect(body).toMatchObject({ user_id: 'cy', status: 'done' });
+    expect(body.removed).toMatchObject({ audit_events: expect.any(Number) });
+    // The user's events went with their data; the erasure is recorded naming only itself.
+    expect((await operatorAudit('user_id=cy')).events).toEqual([]);
+    const calls = (await operatorAudit('action=operator.call')).events;
+    const eraseCall = (e: (typeof calls)[number]) =>
+      e.details.route === '/api/operator/users/:user_id/erase';
+    expect(calls.filter(eraseCall)).toMatchObject([
+      { user_id: null, details: { params: {}, outcome: 'ok' } },
+    ]);
+    expect((await operatorAudit('action=user.data_erased')).events).toMatchObject([
+      { actor: 'operator', user_id: null, details: { erasure_id: body.erasure_id } },
+    ]);
+    // Refused at once on this process (the erasure raised the cutoff here).
+    const refused = await fetch(`${service.url}/api/me/audit`, { headers: user });
+    expect(refused.status).toBe(401);
+    // Erasing again removes nothing.
+    const again = await json(
+      await fetch(`${service.url}/api/operator/users/cy/erase`, { method: 'POST', headers: admin }),
+    );
+    expect((again.body as { removed: object }).removed).toEqual({});
+  });
 });

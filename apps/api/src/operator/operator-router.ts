@@ -26,6 +26,9 @@ export interface OperatorRouter {
   readonly enabled: boolean;
 }
 
+/** Routes whose `operator.call` record leaves out the user they act on. */
+const NAMES_NOBODY = new Set(['/api/operator/users/:user_id/erase']);
+
 export function createOperatorRouter({ app, config, audit }: ServiceContext): OperatorRouter {
   const enabled = config.ADMIN_TOKEN !== undefined;
   // Unset, the hook is never reached (the routes are not served); a random secret keeps it shut.
@@ -46,11 +49,16 @@ export function createOperatorRouter({ app, config, audit }: ServiceContext): Op
           outcome = error instanceof AppError ? error.code : 'internal_error';
           throw error;
         } finally {
-          const params = request.params as Record<string, string | undefined>;
+          const given = request.params as Record<string, string | undefined>;
+          // An erasure's own record names nobody, or it would name the user it erased (and a
+          // second erasure would find it): `user.data_erased` carries the erasure id instead.
+          const { user_id, ...rest } = given;
+          const named = !NAMES_NOBODY.has(path);
+          const params = named ? given : rest;
           await audit.record(
             {
               action: 'operator.call',
-              userId: params.user_id ?? null,
+              userId: named ? (user_id ?? null) : null,
               actor: 'operator',
               details: { method, route: path, params, outcome },
             },
