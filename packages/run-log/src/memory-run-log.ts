@@ -63,7 +63,10 @@ class MemoryRunLog implements RunLog {
         if (entry.final) return;
       }
       if (!options.follow || this.closed || options.signal?.aborted) return;
-      if (run?.entries.at(-1)?.final) return;
+      // Entries appended while the consumer held the ones above are read before waiting.
+      const last = run?.entries.at(-1);
+      if (last && last.seq > after) continue;
+      if (last?.final) return;
       const woke = await this.waitForAppend(runId, idleMs, options.signal);
       if (!woke) return;
     }

@@ -139,7 +139,9 @@ class RedisRunLog implements RunLog {
     }
     if (!options.follow) return;
     // The final entry may be the one the reader already has: then there is nothing to wait for.
-    if ((await this.info(runId))?.final) return;
+    // One appended since the replay above is read below (XREAD answers at once when it is there).
+    const tail = await this.info(runId);
+    if (tail?.final && tail.lastSeq <= after) return;
     const idleMs = options.idleTimeoutMs ?? DEFAULT_RUN_LOG_IDLE_TIMEOUT_MS;
     const connection = this.pool.acquire();
     let healthy = true;

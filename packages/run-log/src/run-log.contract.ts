@@ -96,6 +96,17 @@ export function describeRunLogContract(name: string, makeReplicas: MakeRunLogRep
       expect(await early).toEqual([{ seq: 1, data: 'e1', final: true }]);
     });
 
+    it('yields the final entry appended while the reader held the one before it', async () => {
+      const [writer, reader] = await make();
+      await writer.append('held', entries(1, 1));
+      const seen: number[] = [];
+      for await (const entry of reader.read('held', { follow: true, idleTimeoutMs: 10_000 })) {
+        seen.push(entry.seq);
+        if (entry.seq === 1) await writer.append('held', entries(2, 2, true));
+      }
+      expect(seen).toEqual([1, 2]);
+    });
+
     it('ends a following read after the idle timeout when the writer went quiet', async () => {
       const [writer, reader] = await make();
       await writer.append('quiet', entries(1, 2));
