@@ -15,8 +15,8 @@ describe('per-user limits across replicas', () => {
   const url = (i: 0 | 1) => cluster.api[i]!.url;
   const llm = (modelName: string) => clusterLlm(cluster, modelName);
   /** The run slots `userId` holds, as the replicas record them in Redis. */
-  const slotsHeld = (userId: string) =>
-    redis.zcard(`${cluster.env.REDIS_KEY_PREFIX}limit:runs:${userId}`);
+  const slotsHeld = (userId: string, pool: 'runs' | 'streams' = 'runs') =>
+    redis.zcard(`${cluster.env.REDIS_KEY_PREFIX}limit:${pool}:${userId}`);
   const heldRun = (base: string, token: string, model: string) =>
     heldRunOn(cluster, base, token, model);
 
@@ -62,6 +62,12 @@ describe('per-user limits across replicas', () => {
     expect(answer.body.error).toMatchObject({
       code: 'rate_limited',
       details: { limit: 'invoke', retry_after_seconds: expect.any(Number) },
+    });
+
+    // The rate is checked together with the run's admission: a refused request holds nothing.
+    await vi.waitFor(async () => {
+      expect(await slotsHeld('rate-alice')).toBe(0);
+      expect(await slotsHeld('rate-alice', 'streams')).toBe(0);
     });
 
     // Another user is untouched.
@@ -112,6 +118,28 @@ describe('per-user limits across replicas', () => {
     two.release();
     await two.stream.ended;
     await vi.waitFor(async () => expect(await slotsHeld('slots-carol')).toBe(0));
+  });
+
+  it('gives back what an invoke was admitted with when its body or session id is refused', async () => {
+    const gina = await cluster.token('slots-gina');
+    const invalid = await invoke(url(0), gina, { llm_config: llm('slots-g') });
+    expect((await refusal(invalid)).body.error.code).toBe('invalid_request');
+    const reserved = await invoke(url(1), gina, {
+      message: 'mine now',
+      session_id: 'chat:lark:oc_1',
+      llm_config: llm('slots-g'),
+    });
+    expect((await refusal(reserved)).body.error.code).toBe('session_id_reserved');
+    await vi.waitFor(async () => {
+      expect(await slotsHeld('slots-gina')).toBe(0);
+      expect(await slotsHeld('slots-gina', 'streams')).toBe(0);
+    });
+    // Two refusals did not take the two run slots she has.
+    const one = await heldRun(url(0), gina, 'slots-g1');
+    const two = await heldRun(url(1), gina, 'slots-g2');
+    one.release();
+    two.release();
+    await Promise.all([one.stream.ended, two.stream.ended]);
   });
 
   it('frees the slot of a run that failed and of a run cancelled by a disconnect', async () => {

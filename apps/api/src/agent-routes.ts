@@ -102,7 +102,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
   const invokeOptions = {
     body: InvokeRequest,
     preHandler: requireUser,
-    limit: limits.rate('invoke'),
+    limit: limits.rateAndAdmit('invoke'),
     bodyLimit: INVOKE_BODY_LIMIT,
     doc: {
       tag: 'agent',
@@ -131,9 +131,10 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
     const body = request.body;
     const userId = request.userId;
     if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
-    // Before any model request: the token budget, a run slot (freed when the run ends in any
-    // way, or by its lease) and a stream slot (freed when this response ends).
-    const { releaseRun: releaseSlot, releaseStream } = await limits.admitRun(userId);
+    // Taken before any model request, with the invoke rate (the route's `limit` hook): the token
+    // budget, a run slot (freed when the run ends in any way, or by its lease) and a stream slot
+    // (freed when this response ends).
+    const { releaseRun: releaseSlot, releaseStream } = limits.admitted(reply);
     let prepared;
     try {
       prepared = await runner.prepare(

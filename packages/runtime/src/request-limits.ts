@@ -6,6 +6,12 @@ import type { Logger } from '@agent-backend/logger';
 import type { ServiceMetrics } from '@agent-backend/metrics';
 import { runAdmission, type RunAdmission } from './run-admission.js';
 
+/** The slots a run was admitted with; each released once, when what held it ended. */
+export type Admitted = Awaited<ReturnType<RunAdmission['admitRun']>>;
+
+/** A route's response, as its hooks see it. */
+type Reply = Parameters<RouteHook>[1];
+
 /**
  * The limits as routes use them (docs/limits.md): a rate class as a route's `limit` hook, a
  * user's run and stream slots, the daily token budget. All answer in the service's error shape:
@@ -19,6 +25,15 @@ export interface RequestLimits extends RunAdmission {
    * (IETF draft `ratelimit-headers`).
    */
   rate(name: RateLimitName): RouteHook;
+  /**
+   * The `limit` hook of a route that starts a run: its rate class (as {@link rate}) and the run's
+   * admission (as `admitRun`) asked together, in one round trip to the store. The handler takes
+   * what was admitted with {@link admitted}; a request that never reaches it (its body refused)
+   * gives it back when its response ends.
+   */
+  rateAndAdmit(name: RateLimitName): RouteHook;
+  /** What `rateAndAdmit` took for this response; the caller releases it from now on. */
+  admitted(reply: Reply): Admitted;
   /**
    * Takes one point of `name` for `key` outside HTTP (a chat message): whether it fitted. With
    * the store down, what `LIMITS_ON_REDIS_ERROR` says (`open`: true).
@@ -60,6 +75,38 @@ export function requestLimits(
   };
   const budgets = new TokenBudgets(limits, config.TOKEN_BUDGET_PER_USER_PER_DAY);
   const admission = runAdmission({ limits, budgets, config, metrics, logger, storeDown });
+  /** What `rateAndAdmit` took, until the handler claims it or the response ends. */
+  const pending = new WeakMap<Reply, Admitted>();
+  const releaseAll = (held: Admitted) => Promise.all([held.releaseRun(), held.releaseStream()]);
+
+  /** The `limit` hook of rate class `name`. */
+  function rate(name: RateLimitName): RouteHook {
+    const rule = rules[name];
+    const windowSeconds = Math.ceil(rule.windowMs / 1000);
+    const policy = `"${name}";q=${rule.points};w=${windowSeconds}`;
+    return async (request, reply) => {
+      if (rule.points === 0) return;
+      const key = request.userId ?? `addr:${request.ip ?? 'unknown'}`;
+      let decision;
+      try {
+        decision = await limits.consume(name, key);
+      } catch (error) {
+        storeDown(name, error);
+        return;
+      }
+      const resetSeconds = Math.ceil(decision.resetMs / 1000);
+      reply.setHeader('RateLimit-Policy', policy);
+      reply.setHeader('RateLimit', `"${name}";r=${decision.remaining};t=${resetSeconds}`);
+      if (decision.allowed) return;
+      metrics.limits.refused(name);
+      throw new AppError(
+        'rate_limited',
+        `too many requests of this kind (${name}): at most ${rule.points} in ${windowSeconds} s; retry in ${resetSeconds} s`,
+        { limit: name, retry_after_seconds: resetSeconds },
+        { 'Retry-After': String(Math.max(1, resetSeconds)) },
+      );
+    };
+  }
 
   return {
     rules,
@@ -76,32 +123,31 @@ export function requestLimits(
       }
     },
 
-    rate(name) {
-      const rule = rules[name];
-      const windowSeconds = Math.ceil(rule.windowMs / 1000);
-      const policy = `"${name}";q=${rule.points};w=${windowSeconds}`;
+    rate,
+    rateAndAdmit(name) {
+      const checkRate = rate(name);
       return async (request, reply) => {
-        if (rule.points === 0) return;
-        const key = request.userId ?? `addr:${request.ip ?? 'unknown'}`;
-        let decision;
-        try {
-          decision = await limits.consume(name, key);
-        } catch (error) {
-          storeDown(name, error);
-          return;
+        const [rated, admitted] = await Promise.allSettled([
+          checkRate(request, reply),
+          admission.admitRun(request.userId!),
+        ]);
+        if (rated.status === 'rejected') {
+          if (admitted.status === 'fulfilled') await releaseAll(admitted.value);
+          throw rated.reason;
         }
-        const resetSeconds = Math.ceil(decision.resetMs / 1000);
-        reply.setHeader('RateLimit-Policy', policy);
-        reply.setHeader('RateLimit', `"${name}";r=${decision.remaining};t=${resetSeconds}`);
-        if (decision.allowed) return;
-        metrics.limits.refused(name);
-        throw new AppError(
-          'rate_limited',
-          `too many requests of this kind (${name}): at most ${rule.points} in ${windowSeconds} s; retry in ${resetSeconds} s`,
-          { limit: name, retry_after_seconds: resetSeconds },
-          { 'Retry-After': String(Math.max(1, resetSeconds)) },
-        );
+        if (admitted.status === 'rejected') throw admitted.reason;
+        const held = admitted.value;
+        pending.set(reply, held);
+        reply.once('close', () => {
+          if (pending.delete(reply)) void releaseAll(held);
+        });
       };
+    },
+    admitted(reply) {
+      const held = pending.get(reply);
+      if (!held) throw new Error('admitted(): the route has no rateAndAdmit hook, or it was taken');
+      pending.delete(reply);
+      return held;
     },
 
     ...admission,
