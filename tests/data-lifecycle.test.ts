@@ -1,3 +1,4 @@
+import { request } from 'node:http';
 import pg from 'pg';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ApprovalRequestEvent } from '@agent-backend/protocol';
@@ -125,6 +126,64 @@ describe('audit log, operator API and retention on a cluster', () => {
     expect(res.status).toBe(404);
     // Refused calls are not operator calls.
     expect(await auditOf('uma')).toEqual([]);
+    // They are refusals: each counted where it was refused, recorded once per client address a
+    // minute across the replicas, and never with what was presented.
+    const refusals = await sql<AuditRow>(
+      `SELECT action, user_id, actor, client_address, details FROM audit_log
+        WHERE action = 'operator.auth_failed'`,
+    );
+    expect(refusals).toEqual([
+      {
+        action: 'operator.auth_failed',
+        user_id: null,
+        actor: 'anyone',
+        client_address: expect.stringMatching(/127\.0\.0\.1/) as unknown,
+        details: { method: 'GET', route: '/api/operator/users/:user_id', reason: 'missing' },
+      },
+    ]);
+    const counted = async (i: number) => {
+      const text = await (await fetch(`${api(i)}/metrics`)).text();
+      return [
+        ...text.matchAll(
+          /agent_backend_operator_auth_failures_total\{reason="(\w+)"[^}]*\} (\d+)/g,
+        ),
+      ]
+        .map((m) => `${m[1]} ${m[2]}`)
+        .sort();
+    };
+    expect(await counted(1)).toEqual(['missing 1', 'wrong 2']);
+    expect(await counted(0)).toEqual(['wrong 1']);
+  });
+
+  it('records a flood of refused operator calls a bounded number of times', async () => {
+    // 40 client addresses (all of 127/8 is loopback), 3 wrong credentials each, both replicas.
+    const refuse = (i: number, address: string) =>
+      new Promise<number>((resolve, reject) => {
+        const url = new URL(`${api(i)}/api/operator/audit`);
+        const req = request(
+          { host: url.hostname, port: url.port, path: url.pathname, localAddress: address },
+          (res) => resolve(res.statusCode ?? 0),
+        );
+        req.setHeader('authorization', 'Bearer wrong-credential-0123456789');
+        req.on('error', reject).end();
+      });
+    const addresses = Array.from({ length: 40 }, (_, i) => `127.0.0.${i + 10}`);
+    const statuses = await Promise.all(
+      addresses.flatMap((address) => [0, 1, 0].map((i) => refuse(i, address))),
+    );
+    expect(new Set(statuses)).toEqual(new Set([401]));
+    const recorded = await sql<{ client_address: string; n: number }>(
+      `SELECT client_address, count(*)::int AS n FROM audit_log
+        WHERE action = 'operator.auth_failed' AND client_address <> ALL($1::text[])
+        GROUP BY client_address`,
+      [['127.0.0.1', '::ffff:127.0.0.1']],
+    );
+    // At most 30 a minute in all (a minute's window may have turned during the flood: 60).
+    const total = recorded.reduce((sum, row) => sum + row.n, 0);
+    expect(total).toBeGreaterThan(0);
+    expect(total).toBeLessThanOrEqual(60);
+    for (const row of recorded) expect(row.n).toBeLessThanOrEqual(2);
+    expect(JSON.stringify(await sql('SELECT * FROM audit_log'))).not.toContain('wrong-credential');
   });
 
   it('records each security event once across replicas, never a token', async () => {

@@ -4,6 +4,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startScriptedModel, testDatabaseUrl, testRedisUrl } from '@agent-backend/testing';
 import type { ScriptedModel } from '@agent-backend/testing';
 import { startCluster, type Cluster } from './cluster.js';
+import { invoke } from './agent-helpers.js';
 import { post } from './helpers.js';
 import {
   INTERNAL_SECRET,
@@ -27,6 +28,7 @@ import {
 const ERIN = 'u-erin-7q';
 const FINN = 'u-finn-7q';
 const GUS = 'u-gus-7q';
+const HAL = 'u-hal-7q';
 
 describe('a user’s data exported and erased across replicas', () => {
   let cluster: Cluster;
@@ -224,5 +226,37 @@ describe('a user’s data exported and erased across replicas', () => {
     expect(done!.removed).toMatchObject({ sessions: 300, messages: 900, runs: 300 });
     expect(await mentionsIn(sql, GUS)).toEqual(['erasures.user_id', 'token_cutoffs.user_id']);
     expect(await redisMentions(GUS)).toEqual([]);
+  }, 120_000);
+  it('an erasure stops a run streaming on another replica first, and no row of it is left', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    model.script('m-erased-mid-run', [
+      { kind: 'stream', pieces: [{ text: 'Once upon' }, { waitFor: held }, { finish: 'stop' }] },
+    ]);
+    const token = await d.token(HAL);
+    const stream = await invoke(d.api(0), token, {
+      message: 'Tell a story',
+      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-erasure', modelName: 'm-erased-mid-run' },
+    });
+    await stream.waitFor((e) => e.data.type === 'message_chunk');
+    const [running] = await sql<{ status: string }>(
+      `SELECT status FROM agent_runs WHERE user_id = $1`,
+      [HAL],
+    );
+    expect(running!.status).toBe('running');
+
+    // Erased on the other replica while the model still holds the answer open.
+    const erased = await eraseMe(d.api(1), token, HAL);
+    expect(erased).toMatchObject({ status: 200, body: { removed: { sessions: 1, runs: 1 } } });
+    // The run ended before the erasure read anything: its stream is over, the model unanswered.
+    const events = await stream.ended;
+    expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'run_aborted' });
+    expect(await mentionsIn(sql, HAL)).toEqual(['erasures.user_id', 'token_cutoffs.user_id']);
+
+    // The model answering now changes nothing: no run of the user is left to write it.
+    release();
+    await waitUntil(async () => model.requests('m-erased-mid-run').length === 1);
+    expect(await mentionsIn(sql, HAL)).toEqual(['erasures.user_id', 'token_cutoffs.user_id']);
+    expect(await redisMentions(HAL)).toEqual([]);
   }, 120_000);
 });

@@ -2,8 +2,10 @@
  * The text rules and size limits, fuzzed: NUL characters, unpaired surrogates, deep nesting
  * and oversized values sent to every HTTP route the apps register (read from their source, so a
  * new route is fuzzed without editing this file), in the body, the path parameters and the
- * query, on the embedded all-in-one (PGlite) and on an API replica on PostgreSQL and Redis. No
- * answer may be a 5xx, and every refusal has the documented `{ error: { code, message } }` shape.
+ * query, on the embedded all-in-one (PGlite) and on an API replica on PostgreSQL and Redis. The
+ * operator API's routes (`router.<method>(...)`) are served (`ADMIN_TOKEN` set) and sent the
+ * operator credential, so the text rules are reached behind it. No answer may be a 5xx, and
+ * every refusal has the documented `{ error: { code, message } }` shape.
  */
 import { readdirSync, readFileSync, statSync } from 'node:fs';
 import { join } from 'node:path';
@@ -13,8 +15,12 @@ import { accessToken, startAgentCluster, type AgentCluster } from '../agent-help
 import { keyFiles, requireBuild, tempDir } from '../helpers.js';
 
 const SECRET = 'fuzz-internal-secret';
+const ADMIN_TOKEN = 'fuzz-operator-credential-0123456789';
 
-/** Every `app.<method>('<path>'` registration under apps/<app>/src. */
+/**
+ * Every `app.<method>('<path>'` registration under apps/<app>/src, and every operator route
+ * (`router.<method>('<path>'`, the operator router's registrations).
+ */
 function registeredRoutes(): Array<{ method: string; path: string }> {
   const files: string[] = [];
   const walk = (dir: string) => {
@@ -28,7 +34,8 @@ function registeredRoutes(): Array<{ method: string; path: string }> {
   const routes = new Map<string, { method: string; path: string }>();
   for (const file of files) {
     const source = readFileSync(file, 'utf8');
-    for (const match of source.matchAll(/\bapp\.(get|post|put|patch|delete)\(\s*'([^']+)'/g)) {
+    const registrations = /\b(?:app|router)\.(get|post|put|patch|delete)\(\s*'([^']+)'/g;
+    for (const match of source.matchAll(registrations)) {
       const route = { method: match[1]!.toUpperCase(), path: match[2]! };
       routes.set(`${route.method} ${route.path}`, route);
     }
@@ -59,10 +66,11 @@ interface Target {
 }
 
 async function attack(target: Target, method: string, path: string, body?: string) {
+  const operator = path.startsWith('/api/operator/');
   const res = await fetch(`${target.url}${path}`, {
     method,
     headers: {
-      authorization: `Bearer ${target.token}`,
+      authorization: `Bearer ${operator ? ADMIN_TOKEN : target.token}`,
       'x-internal-secret': SECRET,
       ...(body !== undefined ? { 'content-type': 'application/json' } : {}),
     },
@@ -91,6 +99,10 @@ function fuzz(name: string, target: () => Target) {
     it('finds the routes it fuzzes', () => {
       expect(routes.length).toBeGreaterThan(20);
       expect(routes).toContainEqual({ method: 'POST', path: '/scheduled-task/sync' });
+      expect(routes).toContainEqual({
+        method: 'POST',
+        path: '/api/operator/users/:user_id/erase',
+      });
     });
 
     it('refuses hostile text and nesting in bodies, paths and queries, never with a 5xx', async () => {
@@ -113,6 +125,11 @@ function fuzz(name: string, target: () => Target) {
           // Every hostile request is refused (4xx), none crashes (5xx) or gets through (2xx).
           if (status < 400 || status >= 500) {
             failures.push(where);
+            continue;
+          }
+          // An operator route refused at its credential would not have reached the text rules.
+          if (route.path.startsWith('/api/operator/') && status === 401) {
+            failures.push(`${where}: refused at the operator credential`);
             continue;
           }
           let parsed: unknown;
@@ -147,9 +164,10 @@ describe('text fuzz over every route', () => {
           JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
           JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
           INTERNAL_API_SECRET: SECRET,
+          ADMIN_TOKEN,
         },
       }),
-      startAgentCluster({ INTERNAL_API_SECRET: SECRET }),
+      startAgentCluster({ INTERNAL_API_SECRET: SECRET, ADMIN_TOKEN }),
     ]);
     embeddedToken = await accessToken(keys.privateKey, 'fuzzer');
     clusterToken = await cluster.token('fuzzer');

@@ -2,6 +2,7 @@ import type { Response } from 'express';
 import {
   enqueueRunJob,
   hostRun,
+  RunStopper,
   type Agent,
   type HostedRun,
   type RunJobsDeps,
@@ -21,7 +22,6 @@ import { registerJoinRoutes, SSE_STREAM } from './agent/join-routes.js';
 import { refuseReservedSessionId } from './agent/reserved-session-id.js';
 import { toRunRequest } from './agent/run-request.js';
 import { registerRunRoutes } from './agent/run-routes.js';
-import { RunStopper } from './agent/run-stopper.js';
 import { registerSessionRoutes } from './agent/session-routes.js';
 import { registerUsageRoutes } from './agent/usage-routes.js';
 import { SseStream } from './agent/sse-stream.js';

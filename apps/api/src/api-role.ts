@@ -50,7 +50,10 @@ export async function mountApi(
   registerSkillRoutes(context, agent.skills);
   const agentServices = registerAgentRoutes(context, agent);
   registerScheduledTaskRoutes(context);
-  const userData = serviceUserData(context, agent.sandboxes.providers);
+  // An erasure stops the user's runs on every replica first (docs/operations.md).
+  const userData = serviceUserData(context, agent.sandboxes.providers, (userId) =>
+    agentServices.runs.stopUser(userId),
+  );
   registerUserDataRoutes(context, userData);
   registerPlaygroundRoutes(context);
   // Recorded in the store, then queued: the queue (Redis) may lose it, the store may not.

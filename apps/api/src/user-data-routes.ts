@@ -61,7 +61,8 @@ export function registerUserDataRoutes(
         tag: 'user data',
         summary: 'Erase everything the caller owns',
         description:
-          "Erases the caller's data everywhere it lives: every row of theirs in the store, " +
+          "Stops the caller's runs still going (on whichever replica runs them), then erases " +
+          "the caller's data everywhere it lives: every row of theirs in the store, " +
           'their run logs, presence, leases, limit counters and queued jobs and schedules in ' +
           'Redis, and their sandboxes with their files. Their refresh tokens are deleted and ' +
           'their access tokens (this one included) refused on every replica within 5 s; open ' +
@@ -172,11 +173,15 @@ export function registerOperatorUserDataRoutes(
     '/api/operator/users/:user_id/erase',
     {
       params: OperatorUserParams,
+      // Its record names nobody, or the next erasure of the user would find it:
+      // `user.data_erased` carries the erasure id that links it to the `erasures` row.
+      auditSubject: 'nobody',
       doc: {
         tag: 'operator',
         summary: 'Erase everything a user owns',
         description:
-          'What `DELETE /api/me` does for the user, without its confirmation field (the ' +
+          'What `DELETE /api/me` does for the user (their runs still going stopped first, ' +
+          'then their data erased), without its confirmation field (the ' +
           'operator credential is the confirmation). Idempotent: erasing again answers with ' +
           'nothing removed.',
         responses: { 200: { description: 'Erased.', json: ErasureResponse } },

@@ -1,3 +1,4 @@
+import type { SandboxProvider } from '@agent-backend/sandbox';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { startPeriodic } from './periodic.js';
 import { sweepRetention, type RetentionSettings } from './retention.js';
@@ -22,13 +23,15 @@ export function retentionSettings(config: ServiceContext['config']): RetentionSe
 /**
  * The worker's retention sweep (docs/operations.md, "Retention"): every
  * `RETENTION_SWEEP_INTERVAL_MS`, one worker (elected by a key in the ephemeral store that lives
- * for most of an interval; the all-in-one's in process) deletes what is past its retention.
+ * for most of an interval; the all-in-one's in process) deletes what is past its retention, and
+ * destroys the sandboxes of the sessions it deleted at `sandboxProviders`.
  * Counts go to `retention_removed_total`, each sweep's time to `retention_sweep_duration_seconds`,
  * and a sweep that removed something logs `retention sweep` with the counts. A sweep stops
  * between two batches at shutdown. Returns the stop function.
  */
 export function startRetentionSweep(
   context: Pick<ServiceContext, 'engines' | 'logger' | 'config' | 'metrics'>,
+  sandboxProviders: readonly SandboxProvider[],
 ): () => Promise<void> {
   const { engines, logger, config, metrics } = context;
   const interval = config.RETENTION_SWEEP_INTERVAL_MS;
@@ -46,6 +49,9 @@ export function startRetentionSweep(
         {
           db: engines.db,
           ephemeral: engines.ephemeral,
+          sandboxProviders,
+          sandboxLeft: (sandbox, why) =>
+            logger.warn({ ...sandbox, why }, 'retention: sandbox left to the sandbox sweep'),
           removed: (kind, count) => metrics.retention.removed(kind, count),
           signal: stopping.signal,
         },

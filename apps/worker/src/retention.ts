@@ -1,6 +1,7 @@
 import { setTimeout as sleep } from 'node:timers/promises';
 import { deleteSessions, sessionLeaseHolder } from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
+import type { SandboxProvider } from '@agent-backend/sandbox';
 import { AuditLog, type Database } from '@agent-backend/store';
 
 /** What the sweep deletes, as `retention_removed_total` labels them. */
@@ -18,8 +19,16 @@ export interface RetentionSettings {
 export interface RetentionDeps {
   readonly db: Database;
   readonly ephemeral: EphemeralStore;
-  /** Told after each batch that deleted something. */
-  readonly removed?: (kind: RetentionKind, count: number) => void;
+  /**
+   * The sandbox providers configured here: the sandbox of each deleted session is destroyed at
+   * its provider, with its files. One not destroyed here (a provider that refused, or one not
+   * configured) is told to `sandboxLeft` and left to the sandbox sweep, which destroys the
+   * deployment's sandboxes no session records.
+   */
+  readonly sandboxProviders?: readonly SandboxProvider[];
+  readonly sandboxLeft?: (sandbox: { provider: string; sandboxId: string }, why: string) => void;
+  /** Told after each batch that deleted something (`sandboxes`: those destroyed). */
+  readonly removed?: (kind: RetentionKind | 'sandboxes', count: number) => void;
   /** Stops the sweep between two batches (shutdown). */
   readonly signal?: AbortSignal;
 }
@@ -30,7 +39,8 @@ const DAY_MS = 86_400_000;
  * One retention sweep (docs/operations.md, "Retention"): for each kind with a retention, the
  * rows past it are deleted `batchSize` at a time, oldest first, each batch a statement of its
  * own, with a pause between batches. Rows a live statement holds are skipped, never waited for
- * (`SKIP LOCKED`). Sessions go through the session delete's cascade; a session is kept when a
+ * (`SKIP LOCKED`). Sessions go through the session delete's cascade, their sandboxes destroyed
+ * at their providers right after each batch; a session is kept when a
  * run of it is going (its lease is held or a run is `running`: a run waiting days for an
  * approval too) or when it was used after the sweep selected it (the delete re-checks its last
  * activity). Returns how many rows of each kind were deleted.
@@ -39,8 +49,9 @@ export async function sweepRetention(
   deps: RetentionDeps,
   settings: RetentionSettings,
   now: Date = new Date(),
-): Promise<Record<RetentionKind, number>> {
-  const removed: Record<RetentionKind, number> = {
+): Promise<Record<RetentionKind | 'sandboxes', number>> {
+  const removed: Record<RetentionKind | 'sandboxes', number> = {
+    sandboxes: 0,
     sessions: 0,
     task_runs: 0,
     knowledge_documents: 0,
@@ -82,7 +93,12 @@ export async function sweepRetention(
       candidates.map((s) => sessionLeaseHolder(deps.ephemeral, s.userId, s.sessionId)),
     );
     const free = candidates.filter((_, i) => leased[i] === null);
-    const { sessions: deleted } = await deleteSessions(db, free, cutoff);
+    const { sessions: deleted, sandboxes } = await deleteSessions(db, free, cutoff);
+    const destroyed = await destroySandboxes(deps, sandboxes);
+    if (destroyed > 0) {
+      removed.sandboxes += destroyed;
+      deps.removed?.('sandboxes', destroyed);
+    }
     return { deleted, more: candidates.length >= batch };
   });
   await run(
@@ -117,6 +133,29 @@ export async function sweepRetention(
     return { deleted, more: deleted >= batch };
   });
   return removed;
+}
+
+/** Destroys deleted sessions' sandboxes at their providers; returns how many it destroyed. */
+async function destroySandboxes(
+  deps: RetentionDeps,
+  sandboxes: ReadonlyArray<{ provider: string; sandboxId: string }>,
+): Promise<number> {
+  const providers = new Map((deps.sandboxProviders ?? []).map((p) => [p.name, p]));
+  let destroyed = 0;
+  for (const sandbox of sandboxes) {
+    const provider = providers.get(sandbox.provider);
+    if (!provider) {
+      deps.sandboxLeft?.(sandbox, 'its provider is not configured here');
+      continue;
+    }
+    try {
+      await provider.destroy(sandbox.sandboxId);
+      destroyed += 1;
+    } catch (error) {
+      deps.sandboxLeft?.(sandbox, error instanceof Error ? error.message : String(error));
+    }
+  }
+  return destroyed;
 }
 
 /**

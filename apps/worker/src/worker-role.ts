@@ -2,10 +2,12 @@ import {
   AGENT_RUNS_QUEUE,
   createAgent,
   processAgentRuns,
+  RunStopper,
   startTakeoverSweep,
   type Agent,
   type AgentOptions,
 } from '@agent-backend/agent';
+import { ConversationRepository, RunRepository } from '@agent-backend/agent-runtime';
 import { userWebChannel } from '@agent-backend/node-rpc';
 import {
   createNotifier,
@@ -114,11 +116,21 @@ export async function mountWorker(
   const stopChatInboxWatch = await processChatMessages(context, runAgent.runner);
   await processKnowledgeIngestion(context); // kb-ingest: docs/knowledge-base.md
   const stopSweep = startSandboxSweep(context, runAgent.sandboxes); // docs/sandbox.md
-  const stopRetention = startRetentionSweep(context); // docs/operations.md#retention
-  // Erasures a crashed process left half done are finished here (docs/operations.md).
+  const stopRetention = startRetentionSweep(context, runAgent.sandboxes.providers); // docs/operations.md#retention
+  // Erasures a crashed process left half done are finished here (docs/operations.md), the
+  // user's runs stopped first wherever they run, as the api's erasures do.
+  const runStopper = new RunStopper(
+    engines.bus,
+    agentRuns.runs,
+    new ConversationRepository(engines.db),
+    engines.runLog,
+    logger,
+    new RunRepository(engines.db),
+    engines.ephemeral,
+  );
   const stopErasures = await startErasureSweep(
     context,
-    serviceUserData(context, runAgent.sandboxes.providers),
+    serviceUserData(context, runAgent.sandboxes.providers, (userId) => runStopper.stopUser(userId)),
   );
   // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
   if (engines.bullmq) {
@@ -139,6 +151,7 @@ export async function mountWorker(
         stopTakeovers(),
         agentRuns.close(),
       ]);
+      await runStopper.close();
       await Promise.all([email?.close(), options.sharedAgent ? undefined : runAgent.close()]);
     },
   };

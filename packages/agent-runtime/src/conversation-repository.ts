@@ -232,8 +232,9 @@ export class ConversationRepository {
 /**
  * The cascade of a session delete, for the conversations API's DELETE and the retention sweep:
  * messages, runs (with their usage), approvals and todos go with the session row (foreign keys,
- * `ON DELETE CASCADE`); the sandbox's row in the same statement, which leaves its sandbox to the
- * worker's sandbox sweep as an orphan to destroy, with its files. With `idleBefore`, only
+ * `ON DELETE CASCADE`); the sandbox's row in the same statement, returned so the caller destroys
+ * the sandbox with its files (one it does not destroy is found by the worker's sandbox sweep as an
+ * orphan). With `idleBefore`, only
  * sessions whose last activity (`updated_at`) is older are deleted, and a session whose row a
  * running statement holds (a run starting or storing a message) is skipped rather than waited
  * for: a session used while the sweep runs survives it. Returns how many were deleted.
@@ -243,10 +244,14 @@ export async function deleteSessions(
   sessions: readonly SessionKey[],
   idleBefore?: Date,
 ): Promise<DeletedSessions> {
-  if (sessions.length === 0) return { sessions: 0, runIds: [] };
+  if (sessions.length === 0) return { sessions: 0, runIds: [], sandboxes: [] };
   // The API's delete waits for a statement holding the row; the sweep passes it by.
   const lock = idleBefore ? 'FOR UPDATE OF s SKIP LOCKED' : 'FOR UPDATE OF s';
-  const { rows } = await db.query<{ sessions: number; run_ids: string[] }>(
+  const { rows } = await db.query<{
+    sessions: number;
+    run_ids: string[];
+    sandboxes: Array<{ provider: string; sandbox_id: string }>;
+  }>(
     `WITH doomed AS (
        SELECT s.user_id, s.session_id FROM agent_sessions s
          JOIN unnest($1::text[], $2::text[]) AS k (user_id, session_id)
@@ -256,6 +261,7 @@ export async function deleteSessions(
      ), sandbox AS (
        DELETE FROM session_sandboxes x USING doomed d
         WHERE x.user_id = d.user_id AND x.session_id = d.session_id
+        RETURNING x.provider, x.sandbox_id
      ), runs AS (
        SELECT r.run_id FROM agent_runs r JOIN doomed d
            ON r.user_id = d.user_id AND r.session_id = d.session_id
@@ -265,16 +271,28 @@ export async function deleteSessions(
         RETURNING s.session_id
      )
      SELECT (SELECT count(*) FROM deleted)::int AS sessions,
-            (SELECT coalesce(array_agg(run_id), '{}') FROM runs) AS run_ids`,
+            (SELECT coalesce(array_agg(run_id), '{}') FROM runs) AS run_ids,
+            (SELECT coalesce(json_agg(sandbox), '[]') FROM sandbox) AS sandboxes`,
     [sessions.map((s) => s.userId), sessions.map((s) => s.sessionId), idleBefore ?? null],
   );
-  return { sessions: rows[0]?.sessions ?? 0, runIds: rows[0]?.run_ids ?? [] };
+  return {
+    sessions: rows[0]?.sessions ?? 0,
+    runIds: rows[0]?.run_ids ?? [],
+    sandboxes: (rows[0]?.sandboxes ?? []).map((x) => ({
+      provider: x.provider,
+      sandboxId: x.sandbox_id,
+    })),
+  };
 }
 
-/** What {@link deleteSessions} removed: the sessions, and the ids of their runs (for the run log). */
+/**
+ * What {@link deleteSessions} removed: the sessions, the ids of their runs (for the run log), and
+ * the sandboxes whose rows went with them (for their provider to destroy).
+ */
 export interface DeletedSessions {
   readonly sessions: number;
   readonly runIds: readonly string[];
+  readonly sandboxes: ReadonlyArray<{ readonly provider: string; readonly sandboxId: string }>;
 }
 
 interface MessageRow extends Record<string, unknown> {

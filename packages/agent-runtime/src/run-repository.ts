@@ -109,6 +109,15 @@ export class RunRepository {
     return row ? { userId: row.user_id, sessionId: row.session_id } : null;
   }
 
+  /** The ids of the user's runs recorded as `running` or `suspended` (not ended yet). */
+  async unfinished(userId: string): Promise<string[]> {
+    const { rows } = await this.db.query<{ run_id: string }>(
+      `SELECT run_id FROM agent_runs WHERE user_id = $1 AND status IN ('running', 'suspended')`,
+      [userId],
+    );
+    return rows.map((row) => row.run_id);
+  }
+
   /** Runs recorded as `running` that started before `startedBefore` (a takeover sweep's candidates). */
   async running(startedBefore: Date, limit = 100): Promise<StoredRun[]> {
     const { rows } = await this.db.query<RunRow>(

@@ -19,5 +19,6 @@ export {
   type RunHostSettings,
   type RunJobsDeps,
 } from './run-jobs.js';
+export { RunStopper } from './run-stopper.js';
 export { takeoverState } from './takeover-state.js';
 export { startTakeoverSweep } from './takeover-sweep.js';

@@ -6,6 +6,7 @@ export {
   type MountOptions,
   type RouteHandler,
   type RegisteredMount,
+  type RegisterWith,
   type RegisteredRoute,
   type RouteOptions,
   type RouteRequest,

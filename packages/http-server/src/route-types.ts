@@ -134,6 +134,28 @@ export type Register = {
   ): void;
 };
 
+/**
+ * The second form of {@link Register}, its options carrying `Extra` as well: the register of a
+ * router that sets a route's hook itself and takes settings of its own with each route (the
+ * operator API's router).
+ */
+export type RegisterWith<Extra> = <
+  Path extends string,
+  Body extends z.ZodType = z.ZodType,
+  QuerySchema extends z.ZodType | undefined = undefined,
+  ParamsSchema extends z.ZodType | undefined = undefined,
+>(
+  path: Path,
+  options: Omit<RouteOptions<Body, QuerySchema, ParamsSchema, never>, 'onRequest' | 'preHandler'> &
+    Extra,
+  handler: RouteHandler<
+    Path,
+    z.output<Body>,
+    OutputOr<QuerySchema, Query>,
+    OutputOr<ParamsSchema, RouteParameters<Path>>
+  >,
+) => void;
+
 /** A registered route, as {@link HttpServer.routes} lists it. */
 export interface RegisteredRoute {
   /** Upper case: `GET`, `POST`, ... */

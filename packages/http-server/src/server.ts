@@ -33,6 +33,7 @@ export type {
   MountOptions,
   RegisteredMount,
   RegisteredRoute,
+  RegisterWith,
   RouteHandler,
   RouteOptions,
   RouteRequest,

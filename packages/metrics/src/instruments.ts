@@ -125,6 +125,14 @@ export interface RetentionMetrics {
   swept(outcome: 'ok' | 'failed', seconds: number): void;
 }
 
+/** Why a request to the operator API was refused at its credential. */
+export type OperatorRefusal = 'missing' | 'wrong';
+
+export interface OperatorMetrics {
+  /** A request to `/api/operator/*` came without the operator credential or with a wrong one. */
+  refused(reason: OperatorRefusal): void;
+}
+
 /** Every instrument of one service instance. */
 export interface ServiceMetrics {
   /** False when `METRICS_ENABLED=false`: every method does nothing. */
@@ -139,6 +147,7 @@ export interface ServiceMetrics {
   readonly knowledge: KnowledgeMetrics;
   readonly limits: LimitMetrics;
   readonly retention: RetentionMetrics;
+  readonly operator: OperatorMetrics;
   /** The Prometheus text exposition of this instance's registry. */
   render(): Promise<{ contentType: string; body: string }>;
 }
@@ -160,5 +169,6 @@ export const NO_METRICS: ServiceMetrics = Object.freeze({
   knowledge: { ingested: noop, failed: noop },
   limits: { refused: noop },
   retention: { removed: noop, swept: noop },
+  operator: { refused: noop },
   render: () => Promise.resolve({ contentType: 'text/plain', body: '' }),
 });

@@ -261,7 +261,7 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
   });
   const retentionRemoved = new Counter({
     name: 'retention_removed_total',
-    help: 'Rows deleted by the retention sweep by kind (sessions, task_runs, knowledge_documents, memories, audit_events)',
+    help: 'Rows deleted by the retention sweep by kind (sessions, task_runs, knowledge_documents, memories, audit_events), and sandboxes destroyed with their sessions (sandboxes)',
     labelNames: ['kind'] as const,
     registers,
   });
@@ -270,6 +270,12 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
     help: 'Duration of a retention sweep of this worker, by outcome (ok, failed)',
     labelNames: ['outcome'] as const,
     buckets: JOB_BUCKETS,
+    registers,
+  });
+  const operatorRefused = new Counter({
+    name: 'operator_auth_failures_total',
+    help: 'Requests to the operator API refused at the credential, by reason (missing, wrong)',
+    labelNames: ['reason'] as const,
     registers,
   });
 
@@ -375,6 +381,9 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
     },
     limits: {
       refused: (limit) => rateLimited.labels(limit).inc(),
+    },
+    operator: {
+      refused: (reason) => operatorRefused.labels(reason).inc(),
     },
     async render() {
       const [own, node] = await Promise.all([registry.metrics(), runtime.metrics()]);

@@ -20,6 +20,12 @@ export interface UserDataDeps {
    * cutoff: `RevocationList.revokeUser`); gateways close the user's sockets with 4401.
    */
   readonly revokeAccessTokens: (userId: string) => Promise<void>;
+  /**
+   * Stops every run of the user still running or suspended, on whichever replica runs it, and
+   * waits until each is recorded as ended (`RunStopper.stopUser`); resolves to how many it
+   * stopped. Absent: the user's runs are not stopped (a run going on may write after the pass).
+   */
+  readonly stopRuns?: (userId: string) => Promise<number>;
   /** The sandbox providers configured here, to destroy the user's sandboxes with their files. */
   readonly sandboxProviders: readonly SandboxProvider[];
   readonly logger: Logger;

@@ -23,7 +23,8 @@ type SandboxRow = { session_id: string; provider: string; sandbox_id: string };
 /**
  * Erases everything `userId` owns, in an order that a crash at any point leaves resumable:
  * the erasure's row first; then what refuses the user's credentials (the access-token cutoff,
- * which also closes their sockets on every gateway, and their refresh tokens); then each kind
+ * which also closes their sockets on every gateway, and their refresh tokens); then the user's
+ * runs still going, stopped wherever they run (`stopRuns`); then each kind
  * of data, the Redis state and the sandboxes that only the store's rows lead to before those
  * rows (a run's log before the run, a task's schedule before the task). Every deletion commits
  * together with its count on the erasure's row, in batches of `batchSize`, so no transaction
@@ -72,6 +73,10 @@ export async function eraseUser(
   await removeRows('refresh_tokens', 'refresh_tokens', 'token_hash');
   const wait = settings.revocationWaitMs ?? ERASURE_DEFAULTS.revocationWaitMs;
   await new Promise((resolve) => setTimeout(resolve, wait));
+  // Then the runs already going (none can start now): stopped and recorded as ended before
+  // anything of theirs is read, so none writes after the rows it would write to are gone.
+  const stopped = (await deps.stopRuns?.(userId)) ?? 0;
+  if (stopped > 0) deps.logger.info({ erasureId, stopped }, 'erasure: runs stopped');
 
   await eraseScheduledTasks(deps, userId, counted);
   await counted(async () => ({

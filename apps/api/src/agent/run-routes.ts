@@ -2,7 +2,7 @@ import type { ConversationRepository } from '@agent-backend/agent-runtime';
 import { AppError } from '@agent-backend/http-server';
 import { AgentRun, RunParams } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
-import type { RunStopper } from './run-stopper.js';
+import type { RunStopper } from '@agent-backend/agent';
 
 const notFound = (runId: string) => new AppError('not_found', `run ${runId} not found`);
 

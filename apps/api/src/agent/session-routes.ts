@@ -12,7 +12,7 @@ import {
 } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
 import { refuseReservedSessionId } from './reserved-session-id.js';
-import type { RunStopper } from './run-stopper.js';
+import type { RunStopper } from '@agent-backend/agent';
 
 const SESSION_ERRORS = ['session_id_reserved', 'not_found'] as const;
 

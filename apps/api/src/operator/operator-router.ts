@@ -1,22 +1,42 @@
 import { randomUUID } from 'node:crypto';
-import { AppError, operatorCredential, type HttpServer } from '@agent-backend/http-server';
+import {
+  AppError,
+  authHook,
+  operatorCredential,
+  type RegisterWith,
+} from '@agent-backend/http-server';
 import type { ServiceContext } from '@agent-backend/runtime';
+import { refusalRecorder } from './operator-refusals.js';
+
+/** What an operator route declares besides the usual route options. */
+export interface OperatorRouteSettings {
+  /**
+   * Whom the route's `operator.call` record names. `user` (the default): the path's `:user_id`,
+   * as the record's user and in its parameters. `nobody`: neither, for a route whose record
+   * must not outlive the user (the erasure: a record naming the user it erased would be found
+   * by the next erasure).
+   */
+  readonly auditSubject?: 'user' | 'nobody';
+}
 
 /**
- * Registers one operator route: `(path, options, handler)` as `app.get` takes them, documented
- * under the `operator` tag; the router sets the hook and whether the route is served.
+ * Registers one operator route: `(path, options, handler)` as `app.get` takes them, without a
+ * hook (the router sets it) and with {@link OperatorRouteSettings}, documented under the
+ * `operator` tag.
  */
-type OperatorRegister = HttpServer['get'];
+type OperatorRegister = RegisterWith<OperatorRouteSettings>;
 
 /**
  * Registers the operator API's routes (docs/operations.md, "Operator API"): every route under
  * `/api/operator/`, behind `ADMIN_TOKEN` (`Authorization: Bearer`; a user's access token is a
- * wrong secret here), and recorded in the audit log as
- * `operator.call` (method, route, path parameters, outcome) once it answered. Without
- * `ADMIN_TOKEN` the routes are registered unserved: documented, and the ordinary 404.
+ * wrong secret here), and recorded in the audit log as `operator.call` (method, route, path
+ * parameters, outcome) once it answered. A refused credential is counted
+ * (`operator_auth_failures_total`) and recorded as `operator.auth_failed`, a bounded number of
+ * times (operator-refusals.ts). Without `ADMIN_TOKEN` the routes are registered unserved:
+ * documented, and the ordinary 404.
  *
- * Adding an operator route is one call: `router.post('/api/operator/users/:user_id/x', { params,
- * doc }, handler)`.
+ * Adding an operator route is one call: `router.post(path, { params, doc }, handler)`, the path
+ * under `/api/operator/`.
  */
 export interface OperatorRouter {
   readonly get: OperatorRegister;
@@ -26,21 +46,34 @@ export interface OperatorRouter {
   readonly enabled: boolean;
 }
 
-/** Routes whose `operator.call` record leaves out the user they act on. */
-const NAMES_NOBODY = new Set(['/api/operator/users/:user_id/erase']);
+type Method = 'GET' | 'POST' | 'DELETE';
+type AuditedRequest = Parameters<ServiceContext['audit']['record']>[1];
 
-export function createOperatorRouter({ app, config, audit }: ServiceContext): OperatorRouter {
+export function createOperatorRouter(context: ServiceContext): OperatorRouter {
+  const { app, config, audit } = context;
   const enabled = config.ADMIN_TOKEN !== undefined;
   // Unset, the hook is never reached (the routes are not served); a random secret keeps it shut.
-  const requireOperator = operatorCredential(
+  const check = operatorCredential(
     'admin',
     config.ADMIN_TOKEN ?? randomUUID(),
     'bearer',
     'operator',
   );
+  const refused = refusalRecorder(context);
+  const hookFor = (method: Method, route: string) =>
+    authHook('admin', async (request) => {
+      try {
+        check(request);
+      } catch (error) {
+        await refused(method, route, request);
+        throw error;
+      }
+    });
   type Handler = (request: { params: unknown }, reply: unknown) => unknown;
-  const wrap = (method: 'GET' | 'POST' | 'DELETE', register: OperatorRegister): OperatorRegister =>
-    ((path: string, options: Parameters<OperatorRegister>[1], handler: Handler) => {
+  type Options = Parameters<OperatorRegister>[1];
+  const wrap = (method: Method, register: ServiceContext['app']['get']): OperatorRegister =>
+    ((path: string, options: Options, handler: Handler) => {
+      const { auditSubject = 'user', ...routeOptions } = options;
       const audited = async (request: Parameters<Handler>[0], reply: unknown) => {
         let outcome = 'ok';
         try {
@@ -50,31 +83,28 @@ export function createOperatorRouter({ app, config, audit }: ServiceContext): Op
           throw error;
         } finally {
           const given = request.params as Record<string, string | undefined>;
-          // An erasure's own record names nobody, or it would name the user it erased (and a
-          // second erasure would find it): `user.data_erased` carries the erasure id instead.
           const { user_id, ...rest } = given;
-          const named = !NAMES_NOBODY.has(path);
-          const params = named ? given : rest;
+          const named = auditSubject === 'user';
           await audit.record(
             {
               action: 'operator.call',
               userId: named ? (user_id ?? null) : null,
               actor: 'operator',
-              details: { method, route: path, params, outcome },
+              details: { method, route: path, params: named ? given : rest, outcome },
             },
-            request as Parameters<typeof audit.record>[1],
+            request as AuditedRequest,
           );
         }
       };
-      const doc = options.doc;
+      const doc = routeOptions.doc;
       register(
         path,
         {
-          ...options,
-          preHandler: requireOperator,
+          ...routeOptions,
+          preHandler: hookFor(method, path),
           enabled,
           ...(doc ? { doc: { ...doc, errors: ['unauthorized', ...(doc.errors ?? [])] } } : {}),
-        },
+        } as never,
         audited as never,
       );
     }) as OperatorRegister;

@@ -13,7 +13,7 @@ import {
   type DisconnectUserMessage,
 } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
-import type { RunStopper } from '../agent/run-stopper.js';
+import type { RunStopper } from '@agent-backend/agent';
 import { auditPage } from '../audit-routes.js';
 import { revokeUserTokens } from '../token-routes.js';
 import { createOperatorRouter, type OperatorRouter } from './operator-router.js';

@@ -1,15 +1,17 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { RUN_CANCEL_CHANNEL, type HostedRun } from '@agent-backend/agent';
 import {
   AgentRunError,
   releaseSessionLease,
   type RunRepository,
   type ConversationRepository,
 } from '@agent-backend/agent-runtime';
+import type { Engines } from '@agent-backend/engines';
+import type { Logger } from '@agent-backend/logger';
 import type { RunLog } from '@agent-backend/run-log';
-import type { ServiceContext } from '@agent-backend/runtime';
+import type { HostedRun } from './hosted-run.js';
+import { RUN_CANCEL_CHANNEL } from './run-jobs.js';
 
-type Bus = ServiceContext['engines']['bus'];
+type Bus = Engines['bus'];
 type Subscription = Awaited<ReturnType<Bus['subscribe']>>;
 
 /** How long a cancel waits for the run to end before it answers. */
@@ -19,7 +21,9 @@ const STOP_POLL_MS = 50;
 /**
  * Cancels a run wherever it runs. The replica that runs it aborts it as a dropped client's grace
  * timeout does (`run_aborted`): the model request and the tools stop, the stream ends with the
- * `error` event, the conversation so far stays stored.
+ * `error` event, the conversation so far stays stored. `runs` are the runs this process hosts;
+ * the others are reached through {@link RUN_CANCEL_CHANNEL}, which every process hosting runs
+ * listens to (the api's stopper, the worker's run jobs).
  */
 export class RunStopper {
   private readonly subscription: Promise<Subscription>;
@@ -29,9 +33,9 @@ export class RunStopper {
     private readonly runs: ReadonlyMap<string, HostedRun>,
     private readonly conversations: ConversationRepository,
     private readonly runLog: RunLog,
-    logger: ServiceContext['logger'],
+    logger: Logger,
     private readonly stored: RunRepository,
-    private readonly ephemeral: ServiceContext['engines']['ephemeral'],
+    private readonly ephemeral: Engines['ephemeral'],
   ) {
     this.subscription = bus.subscribe(RUN_CANCEL_CHANNEL, (message) => {
       const runId = (message as { run_id?: unknown } | null)?.run_id;
@@ -77,6 +81,18 @@ export class RunStopper {
       await sleep(STOP_POLL_MS);
     }
     return run;
+  }
+
+  /**
+   * Stops every run of the user that is running or suspended, wherever it runs, each as
+   * {@link stop} does (they end together, each waited for at most `timeoutMs`): what an erasure
+   * does before it removes anything, so no run of the user writes after it.
+   * @returns how many runs were stopped.
+   */
+  async stopUser(userId: string, timeoutMs = STOP_WAIT_MS): Promise<number> {
+    const runIds = await this.stored.unfinished(userId);
+    await Promise.all(runIds.map((runId) => this.stop(userId, runId, timeoutMs)));
+    return runIds.length;
   }
 
   async close(): Promise<void> {
