@@ -13,8 +13,8 @@
  * request counts both; the ratios between variants are what to read.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { Agent, createServer, request } from 'node:http';
-import { cpus, loadavg } from 'node:os';
+import { createServer } from 'node:http';
+import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import jwt from 'jsonwebtoken';
 import {
@@ -26,6 +26,7 @@ import {
 } from '../packages/auth/src/index.js';
 import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
 import { createLogger } from '../packages/logger/src/index.js';
+import { alternatingRounds, bearerClient, timedRound } from './support/bearer-rounds.js';
 
 const REQUESTS = Number(process.env.REQUESTS ?? 4000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -85,26 +86,7 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : 0;
 
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-function get(token: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/me',
-        agent,
-        headers: { authorization: `Bearer ${token}` },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const client = bearerClient(CONCURRENCY);
 
 interface Variant {
   readonly name: string;
@@ -122,39 +104,19 @@ const variants: Variant[] = [
   { name: 'flood: unknown `kid`, refused', status: 401, token: () => forged() },
 ];
 
-async function round(variant: Variant): Promise<{ seconds: number; cpuMicros: number }> {
+async function round(variant: Variant) {
   const tokens = Array.from({ length: REQUESTS }, (_, i) => variant.token(i));
-  let next = 0;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS) {
-        const status = await get(tokens[next++]!);
-        if (status !== variant.status) throw new Error(`${variant.name}: status ${status}`);
-      }
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return { seconds: (performance.now() - started) / 1000, cpuMicros: used.user + used.system };
+  return timedRound(REQUESTS, CONCURRENCY, async (i) => {
+    const status = await client.get(port, tokens[i]!);
+    if (status !== variant.status) throw new Error(`${variant.name}: status ${status}`);
+  });
 }
 
-const results = new Map(variants.map((v) => [v.name, { seconds: 0, cpuMicros: 0 }]));
 for (const v of variants) await round(v); // warm-up: the provider's keys are fetched here
 const fetchesBefore = jwksFetches;
 const floodStarted = performance.now();
-let floodSeconds = 0;
-const loads = [loadavg()[0]!];
-for (let r = 0; r < ROUNDS; r++) {
-  for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
-    const { seconds, cpuMicros } = await round(v);
-    const total = results.get(v.name)!;
-    total.seconds += seconds;
-    total.cpuMicros += cpuMicros;
-    if (v === variants[2]) floodSeconds += seconds;
-  }
-  loads.push(loadavg()[0]!);
-}
+const { results, loads } = await alternatingRounds(variants, ROUNDS, round);
+const floodSeconds = results.get(variants[2]!.name)!.seconds;
 const measuredSeconds = (performance.now() - floodStarted) / 1000;
 const fetches = jwksFetches - fetchesBefore;
 
@@ -181,5 +143,5 @@ console.log(
     `(${((fetches / measuredSeconds) * 60).toFixed(1)} per minute; bound: one per ` +
     `${REFETCH_SECONDS} s = ${(60 / REFETCH_SECONDS).toFixed(1)} per minute)`,
 );
-agent.destroy();
+client.close();
 process.exit(0);

@@ -12,9 +12,7 @@
  * 16), USERS (default 50). Client and server share the process and its cores, so CPU per
  * request counts both; the ratio between variants is what to read.
  */
-import { Agent, request } from 'node:http';
-import { cpus, loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
+import { cpus } from 'node:os';
 import {
   createTokenVerifier,
   signAccessToken,
@@ -23,6 +21,7 @@ import {
 } from '../packages/auth/src/index.js';
 import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
 import { createLogger } from '../packages/logger/src/index.js';
+import { alternatingRounds, bearerClient, timedRound } from './support/bearer-rounds.js';
 
 const REQUESTS = Number(process.env.REQUESTS ?? 4000);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -48,61 +47,20 @@ async function serve(auth: 'remembered' | 'every request' | 'none'): Promise<num
   return typeof address === 'object' && address ? address.port : 0;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-function get(port: number, token: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/me',
-        agent,
-        headers: { authorization: `Bearer ${token}` },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end();
+const client = bearerClient(CONCURRENCY);
+const round = (port: number) =>
+  timedRound(REQUESTS, CONCURRENCY, async (i) => {
+    const status = await client.get(port, tokens[i % USERS]!);
+    if (status !== 200) throw new Error(`status ${status}`);
   });
-}
-
-async function round(port: number): Promise<{ seconds: number; cpuMicros: number }> {
-  let next = 0;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS) {
-        const i = next++;
-        const status = await get(port, tokens[i % USERS]!);
-        if (status !== 200) throw new Error(`status ${status}`);
-      }
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return { seconds: (performance.now() - started) / 1000, cpuMicros: used.user + used.system };
-}
 
 const variants = [
   { name: 'signature checked on every request (baseline)', port: await serve('every request') },
   { name: 'remembered until expiry (createTokenVerifier)', port: await serve('remembered') },
   { name: 'no authentication (floor)', port: await serve('none') },
 ];
-const results = new Map(variants.map((v) => [v.name, { seconds: 0, cpuMicros: 0 }]));
 for (const v of variants) await round(v.port); // warm-up
-const loads = [loadavg()[0]!];
-for (let r = 0; r < ROUNDS; r++) {
-  for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
-    const { seconds, cpuMicros } = await round(v.port);
-    const total = results.get(v.name)!;
-    total.seconds += seconds;
-    total.cpuMicros += cpuMicros;
-  }
-  loads.push(loadavg()[0]!);
-}
+const { results, loads } = await alternatingRounds(variants, ROUNDS, (v) => round(v.port));
 
 console.log(
   `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}; ${REQUESTS} requests × ` +
@@ -122,5 +80,5 @@ for (const v of variants) {
       `${(baseline.seconds / t.seconds).toFixed(2)}× | ${(t.cpuMicros / baseline.cpuMicros).toFixed(2)}× |`,
   );
 }
-agent.destroy();
+client.close();
 process.exit(0);
