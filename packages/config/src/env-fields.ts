@@ -70,3 +70,6 @@ export const originList = commaList
       return 'origin' in parsed ? parsed.origin : entry;
     }),
   );
+
+/** Rows one statement or transaction of a batched deletion handles at most (1-10,000). */
+export const batchSize = (rows: number) => z.coerce.number().int().min(1).max(10_000).default(rows);

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { url } from './env-fields.js';
+import { url, batchSize } from './env-fields.js';
 
 /** Days a kind of data is kept by the retention sweep; `0`: forever. */
 const retentionDays = (days: number) => z.coerce.number().int().min(0).max(36_500).default(days);
@@ -78,15 +78,9 @@ export const lifecycleEnv = {
     .describe(
       'how often one worker (elected per interval in the ephemeral store; the all-in-one in process) runs the retention sweep',
     ),
-  RETENTION_BATCH_SIZE: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(10_000)
-    .default(500)
-    .describe(
-      'rows (sessions, task runs, documents, memories, audit events) each statement of the retention sweep deletes at most; a session goes with all its messages, so with long sessions a lower value spreads the work (see [BENCHMARKS.md](BENCHMARKS.md)); the sweep pauses briefly between batches',
-    ),
+  RETENTION_BATCH_SIZE: batchSize(500).describe(
+    'rows (sessions, task runs, documents, memories, audit events) each statement of the retention sweep deletes at most; a session goes with all its messages, so with long sessions a lower value spreads the work (see [BENCHMARKS.md](BENCHMARKS.md)); the sweep pauses briefly between batches',
+  ),
   RUN_LOG_RETENTION_MS: z.coerce
     .number()
     .int()

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { optionalString, booleanString } from './env-fields.js';
+import { optionalString, booleanString, batchSize } from './env-fields.js';
 
 /**
  * The tools a run may get: skills, code sandboxes (with the user-data erasure settings that sit
@@ -89,15 +89,9 @@ export const toolsEnv = {
     .describe(
       "how long one replica may take to create a session's sandbox before another may; sandboxes no session records are reaped once twice this old",
     ),
-  ERASURE_BATCH_SIZE: z.coerce
-    .number()
-    .int()
-    .min(1)
-    .max(10_000)
-    .default(500)
-    .describe(
-      "rows (or sessions, with their messages, runs and approvals) a user's erasure removes per transaction: a bound on the locks one batch holds",
-    ),
+  ERASURE_BATCH_SIZE: batchSize(500).describe(
+    "rows (or sessions, with their messages, runs and approvals) a user's erasure removes per transaction: a bound on the locks one batch holds",
+  ),
   ERASURE_LEASE_MS: z.coerce
     .number()
     .int()
