@@ -20,18 +20,13 @@ import jwt from 'jsonwebtoken';
 import {
   createProviderTokenVerifier,
   createTokenVerifier,
-  signAccessToken,
-  throwawayKeys,
   withProviderTokens,
 } from '../packages/auth/src/index.js';
 import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
 import { createLogger } from '../packages/logger/src/index.js';
-import { alternatingRounds, bearerClient, timedRound } from './support/bearer-rounds.js';
+import * as rounds from './support/bearer-rounds.js';
 
-const REQUESTS = Number(process.env.REQUESTS ?? 4000);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
-const USERS = Number(process.env.USERS ?? 50);
+const { REQUESTS, ROUNDS, CONCURRENCY, USERS, keys, tokens: own } = await rounds.benchSetup();
 const REFETCH_SECONDS = Number(process.env.REFETCH_SECONDS ?? 30);
 
 // The identity provider: one RS256 key, published as a JWKS on loopback; every fetch counted.
@@ -50,10 +45,6 @@ await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
 const jwksAddress = jwks.address();
 const jwksUrl = `http://127.0.0.1:${typeof jwksAddress === 'object' && jwksAddress ? jwksAddress.port : 0}/jwks.json`;
 
-const keys = await throwawayKeys();
-const ownTokens = await Promise.all(
-  Array.from({ length: USERS }, async (_, i) => (await signAccessToken(keys, `u${i}`)).accessToken),
-);
 const providerTokens = Array.from({ length: USERS }, (_, i) =>
   jwt.sign({ sub: `p${i}` }, provider.privateKey, {
     algorithm: 'RS256',
@@ -86,7 +77,7 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : 0;
 
-const client = bearerClient(CONCURRENCY);
+const client = rounds.bearerClient(CONCURRENCY);
 
 interface Variant {
   readonly name: string;
@@ -95,7 +86,7 @@ interface Variant {
   readonly token: (i: number) => string;
 }
 const variants: Variant[] = [
-  { name: "service's own token (baseline)", status: 200, token: (i) => ownTokens[i % USERS]! },
+  { name: "service's own token (baseline)", status: 200, token: (i) => own[i % USERS]! },
   {
     name: 'identity-provider token (JWKS, RS256)',
     status: 200,
@@ -106,7 +97,7 @@ const variants: Variant[] = [
 
 async function round(variant: Variant) {
   const tokens = Array.from({ length: REQUESTS }, (_, i) => variant.token(i));
-  return timedRound(REQUESTS, CONCURRENCY, async (i) => {
+  return rounds.timedRound(REQUESTS, CONCURRENCY, async (i) => {
     const status = await client.get(port, tokens[i]!);
     if (status !== variant.status) throw new Error(`${variant.name}: status ${status}`);
   });
@@ -115,7 +106,7 @@ async function round(variant: Variant) {
 for (const v of variants) await round(v); // warm-up: the provider's keys are fetched here
 const fetchesBefore = jwksFetches;
 const floodStarted = performance.now();
-const { results, loads } = await alternatingRounds(variants, ROUNDS, round);
+const { results, loads } = await rounds.alternatingRounds(variants, ROUNDS, round);
 const floodSeconds = results.get(variants[2]!.name)!.seconds;
 const measuredSeconds = (performance.now() - floodStarted) / 1000;
 const fetches = jwksFetches - fetchesBefore;
@@ -126,17 +117,8 @@ console.log(
     `AUTH_JWKS_REFETCH_SECONDS=${REFETCH_SECONDS}; 1-min load ` +
     `${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}\n`,
 );
-console.log('| variant | requests/s | CPU µs per request | ÷ baseline (CPU) |');
-console.log('| --- | ---: | ---: | ---: |');
-const baseline = results.get(variants[0]!.name)!;
 const n = REQUESTS * ROUNDS;
-for (const v of variants) {
-  const t = results.get(v.name)!;
-  console.log(
-    `| ${v.name} | ${(n / t.seconds).toFixed(0)} | ${(t.cpuMicros / n).toFixed(0)} | ` +
-      `${(t.cpuMicros / baseline.cpuMicros).toFixed(2)}× |`,
-  );
-}
+rounds.printRoundsTable(variants, results, n, false);
 console.log(
   `\nflood: ${n} tokens with unknown kids in ${floodSeconds.toFixed(1)} s (all refused with 401); ` +
     `JWKS fetches during the measured ${measuredSeconds.toFixed(1)} s: ${fetches} ` +

@@ -13,25 +13,12 @@
  * request counts both; the ratio between variants is what to read.
  */
 import { cpus } from 'node:os';
-import {
-  createTokenVerifier,
-  signAccessToken,
-  throwawayKeys,
-  verifyAccessToken,
-} from '../packages/auth/src/index.js';
+import { createTokenVerifier, verifyAccessToken } from '../packages/auth/src/index.js';
 import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
 import { createLogger } from '../packages/logger/src/index.js';
-import { alternatingRounds, bearerClient, timedRound } from './support/bearer-rounds.js';
+import * as rounds from './support/bearer-rounds.js';
 
-const REQUESTS = Number(process.env.REQUESTS ?? 4000);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
-const USERS = Number(process.env.USERS ?? 50);
-
-const keys = await throwawayKeys();
-const tokens = await Promise.all(
-  Array.from({ length: USERS }, async (_, i) => (await signAccessToken(keys, `u${i}`)).accessToken),
-);
+const { REQUESTS, ROUNDS, CONCURRENCY, USERS, keys, tokens } = await rounds.benchSetup();
 
 async function serve(auth: 'remembered' | 'every request' | 'none'): Promise<number> {
   const app = createHttpServer({ logger: createLogger({ level: 'silent' }) });
@@ -47,9 +34,9 @@ async function serve(auth: 'remembered' | 'every request' | 'none'): Promise<num
   return typeof address === 'object' && address ? address.port : 0;
 }
 
-const client = bearerClient(CONCURRENCY);
+const client = rounds.bearerClient(CONCURRENCY);
 const round = (port: number) =>
-  timedRound(REQUESTS, CONCURRENCY, async (i) => {
+  rounds.timedRound(REQUESTS, CONCURRENCY, async (i) => {
     const status = await client.get(port, tokens[i % USERS]!);
     if (status !== 200) throw new Error(`status ${status}`);
   });
@@ -60,25 +47,13 @@ const variants = [
   { name: 'no authentication (floor)', port: await serve('none') },
 ];
 for (const v of variants) await round(v.port); // warm-up
-const { results, loads } = await alternatingRounds(variants, ROUNDS, (v) => round(v.port));
+const { results, loads } = await rounds.alternatingRounds(variants, ROUNDS, (v) => round(v.port));
 
 console.log(
   `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}; ${REQUESTS} requests × ` +
     `${ROUNDS} rounds per variant, ${CONCURRENCY} in flight, ${USERS} tokens; 1-min load ` +
     `${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}\n`,
 );
-console.log(
-  '| variant | requests/s | CPU µs per request | ÷ baseline (requests/s) | ÷ baseline (CPU) |',
-);
-console.log('| --- | ---: | ---: | ---: | ---: |');
-const baseline = results.get(variants[0]!.name)!;
-const n = REQUESTS * ROUNDS;
-for (const v of variants) {
-  const t = results.get(v.name)!;
-  console.log(
-    `| ${v.name} | ${(n / t.seconds).toFixed(0)} | ${(t.cpuMicros / n).toFixed(0)} | ` +
-      `${(baseline.seconds / t.seconds).toFixed(2)}× | ${(t.cpuMicros / baseline.cpuMicros).toFixed(2)}× |`,
-  );
-}
+rounds.printRoundsTable(variants, results, REQUESTS * ROUNDS, true);
 client.close();
 process.exit(0);

@@ -1,11 +1,43 @@
 /**
- * What the HTTP authentication benchmarks (`http-auth.ts`, `http-auth-provider.ts`) share: a
- * keep-alive client sending `GET /me` with a bearer token, and rounds of requests timed in wall
+ * What the HTTP authentication benchmarks (`http-auth.ts`, `http-auth-provider.ts`) share: their
+ * settings and own tokens, a keep-alive client sending `GET /me` with a bearer token, and rounds of requests timed in wall
  * seconds and process CPU, alternating the order of the variants from round to round.
  */
 import { Agent, request } from 'node:http';
 import { loadavg } from 'node:os';
 import { performance } from 'node:perf_hooks';
+import { signAccessToken, throwawayKeys } from '../../packages/auth/src/index.js';
+
+/**
+ * The benchmarks' settings from the environment (REQUESTS per variant and round, default 4000;
+ * ROUNDS, 3; CONCURRENCY requests in flight, 16; USERS, 50), a throwaway signing key pair, and
+ * an access token of it for each of the USERS users (`u0`, `u1`, ...).
+ */
+export async function benchSetup(): Promise<{
+  REQUESTS: number;
+  ROUNDS: number;
+  CONCURRENCY: number;
+  USERS: number;
+  keys: Awaited<ReturnType<typeof throwawayKeys>>;
+  tokens: string[];
+}> {
+  const USERS = Number(process.env.USERS ?? 50);
+  const keys = await throwawayKeys();
+  const tokens = await Promise.all(
+    Array.from(
+      { length: USERS },
+      async (_, i) => (await signAccessToken(keys, `u${i}`)).accessToken,
+    ),
+  );
+  return {
+    REQUESTS: Number(process.env.REQUESTS ?? 4000),
+    ROUNDS: Number(process.env.ROUNDS ?? 3),
+    CONCURRENCY: Number(process.env.CONCURRENCY ?? 16),
+    USERS,
+    keys,
+    tokens,
+  };
+}
 
 /** Wall time and CPU time (user + system, this process) of one round, or their sums. */
 export interface RoundTotals {
@@ -85,4 +117,29 @@ export async function alternatingRounds<V extends { readonly name: string }>(
     loads.push(loadavg()[0]!);
   }
   return { results, loads };
+}
+
+/**
+ * Prints `results` as a Markdown table: requests/s and CPU µs per request of each variant
+ * (`requests` each), and their ratio to the first variant's (of requests/s only with
+ * `throughputRatio`).
+ */
+export function printRoundsTable(
+  variants: readonly { readonly name: string }[],
+  results: Map<string, RoundTotals>,
+  requests: number,
+  throughputRatio: boolean,
+): void {
+  const ratioHead = throughputRatio ? ' ÷ baseline (requests/s) |' : '';
+  console.log(`| variant | requests/s | CPU µs per request |${ratioHead} ÷ baseline (CPU) |`);
+  console.log(`| --- | ---: | ---: |${throughputRatio ? ' ---: |' : ''} ---: |`);
+  const baseline = results.get(variants[0]!.name)!;
+  for (const v of variants) {
+    const t = results.get(v.name)!;
+    const ratio = throughputRatio ? ` ${(baseline.seconds / t.seconds).toFixed(2)}× |` : '';
+    console.log(
+      `| ${v.name} | ${(requests / t.seconds).toFixed(0)} | ${(t.cpuMicros / requests).toFixed(0)} |` +
+        `${ratio} ${(t.cpuMicros / baseline.cpuMicros).toFixed(2)}× |`,
+    );
+  }
 }
