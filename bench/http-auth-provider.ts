@@ -13,24 +13,20 @@
  * request counts both; the ratios between variants are what to read.
  */
 import { generateKeyPairSync, randomBytes } from 'node:crypto';
-import { Agent, createServer, request } from 'node:http';
-import { cpus, loadavg } from 'node:os';
+import { createServer } from 'node:http';
+import { cpus } from 'node:os';
 import { performance } from 'node:perf_hooks';
 import jwt from 'jsonwebtoken';
 import {
   createProviderTokenVerifier,
   createTokenVerifier,
-  signAccessToken,
-  throwawayKeys,
   withProviderTokens,
 } from '../packages/auth/src/index.js';
 import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
 import { createLogger } from '../packages/logger/src/index.js';
+import * as rounds from './support/bearer-rounds.js';
 
-const REQUESTS = Number(process.env.REQUESTS ?? 4000);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
-const USERS = Number(process.env.USERS ?? 50);
+const { REQUESTS, ROUNDS, CONCURRENCY, USERS, keys, tokens: own } = await rounds.benchSetup();
 const REFETCH_SECONDS = Number(process.env.REFETCH_SECONDS ?? 30);
 
 // The identity provider: one RS256 key, published as a JWKS on loopback; every fetch counted.
@@ -49,10 +45,6 @@ await new Promise<void>((resolve) => jwks.listen(0, '127.0.0.1', resolve));
 const jwksAddress = jwks.address();
 const jwksUrl = `http://127.0.0.1:${typeof jwksAddress === 'object' && jwksAddress ? jwksAddress.port : 0}/jwks.json`;
 
-const keys = await throwawayKeys();
-const ownTokens = await Promise.all(
-  Array.from({ length: USERS }, async (_, i) => (await signAccessToken(keys, `u${i}`)).accessToken),
-);
 const providerTokens = Array.from({ length: USERS }, (_, i) =>
   jwt.sign({ sub: `p${i}` }, provider.privateKey, {
     algorithm: 'RS256',
@@ -85,26 +77,7 @@ await app.listen({ port: 0, host: '127.0.0.1' });
 const address = app.server.address();
 const port = typeof address === 'object' && address ? address.port : 0;
 
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-function get(token: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/me',
-        agent,
-        headers: { authorization: `Bearer ${token}` },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end();
-  });
-}
+const client = rounds.bearerClient(CONCURRENCY);
 
 interface Variant {
   readonly name: string;
@@ -113,7 +86,7 @@ interface Variant {
   readonly token: (i: number) => string;
 }
 const variants: Variant[] = [
-  { name: "service's own token (baseline)", status: 200, token: (i) => ownTokens[i % USERS]! },
+  { name: "service's own token (baseline)", status: 200, token: (i) => own[i % USERS]! },
   {
     name: 'identity-provider token (JWKS, RS256)',
     status: 200,
@@ -122,39 +95,19 @@ const variants: Variant[] = [
   { name: 'flood: unknown `kid`, refused', status: 401, token: () => forged() },
 ];
 
-async function round(variant: Variant): Promise<{ seconds: number; cpuMicros: number }> {
+async function round(variant: Variant) {
   const tokens = Array.from({ length: REQUESTS }, (_, i) => variant.token(i));
-  let next = 0;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS) {
-        const status = await get(tokens[next++]!);
-        if (status !== variant.status) throw new Error(`${variant.name}: status ${status}`);
-      }
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return { seconds: (performance.now() - started) / 1000, cpuMicros: used.user + used.system };
+  return rounds.timedRound(REQUESTS, CONCURRENCY, async (i) => {
+    const status = await client.get(port, tokens[i]!);
+    if (status !== variant.status) throw new Error(`${variant.name}: status ${status}`);
+  });
 }
 
-const results = new Map(variants.map((v) => [v.name, { seconds: 0, cpuMicros: 0 }]));
 for (const v of variants) await round(v); // warm-up: the provider's keys are fetched here
 const fetchesBefore = jwksFetches;
 const floodStarted = performance.now();
-let floodSeconds = 0;
-const loads = [loadavg()[0]!];
-for (let r = 0; r < ROUNDS; r++) {
-  for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
-    const { seconds, cpuMicros } = await round(v);
-    const total = results.get(v.name)!;
-    total.seconds += seconds;
-    total.cpuMicros += cpuMicros;
-    if (v === variants[2]) floodSeconds += seconds;
-  }
-  loads.push(loadavg()[0]!);
-}
+const { results, loads } = await rounds.alternatingRounds(variants, ROUNDS, round);
+const floodSeconds = results.get(variants[2]!.name)!.seconds;
 const measuredSeconds = (performance.now() - floodStarted) / 1000;
 const fetches = jwksFetches - fetchesBefore;
 
@@ -164,22 +117,13 @@ console.log(
     `AUTH_JWKS_REFETCH_SECONDS=${REFETCH_SECONDS}; 1-min load ` +
     `${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}\n`,
 );
-console.log('| variant | requests/s | CPU µs per request | ÷ baseline (CPU) |');
-console.log('| --- | ---: | ---: | ---: |');
-const baseline = results.get(variants[0]!.name)!;
 const n = REQUESTS * ROUNDS;
-for (const v of variants) {
-  const t = results.get(v.name)!;
-  console.log(
-    `| ${v.name} | ${(n / t.seconds).toFixed(0)} | ${(t.cpuMicros / n).toFixed(0)} | ` +
-      `${(t.cpuMicros / baseline.cpuMicros).toFixed(2)}× |`,
-  );
-}
+rounds.printRoundsTable(variants, results, n, false);
 console.log(
   `\nflood: ${n} tokens with unknown kids in ${floodSeconds.toFixed(1)} s (all refused with 401); ` +
     `JWKS fetches during the measured ${measuredSeconds.toFixed(1)} s: ${fetches} ` +
     `(${((fetches / measuredSeconds) * 60).toFixed(1)} per minute; bound: one per ` +
     `${REFETCH_SECONDS} s = ${(60 / REFETCH_SECONDS).toFixed(1)} per minute)`,
 );
-agent.destroy();
+client.close();
 process.exit(0);

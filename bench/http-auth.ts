@@ -12,27 +12,13 @@
  * 16), USERS (default 50). Client and server share the process and its cores, so CPU per
  * request counts both; the ratio between variants is what to read.
  */
-import { Agent, request } from 'node:http';
-import { cpus, loadavg } from 'node:os';
-import { performance } from 'node:perf_hooks';
-import {
-  createTokenVerifier,
-  signAccessToken,
-  throwawayKeys,
-  verifyAccessToken,
-} from '../packages/auth/src/index.js';
+import { cpus } from 'node:os';
+import { createTokenVerifier, verifyAccessToken } from '../packages/auth/src/index.js';
 import { bearerAuth, createHttpServer } from '../packages/http-server/src/index.js';
 import { createLogger } from '../packages/logger/src/index.js';
+import * as rounds from './support/bearer-rounds.js';
 
-const REQUESTS = Number(process.env.REQUESTS ?? 4000);
-const ROUNDS = Number(process.env.ROUNDS ?? 3);
-const CONCURRENCY = Number(process.env.CONCURRENCY ?? 16);
-const USERS = Number(process.env.USERS ?? 50);
-
-const keys = await throwawayKeys();
-const tokens = await Promise.all(
-  Array.from({ length: USERS }, async (_, i) => (await signAccessToken(keys, `u${i}`)).accessToken),
-);
+const { REQUESTS, ROUNDS, CONCURRENCY, USERS, keys, tokens } = await rounds.benchSetup();
 
 async function serve(auth: 'remembered' | 'every request' | 'none'): Promise<number> {
   const app = createHttpServer({ logger: createLogger({ level: 'silent' }) });
@@ -48,79 +34,26 @@ async function serve(auth: 'remembered' | 'every request' | 'none'): Promise<num
   return typeof address === 'object' && address ? address.port : 0;
 }
 
-const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
-function get(port: number, token: string): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const req = request(
-      {
-        host: '127.0.0.1',
-        port,
-        path: '/me',
-        agent,
-        headers: { authorization: `Bearer ${token}` },
-      },
-      (res) => {
-        res.resume();
-        res.on('end', () => resolve(res.statusCode ?? 0));
-      },
-    );
-    req.on('error', reject);
-    req.end();
+const client = rounds.bearerClient(CONCURRENCY);
+const round = (port: number) =>
+  rounds.timedRound(REQUESTS, CONCURRENCY, async (i) => {
+    const status = await client.get(port, tokens[i % USERS]!);
+    if (status !== 200) throw new Error(`status ${status}`);
   });
-}
-
-async function round(port: number): Promise<{ seconds: number; cpuMicros: number }> {
-  let next = 0;
-  const cpu = process.cpuUsage();
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: CONCURRENCY }, async () => {
-      while (next < REQUESTS) {
-        const i = next++;
-        const status = await get(port, tokens[i % USERS]!);
-        if (status !== 200) throw new Error(`status ${status}`);
-      }
-    }),
-  );
-  const used = process.cpuUsage(cpu);
-  return { seconds: (performance.now() - started) / 1000, cpuMicros: used.user + used.system };
-}
 
 const variants = [
   { name: 'signature checked on every request (baseline)', port: await serve('every request') },
   { name: 'remembered until expiry (createTokenVerifier)', port: await serve('remembered') },
   { name: 'no authentication (floor)', port: await serve('none') },
 ];
-const results = new Map(variants.map((v) => [v.name, { seconds: 0, cpuMicros: 0 }]));
 for (const v of variants) await round(v.port); // warm-up
-const loads = [loadavg()[0]!];
-for (let r = 0; r < ROUNDS; r++) {
-  for (const v of r % 2 === 0 ? variants : [...variants].reverse()) {
-    const { seconds, cpuMicros } = await round(v.port);
-    const total = results.get(v.name)!;
-    total.seconds += seconds;
-    total.cpuMicros += cpuMicros;
-  }
-  loads.push(loadavg()[0]!);
-}
+const { results, loads } = await rounds.alternatingRounds(variants, ROUNDS, (v) => round(v.port));
 
 console.log(
   `node ${process.version}, ${cpus().length} × ${cpus()[0]?.model.trim()}; ${REQUESTS} requests × ` +
     `${ROUNDS} rounds per variant, ${CONCURRENCY} in flight, ${USERS} tokens; 1-min load ` +
     `${Math.min(...loads).toFixed(2)}–${Math.max(...loads).toFixed(2)}\n`,
 );
-console.log(
-  '| variant | requests/s | CPU µs per request | ÷ baseline (requests/s) | ÷ baseline (CPU) |',
-);
-console.log('| --- | ---: | ---: | ---: | ---: |');
-const baseline = results.get(variants[0]!.name)!;
-const n = REQUESTS * ROUNDS;
-for (const v of variants) {
-  const t = results.get(v.name)!;
-  console.log(
-    `| ${v.name} | ${(n / t.seconds).toFixed(0)} | ${(t.cpuMicros / n).toFixed(0)} | ` +
-      `${(baseline.seconds / t.seconds).toFixed(2)}× | ${(t.cpuMicros / baseline.cpuMicros).toFixed(2)}× |`,
-  );
-}
-agent.destroy();
+rounds.printRoundsTable(variants, results, REQUESTS * ROUNDS, true);
+client.close();
 process.exit(0);

@@ -1,7 +1,5 @@
 import type WebSocket from 'ws';
 import {
-  JSONRPC_VERSION,
-  JsonRpcErrorCode,
   NodeClientMessage,
   NodeStatus,
   WS_CLOSE,
@@ -13,33 +11,24 @@ import {
   type RegisterMessage,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
-import {
-  GATEWAY_ERROR,
-  GatewayCommandError,
-  gatewayChannel,
-  userWebChannel,
-} from '@agent-backend/node-rpc';
+import { gatewayChannel, userWebChannel } from '@agent-backend/node-rpc';
 import { Connection } from './connection.js';
+import { NodeCalls } from './node-calls.js';
 import type { ConnectionIdentity } from './connection-identity.js';
 import type { GatewayServices } from './gateway-services.js';
-
-interface PendingCall {
-  resolve(response: unknown): void;
-  reject(error: Error): void;
-  timer: NodeJS.Timeout;
-}
 
 const NODE_TYPES = new Set(NodeClientMessage.options.map((o) => o.shape.type.value));
 
 /**
  * An extension or desktop connection: its presence record (spec 2.1 fields, plus the replica
- * holding it), the JSON-RPC calls in flight to it, and the messages it may send.
+ * holding it), the JSON-RPC calls in flight to it ({@link NodeCalls}), and the messages it may
+ * send.
  */
 export class NodeConnection extends Connection {
   nodeId: string;
   readonly nodeType: NodeType;
   private readonly record: NodeRecord;
-  private readonly pending = new Map<string, PendingCall>();
+  private readonly calls = new NodeCalls(this);
   /** When this connection last wrote its presence entry (ms since the epoch; 0: never). */
   private refreshedAt = 0;
   /** A write of a change to `record` failed: presence may hold an older record until rewritten. */
@@ -88,37 +77,7 @@ export class NodeConnection extends Connection {
 
   /** Sends a JSON-RPC request and resolves with the node's raw response (matched by `id`). */
   call(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
-    return new Promise((resolve, reject) => {
-      if (!this.isOpen) {
-        reject(
-          new GatewayCommandError(
-            GATEWAY_ERROR.nodeDisconnected,
-            `node "${this.nodeId}" disconnected`,
-          ),
-        );
-        return;
-      }
-      const timer = setTimeout(() => {
-        this.pending.delete(request.id);
-        reject(
-          new GatewayCommandError(
-            GATEWAY_ERROR.timeout,
-            `node "${this.nodeId}" did not answer within ${timeoutMs} ms`,
-          ),
-        );
-      }, timeoutMs);
-      this.pending.set(request.id, { resolve, reject, timer });
-      if (!this.send(request)) {
-        this.settle(
-          request.id,
-          undefined,
-          new GatewayCommandError(
-            GATEWAY_ERROR.nodeDisconnected,
-            `node "${this.nodeId}" disconnected`,
-          ),
-        );
-      }
-    });
+    return this.calls.call(request, timeoutMs);
   }
 
   /**
@@ -267,48 +226,19 @@ export class NodeConnection extends Connection {
   }
 
   private onRpcResponse(frame: Record<string, unknown>): void {
-    const id = frame.id;
-    if (typeof id !== 'string' || !this.pending.has(id)) {
-      this.sendError('invalid_message', `no pending call with id ${JSON.stringify(id ?? null)}`);
-      return;
-    }
-    // The caller validates the response; an invalid one must still settle its call at once.
-    this.settle(id, frame);
+    if (this.calls.answer(frame)) return;
+    this.sendError(
+      'invalid_message',
+      `no pending call with id ${JSON.stringify(frame.id ?? null)}`,
+    );
   }
 
   private onLegacyResponse(message: McpResponseMessage): void {
-    if (!this.pending.has(message.request_id)) {
-      this.sendError(
-        'invalid_message',
-        `no pending call with request_id ${JSON.stringify(message.request_id)}`,
-      );
-      return;
-    }
-    const response = message.error
-      ? {
-          jsonrpc: JSONRPC_VERSION,
-          id: message.request_id,
-          error: {
-            code: JsonRpcErrorCode.InternalError,
-            message:
-              typeof message.error === 'string' ? message.error : JSON.stringify(message.error),
-          },
-        }
-      : {
-          jsonrpc: JSONRPC_VERSION,
-          id: message.request_id,
-          result: message.result ?? { content: [] },
-        };
-    this.settle(message.request_id, response);
-  }
-
-  private settle(id: string, response: unknown, error?: Error): void {
-    const call = this.pending.get(id);
-    if (!call) return;
-    this.pending.delete(id);
-    clearTimeout(call.timer);
-    if (error) call.reject(error);
-    else call.resolve(response);
+    if (this.calls.answerLegacy(message)) return;
+    this.sendError(
+      'invalid_message',
+      `no pending call with request_id ${JSON.stringify(message.request_id)}`,
+    );
   }
 
   private async publishPresence(): Promise<void> {
@@ -392,11 +322,7 @@ export class NodeConnection extends Connection {
   }
 
   private async onClosed(): Promise<void> {
-    const gone = new GatewayCommandError(
-      GATEWAY_ERROR.nodeDisconnected,
-      `node "${this.nodeId}" disconnected during the call`,
-    );
-    for (const id of [...this.pending.keys()]) this.settle(id, undefined, gone);
+    this.calls.rejectAll();
     const { registry, presence, replicaId } = this.services;
     if (registry.removeNode(this)) {
       await presence.removeNode(this.userId, this.nodeId, { replicaId }).catch((error: unknown) => {

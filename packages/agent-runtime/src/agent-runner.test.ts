@@ -1,42 +1,16 @@
 import { Writable } from 'node:stream';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryEphemeralStore, type EphemeralStore } from '@agent-backend/ephemeral';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '@agent-backend/logger';
 import type { AgentEvent, ChatHistoryItem, ConversationMode } from '@agent-backend/protocol';
-import { createPostgresDatabase, migrate, type Database } from '@agent-backend/store';
-import {
-  createTestSchema,
-  startScriptedModel,
-  testDatabaseUrl,
-  textReply,
-  toolCallsReply,
-  type ScriptedModel,
-  type TestSchema,
-} from '@agent-backend/testing';
+import { textReply, toolCallsReply } from '@agent-backend/testing';
 import { AgentRunner } from './agent-runner.js';
 import { runRequest, type RunRequest } from './run-request.js';
 import type { AgentTool, ToolSource } from './tool.js';
 import { SessionBusyError } from './errors.js';
+import { useRunnerFixture } from './testing/runner-fixture.js';
 
-let schema: TestSchema;
-let db: Database;
-let ephemeral: EphemeralStore;
-let model: ScriptedModel;
+const fixture = useRunnerFixture('runner');
 const logLines: string[] = [];
-
-beforeAll(async () => {
-  schema = await createTestSchema('runner');
-  db = await createPostgresDatabase({ url: testDatabaseUrl(), schema: schema.schema, max: 4 });
-  await migrate(db);
-  ephemeral = createMemoryEphemeralStore();
-  model = await startScriptedModel();
-});
-afterAll(async () => {
-  await model.close();
-  await ephemeral.close();
-  await db.close();
-  await schema.drop();
-});
 
 /** A runner as one API replica would hold it; several share the database and the lease store. */
 function replica(toolSources: ToolSource[] = []): AgentRunner {
@@ -47,8 +21,8 @@ function replica(toolSources: ToolSource[] = []): AgentRunner {
     },
   });
   return new AgentRunner({
-    db,
-    ephemeral,
+    db: fixture.db,
+    ephemeral: fixture.ephemeral,
     logger: createLogger({ destination, level: 'debug' }),
     toolSources,
   });
@@ -65,13 +39,7 @@ const request = (input: {
   const { userId: _, ...rest } = runRequest({
     userId: '',
     message: input.message ?? 'hello',
-    model: {
-      baseUrl: model.baseUrl,
-      apiKey: 'sk-runner-secret-99',
-      name: input.modelName,
-      temperature: 0.7,
-      chosenBy: 'request',
-    },
+    model: fixture.modelSettings(input.modelName, 'sk-runner-secret-99', 0.7),
     ...(input.session_id !== undefined ? { sessionId: input.session_id } : {}),
     ...(input.mode ? { mode: input.mode } : {}),
     ...(input.chat_history ? { history: input.chat_history } : {}),
@@ -88,7 +56,7 @@ async function invoke(runner: AgentRunner, userId: string, req: Omit<RunRequest,
 
 describe('AgentRunner', () => {
   it('continues a session on another replica with the whole conversation, tool calls included', async () => {
-    model.script('r-continue', [
+    fixture.model.script('r-continue', [
       toolCallsReply([
         { id: 'c1', name: 'write_todos', args: { todos: [{ content: 'Step one' }] } },
       ]),
@@ -108,7 +76,7 @@ describe('AgentRunner', () => {
       request({ modelName: 'r-continue', message: 'two', session_id: sessionId }),
     );
     expect(second.events.at(-1)).toMatchObject({ type: 'done', session_id: sessionId });
-    const sent = model.requests('r-continue')[2]!.body.messages!;
+    const sent = fixture.model.requests('r-continue')[2]!.body.messages!;
     expect(sent[0]).toMatchObject({ role: 'system' });
     expect(String(sent[0]!.content)).toContain('Current todo list:\n1. [pending] Step one');
     expect(sent.slice(1).map((m) => [m.role, m.content ?? null])).toEqual([
@@ -123,11 +91,11 @@ describe('AgentRunner', () => {
   it('gives another user naming the same session id a session of their own, and refuses a second concurrent run', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
-    model.script('r-busy', [
+    fixture.model.script('r-busy', [
       { kind: 'stream', pieces: [{ text: 'wait' }, { waitFor: held }, { finish: 'stop' }] },
       textReply('after'),
     ]);
-    model.script('r-bob', [textReply('hello bob')]);
+    fixture.model.script('r-bob', [textReply('hello bob')]);
     const runner = replica();
     const prepared = await runner.prepare({
       ...request({ modelName: 'r-busy', message: 'alice one', session_id: 'shared-id' }),
@@ -144,7 +112,7 @@ describe('AgentRunner', () => {
     expect(bobs.result).toEqual({ status: 'done' });
     expect(bobs.events.at(-1)).toMatchObject({ type: 'done', session_id: 'shared-id' });
     expect(
-      model
+      fixture.model
         .requests('r-bob')[0]!
         .body.messages!.slice(1)
         .map((m) => [m.role, m.content]),
@@ -165,7 +133,7 @@ describe('AgentRunner', () => {
     expect(after.result).toEqual({ status: 'done' });
     // Alice's conversation is hers alone: bob's turn was neither read nor appended to it.
     expect(
-      model
+      fixture.model
         .requests('r-busy')[1]!
         .body.messages!.slice(1)
         .map((m) => [m.role, m.content]),
@@ -177,7 +145,10 @@ describe('AgentRunner', () => {
   });
 
   it('starts a new session from the client chat_history, and stores it', async () => {
-    model.script('r-history', [textReply('Nice to meet you again.'), textReply('Still here.')]);
+    fixture.model.script('r-history', [
+      textReply('Nice to meet you again.'),
+      textReply('Still here.'),
+    ]);
     const first = await invoke(
       replica(),
       'carol',
@@ -200,7 +171,7 @@ describe('AgentRunner', () => {
         chat_history: [{ role: 'user', content: 'ignored: the session has its own history' }],
       }),
     );
-    const [a, b] = model
+    const [a, b] = fixture.model
       .requests('r-history')
       .map((r) => r.body.messages!.slice(1).map((m) => m.content));
     expect(a).toEqual(['I am Carol.', 'Hello Carol.', 'Remember me?']);
@@ -214,7 +185,7 @@ describe('AgentRunner', () => {
   });
 
   it('proposes a plan in plan mode and carries it out when the next invoke is in agent mode', async () => {
-    model.script('r-plan', [
+    fixture.model.script('r-plan', [
       toolCallsReply([
         { name: 'propose_plan', args: { summary: 'Tidy up', steps: ['Sort', 'Archive'] } },
       ]),
@@ -245,14 +216,14 @@ describe('AgentRunner', () => {
         ],
       },
     ]);
-    const system = String(model.requests('r-plan')[1]!.body.messages![0]!.content);
+    const system = String(fixture.model.requests('r-plan')[1]!.body.messages![0]!.content);
     expect(system).toContain('The user accepted your plan "Tidy up"');
     const session = await replica().sessions.find(planned.prepared.sessionId, 'dave');
     expect(session?.state.pendingPlan).toBeUndefined();
   });
 
   it('adds what a source contributes: tools, system-prompt sections and opening events', async () => {
-    model.script('r-contrib', [textReply('Noted.')]);
+    fixture.model.script('r-contrib', [textReply('Noted.')]);
     const contributing: ToolSource = async (run) => ({
       tools: [
         {
@@ -291,7 +262,7 @@ describe('AgentRunner', () => {
       'message_chunk',
       'done',
     ]);
-    const [sent] = model.requests('r-contrib');
+    const [sent] = fixture.model.requests('r-contrib');
     expect(String(sent!.body.messages![0]!.content)).toContain('Facts about fran: likes tea.');
     expect(sent!.body.tools!.map((t) => t.function.name)).toEqual(
       expect.arrayContaining(['recall', 'lookup']),
@@ -300,7 +271,7 @@ describe('AgentRunner', () => {
   });
 
   it("gives tool sources the session's earlier user turns, or the client history's", async () => {
-    model.script('r-turns', [textReply('a'), textReply('b'), textReply('c')]);
+    fixture.model.script('r-turns', [textReply('a'), textReply('b'), textReply('c')]);
     const seen: Array<readonly string[]> = [];
     const source: ToolSource = async (run) => {
       seen.push((await run.earlierUserTurns?.()) ?? ['(none)']);
@@ -332,7 +303,7 @@ describe('AgentRunner', () => {
   });
 
   it('ends with an error event on provider failure, keeps the session usable, and logs no key', async () => {
-    model.script('r-fail', [
+    fixture.model.script('r-fail', [
       { kind: 'error', status: 401, message: 'bad key sk-runner-secret-99' },
       textReply('Recovered.'),
     ]);
@@ -352,12 +323,12 @@ describe('AgentRunner', () => {
     );
     expect(next.result).toEqual({ status: 'done' });
     expect(
-      model
+      fixture.model
         .requests('r-fail')[1]!
         .body.messages!.slice(1)
         .map((m) => m.content),
     ).toEqual(['first', 'second']);
-    const { rows } = await db.query<{ status: string; error_code: string | null }>(
+    const { rows } = await fixture.db.query<{ status: string; error_code: string | null }>(
       'SELECT status, error_code FROM agent_runs WHERE session_id = $1 ORDER BY started_at',
       [failed.prepared.sessionId],
     );
@@ -384,18 +355,18 @@ describe('AgentRunner', () => {
     });
     const others: ToolSource = async () => [tool('s0'), tool('s1'), tool('shared')];
     const runner = new AgentRunner({
-      db,
-      ephemeral,
+      db: fixture.db,
+      ephemeral: fixture.ephemeral,
       logger: createLogger({ level: 'silent' }),
       toolSources: [devices, others],
       settings: { maxTools: 8 },
     });
-    model.script('r-fill', [textReply('Fitted.')]);
+    fixture.model.script('r-fill', [textReply('Fitted.')]);
     const { events, result } = await invoke(runner, 'fay', request({ modelName: 'r-fill' }));
     expect(result).toEqual({ status: 'done' });
     // Eight in the run (propose_plan is not offered in agent mode): both other tools stay,
     // the device tools fill the rest from the first.
-    const offered = model.requests('r-fill')[0]!.body.tools!.map((t) => t.function.name);
+    const offered = fixture.model.requests('r-fill')[0]!.body.tools!.map((t) => t.function.name);
     expect(offered).toEqual(['write_todos', 'shared', 'd0', 'd1', 'd2', 's0', 's1']);
     expect(events.find((e) => e.type === 'notice')).toEqual({
       type: 'notice',

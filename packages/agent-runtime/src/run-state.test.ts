@@ -1,45 +1,21 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createMemoryEphemeralStore, type EphemeralStore } from '@agent-backend/ephemeral';
+import { describe, expect, it } from 'vitest';
 import { createLogger } from '@agent-backend/logger';
 import type { AgentEvent } from '@agent-backend/protocol';
-import { createPostgresDatabase, migrate, type Database } from '@agent-backend/store';
-import {
-  createTestSchema,
-  startScriptedModel,
-  testDatabaseUrl,
-  textReply,
-  toolCallsReply,
-  type ScriptedModel,
-  type TestSchema,
-} from '@agent-backend/testing';
+import type { Database } from '@agent-backend/store';
+import { textReply, toolCallsReply } from '@agent-backend/testing';
 import { AgentRunner } from './agent-runner.js';
 import { runRequest } from './run-request.js';
 import { RunRepository } from './run-repository.js';
+import { useRunnerFixture } from './testing/runner-fixture.js';
 
-let schema: TestSchema;
-let db: Database;
-let ephemeral: EphemeralStore;
-let model: ScriptedModel;
+const fixture = useRunnerFixture('run_state');
 /** Every statement the runner sends, in order (the real database answers them). */
 const statements: string[] = [];
 
-beforeAll(async () => {
-  schema = await createTestSchema('run_state');
-  db = await createPostgresDatabase({ url: testDatabaseUrl(), schema: schema.schema, max: 4 });
-  await migrate(db);
-  ephemeral = createMemoryEphemeralStore();
-  model = await startScriptedModel();
-});
-afterAll(async () => {
-  await model.close();
-  await ephemeral.close();
-  await db.close();
-  await schema.drop();
-});
-
 /** The real database, with each statement written down before it is sent. */
-const recorded = (): Database =>
-  ({
+const recorded = (): Database => {
+  const db = fixture.db;
+  return {
     ...db,
     dialect: db.dialect,
     query: (sql: string, params?: unknown[]) => {
@@ -49,36 +25,31 @@ const recorded = (): Database =>
     transaction: (fn) => db.transaction(fn),
     ping: () => db.ping(),
     close: () => db.close(),
-  }) as Database;
+  } as Database;
+};
 
 const isWrite = (sql: string) => /^\s*(INSERT|UPDATE|WITH|DELETE)/i.test(sql);
 
 describe("a run's resumable state", () => {
   it('is stored with each step in one write: steps, events sent, tokens, settings', async () => {
-    model.script('state-steps', [
+    fixture.model.script('state-steps', [
       toolCallsReply([{ id: 'c1', name: 'write_todos', args: { todos: [{ content: 'one' }] } }]),
       toolCallsReply([{ id: 'c2', name: 'write_todos', args: { todos: [{ content: 'two' }] } }]),
       textReply('Done.'),
     ]);
     const runner = new AgentRunner({
       db: recorded(),
-      ephemeral,
+      ephemeral: fixture.ephemeral,
       logger: createLogger({ level: 'silent' }),
     });
     const prepared = await runner.prepare(
       runRequest({
         userId: 'state-user',
         message: 'plan it',
-        model: {
-          baseUrl: model.baseUrl,
-          apiKey: 'sk-state',
-          name: 'state-steps',
-          temperature: 0,
-          chosenBy: 'request',
-        },
+        model: fixture.modelSettings('state-steps', 'sk-state', 0),
       }),
     );
-    const runs = new RunRepository(db);
+    const runs = new RunRepository(fixture.db);
     const stored = await runs.load(prepared.runId);
     expect(stored).toMatchObject({
       status: 'running',

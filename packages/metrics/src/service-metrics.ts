@@ -1,4 +1,4 @@
-import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from 'prom-client';
+import { collectDefaultMetrics, type Gauge, Registry } from 'prom-client';
 import {
   NO_METRICS,
   type BusKind,
@@ -10,6 +10,7 @@ import {
   type RunOutcome,
   type ServiceMetrics,
 } from './instruments.js';
+import { counter, declareMetrics, gauge, histogram } from './metric-table.js';
 
 export interface CreateMetricsOptions {
   /** `METRICS_ENABLED`; false returns {@link NO_METRICS}. @default true */
@@ -54,6 +55,140 @@ export const OTHER_MODEL = 'other';
 /** Longest `model` label; a longer name is cut. */
 const MAX_MODEL_LABEL_CHARS = 100;
 
+/** Every metric of the service, in the order they are registered and rendered. */
+const SERVICE_METRICS = {
+  buildInfo: gauge('build_info', 'Always 1; the running version and the commit it was built from', [
+    'version',
+    'commit',
+  ]),
+  httpDuration: histogram(
+    'http_server_request_duration_seconds',
+    'HTTP requests by method, route template and status, from arrival to the end of the answer',
+    HTTP_BUCKETS,
+    ['method', 'route', 'status'],
+  ),
+  runs: counter(
+    'agent_runs_total',
+    'Agent runs by mode and outcome (done, error, aborted, suspended)',
+    ['mode', 'outcome'],
+  ),
+  runDuration: histogram(
+    'agent_run_duration_seconds',
+    'Agent run duration by mode, from the session event to done or error',
+    RUN_BUCKETS,
+    ['mode'],
+  ),
+  runsActive: gauge('agent_runs_active', 'Agent runs executing in this process'),
+  streamsOpen: gauge(
+    'agent_streams_open',
+    'Server-sent event streams of agent runs open on this replica',
+  ),
+  firstToken: histogram(
+    'model_time_to_first_token_seconds',
+    'Seconds from a model request to its first streamed chunk',
+    [0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
+  ),
+  tokens: counter(
+    'model_tokens_total',
+    `Tokens reported by model providers, by model (the first ${MAX_MODEL_LABELS} model ` +
+      `names seen, then "${OTHER_MODEL}") and kind (prompt, completion)`,
+    ['model', 'kind'],
+  ),
+  rateLimited: counter(
+    'rate_limited_total',
+    'Requests, runs and WebSocket frames refused by a limit, by limit (docs/limits.md)',
+    ['limit'],
+  ),
+  connections: gauge(
+    'gateway_connections',
+    'Open WebSocket connections of this gateway replica by endpoint',
+    ['endpoint'],
+  ),
+  frames: counter(
+    'gateway_frames_total',
+    'WebSocket frames by endpoint and direction (in: from clients, out: to clients)',
+    ['endpoint', 'direction'],
+  ),
+  toolCalls: counter(
+    'node_tool_calls_total',
+    'Tool calls to nodes through the gateway by outcome',
+    ['outcome'],
+  ),
+  toolDuration: histogram(
+    'node_tool_call_duration_seconds',
+    'Node tool call round trip (caller, bus, gateway, node and back) by outcome',
+    CALL_BUCKETS,
+    ['outcome'],
+  ),
+  approvalsRequested: counter(
+    'hitl_approvals_requested_total',
+    'Tool calls held for a human decision',
+  ),
+  approvals: counter(
+    'hitl_approvals_total',
+    'Held tool calls by outcome (approved, edited, rejected, timed_out, cancelled)',
+    ['outcome'],
+  ),
+  busPublished: counter(
+    'bus_messages_published_total',
+    'Messages this process published on the bus by kind (message, request, reply)',
+    ['kind'],
+  ),
+  busReceived: counter(
+    'bus_messages_received_total',
+    'Bus messages handed to a subscriber or responder of this process by kind',
+    ['kind'],
+  ),
+  busRequests: histogram(
+    'bus_request_duration_seconds',
+    'Bus request/reply latency by outcome',
+    CALL_BUCKETS,
+    ['outcome'],
+  ),
+  jobsAdded: counter('jobs_added_total', 'Jobs enqueued by this process by queue', ['queue']),
+  jobs: counter(
+    'jobs_total',
+    'Job attempts run by this process by queue and outcome (completed, failed)',
+    ['queue', 'outcome'],
+  ),
+  jobDuration: histogram('job_duration_seconds', 'Job attempt duration by queue', JOB_BUCKETS, [
+    'queue',
+  ]),
+  queueDepth: gauge(
+    'jobs_queue_depth',
+    'Jobs in a queue by state, read from the job engine at each scrape (BullMQ only)',
+    ['queue', 'state'],
+  ),
+  ingestedDocuments: counter(
+    'knowledge_documents_ingested_total',
+    'Knowledge-base documents ingested (split, embedded, stored)',
+  ),
+  ingestedChunks: counter(
+    'knowledge_chunks_ingested_total',
+    'Chunks stored by knowledge-base ingestion',
+  ),
+  ingestFailures: counter(
+    'knowledge_ingestion_failures_total',
+    'Failed knowledge-base ingestion attempts',
+  ),
+  retentionRemoved: counter(
+    'retention_removed_total',
+    'Rows deleted by the retention sweep by kind (sessions, task_runs, knowledge_documents, memories, audit_events), and sandboxes destroyed with their sessions (sandboxes)',
+    ['kind'],
+  ),
+  retentionSweeps: histogram(
+    'retention_sweep_duration_seconds',
+    'Duration of a retention sweep of this worker, by outcome (ok, failed)',
+    JOB_BUCKETS,
+    ['outcome'],
+  ),
+  operatorRefused: counter(
+    'operator_auth_failures_total',
+    'Requests to the operator API refused at the credential, by reason (missing, wrong)',
+    ['reason'],
+  ),
+};
+
 const METHODS = ['GET', 'POST', 'PUT', 'PATCH', 'DELETE', 'HEAD', 'OPTIONS'];
 const QUEUE_STATES: QueueState[] = ['waiting', 'active', 'delayed', 'prioritized', 'failed'];
 
@@ -73,165 +208,9 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
   collectDefaultMetrics({ register: runtime });
   const registers = [registry];
 
-  new Gauge({
-    name: 'build_info',
-    help: 'Always 1; the running version and the commit it was built from',
-    labelNames: ['version', 'commit'] as const,
-    registers,
-  })
-    .labels(options.build?.version ?? 'unknown', options.build?.commit ?? 'unknown')
-    .set(1);
-
-  const httpDuration = new Histogram({
-    name: 'http_server_request_duration_seconds',
-    help: 'HTTP requests by method, route template and status, from arrival to the end of the answer',
-    labelNames: ['method', 'route', 'status'] as const,
-    buckets: HTTP_BUCKETS,
-    registers,
-  });
-  // route → (method index * 1000 + status) → child: two lookups, no string built per request.
-  const httpChildren = new Map<string, Map<number, { observe(v: number): void }>>();
-
-  const runs = new Counter({
-    name: 'agent_runs_total',
-    help: 'Agent runs by mode and outcome (done, error, aborted, suspended)',
-    labelNames: ['mode', 'outcome'] as const,
-    registers,
-  });
-  const runDuration = new Histogram({
-    name: 'agent_run_duration_seconds',
-    help: 'Agent run duration by mode, from the session event to done or error',
-    labelNames: ['mode'] as const,
-    buckets: RUN_BUCKETS,
-    registers,
-  });
-  const runsActive = new Gauge({
-    name: 'agent_runs_active',
-    help: 'Agent runs executing in this process',
-    registers,
-  });
-  const streamsOpen = new Gauge({
-    name: 'agent_streams_open',
-    help: 'Server-sent event streams of agent runs open on this replica',
-    registers,
-  });
-  const firstToken = new Histogram({
-    name: 'model_time_to_first_token_seconds',
-    help: 'Seconds from a model request to its first streamed chunk',
-    buckets: [0.1, 0.25, 0.5, 1, 2, 4, 8, 15, 30, 60],
-    registers,
-  });
-  const tokens = new Counter({
-    name: 'model_tokens_total',
-    help:
-      `Tokens reported by model providers, by model (the first ${MAX_MODEL_LABELS} model ` +
-      `names seen, then "${OTHER_MODEL}") and kind (prompt, completion)`,
-    labelNames: ['model', 'kind'] as const,
-    registers,
-  });
-  // Model names come from requests (`llm_config.modelName`): bounded, so a client cannot grow
-  // the registry without end.
-  const models = new Set<string>();
-  const modelLabel = (name: string): string => {
-    const label = name.slice(0, MAX_MODEL_LABEL_CHARS) || OTHER_MODEL;
-    if (models.has(label)) return label;
-    if (models.size >= MAX_MODEL_LABELS) return OTHER_MODEL;
-    models.add(label);
-    return label;
-  };
-
-  const rateLimited = new Counter({
-    name: 'rate_limited_total',
-    help: 'Requests, runs and WebSocket frames refused by a limit, by limit (docs/limits.md)',
-    labelNames: ['limit'] as const,
-    registers,
-  });
-
-  const connections = new Gauge({
-    name: 'gateway_connections',
-    help: 'Open WebSocket connections of this gateway replica by endpoint',
-    labelNames: ['endpoint'] as const,
-    registers,
-  });
-  const frames = new Counter({
-    name: 'gateway_frames_total',
-    help: 'WebSocket frames by endpoint and direction (in: from clients, out: to clients)',
-    labelNames: ['endpoint', 'direction'] as const,
-    registers,
-  });
-
-  const toolCalls = new Counter({
-    name: 'node_tool_calls_total',
-    help: 'Tool calls to nodes through the gateway by outcome',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-  const toolDuration = new Histogram({
-    name: 'node_tool_call_duration_seconds',
-    help: 'Node tool call round trip (caller, bus, gateway, node and back) by outcome',
-    labelNames: ['outcome'] as const,
-    buckets: CALL_BUCKETS,
-    registers,
-  });
-
-  const approvalsRequested = new Counter({
-    name: 'hitl_approvals_requested_total',
-    help: 'Tool calls held for a human decision',
-    registers,
-  });
-  const approvals = new Counter({
-    name: 'hitl_approvals_total',
-    help: 'Held tool calls by outcome (approved, edited, rejected, timed_out, cancelled)',
-    labelNames: ['outcome'] as const,
-    registers,
-  });
-
-  const busPublished = new Counter({
-    name: 'bus_messages_published_total',
-    help: 'Messages this process published on the bus by kind (message, request, reply)',
-    labelNames: ['kind'] as const,
-    registers,
-  });
-  const busReceived = new Counter({
-    name: 'bus_messages_received_total',
-    help: 'Bus messages handed to a subscriber or responder of this process by kind',
-    labelNames: ['kind'] as const,
-    registers,
-  });
-  const busRequests = new Histogram({
-    name: 'bus_request_duration_seconds',
-    help: 'Bus request/reply latency by outcome',
-    labelNames: ['outcome'] as const,
-    buckets: CALL_BUCKETS,
-    registers,
-  });
-
-  const jobsAdded = new Counter({
-    name: 'jobs_added_total',
-    help: 'Jobs enqueued by this process by queue',
-    labelNames: ['queue'] as const,
-    registers,
-  });
-  const jobs = new Counter({
-    name: 'jobs_total',
-    help: 'Job attempts run by this process by queue and outcome (completed, failed)',
-    labelNames: ['queue', 'outcome'] as const,
-    registers,
-  });
-  const jobDuration = new Histogram({
-    name: 'job_duration_seconds',
-    help: 'Job attempt duration by queue',
-    labelNames: ['queue'] as const,
-    buckets: JOB_BUCKETS,
-    registers,
-  });
   const depthSources = new Map<string, (queue: string) => Promise<QueueCounts>>();
-  new Gauge({
-    name: 'jobs_queue_depth',
-    help: 'Jobs in a queue by state, read from the job engine at each scrape (BullMQ only)',
-    labelNames: ['queue', 'state'] as const,
-    registers,
-    async collect() {
+  const m = declareMetrics(SERVICE_METRICS, registers, {
+    async queueDepth(this: Gauge) {
       this.reset();
       await Promise.all(
         [...depthSources].map(async ([queue, counts]) => {
@@ -243,41 +222,21 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
       );
     },
   });
-
-  const ingestedDocuments = new Counter({
-    name: 'knowledge_documents_ingested_total',
-    help: 'Knowledge-base documents ingested (split, embedded, stored)',
-    registers,
-  });
-  const ingestedChunks = new Counter({
-    name: 'knowledge_chunks_ingested_total',
-    help: 'Chunks stored by knowledge-base ingestion',
-    registers,
-  });
-  const ingestFailures = new Counter({
-    name: 'knowledge_ingestion_failures_total',
-    help: 'Failed knowledge-base ingestion attempts',
-    registers,
-  });
-  const retentionRemoved = new Counter({
-    name: 'retention_removed_total',
-    help: 'Rows deleted by the retention sweep by kind (sessions, task_runs, knowledge_documents, memories, audit_events), and sandboxes destroyed with their sessions (sandboxes)',
-    labelNames: ['kind'] as const,
-    registers,
-  });
-  const retentionSweeps = new Histogram({
-    name: 'retention_sweep_duration_seconds',
-    help: 'Duration of a retention sweep of this worker, by outcome (ok, failed)',
-    labelNames: ['outcome'] as const,
-    buckets: JOB_BUCKETS,
-    registers,
-  });
-  const operatorRefused = new Counter({
-    name: 'operator_auth_failures_total',
-    help: 'Requests to the operator API refused at the credential, by reason (missing, wrong)',
-    labelNames: ['reason'] as const,
-    registers,
-  });
+  m.buildInfo
+    .labels(options.build?.version ?? 'unknown', options.build?.commit ?? 'unknown')
+    .set(1);
+  // route → (method index * 1000 + status) → child: two lookups, no string built per request.
+  const httpChildren = new Map<string, Map<number, { observe(v: number): void }>>();
+  // Model names come from requests (`llm_config.modelName`): bounded, so a client cannot grow
+  // the registry without end.
+  const models = new Set<string>();
+  const modelLabel = (name: string): string => {
+    const label = name.slice(0, MAX_MODEL_LABEL_CHARS) || OTHER_MODEL;
+    if (models.has(label)) return label;
+    if (models.size >= MAX_MODEL_LABELS) return OTHER_MODEL;
+    models.add(label);
+    return label;
+  };
 
   const bound = <C>(make: (...labels: string[]) => C) => {
     const cache = new Map<string, C>();
@@ -288,19 +247,19 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
       return child;
     };
   };
-  const connectionChild = bound<Level>((endpoint) => connections.labels(endpoint));
-  const frameChild = bound<Count>((endpoint, direction) => frames.labels(endpoint, direction));
-  const publishedChild = bound<Count>((kind) => busPublished.labels(kind));
-  const receivedChild = bound<Count>((kind) => busReceived.labels(kind));
-  const requestChild = bound((outcome) => busRequests.labels(outcome));
+  const connectionChild = bound<Level>((endpoint) => m.connections.labels(endpoint));
+  const frameChild = bound<Count>((endpoint, direction) => m.frames.labels(endpoint, direction));
+  const publishedChild = bound<Count>((kind) => m.busPublished.labels(kind));
+  const receivedChild = bound<Count>((kind) => m.busReceived.labels(kind));
+  const requestChild = bound((outcome) => m.busRequests.labels(outcome));
   const toolChild = bound((outcome) => ({
-    count: toolCalls.labels(outcome),
-    duration: toolDuration.labels(outcome),
+    count: m.toolCalls.labels(outcome),
+    duration: m.toolDuration.labels(outcome),
   }));
-  const approvalChild = bound((outcome) => approvals.labels(outcome));
-  const runChild = bound((mode, outcome) => runs.labels(mode, outcome));
-  const tokenChild = bound((model, kind) => tokens.labels(model, kind));
-  const runDurationChild = bound((mode) => runDuration.labels(mode));
+  const approvalChild = bound((outcome) => m.approvals.labels(outcome));
+  const runChild = bound((mode, outcome) => m.runs.labels(mode, outcome));
+  const tokenChild = bound((model, kind) => m.tokens.labels(model, kind));
+  const runDurationChild = bound((mode) => m.runDuration.labels(mode));
 
   return {
     enabled: true,
@@ -313,7 +272,7 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
         const key = methodIndex * 1000 + status;
         let child = byRoute.get(key);
         if (!child) {
-          child = httpDuration.labels(METHODS[methodIndex] ?? 'other', route, String(status));
+          child = m.httpDuration.labels(METHODS[methodIndex] ?? 'other', route, String(status));
           byRoute.set(key, child);
         }
         child.observe(seconds);
@@ -322,15 +281,15 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
     agent: {
       runStarted(mode) {
         const started = performance.now();
-        runsActive.inc();
+        m.runsActive.inc();
         return (outcome: RunOutcome) => {
-          runsActive.dec();
+          m.runsActive.dec();
           runChild(mode, outcome).inc();
           runDurationChild(mode).observe((performance.now() - started) / 1000);
         };
       },
-      streamsOpen: { inc: (v) => streamsOpen.inc(v), dec: (v) => streamsOpen.dec(v) },
-      firstToken: (seconds) => firstToken.observe(seconds),
+      streamsOpen: { inc: (v) => m.streamsOpen.inc(v), dec: (v) => m.streamsOpen.dec(v) },
+      firstToken: (seconds) => m.firstToken.observe(seconds),
       tokens(model, prompt, completion) {
         if (prompt <= 0 && completion <= 0) return;
         const label = modelLabel(model);
@@ -350,7 +309,7 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
       },
     },
     hitl: {
-      requested: () => approvalsRequested.inc(),
+      requested: () => m.approvalsRequested.inc(),
       resolved: (outcome) => approvalChild(outcome).inc(),
     },
     bus: {
@@ -359,10 +318,10 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
       request: (outcome, seconds) => requestChild(outcome).observe(seconds),
     },
     jobs: {
-      added: (queue) => jobsAdded.labels(queue).inc(),
+      added: (queue) => m.jobsAdded.labels(queue).inc(),
       finished(queue, outcome, seconds) {
-        jobs.labels(queue, outcome).inc();
-        jobDuration.labels(queue).observe(seconds);
+        m.jobs.labels(queue, outcome).inc();
+        m.jobDuration.labels(queue).observe(seconds);
       },
       watchDepth(queues, counts) {
         for (const queue of queues) if (!depthSources.has(queue)) depthSources.set(queue, counts);
@@ -370,20 +329,20 @@ export function createServiceMetrics(options: CreateMetricsOptions = {}): Servic
     },
     knowledge: {
       ingested(chunks) {
-        ingestedDocuments.inc();
-        if (chunks > 0) ingestedChunks.inc(chunks);
+        m.ingestedDocuments.inc();
+        if (chunks > 0) m.ingestedChunks.inc(chunks);
       },
-      failed: () => ingestFailures.inc(),
+      failed: () => m.ingestFailures.inc(),
     },
     retention: {
-      removed: (kind, count) => retentionRemoved.labels(kind).inc(count),
-      swept: (outcome, seconds) => retentionSweeps.labels(outcome).observe(seconds),
+      removed: (kind, count) => m.retentionRemoved.labels(kind).inc(count),
+      swept: (outcome, seconds) => m.retentionSweeps.labels(outcome).observe(seconds),
     },
     limits: {
-      refused: (limit) => rateLimited.labels(limit).inc(),
+      refused: (limit) => m.rateLimited.labels(limit).inc(),
     },
     operator: {
-      refused: (reason) => operatorRefused.labels(reason).inc(),
+      refused: (reason) => m.operatorRefused.labels(reason).inc(),
     },
     async render() {
       const [own, node] = await Promise.all([registry.metrics(), runtime.metrics()]);

@@ -1,4 +1,4 @@
-import { hashingEmbedding } from './scripted-model.js';
+import { hashingEmbedding } from './hashing-embedding.js';
 
 /**
  * Words that mean the same thing, for {@link conceptEmbedding}: it embeds concepts, so a query

@@ -1,0 +1,62 @@
+import { z } from 'zod';
+import { optionalString, booleanStringDefaultTrue, url } from './env-fields.js';
+
+/** Default listen port; the compose file and the Dockerfiles rely on it. */
+export const DEFAULT_PORT = 8000;
+
+/** Where the service listens and keeps its state: port, Redis, PostgreSQL, data directory. */
+export const serviceEnv = {
+  PORT: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .max(65535)
+    .default(DEFAULT_PORT)
+    .describe('listen port (0: any free port; the log line `listening` names it)'),
+  HOST: z.string().min(1).default('0.0.0.0').describe('listen address'),
+  REDIS_URL: url(['redis:', 'rediss:']).describe(
+    '`redis://` or `rediss://`. Unset: in-process bus, presence and ephemeral keys',
+  ),
+  REDIS_COMMAND_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(100)
+    .default(5_000)
+    .describe(
+      'a Redis command of a request (including adding a job or a schedule) without a reply after this long fails (the request gets 503 `unavailable`); blocking reads and BullMQ workers are not affected',
+    ),
+  REDIS_KEY_PREFIX: z
+    .string()
+    .min(1)
+    .default('ab:')
+    .describe(
+      'prefix of every Redis key and channel, so deployments (and tests) can share a Redis',
+    ),
+  DATABASE_URL: url(['postgres:', 'postgresql:']).describe(
+    '`postgres://`. Unset: PGlite under `DATA_DIR/pglite`',
+  ),
+  DATABASE_QUERY_TIMEOUT_MS: z.coerce
+    .number()
+    .int()
+    .min(0)
+    .default(5_000)
+    .describe(
+      'a PostgreSQL statement running longer is cancelled by the server; one whose reply does not come within 1 s more (a stalled network or server) is given up and its connection closed; waiting this long for a connection fails too. The request gets 503 `unavailable`. `0`: no limit. Migrations and the vector-search preparation at start are not limited. Raise it if single statements rightly take longer (deleting a knowledge base of millions of chunks)',
+    ),
+  DATABASE_SCHEMA: optionalString
+    .refine((v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v), {
+      message: 'must be a lower-case SQL identifier',
+    })
+    .describe(
+      "PostgreSQL schema for every table (created if missing); unset: the connection's default",
+    ),
+  MIGRATE_ON_START: booleanStringDefaultTrue.describe(
+    "the api, worker and all-in-one apply pending database migrations before they listen (one at a time, under a lock). `false`: they do not, and refuse to start on a PostgreSQL schema with a pending migration; migrations are then the `migrate` command's job (`node apps/all-in-one/dist/migrate.js`, the Helm chart's pre-upgrade Job; [deployment.md](deployment.md)). The embedded PGlite database is always migrated",
+  ),
+  DATA_DIR: z
+    .string()
+    .min(1)
+    .default('./.data')
+    .describe("PGlite files, generated development keys, the all-in-one's control socket"),
+  INSTANCE_ID: optionalString.describe("this replica's id on the bus and in presence"),
+};
