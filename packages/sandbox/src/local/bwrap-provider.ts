@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   SandboxError,
@@ -19,7 +19,7 @@ import {
   newSandboxId,
   type LocalLimits,
 } from './local-sandbox.js';
-import { openDirNoFollow } from './no-follow.js';
+import { openDirNoFollow, removeDirNoFollow } from './no-follow.js';
 import { CallCgroup, processLimitMode } from './process-limit.js';
 import { runProcess } from './run-process.js';
 
@@ -107,7 +107,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
   async destroy(id: string): Promise<void> {
     this.stopCalls(id);
     // The user's working directory is theirs: only the sandbox's own state goes.
-    await rm(this.dirs.dirOf(id), { recursive: true, force: true });
+    await removeDirNoFollow(this.dirs.dirOf(id));
   }
 
   async list(deployment: string): Promise<SandboxListing[]> {

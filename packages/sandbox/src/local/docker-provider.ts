@@ -31,7 +31,7 @@ import {
   newSandboxId,
   type LocalLimits,
 } from './local-sandbox.js';
-import { linkFreeDir } from './no-follow.js';
+import { linkFreeDir, removeDirNoFollow } from './no-follow.js';
 
 export { IDLE_WATCHDOG, KILL_LEFTOVERS } from './docker-container.js';
 
@@ -140,7 +140,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   async destroy(id: string): Promise<void> {
     await this.removeContainer(id);
     // The user's working directory is theirs: only the sandbox's own state goes.
-    await rm(this.dirs.dirOf(id), { recursive: true, force: true });
+    await removeDirNoFollow(this.dirs.dirOf(id));
   }
 
   async list(deployment: string): Promise<SandboxListing[]> {

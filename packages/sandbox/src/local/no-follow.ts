@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
-import { lstat, open, type FileHandle } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { lstat, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { SandboxError } from '../sandbox.js';
 
 /**
@@ -79,4 +79,65 @@ export async function linkFreeDir(dir: string, inside: string): Promise<string> 
       { cause: error },
     );
   }
+}
+
+/**
+ * Removes the entry `name` of `parent` and, when it is a directory, everything in it, following
+ * no link: each directory is entered with {@link openChildDir} (a link is never a directory
+ * here), each entry removed through its directory's descriptor, and `unlink`/`rmdir` never follow
+ * their last component. An entry that changes kind meanwhile (a directory swapped for a link by
+ * code still running in the sandbox) is looked at again, never followed; a link is removed as
+ * the link it is. Missing entries are not an error.
+ */
+export async function removeTreeNoFollow(parent: FileHandle, name: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const info = await lstat(viaFd(parent, name)).catch(ignoreMissing);
+    if (!info) return;
+    try {
+      if (!info.isDirectory()) {
+        await unlink(viaFd(parent, name));
+        return;
+      }
+      const dir = await openChildDir(parent, name);
+      try {
+        for (const entry of await readdir(viaFd(dir))) await removeTreeNoFollow(dir, entry);
+      } finally {
+        await dir.close();
+      }
+      await rmdir(viaFd(parent, name));
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      // Swapped between the look and the removal (a directory for a link or a file, a file for
+      // a directory, or filled again): look again.
+      if (
+        attempt < 100 &&
+        ['ELOOP', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY', 'EEXIST'].includes(code ?? '')
+      ) {
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * Removes the directory `dir` and everything in it, following no link below it
+ * ({@link removeTreeNoFollow}). Its parent is the service's own (a sandbox's state directory's
+ * parent, which no sandbox sees), so that path is opened as it is.
+ */
+export async function removeDirNoFollow(dir: string): Promise<void> {
+  const parent = await open(dirname(resolve(dir)), O_RDONLY | O_DIRECTORY).catch(ignoreMissing);
+  if (!parent) return;
+  try {
+    await removeTreeNoFollow(parent, basename(resolve(dir)));
+  } finally {
+    await parent.close();
+  }
+}
+
+function ignoreMissing(error: unknown): undefined {
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+  throw error;
 }
