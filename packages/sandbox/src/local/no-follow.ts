@@ -62,23 +62,41 @@ export async function openDirNoFollow(dir: string): Promise<FileHandle> {
   }
 }
 
+/** The error text of a call whose directory `inside` is no longer the one it was given. */
+export function notTheDirectory(inside: string): string {
+  return (
+    `${inside} is no longer the directory this run was given (it was moved, removed or ` +
+    'replaced by a link): nothing ran; start a new run with its working_directory'
+  );
+}
+
 /**
  * `dir` when it is a directory reached with no link on the way (the real path the caller
  * resolved and checked, still the same directory), else a `SandboxError` (`unavailable`) naming
  * `inside`, the sandbox's path for it (never the host's).
  */
 export async function linkFreeDir(dir: string, inside: string): Promise<string> {
+  await (await pinDir(dir, inside)).handle.close();
+  return resolve(dir);
+}
+
+/**
+ * The directory `dir` held open (reached with no link on the way, as {@link linkFreeDir}), and
+ * its identity, `<device>:<inode>` as `stat -c %d:%i` prints it: while the handle is open that
+ * inode is this directory's, so a mount of `dir` made meanwhile by path can be checked against it.
+ */
+export async function pinDir(
+  dir: string,
+  inside: string,
+): Promise<{ handle: FileHandle; identity: string }> {
+  let handle: FileHandle;
   try {
-    await (await openDirNoFollow(resolve(dir))).close();
-    return resolve(dir);
+    handle = await openDirNoFollow(resolve(dir));
   } catch (error) {
-    throw new SandboxError(
-      'unavailable',
-      `the directory for ${inside} is not a real directory now (it was moved, removed or ` +
-        'replaced by a link since it was checked): nothing ran; start a new run',
-      { cause: error },
-    );
+    throw new SandboxError('unavailable', notTheDirectory(inside), { cause: error });
   }
+  const info = await handle.stat({ bigint: true });
+  return { handle, identity: `${info.dev}:${info.ino}` };
 }
 
 /**
