@@ -85,7 +85,7 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
   const memory = memoryCapability({ db, embedder, logger });
   const skills = skillsCapability({ db, logger }, config);
   // The active skills' resources are copied into the run's sandbox.
-  const sandbox = sandboxCapability({ db, ephemeral, runFiles: skills.runFiles }, config);
+  const sandbox = sandboxCapability({ db, ephemeral, runFiles: skills.runFiles, logger }, config);
   const webSearch = webSearchCapability({ ephemeral }, config);
   const saas = saasToolsCapability({ ephemeral }, config);
   // In this order their tools are offered (node tools fill what the others leave).

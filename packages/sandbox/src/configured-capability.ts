@@ -1,3 +1,4 @@
+import { mkdirSync, realpathSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunInfo } from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
@@ -6,12 +7,15 @@ import { createSandboxCapability, type RunFiles, type SandboxCapability } from '
 import { E2BSandboxProvider } from './cloud/e2b-provider.js';
 import { BubblewrapSandboxProvider } from './local/bwrap-provider.js';
 import { DockerSandboxProvider } from './local/docker-provider.js';
+import { shownInMountinfo } from './local/mount-source.js';
 
 export interface SandboxDeps {
   readonly db: Database;
   readonly ephemeral: EphemeralStore;
   /** Another capability's files for the run's sandbox, under `dir` (active skills' resources). */
   readonly runFiles?: (run: RunInfo, dir: string) => Promise<RunFiles | undefined>;
+  /** Told once, at start, when local sandboxes will see the host paths of the service's folders. */
+  readonly logger?: { warn(fields: Record<string, unknown>, message: string): void };
 }
 
 /** The configuration keys the capability reads (a subset of the service config). */
@@ -46,6 +50,9 @@ export interface SandboxConfig {
  */
 export function sandboxCapability(deps: SandboxDeps, settings: SandboxConfig): SandboxCapability {
   const stateDir = settings.SANDBOX_STATE_DIR ?? join(settings.DATA_DIR, 'sandboxes');
+  if (settings.SANDBOX_LOCAL_ROOT && deps.logger) {
+    warnOfVisibleHostPaths(deps.logger, stateDir, settings.SANDBOX_LOCAL_ROOT);
+  }
   return createSandboxCapability({
     db: deps.db,
     ephemeral: deps.ephemeral,
@@ -95,4 +102,35 @@ export function sandboxCapability(deps: SandboxDeps, settings: SandboxConfig): S
       maxIdleMs: settings.SANDBOX_MAX_IDLE_MS,
     },
   });
+}
+
+/**
+ * Sandboxed code reads, in `/proc/self/mountinfo`, each bound folder's path within its file
+ * system (local/mount-source.ts): the whole host path unless the folder is on a volume of its own.
+ * Knowing it gives no access; the operator is told which paths are shown and how to hide them.
+ */
+function warnOfVisibleHostPaths(
+  logger: NonNullable<SandboxDeps['logger']>,
+  stateDir: string,
+  localRoot: string,
+): void {
+  const visible: Record<string, string> = {};
+  for (const [name, dir] of [
+    ['SANDBOX_STATE_DIR', stateDir],
+    ['SANDBOX_LOCAL_ROOT', localRoot],
+  ] as const) {
+    try {
+      mkdirSync(dir, { recursive: true });
+      const shown = shownInMountinfo(dir);
+      if (shown === realpathSync(dir)) visible[name] = shown;
+    } catch {
+      // Not readable here (no /proc): nothing to say.
+    }
+  }
+  if (Object.keys(visible).length === 0) return;
+  logger.warn(
+    { code: 'sandbox_host_paths_visible', ...visible },
+    'code in local sandboxes can read these host paths in /proc/self/mountinfo (they give it no ' +
+      'access); mount each as a file system of its own to show it only paths inside that one',
+  );
 }

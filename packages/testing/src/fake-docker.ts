@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,7 +16,8 @@ import { closeServer, killProcessGroup, readJsonBody, sendJson } from './fake-ht
  * process ends, `GET /exec/{id}/json`; errors as `{ message }`.
  *
  * Behind it a container is its create request: an exec runs in bubblewrap with the container's
- * `Binds`, the host's system read-only (the image is not pulled), `WorkingDir`, `Env` and a
+ * `Binds` as they were mounted at its start (each source opened then, following links as the
+ * daemon's mount does, and held: a later change of the path does not move it), the host's system read-only (the image is not pulled), `WorkingDir`, `Env` and a
  * shared PID view, so one exec can signal another's processes as in a container. Limits are
  * recorded (`containers`), not enforced: enforcing them is Docker's job.
  */
@@ -42,6 +43,16 @@ export interface FakeContainer {
   };
   running: boolean;
   readonly created: number;
+  /** Each bind's host directory as mounted at the last start (held open), by its path inside. */
+  mounted: ReadonlyMap<string, FileHandle>;
+}
+
+export interface FakeDockerOptions {
+  /**
+   * Called on `start` after the engine got the request and before it mounts the binds: what a
+   * race between a caller's check of a path and the engine's mount can do happens here.
+   */
+  readonly beforeMount?: (container: FakeContainer) => void | Promise<void>;
 }
 
 interface Exec {
@@ -53,7 +64,7 @@ interface Exec {
   running: boolean;
 }
 
-export async function startFakeDocker(): Promise<FakeDocker> {
+export async function startFakeDocker(options: FakeDockerOptions = {}): Promise<FakeDocker> {
   const dir = await mkdtemp(join(tmpdir(), 'fake-docker-'));
   const socket = join(dir, 'docker.sock');
   const containers = new Map<string, FakeContainer>();
@@ -66,6 +77,8 @@ export async function startFakeDocker(): Promise<FakeDocker> {
     for (const child of processes.get(container.name) ?? []) killProcessGroup(child);
     processes.delete(container.name);
     container.running = false;
+    for (const handle of container.mounted.values()) void handle.close().catch(() => undefined);
+    container.mounted = new Map();
   };
 
   const server = createServer((req, res) => {
@@ -93,6 +106,7 @@ export async function startFakeDocker(): Promise<FakeDocker> {
         config: body as unknown as FakeContainer['config'],
         running: false,
         created: Math.floor(Date.now() / 1000),
+        mounted: new Map(),
       };
       containers.set(name, container);
       return sendJson(res, 201, { Id: container.id, Warnings: [] });
@@ -138,6 +152,13 @@ export async function startFakeDocker(): Promise<FakeDocker> {
       }
       if (req.method === 'POST' && action === '/start') {
         if (container.running) return void res.writeHead(304).end();
+        await options.beforeMount?.(container);
+        const mounted = new Map<string, FileHandle>();
+        for (const bind of container.config.HostConfig.Binds ?? []) {
+          const [host, inside] = bind.split(':') as [string, string];
+          mounted.set(inside, await open(host, 'r'));
+        }
+        container.mounted = mounted;
         container.running = true;
         return void res.writeHead(204).end();
       }
@@ -196,7 +217,13 @@ export async function startFakeDocker(): Promise<FakeDocker> {
     args.push('--dev', '/dev', '--ro-bind', '/proc', '/proc');
     for (const bind of exec.container.config.HostConfig.Binds ?? []) {
       const [host, inside, mode] = bind.split(':') as [string, string, string | undefined];
-      args.push(mode === 'ro' ? '--ro-bind' : '--bind', host, inside);
+      // The directory held since the start, through this process's descriptor of it.
+      const held = exec.container.mounted.get(inside);
+      args.push(
+        mode === 'ro' ? '--ro-bind' : '--bind',
+        held ? `/proc/${process.pid}/fd/${held.fd}` : host,
+        inside,
+      );
     }
     args.push('--clearenv');
     for (const entry of exec.env) {

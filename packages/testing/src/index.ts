@@ -23,7 +23,12 @@ export {
   type SaasRecordedRequest,
 } from './fake-saas.js';
 export { startFakeE2B, type FakeE2B, type FakeE2BSandbox } from './fake-e2b.js';
-export { startFakeDocker, type FakeContainer, type FakeDocker } from './fake-docker.js';
+export {
+  startFakeDocker,
+  type FakeContainer,
+  type FakeDocker,
+  type FakeDockerOptions,
+} from './fake-docker.js';
 export * from './prometheus-text.js';
 export * from './tcp-proxy.js';
 export * from './zip-writer.js';

@@ -1,5 +1,5 @@
 import { randomUUID } from 'node:crypto';
-import { mkdir, readdir, readFile, rm, writeFile, type FileHandle } from 'node:fs/promises';
+import { mkdir, readdir, readFile, writeFile, type FileHandle } from 'node:fs/promises';
 import { join } from 'node:path';
 import {
   SandboxError,
@@ -19,7 +19,7 @@ import {
   newSandboxId,
   type LocalLimits,
 } from './local-sandbox.js';
-import { openDirNoFollow } from './no-follow.js';
+import { notTheDirectory, openDirNoFollow, removeDirNoFollow } from './no-follow.js';
 import { CallCgroup, processLimitMode } from './process-limit.js';
 import { runProcess } from './run-process.js';
 
@@ -107,7 +107,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
   async destroy(id: string): Promise<void> {
     this.stopCalls(id);
     // The user's working directory is theirs: only the sandbox's own state goes.
-    await rm(this.dirs.dirOf(id), { recursive: true, force: true });
+    await removeDirNoFollow(this.dirs.dirOf(id));
   }
 
   async list(deployment: string): Promise<SandboxListing[]> {
@@ -176,12 +176,7 @@ export class BubblewrapSandboxProvider implements SandboxProvider {
     try {
       workspace = await openDirNoFollow(meta.hostWorkingDirectory);
     } catch (error) {
-      throw new SandboxError(
-        'unavailable',
-        `${LOCAL_WORKDIR} is no longer the directory this run was given (it was moved, removed ` +
-          'or replaced by a link): nothing ran; start a new run with its working_directory',
-        { cause: error },
-      );
+      throw new SandboxError('unavailable', notTheDirectory(LOCAL_WORKDIR), { cause: error });
     }
     try {
       return await this.execIn(meta, tmp, workspace, argv, options, mode);

@@ -3,6 +3,7 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CappedOutput } from '../capped-output.js';
 import {
+  SandboxError,
   type ExecOptions,
   type ExecResult,
   type SandboxHandle,
@@ -31,7 +32,7 @@ import {
   newSandboxId,
   type LocalLimits,
 } from './local-sandbox.js';
-import { linkFreeDir } from './no-follow.js';
+import { linkFreeDir, notTheDirectory, pinDir, removeDirNoFollow } from './no-follow.js';
 
 export { IDLE_WATCHDOG, KILL_LEFTOVERS } from './docker-container.js';
 
@@ -140,7 +141,7 @@ export class DockerSandboxProvider implements SandboxProvider {
   async destroy(id: string): Promise<void> {
     await this.removeContainer(id);
     // The user's working directory is theirs: only the sandbox's own state goes.
-    await rm(this.dirs.dirOf(id), { recursive: true, force: true });
+    await removeDirNoFollow(this.dirs.dirOf(id));
   }
 
   async list(deployment: string): Promise<SandboxListing[]> {
@@ -309,18 +310,43 @@ export class DockerSandboxProvider implements SandboxProvider {
     await this.start(id);
   }
 
+  /**
+   * Starts the container, which is when the engine mounts the working directory, by its path: a
+   * directory swapped for a link since it was checked would be followed. So the directory is
+   * pinned first (opened from `/` with no link followed: a link there now is refused), and once
+   * the container runs, before anything else runs in it, the directory it mounted is compared
+   * with the pinned one (device and inode, which the held descriptor keeps from being reused):
+   * a container that mounted anything else is stopped and the call refused. What runs in the
+   * container meanwhile is its idle watchdog, never the sandbox's code.
+   */
   private async start(id: string): Promise<void> {
-    // Docker mounts the working directory by its path at every start: a directory swapped for a
-    // link since it was checked would be followed. Checked right before (a short window remains
-    // between this check and the engine's mount: docs/sandbox.md).
     const mounted = (await this.inspect(id))?.HostConfig.Binds?.find(
       (b) => b.split(':')[1] === LOCAL_WORKDIR,
     );
-    if (mounted) await linkFreeDir(mounted.split(':')[0]!, LOCAL_WORKDIR);
-    const { status, body } = await this.engine.json('POST', `/containers/${id}/start`);
-    if (status !== 204 && status !== 304) {
-      throw engineError('start the container', status, JSON.stringify(body));
+    const pinned = mounted ? await pinDir(mounted.split(':')[0]!, LOCAL_WORKDIR) : undefined;
+    try {
+      const { status, body } = await this.engine.json('POST', `/containers/${id}/start`);
+      if (status !== 204 && status !== 304) {
+        throw engineError('start the container', status, JSON.stringify(body));
+      }
+      if (!pinned) return;
+      const seen = await this.output(id, ['stat', '-c', '%d:%i', LOCAL_WORKDIR]);
+      if (seen.trim() !== pinned.identity) {
+        await this.pause(id);
+        throw new SandboxError('unavailable', notTheDirectory(LOCAL_WORKDIR));
+      }
+    } finally {
+      await pinned?.handle.close();
     }
+  }
+
+  /** What a short helper command prints in the container (never starts a stopped one). */
+  private async output(id: string, cmd: string[]): Promise<string> {
+    const out = new CappedOutput(4096);
+    await this.engine.attachExec(await this.createExec(id, [], cmd, false), (stream, data) => {
+      if (stream === 'stdout') out.push(data);
+    });
+    return out.text();
   }
 
   private async inspect(id: string): Promise<ContainerInfo | undefined> {

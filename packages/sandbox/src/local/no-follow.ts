@@ -1,6 +1,6 @@
 import { constants } from 'node:fs';
-import { lstat, open, type FileHandle } from 'node:fs/promises';
-import { resolve } from 'node:path';
+import { lstat, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { basename, dirname, resolve } from 'node:path';
 import { SandboxError } from '../sandbox.js';
 
 /**
@@ -62,21 +62,100 @@ export async function openDirNoFollow(dir: string): Promise<FileHandle> {
   }
 }
 
+/** The error text of a call whose directory `inside` is no longer the one it was given. */
+export function notTheDirectory(inside: string): string {
+  return (
+    `${inside} is no longer the directory this run was given (it was moved, removed or ` +
+    'replaced by a link): nothing ran; start a new run with its working_directory'
+  );
+}
+
 /**
  * `dir` when it is a directory reached with no link on the way (the real path the caller
  * resolved and checked, still the same directory), else a `SandboxError` (`unavailable`) naming
  * `inside`, the sandbox's path for it (never the host's).
  */
 export async function linkFreeDir(dir: string, inside: string): Promise<string> {
+  await (await pinDir(dir, inside)).handle.close();
+  return resolve(dir);
+}
+
+/**
+ * The directory `dir` held open (reached with no link on the way, as {@link linkFreeDir}), and
+ * its identity, `<device>:<inode>` as `stat -c %d:%i` prints it: while the handle is open that
+ * inode is this directory's, so a mount of `dir` made meanwhile by path can be checked against it.
+ */
+export async function pinDir(
+  dir: string,
+  inside: string,
+): Promise<{ handle: FileHandle; identity: string }> {
+  let handle: FileHandle;
   try {
-    await (await openDirNoFollow(resolve(dir))).close();
-    return resolve(dir);
+    handle = await openDirNoFollow(resolve(dir));
   } catch (error) {
-    throw new SandboxError(
-      'unavailable',
-      `the directory for ${inside} is not a real directory now (it was moved, removed or ` +
-        'replaced by a link since it was checked): nothing ran; start a new run',
-      { cause: error },
-    );
+    throw new SandboxError('unavailable', notTheDirectory(inside), { cause: error });
   }
+  const info = await handle.stat({ bigint: true });
+  return { handle, identity: `${info.dev}:${info.ino}` };
+}
+
+/**
+ * Removes the entry `name` of `parent` and, when it is a directory, everything in it, following
+ * no link: each directory is entered with {@link openChildDir} (a link is never a directory
+ * here), each entry removed through its directory's descriptor, and `unlink`/`rmdir` never follow
+ * their last component. An entry that changes kind meanwhile (a directory swapped for a link by
+ * code still running in the sandbox) is looked at again, never followed; a link is removed as
+ * the link it is. Missing entries are not an error.
+ */
+export async function removeTreeNoFollow(parent: FileHandle, name: string): Promise<void> {
+  for (let attempt = 0; ; attempt++) {
+    const info = await lstat(viaFd(parent, name)).catch(ignoreMissing);
+    if (!info) return;
+    try {
+      if (!info.isDirectory()) {
+        await unlink(viaFd(parent, name));
+        return;
+      }
+      const dir = await openChildDir(parent, name);
+      try {
+        for (const entry of await readdir(viaFd(dir))) await removeTreeNoFollow(dir, entry);
+      } finally {
+        await dir.close();
+      }
+      await rmdir(viaFd(parent, name));
+      return;
+    } catch (error) {
+      const code = (error as NodeJS.ErrnoException).code;
+      if (code === 'ENOENT') return;
+      // Swapped between the look and the removal (a directory for a link or a file, a file for
+      // a directory, or filled again): look again.
+      if (
+        attempt < 100 &&
+        ['ELOOP', 'ENOTDIR', 'EISDIR', 'ENOTEMPTY', 'EEXIST'].includes(code ?? '')
+      ) {
+        continue;
+      }
+      throw error;
+    }
+  }
+}
+
+/**
+ * Removes the directory `dir` and everything in it, following no link below it
+ * ({@link removeTreeNoFollow}). Its parent is the service's own (a sandbox's state directory's
+ * parent, which no sandbox sees), so that path is opened as it is.
+ */
+export async function removeDirNoFollow(dir: string): Promise<void> {
+  const parent = await open(dirname(resolve(dir)), O_RDONLY | O_DIRECTORY).catch(ignoreMissing);
+  if (!parent) return;
+  try {
+    await removeTreeNoFollow(parent, basename(resolve(dir)));
+  } finally {
+    await parent.close();
+  }
+}
+
+function ignoreMissing(error: unknown): undefined {
+  if ((error as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+  throw error;
 }
