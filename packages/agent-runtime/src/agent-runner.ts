@@ -8,6 +8,7 @@ import { RunRepository, type StoredRun } from './run-repository.js';
 import { initialRunState, type RunState } from './run-state.js';
 import { acquireSessionLease, adoptSessionLease, type SessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
+import { recordTurn } from './turn-record.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 import type { RunRequest } from './run-request.js';
 
@@ -174,6 +175,8 @@ export class AgentRunner {
             ...(state.lastSeq > 0 ? { resume: state } : {}),
             emit,
             ...(host.durable ? { durable: host.durable } : {}),
+            recordTurn: (assistant, step) =>
+              recordTurn(this.options.ephemeral, runId, step, assistant),
             release: (holdMs) => (holdMs === undefined ? lease.release() : lease.handOver(holdMs)),
           }));
         } finally {

@@ -9,7 +9,8 @@ import type { HeldApproval, PendingTurn } from './run-state.js';
 import type { SessionState } from './session-state.js';
 import { systemPrompt } from './system-prompt.js';
 import { availability, type ToolContext, type ToolOutput, type ToolRegistry } from './tool.js';
-import { runTool, type ToolCallDecision } from './tool-execution.js';
+import { runToolCalls } from './tool-calls.js';
+import { runTool, type BeforeToolCall, type ToolCallDecision } from './tool-execution.js';
 
 /** What the model part of a run starts from. */
 export interface Prepared {
@@ -81,8 +82,11 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
   };
   let history = prepared.history;
   const stepsTaken = prepared.stepsTaken;
+  const beforeToolCall = options.beforeToolCall?.(run);
   if (prepared.pending) {
-    const settled = await settlePendingTurn(prepared.pending, options, registry, context);
+    const settled = await settlePendingTurn(prepared.pending, options, registry, context, {
+      ...(beforeToolCall ? { beforeToolCall } : {}),
+    });
     if (settled.held) {
       await suspend(settled.held, stepsTaken);
       throw new RunSuspendedError();
@@ -99,7 +103,6 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
       ? { guard: options.modelUrlGuard }
       : {}),
   });
-  const beforeToolCall = options.beforeToolCall?.(run);
   const budget = options.tokenBudget?.(run);
   await runAgentLoop({
     client,
@@ -123,6 +126,7 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
     ...(options.metrics ? { metrics: options.metrics } : {}),
     emit,
     ...(options.durable ? { durable: options.durable } : {}),
+    ...(options.recordTurn ? { recordTurn: options.recordTurn } : {}),
     commit,
     suspend,
   });
@@ -139,24 +143,28 @@ interface SettledTurn {
  * Finishes the turn a continuing run left: calls that completed keep their result; calls held
  * for approval get their outcome (run, refused, or held again, see `resumeApproval`); calls in
  * flight when the run's replica died run again when their tool is `repeatSafe`, and are
- * otherwise answered {@link INTERRUPTED_CONTENT}: never run twice silently. A turn without
- * calls (an answer cut off mid-stream) is stored as the model sent it so far.
+ * otherwise answered {@link INTERRUPTED_CONTENT}: never run twice silently. Calls that had not
+ * started then run as in any turn (`tool_call`, the approval hook, the tool), in the model's
+ * order. A turn without calls (an answer cut off mid-stream) is stored as the model sent it
+ * so far.
  */
 async function settlePendingTurn(
   pending: PendingTurn,
   options: RunOptions,
   registry: ToolRegistry,
   context: ToolContext,
+  hooks: { readonly beforeToolCall?: BeforeToolCall },
 ): Promise<SettledTurn> {
   const assistant = pending.assistant as AssistantMessage;
   const calls = assistant.tool_calls ?? [];
+  const unstarted = new Set(pending.unstarted ?? []);
   const resumeApproval = options.resumeApproval?.(options.run);
   const held: Record<string, HeldApproval> = {};
   const settled: Record<string, { content: string; isError?: boolean }> = { ...pending.settled };
   const outputs = await Promise.all(
     calls.map(async (call): Promise<ToolOutput | null> => {
       const done = pending.settled[call.id];
-      if (done) return null;
+      if (done || unstarted.has(call.id)) return null;
       const tool = registry.get(call.function.name);
       const args = parseArgs(call.function.arguments);
       const approval = pending.approvals[call.id];
@@ -206,6 +214,28 @@ async function settlePendingTurn(
       return output;
     }),
   );
+  const fresh = calls.filter((call) => unstarted.has(call.id) && !pending.settled[call.id]);
+  if (fresh.length > 0) {
+    const ran = await runToolCalls(
+      fresh.map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      })),
+      {
+        registry,
+        context,
+        emit: context.emit,
+        ...(options.durable ? { durable: options.durable } : {}),
+        ...(hooks.beforeToolCall ? { beforeToolCall: hooks.beforeToolCall } : {}),
+        maxParallel: options.settings.maxParallelTools,
+        maxResultChars: options.settings.limits.toolResultChars,
+      },
+    );
+    for (const message of ran.messages) settled[message.tool_call_id] = { content: message.content };
+    Object.assign(held, ran.held ?? {});
+    if (ran.endRun) outputs.push({ content: '', endRun: true });
+  }
   if (Object.keys(held).length > 0)
     return { messages: [], held: { assistant, settled, approvals: held }, endRun: false };
   const limit = options.settings.limits.toolResultChars;

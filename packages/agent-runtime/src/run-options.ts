@@ -1,4 +1,5 @@
 import type { TurnBudget } from './agent-loop.js';
+import type { AssistantMessage } from './chat-message.js';
 import type { Logger } from '@agent-backend/logger';
 import type { AgentMetrics } from '@agent-backend/metrics';
 import type { AgentEvent } from '@agent-backend/protocol';
@@ -54,6 +55,8 @@ export interface ExecuteRunOptions extends RunEngines {
   emit(event: AgentEvent): void;
   /** Before a call's tool executes: resolves once the events so far are durable (run log). */
   durable?(): Promise<void>;
+  /** @see AgentLoopOptions.recordTurn */
+  recordTurn?(assistant: AssistantMessage, step: number): Promise<void>;
   /**
    * Frees the session; called after everything is stored and before the last event. With
    * `holdMs` (the run suspended) the session stays locked that long for the run's resume.

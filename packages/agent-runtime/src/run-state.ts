@@ -12,13 +12,16 @@ export type SettledCall = z.infer<typeof SettledCall>;
 
 /**
  * A model turn whose tool calls are not all answered yet: the assistant message (with its
- * `tool_calls`), the calls that completed, and the calls held for approval (by tool call id, the
- * approval's request id). Stored when a run suspends; rebuilt from the run log on a takeover.
+ * `tool_calls`), the calls that completed, the calls held for approval (by tool call id, the
+ * approval's request id), and the calls that had not started (no `tool_call` event went out
+ * for them: the turn's calls ran one after the other and its holder died first). Stored when a
+ * run suspends; rebuilt from the run log (and the turn record) on a takeover.
  */
 export const PendingTurn = z.object({
   assistant: ChatMessage,
   settled: z.record(z.string(), SettledCall).default({}),
   approvals: z.record(z.string(), HeldApproval).default({}),
+  unstarted: z.array(z.string()).optional(),
 });
 export type PendingTurn = z.infer<typeof PendingTurn>;
 

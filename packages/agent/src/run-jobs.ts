@@ -143,7 +143,7 @@ export async function processAgentRuns(
     return runner.adopt(job.run_id, {
       // A takeover only once the dead holder's lease expired; a start adopts the handed-over one.
       exclusive: job.kind === 'takeover',
-      state: (stored) => takeoverState(engines.runLog, stored),
+      state: (stored) => takeoverState(engines, stored),
     });
   };
 
