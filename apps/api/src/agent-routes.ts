@@ -9,6 +9,7 @@ import {
 import {
   AgentRunError,
   ConversationRepository,
+  newRunId,
   RunRepository,
   SessionBusyError,
   UsageRepository,
@@ -132,13 +133,16 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
     const userId = request.userId;
     if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
     // Before any model request: the token budget, a run slot (freed when the run ends in any
-    // way, or by its lease) and a stream slot (freed when this response ends).
-    const { releaseRun: releaseSlot, releaseStream } = await limits.admitRun(userId);
+    // way, or by its lease) and a stream slot (freed when this response ends). A background
+    // run's slot is named after the run: the worker running it holds the same slot.
+    const runId = newRunId();
+    const { run: slot, releaseStream } = await limits.admitRun(userId, runId);
+    const releaseSlot = slot.release;
     let prepared;
     try {
       prepared = await runner.prepare(
         { ...toRunRequest(userId, body), budgetChecked: true },
-        body.background ? { background: true } : {},
+        body.background ? { background: true, runId } : { runId },
       );
     } catch (error) {
       await Promise.all([releaseSlot(), releaseStream()]);
@@ -148,7 +152,8 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
       throw error;
     }
     if (body.background) {
-      // The worker continues it from the stored request; the session stays locked meanwhile.
+      // The worker continues it from the stored request; the session stays locked meanwhile,
+      // and the run slot stays held for the worker to take (or for its lease, if none does).
       try {
         await prepared.handOver();
         await enqueueRunJob(
@@ -156,11 +161,12 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
           { run_id: prepared.runId, kind: 'start' },
           { jobId: `start-${prepared.runId}` },
         );
+        slot.leave();
       } catch (error) {
-        await prepared.cancel();
+        await Promise.all([prepared.cancel(), releaseSlot()]);
         throw error;
       } finally {
-        await Promise.all([releaseSlot(), releaseStream()]);
+        await releaseStream();
       }
       const accepted: BackgroundRunAccepted = {
         run_id: prepared.runId,

@@ -11,6 +11,7 @@ export { InvalidCursorError } from './list-cursor.js';
 export { UsageRepository, type DayRange } from './usage-repository.js';
 export {
   AgentRunner,
+  newRunId,
   type AgentRunnerOptions,
   type PrepareOptions,
   type PreparedRun,
@@ -33,6 +34,7 @@ export { contextSection, fitHistory, userMessage } from './context.js';
 export {
   AgentRunError,
   RUN_ERROR_CODES,
+  RunHandOver,
   RunSuspendedError,
   SessionBusyError,
   type RunErrorCode,

@@ -2,7 +2,7 @@ import { runAgentLoop } from './agent-loop.js';
 import type { AssistantMessage, ChatMessage, ToolMessage } from './chat-message.js';
 import { truncate } from './context-limits.js';
 import { contextSection, fitHistory } from './context.js';
-import { RunSuspendedError } from './errors.js';
+import { handingOver, RunSuspendedError } from './errors.js';
 import { createLlmClient } from './llm-client.js';
 import type { RunOptions } from './run-options.js';
 import type { HeldApproval, PendingTurn } from './run-state.js';
@@ -61,6 +61,8 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
   };
   const commit = async (messages: ChatMessage[], step: number) => {
     await userStored;
+    // Handed over mid-step: the next holder settles the step from the run log.
+    if (handingOver(run.signal)) return;
     const { usage, lastSeq } = options.progress;
     await sessions.commitStep(run, messages, state, {
       step,

@@ -10,9 +10,12 @@ import type { AgentSettings } from './settings.js';
 import type { RunInfo, ToolSource } from './tool.js';
 import type { BeforeToolCall, PendingToolCall, ToolCallDecision } from './tool-execution.js';
 
-/** How a run ended, or that it suspended (waiting for approvals, see `RunState`). */
+/**
+ * How a run ended, or that it suspended (waiting for approvals, see `RunState`), or that this
+ * process handed it over (a worker's drain, see `RunHandOver`): it goes on elsewhere.
+ */
 export interface RunResult {
-  readonly status: 'done' | 'error' | 'aborted' | 'suspended';
+  readonly status: 'done' | 'error' | 'aborted' | 'suspended' | 'handed_over';
   readonly code?: string;
 }
 
