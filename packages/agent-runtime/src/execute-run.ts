@@ -190,6 +190,7 @@ async function conversation(options: RunOptions): Promise<void> {
       userStored: Promise.resolve(),
       stepsTaken: resume.step,
       ...(resume.pendingTurn ? { pending: resume.pendingTurn } : {}),
+      ...(resume.answerCut ? { answerCut: true } : {}),
     });
   }
   let history = stored;

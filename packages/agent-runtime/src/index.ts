@@ -25,7 +25,7 @@ export {
   type RunRequestInput,
 } from './run-request.js';
 export type { ResumeApproval, RunResult } from './run-options.js';
-export { INTERRUPTED_CONTENT } from './run-answer.js';
+export { ANSWER_RESTARTED_NOTICE, INTERRUPTED_CONTENT } from './run-answer.js';
 export { runToText, type RunText } from './run-to-text.js';
 export { runAgentLoop, type AgentLoopOptions, type TurnBudget } from './agent-loop.js';
 export { ChatMessage } from './chat-message.js';

@@ -26,7 +26,12 @@ export interface Prepared {
   readonly stepsTaken: number;
   /** The turn a continuing run left unfinished (suspended, or in flight when taken over). */
   readonly pending?: PendingTurn;
+  /** The previous holder died mid-answer (see `RunState.answerCut`). */
+  readonly answerCut?: boolean;
 }
+
+/** The `notice` code telling a client that the answer it was streamed starts again. */
+export const ANSWER_RESTARTED_NOTICE = 'answer_restarted';
 
 /** The tool message of a call in flight when its run's replica died, when it may not repeat. */
 export const INTERRUPTED_CONTENT =
@@ -96,6 +101,15 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
     await commit(settled.messages, stepsTaken);
     if (settled.endRun || run.signal.aborted) return;
     history = [...history, ...settled.messages];
+  }
+  if (prepared.answerCut) {
+    emit({
+      type: 'notice',
+      code: ANSWER_RESTARTED_NOTICE,
+      message:
+        'The server streaming the answer stopped mid-answer; the answer starts again. The ' +
+        'message_chunk events right before this notice are replaced by the ones that follow.',
+    });
   }
   const client = await createLlmClient(request.model, {
     timeoutMs: settings.llmTimeoutMs,

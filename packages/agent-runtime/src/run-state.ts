@@ -37,6 +37,12 @@ export const RunState = z.object({
   lastSeq: z.number().int().nonnegative().default(0),
   usage: TokenUsage.default({ prompt_tokens: 0, completion_tokens: 0 }),
   pendingTurn: PendingTurn.optional(),
+  /**
+   * Set on a takeover (never stored): the model's answer was cut mid-stream when the previous
+   * holder died. Its text is not kept; the continuing run tells the client (`notice`
+   * `answer_restarted`) and asks the model again.
+   */
+  answerCut: z.boolean().optional(),
 });
 export type RunState = z.infer<typeof RunState>;
 

@@ -14,7 +14,8 @@ type ToolCall = { id: string; type: 'function'; function: { name: string; argume
 /**
  * Where a run whose holder died stands: its stored state (the last step it committed) plus what
  * the run log says happened after it: the events sent (so the stream goes on after the last
- * one), and the turn in flight: the text the model streamed, the calls it made (their
+ * one), and the turn in flight: an answer cut mid-stream (`answerCut`: its text is dropped and
+ * the model asked again), or the text before the calls the model made (their
  * `tool_call` events are in the log before any of them executes), the calls that completed,
  * and the calls still held for approval. A call whose approval was decided but that has no
  * result was in flight: the continuing run repeats it only when its tool is `repeatSafe`. When
@@ -90,6 +91,11 @@ export async function takeoverState(
     .filter((call) => !calls.some((c) => c.id === call.id))
     .map((call) => call.id);
   if (calls.length === 0 && !text && !whole) return { ...base, lastSeq };
+  if (calls.length === 0 && !whole) {
+    // An answer cut mid-stream: the model answers again, from the stored conversation, so its
+    // answer is not doubled in the history; the client is told the text starts again.
+    return { ...base, step: base.step + 1, lastSeq, answerCut: true };
+  }
   const turn: PendingTurn = {
     assistant: whole ?? {
       role: 'assistant',

@@ -1087,7 +1087,7 @@ export const EnvSchema = z.object({
     .min(0)
     .default(10_000)
     .describe(
-      'how long SIGTERM waits for streams, sockets and jobs before exiting anyway; running agent runs may finish during its first three quarters (the drain), then end with `server_shutdown`',
+      'how long SIGTERM waits for streams, sockets and jobs before exiting anyway; running agent runs may finish during its first three quarters (the drain), then end with `server_shutdown` on an API replica, and are handed over to another worker on a worker',
     ),
 });
 
