@@ -95,8 +95,9 @@ describe('API replica SIGKILLed mid tool call of a serial turn: takeover', () =>
     const sessionId = String(stream.events[0]!.data.session_id);
     const seen = [...stream.events];
     await cluster.apis[0]!.stop('SIGKILL');
-    const rest = await (await resume(cluster.apis[1]!.url, token, sessionId, seen.at(-1)!.id))
-      .ended;
+    const rest = await (
+      await resume(cluster.apis[1]!.url, token, sessionId, seen.at(-1)!.id)
+    ).ended;
     const all = [...seen, ...rest];
     expect(all.map((e) => e.data.type)).toEqual([
       'session',

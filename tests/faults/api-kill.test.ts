@@ -114,9 +114,12 @@ describe('API replica SIGKILLed mid-run: takeover', () => {
     // The model answers again from the stored conversation: the cut text is not in it.
     const second = model.requests('kill-stream')[1]!;
     expect(second.body.messages!.at(-1)).toMatchObject({ role: 'user', content: 'answer me' });
-    const history = await fetch(`${cluster.apis[0]!.url}/api/agent/sessions/${sessionId}/messages`, {
-      headers: { authorization: `Bearer ${token}` },
-    });
+    const history = await fetch(
+      `${cluster.apis[0]!.url}/api/agent/sessions/${sessionId}/messages`,
+      {
+        headers: { authorization: `Bearer ${token}` },
+      },
+    );
     const stored = JSON.stringify(await history.json());
     expect(stored).toContain('The whole answer.');
     expect(stored).not.toContain('Half an answer');

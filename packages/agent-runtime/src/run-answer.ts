@@ -248,7 +248,8 @@ async function settlePendingTurn(
         maxResultChars: options.settings.limits.toolResultChars,
       },
     );
-    for (const message of ran.messages) settled[message.tool_call_id] = { content: message.content };
+    for (const message of ran.messages)
+      settled[message.tool_call_id] = { content: message.content };
     Object.assign(held, ran.held ?? {});
     if (ran.endRun) outputs.push({ content: '', endRun: true });
   }

@@ -140,7 +140,10 @@ export function describeLimitsContract(name: string, makeLimits: MakeLimits): vo
       if (!left.granted) throw new Error('not granted');
       left.leave();
       // Still held: another holder is refused, the same holder (the run's next process) is not.
-      expect(await limits.acquireSlot('runs', 'u', 'run:2', 1)).toEqual({ granted: false, held: 1 });
+      expect(await limits.acquireSlot('runs', 'u', 'run:2', 1)).toEqual({
+        granted: false,
+        held: 1,
+      });
       const taken = await limits.acquireSlot('runs', 'u', 'run:1', 1);
       expect(taken.granted).toBe(true);
       // Taken again, it is renewed past the first lease; released, it is free at once.

@@ -58,8 +58,7 @@ interface AdmissionDeps {
 
 /** A check that ran: taken (with what gives it back) or refused (with the 429 to throw). */
 type Outcome =
-  | { readonly release: ReleaseSlot; readonly leave?: () => void }
-  | { readonly refusal: AppError };
+  { readonly release: ReleaseSlot; readonly leave?: () => void } | { readonly refusal: AppError };
 
 const NOTHING: ReleaseSlot = async () => {};
 const NO_SLOT: HeldRunSlot = { release: NOTHING, leave: () => {} };
