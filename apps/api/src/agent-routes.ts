@@ -119,8 +119,10 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
         "429 `budget_exceeded`: the user's daily token budget is used up); later ones are an " +
         '`error` event that ends the stream (`budget_exceeded` when the budget runs out ' +
         'during the run). Bodies up to 4 MiB. With `background: true` (beyond the spec) the ' +
-        'answer is 202 `{ run_id, session_id }` at once: the run executes on a worker and its ' +
-        'events are read with `GET /api/agent/runs/:run_id/stream`, joined and left at will.',
+        'answer is 202 `{ run_id, session_id }` at once: the run executes on a worker, holding ' +
+        "one of the user's `MAX_CONCURRENT_RUNS_PER_USER` slots until it ends (background " +
+        'and streamed runs count together), and its events are read with ' +
+        '`GET /api/agent/runs/:run_id/stream`, joined and left at will.',
       responses: {
         200: SSE_STREAM,
         202: { description: 'A background run was queued.', json: BackgroundRunAccepted },
