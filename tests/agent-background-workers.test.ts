@@ -2,8 +2,9 @@
  * Background runs on worker replicas, over PostgreSQL and Redis: a background run holds one of
  * its user's `MAX_CONCURRENT_RUNS_PER_USER` slots while it runs on a worker (over the limit:
  * 429 before anything is queued), gives it back when it ends, and a SIGKILLed worker's slot is
- * free again within `RUN_SLOT_LEASE_MS`; a worker's SIGTERM drains its runs and hands a run
- * still going over to another worker, which completes it from its last step.
+ * free again within `RUN_SLOT_LEASE_MS`; a worker's SIGTERM drains its runs: a run that ends
+ * during the drain ends there, a run still going is handed over to another worker, which
+ * completes it from its last step.
  */
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textReply, toolCallsReply, type ServiceProcess } from '@agent-backend/testing';
@@ -147,7 +148,41 @@ describe('background runs on worker replicas: run slots and drain', () => {
     expect(first.stdout.join('\n')).not.toContain('server_shutdown');
   });
 
+  it('lets a run finish during the drain on the worker that runs it', async () => {
+    const token = await cluster.token('dee');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    cluster.model.script('drain-finish', [
+      { kind: 'stream', pieces: [{ text: 'Almost, ' }, { waitFor: gate }, { text: 'done.' }] },
+    ]);
+    const accepted = await invokeBackground(url(0), token, {
+      message: 'go',
+      llm_config: llm('drain-finish'),
+    });
+    const runId = accepted.body.run_id;
+    const joined = await joinRun(url(1), token, runId);
+    await joined.waitFor(isType('message_chunk'));
+    const holder = (await holderOf(runId))!;
+    const stopping = holder.stop('SIGTERM');
+    await eventually(async () =>
+      holder.stdout.some((line) => line.includes('letting background runs finish')),
+    );
+    release();
+    await stopping;
+    workers.splice(workers.indexOf(holder), 1);
+    const events = await joined.ended;
+    expect(events.map((e) => e.data.type)).toEqual([
+      'session',
+      'message_chunk',
+      'message_chunk',
+      'done',
+    ]);
+    expect(holder.stdout.some((line) => line.includes('run handed over'))).toBe(false);
+    expect(await runStatus(runId)).toBe('done');
+  });
+
   it("frees a SIGKILLed worker's run slot within the lease", async () => {
+    workers.push(await startWorker(cluster.env, 'worker-c'));
     const token = await cluster.token('cy');
     cluster.model.script('slot-killed', [{ kind: 'hang' }]);
     cluster.model.script('slot-after', [textReply('After.')]);
