@@ -28,6 +28,11 @@ export type AgentRunJob = z.infer<typeof AgentRunJob>;
 export interface RunHostSettings {
   readonly disconnectGraceMs: number;
   readonly suspendAfterMs?: number;
+  /**
+   * A worker's runs still going at the end of its drain are handed over to another worker
+   * (`AGENT_TAKEOVER`); otherwise they end with `server_shutdown`. @default false
+   */
+  readonly handOverOnDrain?: boolean;
 }
 
 /** A run's slot of `MAX_CONCURRENT_RUNS_PER_USER` in the process running it (docs/limits.md). */
@@ -56,7 +61,8 @@ export interface AgentRunsHost {
    * The drain of a shutdown: runs waiting for approvals suspend at once, the others may finish
    * for `drainMs`; those still going are then handed over (see `RunHandOver`): stored, their
    * lease released, a `takeover` job queued, so another worker continues each from its last
-   * step. Jobs arriving meanwhile are queued again for another worker.
+   * step (without `handOverOnDrain`: they end with `server_shutdown`). Jobs arriving meanwhile
+   * are queued again for another worker.
    */
   drain(drainMs: number): Promise<void>;
   /** Stops listening for cancels. */
@@ -140,6 +146,12 @@ export async function processAgentRuns(
   const { engines, runner, logger } = deps;
   const runs = new Map<string, HostedRun>();
   let draining = false;
+  /** How the drain lets go of a run still going (one waiting for approvals suspends). */
+  const letGo = (run: HostedRun) => {
+    if (run.suspendIfWaiting()) return;
+    if (deps.settings.handOverOnDrain) run.handOver();
+    else run.abort(new AgentRunError('server_shutdown'));
+  };
   const approvals = new ApprovalStore(engines.ephemeral);
   const subscription = await engines.bus.subscribe(RUN_CANCEL_CHANNEL, (message) => {
     const runId = (message as { run_id?: unknown } | null)?.run_id;
@@ -199,10 +211,9 @@ export async function processAgentRuns(
       const slot = await deps.runSlot?.(prepared.userId, prepared.runId);
       const run = hostRun(deps, prepared, { abortWhenAbandoned: false });
       runs.set(run.runId, run);
-      // Past the drain (its stores may be closing): hand over; the takeover check finds it.
-      const onShutdown = () => {
-        if (!run.suspendIfWaiting()) run.handOver();
-      };
+      // Past the drain (its stores may be closing; a handed-over run is then found by the
+      // takeover check).
+      const onShutdown = () => letGo(run);
       context.signal.addEventListener('abort', onShutdown, { once: true });
       try {
         const result = await run.finished;
@@ -240,8 +251,8 @@ export async function processAgentRuns(
     ]);
     clearTimeout(timer);
     const going = hosted();
-    if (going.length > 0) logger.info({ runs: going.length }, 'shutdown: handing runs over');
-    for (const run of going) if (!run.suspendIfWaiting()) run.handOver();
+    if (going.length > 0) logger.info({ runs: going.length }, 'shutdown: letting go of runs');
+    for (const run of going) letGo(run);
     await Promise.all(going.map((run) => run.finished));
   };
   return { runs, drain, close: () => subscription.unsubscribe() };
