@@ -84,7 +84,7 @@ describe('API replica SIGKILLed mid-run: takeover', () => {
     return { all: [...seen, ...rest], rest, recovered };
   }
 
-  it('mid model stream: the answer is asked again on the worker, the stream goes on', async () => {
+  it('mid model stream: the answer starts again on the worker, announced, not doubled in history', async () => {
     const token = await cluster.token('kim');
     model.script('kill-stream', [
       { kind: 'stream', pieces: [{ text: 'Half an answer' }, { waitFor: new Promise(() => {}) }] },
@@ -101,19 +101,28 @@ describe('API replica SIGKILLed mid-run: takeover', () => {
     expect(all.map((e) => e.data.type)).toEqual([
       'session',
       'message_chunk',
+      'notice',
       'message_chunk',
       'message_chunk',
       'message_chunk',
       'done',
     ]);
+    // The client is told that the chunks before the notice are replaced by those after it.
+    expect(all[2]!.data).toMatchObject({ type: 'notice', code: 'answer_restarted' });
     expect(rest.at(-1)!.data.type).toBe('done');
     expect(seqs(all)).toEqual(all.map((_, i) => i + 1));
-    // The second request carries the part the user saw, as the model's own turn.
+    // The model answers again from the stored conversation: the cut text is not in it.
     const second = model.requests('kill-stream')[1]!;
-    expect(second.body.messages!.at(-1)).toMatchObject({
-      role: 'assistant',
-      content: 'Half an answer',
-    });
+    expect(second.body.messages!.at(-1)).toMatchObject({ role: 'user', content: 'answer me' });
+    const history = await fetch(
+      `${cluster.apis[0]!.url}/api/agent/sessions/${sessionId}/messages`,
+      {
+        headers: { authorization: `Bearer ${token}` },
+      },
+    );
+    const stored = JSON.stringify(await history.json());
+    expect(stored).toContain('The whole answer.');
+    expect(stored).not.toContain('Half an answer');
   });
 
   it('mid node tool call: the call is reported interrupted, never run twice', async () => {

@@ -10,6 +10,7 @@ import {
 import {
   AgentRunError,
   ConversationRepository,
+  newRunId,
   RunRepository,
   SessionBusyError,
   UsageRepository,
@@ -102,7 +103,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
   const invokeOptions = {
     body: InvokeRequest,
     preHandler: requireUser,
-    limit: limits.rateAndAdmit('invoke'),
+    limit: limits.rateAndAdmit('invoke', newRunId),
     bodyLimit: INVOKE_BODY_LIMIT,
     doc: {
       tag: 'agent',
@@ -118,8 +119,10 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
         "429 `budget_exceeded`: the user's daily token budget is used up); later ones are an " +
         '`error` event that ends the stream (`budget_exceeded` when the budget runs out ' +
         'during the run). Bodies up to 4 MiB. With `background: true` (beyond the spec) the ' +
-        'answer is 202 `{ run_id, session_id }` at once: the run executes on a worker and its ' +
-        'events are read with `GET /api/agent/runs/:run_id/stream`, joined and left at will.',
+        'answer is 202 `{ run_id, session_id }` at once: the run executes on a worker, holding ' +
+        "one of the user's `MAX_CONCURRENT_RUNS_PER_USER` slots until it ends (background " +
+        'and streamed runs count together), and its events are read with ' +
+        '`GET /api/agent/runs/:run_id/stream`, joined and left at will.',
       responses: {
         200: SSE_STREAM,
         202: { description: 'A background run was queued.', json: BackgroundRunAccepted },
@@ -133,13 +136,15 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
     if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
     // Taken before any model request, with the invoke rate (the route's `limit` hook): the token
     // budget, a run slot (freed when the run ends in any way, or by its lease) and a stream slot
-    // (freed when this response ends).
-    const { releaseRun: releaseSlot, releaseStream } = limits.admitted(reply);
+    // (freed when this response ends). A background run's slot is named after the run: the
+    // worker running it holds the same slot.
+    const { runId, run: slot, releaseStream } = limits.admitted(reply);
+    const releaseSlot = slot.release;
     let prepared;
     try {
       prepared = await runner.prepare(
         { ...toRunRequest(userId, body), budgetChecked: true },
-        body.background ? { background: true } : {},
+        body.background ? { background: true, runId } : { runId },
       );
     } catch (error) {
       await Promise.all([releaseSlot(), releaseStream()]);
@@ -149,7 +154,8 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
       throw error;
     }
     if (body.background) {
-      // The worker continues it from the stored request; the session stays locked meanwhile.
+      // The worker continues it from the stored request; the session stays locked meanwhile,
+      // and the run slot stays held for the worker to take (or for its lease, if none does).
       try {
         await prepared.handOver();
         await enqueueRunJob(
@@ -157,11 +163,12 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
           { run_id: prepared.runId, kind: 'start' },
           { jobId: `start-${prepared.runId}` },
         );
+        slot.leave();
       } catch (error) {
-        await prepared.cancel();
+        await Promise.all([prepared.cancel(), releaseSlot()]);
         throw error;
       } finally {
-        await Promise.all([releaseSlot(), releaseStream()]);
+        await releaseStream();
       }
       const accepted: BackgroundRunAccepted = {
         run_id: prepared.runId,

@@ -99,7 +99,10 @@ export async function mountWorker(
         ...(runAgent.settings.suspendAfterMs !== undefined
           ? { suspendAfterMs: runAgent.settings.suspendAfterMs }
           : {}),
+        handOverOnDrain: runAgent.settings.takeover,
       },
+      // Each run holds its user's run slot here, as it did on the API replica (docs/limits.md).
+      runSlot: (userId, runId) => context.limits.runSlot(userId, runId),
     },
     config.AGENT_RUN_JOBS_CONCURRENCY,
   );
@@ -142,6 +145,9 @@ export async function mountWorker(
   return {
     name: 'worker',
     close: async () => {
+      // Like the API's drain: runs may finish in the first three quarters of the shutdown;
+      // those still going are handed over to another worker (with takeovers on), not ended.
+      await agentRuns.drain(Math.floor(config.SHUTDOWN_TIMEOUT_MS * 0.75));
       await Promise.all([
         stopSweep(),
         stopRetention(),

@@ -64,6 +64,7 @@ async function run(
     beforeToolCall?: BeforeToolCall;
     signal?: AbortSignal;
     maxParallelTools?: number;
+    recordTurn?: (assistant: ChatMessage, step: number) => Promise<void>;
   } = {},
 ) {
   const name = `loop-${++counter}`;
@@ -104,6 +105,7 @@ async function run(
     maxToolResultChars: 1_000,
     ...(options.maxParallelTools ? { maxParallelTools: options.maxParallelTools } : {}),
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
+    ...(options.recordTurn ? { recordTurn: options.recordTurn } : {}),
     emit: (e) => events.push(e),
     commit: async (messages) => {
       committed.push(messages);
@@ -549,5 +551,59 @@ describe('the tool calls of one turn', () => {
       'tool_call',
       'tool_result',
     ]);
+  });
+
+  it('records a turn of several calls before its first call runs, only when they run one after the other', async () => {
+    const log: string[] = [];
+    const recorded: Array<{ assistant: ChatMessage; step: number }> = [];
+    const logged: AgentTool = {
+      name: 'logged',
+      description: 'Logs',
+      parameters: { type: 'object' },
+      writes: false,
+      execute: async (args) => {
+        log.push(`run ${String(args.n)}`);
+        return { content: 'ok' };
+      },
+    };
+    const turn = () =>
+      toolCallsReply([
+        { id: 'r1', name: 'logged', args: { n: 1 } },
+        { id: 'r2', name: 'logged', args: { n: 2 } },
+      ]);
+    const recordTurn = async (assistant: ChatMessage, step: number) => {
+      log.push('record');
+      recorded.push({ assistant, step });
+    };
+    const single = toolCallsReply([{ id: 'r3', name: 'logged', args: { n: 3 } }]);
+    const serial = await run([single, turn(), textReply('ok')], {
+      tools: [logged],
+      maxParallelTools: 1,
+      recordTurn,
+    });
+    expect(serial.outcome).toBe('finished');
+    // A turn of one call has nothing that could be lost; the turn of two is recorded first.
+    expect(log).toEqual(['run 3', 'record', 'run 1', 'run 2']);
+    expect(recorded).toEqual([
+      {
+        step: 2,
+        assistant: {
+          role: 'assistant',
+          content: null,
+          tool_calls: [
+            { id: 'r1', type: 'function', function: { name: 'logged', arguments: '{"n":1}' } },
+            { id: 'r2', type: 'function', function: { name: 'logged', arguments: '{"n":2}' } },
+          ],
+        },
+      },
+    ]);
+    log.length = 0;
+    const parallel = await run([turn(), textReply('ok')], {
+      tools: [logged],
+      maxParallelTools: 3,
+      recordTurn,
+    });
+    expect(parallel.outcome).toBe('finished');
+    expect(log).not.toContain('record');
   });
 });

@@ -47,6 +47,13 @@ export interface AgentLoopOptions {
   /** @see ExecuteOptions.durable */
   durable?(): Promise<void>;
   /**
+   * Records a turn (its assistant message with every call) before its first call executes,
+   * when its calls run one after the other (`maxParallelTools` 1, more than one call): their
+   * `tool_call` events then go out one at a time, so a run taken over after a crash would not
+   * otherwise know the calls that had not started. @default none
+   */
+  recordTurn?(assistant: AssistantMessage, step: number): Promise<void>;
+  /**
    * Stores the turn whose calls wait for approvals while the run suspends (see `RunState`);
    * the loop then rejects with {@link RunSuspendedError}. Absent: no hook holds calls.
    */
@@ -129,6 +136,8 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       type: 'function' as const,
       function: { name: call.name, arguments: call.arguments },
     }));
+    const maxParallel = options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS;
+    if (maxParallel === 1 && turn.toolCalls.length > 1) await options.recordTurn?.(assistant, step);
     const {
       messages: results,
       endRun,
@@ -139,7 +148,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       emit: options.emit,
       ...(options.durable ? { durable: options.durable } : {}),
       ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
-      maxParallel: options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS,
+      maxParallel,
       maxResultChars: options.maxToolResultChars,
     });
     if (held) {

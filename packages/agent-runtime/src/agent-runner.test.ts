@@ -6,7 +6,8 @@ import { textReply, toolCallsReply } from '@agent-backend/testing';
 import { AgentRunner } from './agent-runner.js';
 import { runRequest, type RunRequest } from './run-request.js';
 import type { AgentTool, ToolSource } from './tool.js';
-import { SessionBusyError } from './errors.js';
+import { RunHandOver, SessionBusyError } from './errors.js';
+import { sessionLeaseHolder } from './session-lease.js';
 import { useRunnerFixture } from './testing/runner-fixture.js';
 
 const fixture = useRunnerFixture('runner');
@@ -374,5 +375,46 @@ describe('AgentRunner', () => {
       message:
         "This run: the tools of 1 more of your devices were not offered (at most 1 devices per run); 2 tools were left out (at most 8 tools per run: 2 of your devices', 0 of other sources).",
     });
+  });
+
+  it('hands a run over mid-answer: nothing more stored or sent, its lease freed, adopted from its last step', async () => {
+    fixture.model.script('r-handover', [
+      toolCallsReply([{ id: 'h1', name: 'write_todos', args: { todos: [{ content: 'One' }] } }]),
+      { kind: 'stream', pieces: [{ text: 'cut here' }, { waitFor: new Promise(() => {}) }] },
+      textReply('Whole answer.'),
+    ]);
+    const runner = replica();
+    const prepared = await runner.prepare({
+      ...request({ modelName: 'r-handover', message: 'go' }),
+      userId: 'carl',
+    });
+    const events: AgentEvent[] = [];
+    const controller = new AbortController();
+    const running = prepared.execute((e) => events.push(e), controller.signal);
+    await fixture.model.waitForRequests('r-handover', 2);
+    while (!events.some((e) => e.type === 'message_chunk')) {
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    }
+    controller.abort(new RunHandOver());
+    expect(await running).toEqual({ status: 'handed_over' });
+    // No final event, no cut text stored, the session free, the run still going.
+    expect(events.at(-1)).toMatchObject({ type: 'message_chunk', content: 'cut here' });
+    expect(await sessionLeaseHolder(fixture.ephemeral, 'carl', prepared.sessionId)).toBeNull();
+    const stored = await runner.runs.load(prepared.runId);
+    expect(stored).toMatchObject({ status: 'running', state: { step: 1 } });
+    const messages = await runner.sessions.messages({
+      userId: 'carl',
+      sessionId: prepared.sessionId,
+    });
+    expect(JSON.stringify(messages)).not.toContain('cut here');
+
+    const adopted = await replica().adopt(prepared.runId, { exclusive: true });
+    const rest: AgentEvent[] = [];
+    expect(await adopted!.execute((e) => rest.push(e), new AbortController().signal)).toEqual({
+      status: 'done',
+    });
+    expect(rest.at(-1)).toMatchObject({ type: 'done' });
+    const third = fixture.model.requests('r-handover')[2]!.body.messages!;
+    expect(third.slice(1).map((m) => m.role)).toEqual(['user', 'assistant', 'tool']);
   });
 });

@@ -8,6 +8,7 @@ import { RunRepository, type StoredRun } from './run-repository.js';
 import { initialRunState, type RunState } from './run-state.js';
 import { acquireSessionLease, adoptSessionLease, type SessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
+import { recordTurn } from './turn-record.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 import type { RunRequest } from './run-request.js';
 
@@ -20,6 +21,7 @@ export interface AgentRunnerOptions extends RunEngines {
 
 /** A run whose session is claimed and locked, ready to execute. */
 export interface PreparedRun {
+  readonly userId: string;
   readonly sessionId: string;
   readonly runId: string;
   /** Events the run sent before (its stream continues at `lastSeq + 1`); 0 for a new run. */
@@ -58,7 +60,12 @@ export interface RunHostHooks {
 export interface PrepareOptions {
   /** Recorded with the run: it executes on a worker, its client joins by run id. */
   readonly background?: boolean;
+  /** The run's id, when the caller chose it first ({@link newRunId}); generated otherwise. */
+  readonly runId?: string;
 }
+
+/** A new run id (`run_<32 hex digits>`). */
+export const newRunId = (): string => `run_${randomUUID().replace(/-/g, '')}`;
 
 /**
  * Runs agent conversations for every entry point (the SSE endpoint, scheduled tasks, chat
@@ -85,7 +92,7 @@ export class AgentRunner {
   async prepare(request: RunRequest, options: PrepareOptions = {}): Promise<PreparedRun> {
     const { userId } = request;
     const sessionId = request.sessionId ?? `sess_${randomUUID()}`;
-    const runId = `run_${randomUUID().replace(/-/g, '')}`;
+    const runId = options.runId ?? newRunId();
     await this.sessions.claim(sessionId, userId);
     const lease = await acquireSessionLease(
       this.options.ephemeral,
@@ -152,6 +159,7 @@ export class AgentRunner {
   ): PreparedRun {
     const { runId, sessionId, userId, request, state } = run;
     return {
+      userId,
       sessionId,
       runId,
       lastSeq: state.lastSeq,
@@ -174,6 +182,8 @@ export class AgentRunner {
             ...(state.lastSeq > 0 ? { resume: state } : {}),
             emit,
             ...(host.durable ? { durable: host.durable } : {}),
+            recordTurn: (assistant, step) =>
+              recordTurn(this.options.ephemeral, runId, step, assistant),
             release: (holdMs) => (holdMs === undefined ? lease.release() : lease.handOver(holdMs)),
           }));
         } finally {

@@ -77,3 +77,20 @@ export class RunSuspendedError extends Error {
     this.name = 'RunSuspendedError';
   }
 }
+
+/**
+ * The abort reason that makes a run let go without ending (a worker's drain ran out): events
+ * and stores stop at once (what it did so far is stored and in the run log), its session lease
+ * is released, and the run stays `running` for another process to take over from its last
+ * step, as after a crash (`RunResult.status` `handed_over`).
+ */
+export class RunHandOver extends Error {
+  constructor() {
+    super('the run is handed over to another process');
+    this.name = 'RunHandOver';
+  }
+}
+
+/** Whether `signal` aborted to hand its run over (see {@link RunHandOver}). */
+export const handingOver = (signal: AbortSignal): boolean =>
+  signal.aborted && signal.reason instanceof RunHandOver;

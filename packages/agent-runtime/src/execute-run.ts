@@ -2,7 +2,7 @@ import type { AgentMetrics } from '@agent-backend/metrics';
 import { isDependencyUnavailable, type AgentEvent } from '@agent-backend/protocol';
 import type { ChatMessage } from './chat-message.js';
 import { userMessage } from './context.js';
-import { AgentRunError, RunSuspendedError } from './errors.js';
+import { AgentRunError, handingOver, RunSuspendedError } from './errors.js';
 import { TurnAbortedError } from './model-turn.js';
 import { answer, heldApprovals, userTurns } from './run-answer.js';
 import type { ExecuteRunOptions, RunOptions, RunProgress, RunResult } from './run-options.js';
@@ -40,6 +40,8 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   // Events sent so far: the `seq` of the last one (stored with each step, see RunState).
   let lastSeq = given.resume?.lastSeq ?? 0;
   const emit = (event: AgentEvent): void => {
+    // Handed over: the next holder continues the stream after the last logged event.
+    if (handingOver(signal)) return;
     lastSeq++;
     if (event.type === 'approval_result') {
       approvals.push(
@@ -75,7 +77,7 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     { ...log, mode: request.mode, model: request.model.name, resumedAt: given.resume?.lastSeq },
     given.resume ? 'run continues' : 'run started',
   );
-  let result: RunResult;
+  let result: RunResult & { status: 'done' | 'error' | 'aborted' };
   let final: AgentEvent;
   try {
     await conversation(options);
@@ -85,6 +87,8 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     let failure: AgentRunError;
     if (error instanceof RunSuspendedError && progress.suspended) {
       return suspended(options, progress.suspended, approvals);
+    } else if (handingOver(signal)) {
+      return handedOver(options, approvals);
     } else if (signal.aborted || error instanceof TurnAbortedError) {
       failure =
         signal.reason instanceof AgentRunError ? signal.reason : new AgentRunError('run_aborted');
@@ -135,6 +139,23 @@ async function suspended(
   return { status: 'suspended' };
 }
 
+/**
+ * Ends this holder's part of a run handed over (see `RunHandOver`): nothing more is stored or
+ * sent, the session is freed, and the run stays `running` for a takeover from its last step.
+ */
+async function handedOver(options: RunOptions, approvals: Promise<void>[]): Promise<RunResult> {
+  const { run, logger } = options;
+  const log = { runId: run.runId, sessionId: run.sessionId, userId: run.userId };
+  await Promise.all(approvals);
+  // Its events in the run log first: a takeover continues from the log's last one.
+  await options.durable?.();
+  await options
+    .release()
+    .catch((err: unknown) => logger.warn({ ...log, err }, 'lease release failed'));
+  logger.info(log, 'run handed over');
+  return { status: 'handed_over' };
+}
+
 /** How long a suspended run's session stays locked after its last approval's timeout. */
 const SUSPEND_HOLD_MARGIN_MS = 60_000;
 
@@ -169,6 +190,7 @@ async function conversation(options: RunOptions): Promise<void> {
       userStored: Promise.resolve(),
       stepsTaken: resume.step,
       ...(resume.pendingTurn ? { pending: resume.pendingTurn } : {}),
+      ...(resume.answerCut ? { answerCut: true } : {}),
     });
   }
   let history = stored;

@@ -11,6 +11,7 @@ export { InvalidCursorError } from './list-cursor.js';
 export { UsageRepository, type DayRange } from './usage-repository.js';
 export {
   AgentRunner,
+  newRunId,
   type AgentRunnerOptions,
   type PrepareOptions,
   type PreparedRun,
@@ -24,7 +25,7 @@ export {
   type RunRequestInput,
 } from './run-request.js';
 export type { ResumeApproval, RunResult } from './run-options.js';
-export { INTERRUPTED_CONTENT } from './run-answer.js';
+export { ANSWER_RESTARTED_NOTICE, INTERRUPTED_CONTENT } from './run-answer.js';
 export { runToText, type RunText } from './run-to-text.js';
 export { runAgentLoop, type AgentLoopOptions, type TurnBudget } from './agent-loop.js';
 export { ChatMessage } from './chat-message.js';
@@ -33,6 +34,7 @@ export { contextSection, fitHistory, userMessage } from './context.js';
 export {
   AgentRunError,
   RUN_ERROR_CODES,
+  RunHandOver,
   RunSuspendedError,
   SessionBusyError,
   type RunErrorCode,
@@ -84,6 +86,7 @@ export {
   RunState,
   SettledCall,
 } from './run-state.js';
+export { readTurnRecord, TurnRecord, turnRecordKey } from './turn-record.js';
 export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 export {
   availability,

@@ -2,14 +2,15 @@ import { runAgentLoop } from './agent-loop.js';
 import type { AssistantMessage, ChatMessage, ToolMessage } from './chat-message.js';
 import { truncate } from './context-limits.js';
 import { contextSection, fitHistory } from './context.js';
-import { RunSuspendedError } from './errors.js';
+import { handingOver, RunSuspendedError } from './errors.js';
 import { createLlmClient } from './llm-client.js';
 import type { RunOptions } from './run-options.js';
 import type { HeldApproval, PendingTurn } from './run-state.js';
 import type { SessionState } from './session-state.js';
 import { systemPrompt } from './system-prompt.js';
 import { availability, type ToolContext, type ToolOutput, type ToolRegistry } from './tool.js';
-import { runTool, type ToolCallDecision } from './tool-execution.js';
+import { runToolCalls } from './tool-calls.js';
+import { runTool, type BeforeToolCall, type ToolCallDecision } from './tool-execution.js';
 
 /** What the model part of a run starts from. */
 export interface Prepared {
@@ -25,7 +26,12 @@ export interface Prepared {
   readonly stepsTaken: number;
   /** The turn a continuing run left unfinished (suspended, or in flight when taken over). */
   readonly pending?: PendingTurn;
+  /** The previous holder died mid-answer (see `RunState.answerCut`). */
+  readonly answerCut?: boolean;
 }
+
+/** The `notice` code telling a client that the answer it was streamed starts again. */
+export const ANSWER_RESTARTED_NOTICE = 'answer_restarted';
 
 /** The tool message of a call in flight when its run's replica died, when it may not repeat. */
 export const INTERRUPTED_CONTENT =
@@ -60,6 +66,8 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
   };
   const commit = async (messages: ChatMessage[], step: number) => {
     await userStored;
+    // Handed over mid-step: the next holder settles the step from the run log.
+    if (handingOver(run.signal)) return;
     const { usage, lastSeq } = options.progress;
     await sessions.commitStep(run, messages, state, {
       step,
@@ -81,8 +89,11 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
   };
   let history = prepared.history;
   const stepsTaken = prepared.stepsTaken;
+  const beforeToolCall = options.beforeToolCall?.(run);
   if (prepared.pending) {
-    const settled = await settlePendingTurn(prepared.pending, options, registry, context);
+    const settled = await settlePendingTurn(prepared.pending, options, registry, context, {
+      ...(beforeToolCall ? { beforeToolCall } : {}),
+    });
     if (settled.held) {
       await suspend(settled.held, stepsTaken);
       throw new RunSuspendedError();
@@ -90,6 +101,15 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
     await commit(settled.messages, stepsTaken);
     if (settled.endRun || run.signal.aborted) return;
     history = [...history, ...settled.messages];
+  }
+  if (prepared.answerCut) {
+    emit({
+      type: 'notice',
+      code: ANSWER_RESTARTED_NOTICE,
+      message:
+        'The server streaming the answer stopped mid-answer; the answer starts again. The ' +
+        'message_chunk events right before this notice are replaced by the ones that follow.',
+    });
   }
   const client = await createLlmClient(request.model, {
     timeoutMs: settings.llmTimeoutMs,
@@ -99,7 +119,6 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
       ? { guard: options.modelUrlGuard }
       : {}),
   });
-  const beforeToolCall = options.beforeToolCall?.(run);
   const budget = options.tokenBudget?.(run);
   await runAgentLoop({
     client,
@@ -123,6 +142,7 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
     ...(options.metrics ? { metrics: options.metrics } : {}),
     emit,
     ...(options.durable ? { durable: options.durable } : {}),
+    ...(options.recordTurn ? { recordTurn: options.recordTurn } : {}),
     commit,
     suspend,
   });
@@ -139,24 +159,28 @@ interface SettledTurn {
  * Finishes the turn a continuing run left: calls that completed keep their result; calls held
  * for approval get their outcome (run, refused, or held again, see `resumeApproval`); calls in
  * flight when the run's replica died run again when their tool is `repeatSafe`, and are
- * otherwise answered {@link INTERRUPTED_CONTENT}: never run twice silently. A turn without
- * calls (an answer cut off mid-stream) is stored as the model sent it so far.
+ * otherwise answered {@link INTERRUPTED_CONTENT}: never run twice silently. Calls that had not
+ * started then run as in any turn (`tool_call`, the approval hook, the tool), in the model's
+ * order. A turn without calls (an answer cut off mid-stream) is stored as the model sent it
+ * so far.
  */
 async function settlePendingTurn(
   pending: PendingTurn,
   options: RunOptions,
   registry: ToolRegistry,
   context: ToolContext,
+  hooks: { readonly beforeToolCall?: BeforeToolCall },
 ): Promise<SettledTurn> {
   const assistant = pending.assistant as AssistantMessage;
   const calls = assistant.tool_calls ?? [];
+  const unstarted = new Set(pending.unstarted ?? []);
   const resumeApproval = options.resumeApproval?.(options.run);
   const held: Record<string, HeldApproval> = {};
   const settled: Record<string, { content: string; isError?: boolean }> = { ...pending.settled };
   const outputs = await Promise.all(
     calls.map(async (call): Promise<ToolOutput | null> => {
       const done = pending.settled[call.id];
-      if (done) return null;
+      if (done || unstarted.has(call.id)) return null;
       const tool = registry.get(call.function.name);
       const args = parseArgs(call.function.arguments);
       const approval = pending.approvals[call.id];
@@ -206,6 +230,29 @@ async function settlePendingTurn(
       return output;
     }),
   );
+  const fresh = calls.filter((call) => unstarted.has(call.id) && !pending.settled[call.id]);
+  if (fresh.length > 0) {
+    const ran = await runToolCalls(
+      fresh.map((call) => ({
+        id: call.id,
+        name: call.function.name,
+        arguments: call.function.arguments,
+      })),
+      {
+        registry,
+        context,
+        emit: context.emit,
+        ...(options.durable ? { durable: options.durable } : {}),
+        ...(hooks.beforeToolCall ? { beforeToolCall: hooks.beforeToolCall } : {}),
+        maxParallel: options.settings.maxParallelTools,
+        maxResultChars: options.settings.limits.toolResultChars,
+      },
+    );
+    for (const message of ran.messages)
+      settled[message.tool_call_id] = { content: message.content };
+    Object.assign(held, ran.held ?? {});
+    if (ran.endRun) outputs.push({ content: '', endRun: true });
+  }
   if (Object.keys(held).length > 0)
     return { messages: [], held: { assistant, settled, approvals: held }, endRun: false };
   const limit = options.settings.limits.toolResultChars;

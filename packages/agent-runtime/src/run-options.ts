@@ -1,4 +1,5 @@
 import type { TurnBudget } from './agent-loop.js';
+import type { AssistantMessage } from './chat-message.js';
 import type { Logger } from '@agent-backend/logger';
 import type { AgentMetrics } from '@agent-backend/metrics';
 import type { AgentEvent } from '@agent-backend/protocol';
@@ -9,9 +10,12 @@ import type { AgentSettings } from './settings.js';
 import type { RunInfo, ToolSource } from './tool.js';
 import type { BeforeToolCall, PendingToolCall, ToolCallDecision } from './tool-execution.js';
 
-/** How a run ended, or that it suspended (waiting for approvals, see `RunState`). */
+/**
+ * How a run ended, or that it suspended (waiting for approvals, see `RunState`), or that this
+ * process handed it over (a worker's drain, see `RunHandOver`): it goes on elsewhere.
+ */
 export interface RunResult {
-  readonly status: 'done' | 'error' | 'aborted' | 'suspended';
+  readonly status: 'done' | 'error' | 'aborted' | 'suspended' | 'handed_over';
   readonly code?: string;
 }
 
@@ -54,6 +58,8 @@ export interface ExecuteRunOptions extends RunEngines {
   emit(event: AgentEvent): void;
   /** Before a call's tool executes: resolves once the events so far are durable (run log). */
   durable?(): Promise<void>;
+  /** @see AgentLoopOptions.recordTurn */
+  recordTurn?(assistant: AssistantMessage, step: number): Promise<void>;
   /**
    * Frees the session; called after everything is stored and before the last event. With
    * `holdMs` (the run suspended) the session stays locked that long for the run's resume.

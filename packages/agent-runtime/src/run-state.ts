@@ -12,13 +12,16 @@ export type SettledCall = z.infer<typeof SettledCall>;
 
 /**
  * A model turn whose tool calls are not all answered yet: the assistant message (with its
- * `tool_calls`), the calls that completed, and the calls held for approval (by tool call id, the
- * approval's request id). Stored when a run suspends; rebuilt from the run log on a takeover.
+ * `tool_calls`), the calls that completed, the calls held for approval (by tool call id, the
+ * approval's request id), and the calls that had not started (no `tool_call` event went out
+ * for them: the turn's calls ran one after the other and its holder died first). Stored when a
+ * run suspends; rebuilt from the run log (and the turn record) on a takeover.
  */
 export const PendingTurn = z.object({
   assistant: ChatMessage,
   settled: z.record(z.string(), SettledCall).default({}),
   approvals: z.record(z.string(), HeldApproval).default({}),
+  unstarted: z.array(z.string()).optional(),
 });
 export type PendingTurn = z.infer<typeof PendingTurn>;
 
@@ -34,6 +37,12 @@ export const RunState = z.object({
   lastSeq: z.number().int().nonnegative().default(0),
   usage: TokenUsage.default({ prompt_tokens: 0, completion_tokens: 0 }),
   pendingTurn: PendingTurn.optional(),
+  /**
+   * Set on a takeover (never stored): the model's answer was cut mid-stream when the previous
+   * holder died. Its text is not kept; the continuing run tells the client (`notice`
+   * `answer_restarted`) and asks the model again.
+   */
+  answerCut: z.boolean().optional(),
 });
 export type RunState = z.infer<typeof RunState>;
 

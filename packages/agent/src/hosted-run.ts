@@ -1,4 +1,9 @@
-import { AgentRunError, type PreparedRun, type RunResult } from '@agent-backend/agent-runtime';
+import {
+  AgentRunError,
+  RunHandOver,
+  type PreparedRun,
+  type RunResult,
+} from '@agent-backend/agent-runtime';
 import type { AgentEvent, SuspendedApproval } from '@agent-backend/protocol';
 import { RunLogWriter, type RunLog, type SequencedEvent } from '@agent-backend/run-log';
 
@@ -100,6 +105,14 @@ export class HostedRun {
   /** Stops the run; `reason` gives the final `error` event its code. */
   abort(reason: AgentRunError): void {
     if (!this.controller.signal.aborted) this.controller.abort(reason);
+  }
+
+  /**
+   * Lets go of the run without ending it (see `RunHandOver`): it stays `running`, its lease is
+   * released once its events are in the run log, and `finished` resolves `handed_over`.
+   */
+  handOver(): void {
+    if (!this.controller.signal.aborted) this.controller.abort(new RunHandOver());
   }
 
   /** Suspends the run when calls wait for approvals (a drain); `true` when it will. */

@@ -28,6 +28,18 @@ export type AgentRunJob = z.infer<typeof AgentRunJob>;
 export interface RunHostSettings {
   readonly disconnectGraceMs: number;
   readonly suspendAfterMs?: number;
+  /**
+   * A worker's runs still going at the end of its drain are handed over to another worker
+   * (`AGENT_TAKEOVER`); otherwise they end with `server_shutdown`. @default false
+   */
+  readonly handOverOnDrain?: boolean;
+}
+
+/** A run's slot of `MAX_CONCURRENT_RUNS_PER_USER` in the process running it (docs/limits.md). */
+export interface RunSlot {
+  release(): Promise<void>;
+  /** Stops renewing it without freeing it: the run's next process takes it again. */
+  leave(): void;
 }
 
 export interface RunJobsDeps {
@@ -35,6 +47,26 @@ export interface RunJobsDeps {
   readonly runner: AgentRunner;
   readonly logger: Logger;
   readonly settings: RunHostSettings;
+  /**
+   * Takes the slot of a run that continues here (named after the run: the one its API replica
+   * took at admission, or its previous holder's). Absent: runs hold no slot here.
+   */
+  readonly runSlot?: (userId: string, runId: string) => Promise<RunSlot>;
+}
+
+/** The runs a process hosts from {@link AGENT_RUNS_QUEUE}, and how it lets go of them. */
+export interface AgentRunsHost {
+  readonly runs: ReadonlyMap<string, HostedRun>;
+  /**
+   * The drain of a shutdown: runs waiting for approvals suspend at once, the others may finish
+   * for `drainMs`; those still going are then handed over (see `RunHandOver`): stored, their
+   * lease released, a `takeover` job queued, so another worker continues each from its last
+   * step (without `handOverOnDrain`: they end with `server_shutdown`). Jobs arriving meanwhile
+   * are queued again for another worker.
+   */
+  drain(drainMs: number): Promise<void>;
+  /** Stops listening for cancels. */
+  close(): Promise<void>;
 }
 
 /** Queues a job of {@link AGENT_RUNS_QUEUE}; `delayMs` for an approval's timeout. */
@@ -99,18 +131,27 @@ export function hostRun(
   });
 }
 
+/** How long a job a draining process received waits before it is offered again. */
+const FORWARD_DELAY_MS = 500;
+
 /**
  * Processes {@link AGENT_RUNS_QUEUE} in this process (the worker role; the all-in-one on its
- * in-process queue): each job continues one run here until it ends or suspends. Cancels on the
- * bus reach the runs hosted here. Returns the runs being hosted (a drain suspends them) and a
- * `close` that stops listening for cancels.
+ * in-process queue): each job continues one run here until it ends, suspends or is handed over,
+ * holding the run's slot meanwhile. Cancels on the bus reach the runs hosted here.
  */
 export async function processAgentRuns(
   deps: RunJobsDeps,
   concurrency: number,
-): Promise<{ runs: ReadonlyMap<string, HostedRun>; close(): Promise<void> }> {
+): Promise<AgentRunsHost> {
   const { engines, runner, logger } = deps;
   const runs = new Map<string, HostedRun>();
+  let draining = false;
+  /** How the drain lets go of a run still going (one waiting for approvals suspends). */
+  const letGo = (run: HostedRun) => {
+    if (run.suspendIfWaiting()) return;
+    if (deps.settings.handOverOnDrain) run.handOver();
+    else run.abort(new AgentRunError('server_shutdown'));
+  };
   const approvals = new ApprovalStore(engines.ephemeral);
   const subscription = await engines.bus.subscribe(RUN_CANCEL_CHANNEL, (message) => {
     const runId = (message as { run_id?: unknown } | null)?.run_id;
@@ -143,7 +184,7 @@ export async function processAgentRuns(
     return runner.adopt(job.run_id, {
       // A takeover only once the dead holder's lease expired; a start adopts the handed-over one.
       exclusive: job.kind === 'takeover',
-      state: (stored) => takeoverState(engines.runLog, stored),
+      state: (stored) => takeoverState(engines, stored),
     });
   };
 
@@ -156,17 +197,38 @@ export async function processAgentRuns(
         return;
       }
       const job = parsed.data;
+      if (draining) {
+        // Left for another worker (or this process's successor, through the takeover check).
+        await enqueueRunJob(engines.jobs, job, {
+          jobId: `${job.kind}-${job.run_id}-forwarded-${Date.now()}`,
+          delayMs: FORWARD_DELAY_MS,
+        });
+        return { forwarded: true };
+      }
       const prepared = await prepare(job);
       if (!prepared) return { skipped: true };
       logger.info({ runId: job.run_id, kind: job.kind }, 'run continues on this process');
+      const slot = await deps.runSlot?.(prepared.userId, prepared.runId);
       const run = hostRun(deps, prepared, { abortWhenAbandoned: false });
       runs.set(run.runId, run);
-      const onShutdown = () => {
-        if (!run.suspendIfWaiting()) run.abort(new AgentRunError('server_shutdown'));
-      };
+      // Past the drain (its stores may be closing; a handed-over run is then found by the
+      // takeover check).
+      const onShutdown = () => letGo(run);
       context.signal.addEventListener('abort', onShutdown, { once: true });
       try {
         const result = await run.finished;
+        if (result?.status === 'handed_over') {
+          slot?.leave();
+          await enqueueRunJob(
+            engines.jobs,
+            { run_id: run.runId, kind: 'takeover' },
+            { jobId: `takeover-${run.runId}-handed-over-${Date.now()}` },
+          ).catch((err: unknown) =>
+            logger.warn({ runId: run.runId, err }, 'handed-over run left to the takeover check'),
+          );
+        } else {
+          await slot?.release();
+        }
         return { status: result?.status ?? 'error' };
       } finally {
         context.signal.removeEventListener('abort', onShutdown);
@@ -175,5 +237,23 @@ export async function processAgentRuns(
     },
     { concurrency },
   );
-  return { runs, close: () => subscription.unsubscribe() };
+
+  const drain = async (drainMs: number) => {
+    draining = true;
+    const hosted = () => [...runs.values()];
+    for (const run of hosted()) run.suspendIfWaiting();
+    if (runs.size === 0) return;
+    logger.info({ runs: runs.size, drainMs }, 'shutdown: letting background runs finish');
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      Promise.all(hosted().map((run) => run.finished)),
+      new Promise((resolve) => (timer = setTimeout(resolve, drainMs))),
+    ]);
+    clearTimeout(timer);
+    const going = hosted();
+    if (going.length > 0) logger.info({ runs: going.length }, 'shutdown: letting go of runs');
+    for (const run of going) letGo(run);
+    await Promise.all(going.map((run) => run.finished));
+  };
+  return { runs, drain, close: () => subscription.unsubscribe() };
 }

@@ -1,24 +1,32 @@
-import type {
-  HeldApproval,
-  PendingTurn,
-  RunState,
-  SettledCall,
-  StoredRun,
+import {
+  readTurnRecord,
+  type HeldApproval,
+  type PendingTurn,
+  type RunState,
+  type SettledCall,
+  type StoredRun,
 } from '@agent-backend/agent-runtime';
+import type { Engines } from '@agent-backend/engines';
 import { AgentEvent } from '@agent-backend/protocol';
-import type { RunLog } from '@agent-backend/run-log';
 
 type ToolCall = { id: string; type: 'function'; function: { name: string; arguments: string } };
 
 /**
  * Where a run whose holder died stands: its stored state (the last step it committed) plus what
  * the run log says happened after it: the events sent (so the stream goes on after the last
- * one), and the turn in flight: the text the model streamed, the calls it made (their
+ * one), and the turn in flight: an answer cut mid-stream (`answerCut`: its text is dropped and
+ * the model asked again), or the text before the calls the model made (their
  * `tool_call` events are in the log before any of them executes), the calls that completed,
  * and the calls still held for approval. A call whose approval was decided but that has no
- * result was in flight: the continuing run repeats it only when its tool is `repeatSafe`.
+ * result was in flight: the continuing run repeats it only when its tool is `repeatSafe`. When
+ * the turn's calls ran one after the other, its turn record (`recordTurn`) names every call:
+ * those whose `tool_call` never went out had not started, and run when the run continues.
  */
-export async function takeoverState(runLog: RunLog, stored: StoredRun): Promise<RunState> {
+export async function takeoverState(
+  engines: Pick<Engines, 'runLog' | 'ephemeral'>,
+  stored: StoredRun,
+): Promise<RunState> {
+  const { runLog } = engines;
   const base = stored.state!;
   const events: AgentEvent[] = [];
   let lastSeq = base.lastSeq;
@@ -72,15 +80,31 @@ export async function takeoverState(runLog: RunLog, stored: StoredRun): Promise<
   if (pending) {
     return { ...base, lastSeq, pendingTurn: { assistant: pending.assistant, settled, approvals } };
   }
-  if (calls.length === 0 && !text) return { ...base, lastSeq };
+  // The whole turn, when its calls ran one after the other: those without a `tool_call` event
+  // had not started.
+  const recorded = await readTurnRecord(engines.ephemeral, stored.runId);
+  const whole =
+    recorded?.step === base.step + 1 && recorded.assistant.role === 'assistant'
+      ? recorded.assistant
+      : undefined;
+  const unstarted = (whole?.tool_calls ?? [])
+    .filter((call) => !calls.some((c) => c.id === call.id))
+    .map((call) => call.id);
+  if (calls.length === 0 && !text && !whole) return { ...base, lastSeq };
+  if (calls.length === 0 && !whole) {
+    // An answer cut mid-stream: the model answers again, from the stored conversation, so its
+    // answer is not doubled in the history; the client is told the text starts again.
+    return { ...base, step: base.step + 1, lastSeq, answerCut: true };
+  }
   const turn: PendingTurn = {
-    assistant: {
+    assistant: whole ?? {
       role: 'assistant',
       content: text || null,
       ...(calls.length > 0 ? { tool_calls: calls } : {}),
     },
     settled,
     approvals,
+    ...(unstarted.length > 0 ? { unstarted } : {}),
   };
   return { step: base.step + 1, lastSeq, usage: base.usage, pendingTurn: turn };
 }

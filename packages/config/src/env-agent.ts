@@ -110,7 +110,7 @@ export const agentEnv = {
       "a run waiting this long for approvals suspends even while its client listens: the stream ends with the `suspended` event and the run is stored until a decision or the timeout resumes it (see [`hitl.md`](hitl.md#suspended-runs)); set it only when your clients know `suspended`. Unset: a listening client's stream stays open until the decision or the timeout, as before (runs whose client left, background runs and runs on a draining replica suspend in any case)",
     ),
   AGENT_TAKEOVER: booleanStringDefaultTrue.describe(
-    'a run whose replica died (SIGKILL, OOM, lost node; its session lease expired) is taken over by a worker from its last stored step: completed model turns and tool calls are not repeated, a call in flight runs again only when its tool is safe to repeat and is otherwise reported to the model as interrupted. `false`: such runs end with `run_lost`, as before',
+    'a run whose replica died (SIGKILL, OOM, lost node; its session lease expired) is taken over by a worker from its last stored step: completed model turns and tool calls are not repeated, a call in flight runs again only when its tool is safe to repeat and is otherwise reported to the model as interrupted; a worker that shuts down hands its runs still going after the drain over the same way. `false`: such runs end with `run_lost`, and a draining worker ends its runs with `server_shutdown`, as before',
   ),
   AGENT_TAKEOVER_CHECK_MS: z.coerce
     .number()

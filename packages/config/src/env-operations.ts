@@ -82,6 +82,6 @@ export const operationsEnv = {
     .min(0)
     .default(10_000)
     .describe(
-      'how long SIGTERM waits for streams, sockets and jobs before exiting anyway; running agent runs may finish during its first three quarters (the drain), then end with `server_shutdown`',
+      'how long SIGTERM waits for streams, sockets and jobs before exiting anyway; running agent runs may finish during its first three quarters (the drain), then end with `server_shutdown` on an API replica, and are handed over to another worker on a worker',
     ),
 };

@@ -6,14 +6,14 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { LimitsClosedError, type Limits, type RateRule } from './limits.js';
 import { TokenBudgets } from './token-budget.js';
 
-/** Creates limits with an empty namespace and these rules; the suite closes them. */
-export type MakeLimits = (rules: Record<string, RateRule>) => Promise<Limits>;
+/** Creates limits with an empty namespace, these rules and slot lease; the suite closes them. */
+export type MakeLimits = (rules: Record<string, RateRule>, leaseMs?: number) => Promise<Limits>;
 
 export function describeLimitsContract(name: string, makeLimits: MakeLimits): void {
   describe(`limits contract: ${name}`, () => {
     const open: Limits[] = [];
-    const make = async (rules: Record<string, RateRule>) => {
-      const made = await makeLimits(rules);
+    const make = async (rules: Record<string, RateRule>, leaseMs?: number) => {
+      const made = await makeLimits(rules, leaseMs);
       open.push(made);
       return made;
     };
@@ -132,6 +132,31 @@ export function describeLimitsContract(name: string, makeLimits: MakeLimits): vo
       expect(await limits.addToCounter('tokens:u2:2026-11-27', 0, 60_000)).toBe(10);
       if (slot.granted) await slot.release();
       expect(await limits.forgetUser('nobody')).toBe(0);
+    });
+
+    it('keeps a slot left by its holder for one lease, or for whoever takes it again under the same id', async () => {
+      const limits = await make({}, 1_000);
+      const left = await limits.acquireSlot('runs', 'u', 'run:1', 1);
+      if (!left.granted) throw new Error('not granted');
+      left.leave();
+      // Still held: another holder is refused, the same holder (the run's next process) is not.
+      expect(await limits.acquireSlot('runs', 'u', 'run:2', 1)).toEqual({
+        granted: false,
+        held: 1,
+      });
+      const taken = await limits.acquireSlot('runs', 'u', 'run:1', 1);
+      expect(taken.granted).toBe(true);
+      // Taken again, it is renewed past the first lease; released, it is free at once.
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await limits.acquireSlot('runs', 'u', 'run:2', 1)).granted).toBe(false);
+      if (taken.granted) await taken.release();
+      expect((await limits.acquireSlot('runs', 'u', 'run:2', 1)).granted).toBe(true);
+      // Left and never taken again: free once its lease ran out.
+      const other = await limits.acquireSlot('runs', 'v', 'run:3', 1);
+      if (other.granted) other.leave();
+      expect((await limits.acquireSlot('runs', 'v', 'run:4', 1)).granted).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 1_500));
+      expect((await limits.acquireSlot('runs', 'v', 'run:4', 1)).granted).toBe(true);
     });
 
     it('rejects every call after close()', async () => {

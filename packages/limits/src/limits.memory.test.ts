@@ -1,4 +1,6 @@
 import { describeLimitsContract } from './limits.contract.js';
 import { createMemoryLimits } from './memory-limits.js';
 
-describeLimitsContract('memory', async (rules) => createMemoryLimits({ rules }));
+describeLimitsContract('memory', async (rules, leaseMs) =>
+  createMemoryLimits({ rules, ...(leaseMs ? { leaseMs } : {}) }),
+);

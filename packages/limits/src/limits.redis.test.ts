@@ -13,8 +13,8 @@ beforeAll(() => {
 });
 afterAll(() => closeRedis(redis));
 
-describeLimitsContract('redis', async (rules) =>
-  createRedisLimits({ redis, prefix: testRedis.fresh(), rules }),
+describeLimitsContract('redis', async (rules, leaseMs) =>
+  createRedisLimits({ redis, prefix: testRedis.fresh(), rules, ...(leaseMs ? { leaseMs } : {}) }),
 );
 
 describe('redis limits', () => {

@@ -17,8 +17,8 @@ export interface Limits {
   consume(name: string, key: string): Promise<RateDecision>;
   /**
    * Takes one of `max` slots of `pool` for `userId`, held by `holderId` (a run, a stream, a
-   * connection; taking it again for the same holder is a no-op that says granted). Granted: the
-   * slot is renewed while held, until `release()`.
+   * connection; taking it again for the same holder is a no-op that says granted, and renews it
+   * from then on). Granted: the slot is renewed while held, until `release()` or `leave()`.
    */
   acquireSlot(pool: SlotPool, userId: string, holderId: string, max: number): Promise<SlotDecision>;
   /**
@@ -60,7 +60,16 @@ export interface RateDecision {
 }
 
 export type SlotDecision =
-  | { readonly granted: true; readonly release: () => Promise<void> }
+  | {
+      readonly granted: true;
+      readonly release: () => Promise<void>;
+      /**
+       * Stops renewing the slot in this process without freeing it: it stays held until its
+       * lease runs out, unless a process takes it again under the same holder id (which then
+       * renews it). How a run hands its slot to the process that continues it.
+       */
+      readonly leave: () => void;
+    }
   /** `held`: the slots the user holds now (all of them). */
   | { readonly granted: false; readonly held: number };
 
@@ -76,6 +85,9 @@ export interface SlotLeaseOptions {
   /** A slot not renewed for this long is free again (a crashed replica's). @default 30_000 */
   leaseMs?: number;
 }
+
+/** @see SlotLeaseOptions.leaseMs */
+export const DEFAULT_SLOT_LEASE_MS = 30_000;
 
 /** Renews a held slot every third of its lease, so one lost renewal does not free it. */
 export function renewEvery(leaseMs: number): number {

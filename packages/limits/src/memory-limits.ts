@@ -1,5 +1,6 @@
 import { RateLimiterMemory } from 'rate-limiter-flexible';
 import {
+  DEFAULT_SLOT_LEASE_MS,
   SLOT_POOLS,
   LimitsClosedError,
   type Limits,
@@ -18,17 +19,22 @@ export interface MemoryLimitsOptions extends SlotLeaseOptions {
 /**
  * The embedded limits (when `REDIS_URL` is unset): rate-limiter-flexible's in-memory counters,
  * a map of held slots and one of counters. The embedded engine is one process, so this is the
- * deployment. A slot is freed by `release()` only: a crashed process takes its slots with it.
+ * deployment. A slot is freed by `release()`, or one lease after `leave()` unless taken again:
+ * a crashed process takes its slots with it.
  */
 class MemoryLimits implements Limits {
   private readonly limiters;
   /** Held slots by `<pool>:<userId>`. */
   private readonly slots = new Map<string, Set<string>>();
   private readonly counters = new Map<string, { value: number; endsAt: number }>();
+  /** Slots left (see `SlotDecision.leave`): freed when the timer fires unless taken again. */
+  private readonly leaving = new Map<string, NodeJS.Timeout>();
+  private readonly leaseMs: number;
   private closed = false;
 
   constructor(options: MemoryLimitsOptions) {
     this.limiters = rateLimiters(options.rules, (rule) => new RateLimiterMemory(rule));
+    this.leaseMs = options.leaseMs ?? DEFAULT_SLOT_LEASE_MS;
   }
 
   async consume(name: string, key: string) {
@@ -48,12 +54,25 @@ class MemoryLimits implements Limits {
     if (!held) this.slots.set(key, (held = new Set()));
     if (!held.has(holderId) && held.size >= max) return { granted: false, held: held.size };
     held.add(holderId);
+    const leaving = `${key}\n${holderId}`;
+    clearTimeout(this.leaving.get(leaving));
+    this.leaving.delete(leaving);
     const slots = held;
+    const free = () => {
+      slots.delete(holderId);
+      if (slots.size === 0 && this.slots.get(key) === slots) this.slots.delete(key);
+    };
     return {
       granted: true,
-      release: async () => {
-        slots.delete(holderId);
-        if (slots.size === 0 && this.slots.get(key) === slots) this.slots.delete(key);
+      release: async () => free(),
+      leave: () => {
+        // Held for one lease, as a replica that stopped renewing it would leave it.
+        const timer = setTimeout(() => {
+          this.leaving.delete(leaving);
+          free();
+        }, this.leaseMs);
+        timer.unref();
+        this.leaving.set(leaving, timer);
       },
     };
   }
@@ -91,6 +110,8 @@ class MemoryLimits implements Limits {
 
   async close(): Promise<void> {
     this.closed = true;
+    for (const timer of this.leaving.values()) clearTimeout(timer);
+    this.leaving.clear();
     this.slots.clear();
     this.counters.clear();
   }

@@ -4,6 +4,7 @@ import { defineScript, redisKeys } from '@agent-backend/redis';
 import {
   SLOT_POOLS,
   LimitsClosedError,
+  DEFAULT_SLOT_LEASE_MS,
   renewEvery,
   type Limits,
   type RateDecision,
@@ -93,7 +94,7 @@ class RedisLimits implements Limits {
 
   constructor(private readonly options: RedisLimitsOptions) {
     this.keys = redisKeys(options.prefix);
-    this.leaseMs = options.leaseMs ?? 30_000;
+    this.leaseMs = options.leaseMs ?? DEFAULT_SLOT_LEASE_MS;
     this.limiters = rateLimiters(
       options.rules,
       (rule) =>
@@ -126,15 +127,23 @@ class RedisLimits implements Limits {
     holders.add(holderId);
     this.renewTimer ??= setInterval(() => this.renewAll(), renewEvery(this.leaseMs)).unref();
     let released = false;
+    const stopRenewing = () => {
+      const mine = this.held.get(key);
+      mine?.delete(holderId);
+      if (mine?.size === 0) this.held.delete(key);
+    };
     return {
       granted: true,
       release: async () => {
         if (released) return;
         released = true;
-        const mine = this.held.get(key);
-        mine?.delete(holderId);
-        if (mine?.size === 0) this.held.delete(key);
+        stopRenewing();
         await redis.zrem(key, holderId);
+      },
+      leave: () => {
+        if (released) return;
+        released = true;
+        stopRenewing();
       },
     };
   }

@@ -27,8 +27,11 @@ export interface HttpMetrics {
 /** The `route` label of a request that matched no route (404s of unknown paths, probes). */
 export const UNMATCHED_ROUTE = 'unmatched';
 
-/** How a run ended, or that it suspended (`RunResult.status` of the agent runtime). */
-export type RunOutcome = 'done' | 'error' | 'aborted' | 'suspended';
+/**
+ * How a run ended, or that it suspended or was handed over to another process (`RunResult.status`
+ * of the agent runtime).
+ */
+export type RunOutcome = 'done' | 'error' | 'aborted' | 'suspended' | 'handed_over';
 
 export interface AgentMetrics {
   /** A run starts; call the returned function once, when it ended. */

@@ -164,7 +164,7 @@ export type SkillsEvent = z.infer<typeof SkillsEvent>;
  * Something the user should know about the run that is not an error: a capability asked for but
  * not available (no sandbox provider configured, no web search provider), and why. Not in the
  * spec. `code` is stable (`sandbox_unavailable`, `sandbox_files_missing`, `web_search_unavailable`,
- * `tools_limited`); the run goes on.
+ * `tools_limited`, `answer_restarted`); the run goes on.
  */
 export const NoticeEvent = z.object({
   type: z.literal('notice'),

@@ -31,9 +31,12 @@ export interface RequestLimits extends RunAdmission {
    * what was admitted with {@link admitted}; a request that never reaches it (its body refused)
    * gives it back when its response ends.
    */
-  rateAndAdmit(name: RateLimitName): RouteHook;
-  /** What `rateAndAdmit` took for this response; the caller releases it from now on. */
-  admitted(reply: Reply): Admitted;
+  rateAndAdmit(name: RateLimitName, newRunId: () => string): RouteHook;
+  /**
+   * What `rateAndAdmit` took for this response, with the run id its run slot is named after;
+   * the caller releases it from now on.
+   */
+  admitted(reply: Reply): Admitted & { readonly runId: string };
   /**
    * Takes one point of `name` for `key` outside HTTP (a chat message): whether it fitted. With
    * the store down, what `LIMITS_ON_REDIS_ERROR` says (`open`: true).
@@ -76,8 +79,8 @@ export function requestLimits(
   const budgets = new TokenBudgets(limits, config.TOKEN_BUDGET_PER_USER_PER_DAY);
   const admission = runAdmission({ limits, budgets, config, metrics, logger, storeDown });
   /** What `rateAndAdmit` took, until the handler claims it or the response ends. */
-  const pending = new WeakMap<Reply, Admitted>();
-  const releaseAll = (held: Admitted) => Promise.all([held.releaseRun(), held.releaseStream()]);
+  const pending = new WeakMap<Reply, Admitted & { readonly runId: string }>();
+  const releaseAll = (held: Admitted) => Promise.all([held.run.release(), held.releaseStream()]);
 
   /** The `limit` hook of rate class `name`. */
   function rate(name: RateLimitName): RouteHook {
@@ -124,19 +127,20 @@ export function requestLimits(
     },
 
     rate,
-    rateAndAdmit(name) {
+    rateAndAdmit(name, newRunId) {
       const checkRate = rate(name);
       return async (request, reply) => {
+        const runId = newRunId();
         const [rated, admitted] = await Promise.allSettled([
           checkRate(request, reply),
-          admission.admitRun(request.userId!),
+          admission.admitRun(request.userId!, runId),
         ]);
         if (rated.status === 'rejected') {
           if (admitted.status === 'fulfilled') await releaseAll(admitted.value);
           throw rated.reason;
         }
         if (admitted.status === 'rejected') throw admitted.reason;
-        const held = admitted.value;
+        const held = { ...admitted.value, runId };
         pending.set(reply, held);
         reply.once('close', () => {
           if (pending.delete(reply)) void releaseAll(held);

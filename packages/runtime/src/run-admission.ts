@@ -7,18 +7,44 @@ import type { ServiceMetrics } from '@agent-backend/metrics';
 /** Gives back a slot; call it once, when what held it ended (any way). Never rejects. */
 export type ReleaseSlot = () => Promise<void>;
 
+/** A run's slot as the process running it holds it. */
+export interface HeldRunSlot {
+  /** Frees it (the run ended, or suspended). Never rejects. */
+  readonly release: ReleaseSlot;
+  /**
+   * Stops renewing it here without freeing it: the process that continues the run takes it
+   * again (see {@link RunAdmission.runSlot}); otherwise its lease frees it.
+   */
+  leave(): void;
+}
+
 /** What a run and its stream take before any model request (docs/limits.md). */
 export interface RunAdmission {
   /**
    * Before a run: the user's daily token budget, one of `MAX_CONCURRENT_RUNS_PER_USER` run slots
    * and one of `MAX_OPEN_STREAMS_PER_USER` stream slots, asked together (one round trip to the
    * store). Short of one: what was taken is given back and 429 is thrown (`budget_exceeded`, or
-   * `rate_limited` with `details.limit` `concurrent_runs` / `open_streams`).
+   * `rate_limited` with `details.limit` `concurrent_runs` / `open_streams`). With `runId` the run
+   * slot is held under the run's own name, so the process that continues the run (a worker)
+   * takes the same slot with {@link runSlot}.
    */
-  admitRun(userId: string): Promise<{ releaseRun: ReleaseSlot; releaseStream: ReleaseSlot }>;
+  admitRun(
+    userId: string,
+    runId?: string,
+  ): Promise<{ run: HeldRunSlot; releaseStream: ReleaseSlot }>;
+  /**
+   * The slot of a run admitted earlier that continues in this process (a background run on a
+   * worker, a run resumed or taken over): taken again under the run's name, over the limit if
+   * need be (the run was admitted; the limit refuses new runs only). With the store down or
+   * the limit off, nothing is held.
+   */
+  runSlot(userId: string, runId: string): Promise<HeldRunSlot>;
   /** One stream slot alone (a resumed stream), or 429 `rate_limited` (`open_streams`). */
   streamSlot(userId: string): Promise<ReleaseSlot>;
 }
+
+/** The holder id of a run's slot: the same in every process that runs it. */
+export const runSlotHolder = (runId: string): string => `run:${runId}`;
 
 interface AdmissionDeps {
   readonly limits: Limits;
@@ -31,9 +57,11 @@ interface AdmissionDeps {
 }
 
 /** A check that ran: taken (with what gives it back) or refused (with the 429 to throw). */
-type Outcome = { readonly release: ReleaseSlot } | { readonly refusal: AppError };
+type Outcome =
+  { readonly release: ReleaseSlot; readonly leave?: () => void } | { readonly refusal: AppError };
 
 const NOTHING: ReleaseSlot = async () => {};
+const NO_SLOT: HeldRunSlot = { release: NOTHING, leave: () => {} };
 
 /** What each pool is called in `details.limit` and `rate_limited_total{limit}`. */
 const POOL_LIMIT = { runs: 'concurrent_runs', streams: 'open_streams' } as const;
@@ -56,11 +84,15 @@ export function runAdmission(deps: AdmissionDeps): RunAdmission {
     }
   };
 
-  const slot = async (pool: 'runs' | 'streams', userId: string): Promise<Outcome> => {
+  const slot = async (
+    pool: 'runs' | 'streams',
+    userId: string,
+    named?: string,
+  ): Promise<Outcome> => {
     const max = maxOf[pool];
     if (max === 0) return { release: NOTHING };
     const limit = POOL_LIMIT[pool];
-    const holder = `${config.instanceId}:${process.pid}:${++holderSeq}`;
+    const holder = named ?? `${config.instanceId}:${process.pid}:${++holderSeq}`;
     let decision;
     try {
       decision = await limits.acquireSlot(pool as SlotPool, userId, holder, max);
@@ -79,15 +111,21 @@ export function runAdmission(deps: AdmissionDeps): RunAdmission {
         ),
       };
     }
-    const { release } = decision;
-    return {
-      release: () =>
-        release().catch((error: unknown) =>
-          // Not freed now: the lease frees it within RUN_SLOT_LEASE_MS.
-          logger.warn({ err: error, userId, pool }, 'slot release failed; its lease will free it'),
-        ),
-    };
+    return held(decision, userId, pool);
   };
+
+  const held = (
+    decision: { release: () => Promise<void>; leave: () => void },
+    userId: string,
+    pool: string,
+  ) => ({
+    release: () =>
+      decision.release().catch((error: unknown) =>
+        // Not freed now: the lease frees it within RUN_SLOT_LEASE_MS.
+        logger.warn({ err: error, userId, pool }, 'slot release failed; its lease will free it'),
+      ),
+    leave: decision.leave,
+  });
 
   const budget = async (userId: string): Promise<Outcome> => {
     if (!budgets.enabled) return { release: NOTHING };
@@ -128,11 +166,33 @@ export function runAdmission(deps: AdmissionDeps): RunAdmission {
   };
 
   return {
-    async admitRun(userId) {
-      const [, releaseRun, releaseStream] = await all(
-        await Promise.all([budget(userId), slot('runs', userId), slot('streams', userId)]),
-      );
-      return { releaseRun: releaseRun!, releaseStream: releaseStream! };
+    async admitRun(userId, runId) {
+      const outcomes = await Promise.all([
+        budget(userId),
+        slot('runs', userId, runId === undefined ? undefined : runSlotHolder(runId)),
+        slot('streams', userId),
+      ]);
+      const [, releaseRun, releaseStream] = await all(outcomes);
+      const run = outcomes[1] as { release: ReleaseSlot; leave?: () => void };
+      return {
+        run: { release: releaseRun!, leave: run.leave ?? (() => {}) },
+        releaseStream: releaseStream!,
+      };
+    },
+    async runSlot(userId, runId) {
+      if (maxOf.runs === 0) return NO_SLOT;
+      try {
+        const decision = await limits.acquireSlot(
+          'runs',
+          userId,
+          runSlotHolder(runId),
+          Number.MAX_SAFE_INTEGER,
+        );
+        return decision.granted ? held(decision, userId, 'runs') : NO_SLOT;
+      } catch (error) {
+        logger.warn({ err: error, userId, runId }, 'run slot not taken: the limits store failed');
+        return NO_SLOT;
+      }
     },
     async streamSlot(userId) {
       const [release] = await all([await slot('streams', userId)]);

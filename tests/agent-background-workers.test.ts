@@ -1,0 +1,210 @@
+/**
+ * Background runs on worker replicas, over PostgreSQL and Redis: a background run holds one of
+ * its user's `MAX_CONCURRENT_RUNS_PER_USER` slots while it runs on a worker (over the limit:
+ * 429 before anything is queued), gives it back when it ends, and a SIGKILLed worker's slot is
+ * free again within `RUN_SLOT_LEASE_MS`; a worker's SIGTERM drains its runs: a run that ends
+ * during the drain ends there, a run still going is handed over to another worker, which
+ * completes it from its last step.
+ */
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textReply, toolCallsReply, type ServiceProcess } from '@agent-backend/testing';
+import { invoke, startAgentCluster, type AgentCluster, type SseEvent } from './agent-helpers.js';
+import { eventually, invokeBackground, joinRun, seqs, startWorker } from './durable-helpers.js';
+
+const isType = (type: string) => (e: SseEvent) => e.data.type === type;
+
+describe('background runs on worker replicas: run slots and drain', () => {
+  let cluster: AgentCluster;
+  const workers: ServiceProcess[] = [];
+  const llm = (modelName: string) => ({
+    baseUrl: cluster.model.baseUrl,
+    apiKey: 'sk-bg-workers-77',
+    modelName,
+  });
+  const url = (i: number) => cluster.api[i]!.url;
+  const runStatus = async (runId: string) =>
+    (
+      await cluster.sql<{ status: string }>('SELECT status FROM agent_runs WHERE run_id = $1', [
+        runId,
+      ])
+    )[0]?.status;
+  /** The worker that took `runId` (it logs the run as continuing there). */
+  const holderOf = (runId: string) =>
+    eventually(async () =>
+      workers.find((w) =>
+        w.stdout.some((line) => line.includes(runId) && line.includes('run continues')),
+      ),
+    );
+
+  beforeAll(async () => {
+    cluster = await startAgentCluster({
+      AGENT_LLM_MAX_RETRIES: '0',
+      MAX_CONCURRENT_RUNS_PER_USER: '1',
+      RUN_SLOT_LEASE_MS: '1500',
+      AGENT_SESSION_LEASE_MS: '1500',
+      AGENT_TAKEOVER_CHECK_MS: '300',
+      SHUTDOWN_TIMEOUT_MS: '4000',
+    });
+    workers.push(await startWorker(cluster.env, 'worker-a'));
+  });
+  afterAll(async () => {
+    await Promise.all(workers.map((w) => w.stop('SIGKILL')));
+    await cluster?.stop();
+  });
+
+  it('holds a run slot while it runs on the worker: another run of the user gets 429 until it ends', async () => {
+    const token = await cluster.token('ana');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    cluster.model.script('slot-held', [
+      { kind: 'stream', pieces: [{ text: 'Working, ' }, { waitFor: gate }, { finish: 'stop' }] },
+    ]);
+    cluster.model.script('slot-next', [textReply('Next.')]);
+    const accepted = await invokeBackground(url(0), token, {
+      message: 'go',
+      llm_config: llm('slot-held'),
+    });
+    expect(accepted.status).toBe(202);
+    const joined = await joinRun(url(1), token, accepted.body.run_id);
+    await joined.waitFor(isType('message_chunk'));
+
+    const refused = await invokeBackground(url(1), token, {
+      message: 'another',
+      llm_config: llm('slot-next'),
+    });
+    expect(refused.status).toBe(429);
+    expect(refused.body).toMatchObject({
+      error: { code: 'rate_limited', details: { limit: 'concurrent_runs', max: 1 } },
+    });
+    const streamed = await invoke(url(0), token, {
+      message: 'another',
+      llm_config: llm('slot-next'),
+    });
+    expect(streamed.response.status).toBe(429);
+    // Nothing was queued or recorded for the refused invokes.
+    const rows = await cluster.sql<{ count: string }>(
+      "SELECT count(*) FROM agent_runs WHERE user_id = 'ana'",
+    );
+    expect(rows.map((r) => Number(r.count))).toEqual([1]);
+
+    release();
+    expect((await joined.ended).at(-1)!.data.type).toBe('done');
+    // Freed when the run ended on the worker.
+    const next = await invokeBackground(url(1), token, {
+      message: 'next',
+      llm_config: llm('slot-next'),
+    });
+    expect(next.status).toBe(202);
+    expect((await (await joinRun(url(0), token, next.body.run_id)).ended).at(-1)!.data.type).toBe(
+      'done',
+    );
+  });
+
+  it('hands a run over on SIGTERM after the drain: another worker completes it from its last step', async () => {
+    workers.push(await startWorker(cluster.env, 'worker-b'));
+    const token = await cluster.token('ben');
+    cluster.model.script('drain-handover', [
+      toolCallsReply([
+        { id: 'call_t', name: 'write_todos', args: { todos: [{ content: 'Before' }] } },
+      ]),
+      // Never answers: the run is still going when the drain ends.
+      { kind: 'hang' },
+      textReply('Finished on the other worker.'),
+    ]);
+    const accepted = await invokeBackground(url(0), token, {
+      message: 'go',
+      llm_config: llm('drain-handover'),
+    });
+    expect(accepted.status).toBe(202);
+    const runId = accepted.body.run_id;
+    const joined = await joinRun(url(1), token, runId);
+    await joined.waitFor(isType('tool_result'));
+    await cluster.model.waitForRequests('drain-handover', 2);
+    const first = (await holderOf(runId))!;
+    const other = workers.find((w) => w !== first)!;
+    await first.stop('SIGTERM');
+    workers.splice(workers.indexOf(first), 1);
+
+    const events = await joined.ended;
+    expect(events.map((e) => e.data.type)).toEqual([
+      'session',
+      'tool_call',
+      'todos',
+      'tool_result',
+      'message_chunk',
+      'message_chunk',
+      'message_chunk',
+      'done',
+    ]);
+    expect(seqs(events)).toEqual(events.map((_, i) => i + 1));
+    expect(await runStatus(runId)).toBe('done');
+    expect(other.stdout.some((line) => line.includes(runId))).toBe(true);
+    // Continued from the stored step: the first model turn and its tool call were not repeated.
+    const requests = cluster.model.requests('drain-handover');
+    expect(requests).toHaveLength(3);
+    const third = requests[2]!.body.messages!;
+    expect(third.filter((m) => m.role === 'tool')).toHaveLength(1);
+    expect(third.at(-1)).toMatchObject({ role: 'tool', tool_call_id: 'call_t' });
+    expect(first.stdout.join('\n')).not.toContain('server_shutdown');
+  });
+
+  it('lets a run finish during the drain on the worker that runs it', async () => {
+    const token = await cluster.token('dee');
+    let release!: () => void;
+    const gate = new Promise<void>((resolve) => (release = resolve));
+    cluster.model.script('drain-finish', [
+      { kind: 'stream', pieces: [{ text: 'Almost, ' }, { waitFor: gate }, { text: 'done.' }] },
+    ]);
+    const accepted = await invokeBackground(url(0), token, {
+      message: 'go',
+      llm_config: llm('drain-finish'),
+    });
+    const runId = accepted.body.run_id;
+    const joined = await joinRun(url(1), token, runId);
+    await joined.waitFor(isType('message_chunk'));
+    const holder = (await holderOf(runId))!;
+    const stopping = holder.stop('SIGTERM');
+    await eventually(async () =>
+      holder.stdout.some((line) => line.includes('letting background runs finish')),
+    );
+    release();
+    await stopping;
+    workers.splice(workers.indexOf(holder), 1);
+    const events = await joined.ended;
+    expect(events.map((e) => e.data.type)).toEqual([
+      'session',
+      'message_chunk',
+      'message_chunk',
+      'done',
+    ]);
+    expect(holder.stdout.some((line) => line.includes('run handed over'))).toBe(false);
+    expect(await runStatus(runId)).toBe('done');
+  });
+
+  it("frees a SIGKILLed worker's run slot within the lease", async () => {
+    workers.push(await startWorker(cluster.env, 'worker-c'));
+    const token = await cluster.token('cy');
+    cluster.model.script('slot-killed', [{ kind: 'hang' }]);
+    cluster.model.script('slot-after', [textReply('After.')]);
+    const accepted = await invokeBackground(url(0), token, {
+      message: 'go',
+      llm_config: llm('slot-killed'),
+    });
+    expect(accepted.status).toBe(202);
+    const holder = (await holderOf(accepted.body.run_id))!;
+    expect(
+      (await invokeBackground(url(1), token, { message: 'x', llm_config: llm('slot-after') }))
+        .status,
+    ).toBe(429);
+    // Every worker is gone: nobody takes the run over, only the slot's lease can free it.
+    await Promise.all(workers.splice(0).map((w) => w.stop('SIGKILL')));
+    expect(holder.stdout.length).toBeGreaterThan(0);
+    const admitted = await eventually(async () => {
+      const stream = await invoke(url(1), token, { message: 'x', llm_config: llm('slot-after') });
+      if (stream.response.status === 429) return undefined;
+      return stream;
+    });
+    expect(admitted.response.status).toBe(200);
+    expect((await admitted.ended).at(-1)!.data.type).toBe('done');
+  });
+});
