@@ -172,6 +172,7 @@ export async function createEngines(
         name,
         onError,
         commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+        redisOptions: { enableAutoPipelining: true },
       });
       closers.push(() => closeRedis(redis));
       const subscriber = createRedis(config.REDIS_URL, {
