@@ -161,8 +161,8 @@ interface SettledTurn {
  * flight when the run's replica died run again when their tool is `repeatSafe`, and are
  * otherwise answered {@link INTERRUPTED_CONTENT}: never run twice silently. Calls that had not
  * started then run as in any turn (`tool_call`, the approval hook, the tool), in the model's
- * order. A turn without calls (an answer cut off mid-stream) is stored as the model sent it
- * so far.
+ * order. A turn without calls is stored as it is; an answer cut off mid-stream is not stored
+ * at all (the run is marked `answerCut`, and the model is asked again after a notice).
  */
 async function settlePendingTurn(
   pending: PendingTurn,

@@ -13,4 +13,14 @@ describe('configuration reference', () => {
       `| \`HOST\` | string | \`0.0.0.0\` | ${EnvSchema.shape.HOST.description} |`,
     );
   });
+
+  it('gives each switch the default its field applies when unset (on ones included)', () => {
+    const doc = renderConfigurationDoc();
+    const defaultOf = (name: string) =>
+      new RegExp(`^\\| \`${name}\` \\| boolean \\| \`(true|false)\` \\|`, 'm').exec(doc)?.[1];
+    for (const name of ['AGENT_TAKEOVER', 'METRICS_ENABLED', 'MIGRATE_ON_START']) {
+      expect(defaultOf(name), name).toBe('true');
+    }
+    expect(defaultOf('SANDBOX_LOCAL_NETWORK')).toBe('false');
+  });
 });

@@ -19,8 +19,6 @@ export const ENV_MEANINGS = Object.fromEntries(
 /** What the schema alone cannot say: defaults computed at start, and comma-separated lists. */
 const OVERRIDES: Partial<Record<EnvName, { type?: string; default?: string }>> = {
   INSTANCE_ID: { default: '`<role>-<random>`' },
-  METRICS_ENABLED: { default: '`true`' },
-  MIGRATE_ON_START: { default: '`true`' },
   SANDBOX_STATE_DIR: { default: '`DATA_DIR/sandboxes`' },
   LARK_API_BASE_URL: { default: 'per channel' },
   LLM_ALLOWED_ORIGINS: { type: 'comma-separated origins', default: 'empty' },
@@ -61,9 +59,10 @@ function typeOf(name: string, property: JsonSchemaProperty): string {
   return 'string';
 }
 
-function defaultOf(property: JsonSchemaProperty): string {
+function defaultOf(name: EnvName, property: JsonSchemaProperty): string {
   if (property.enum && BOOLEAN_ENUM.every((v) => property.enum!.includes(v))) {
-    return '`false`';
+    // What the field itself makes of unset: `false`, or `true` for a default-on switch.
+    return `\`${String(EnvSchema.shape[name].parse(undefined))}\``;
   }
   return property.default === undefined ? 'unset' : `\`${String(property.default)}\``;
 }
@@ -80,7 +79,7 @@ export function renderConfigurationDoc(): string {
     const property = schema.properties[name] ?? {};
     const override = OVERRIDES[name] ?? {};
     const type = override.type ?? typeOf(name, property);
-    const fallback = override.default ?? defaultOf(property);
+    const fallback = override.default ?? defaultOf(name, property);
     return `| \`${name}\` | ${type} | ${fallback} | ${ENV_MEANINGS[name]} |`;
   });
   return [
@@ -98,12 +97,13 @@ export function renderConfigurationDoc(): string {
 const HEADER = `# Configuration
 
 Every role reads its environment once at start, validates it with the schema in
-\`packages/config/src/schema.ts\`, and exits 1 listing every problem at once. Empty values count
-as unset.
+\`packages/config/src/schema.ts\` (assembled from one \`env-<domain>.ts\` module per area), and
+exits 1 listing every problem at once. Empty values count as unset.
 
-This page is generated from \`packages/config/src/schema.ts\` (types, defaults, and meanings:
-each variable's \`.describe()\`) by \`pnpm docs:config\`; a test fails when it is stale. Every
-role reads the same variables; the roles section below says which each requires.`;
+This page is generated from that schema (types, defaults, and meanings: each variable's
+\`.describe()\` in its \`env-<domain>.ts\` module) by \`pnpm docs:config\`; a test fails when
+it is stale. Every role reads the same variables; the roles section below says which each
+requires.`;
 
 const TAIL = `
 Roles:
