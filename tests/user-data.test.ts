@@ -1,7 +1,12 @@
 import pg from 'pg';
 import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startScriptedModel, testDatabaseUrl, testRedisUrl } from '@agent-backend/testing';
+import {
+  startScriptedModel,
+  testDatabaseUrl,
+  testRedisUrl,
+  toolCallsReply,
+} from '@agent-backend/testing';
 import type { ScriptedModel } from '@agent-backend/testing';
 import { startCluster, type Cluster } from './cluster.js';
 import { invoke } from './agent-helpers.js';
@@ -29,6 +34,7 @@ const ERIN = 'u-erin-7q';
 const FINN = 'u-finn-7q';
 const GUS = 'u-gus-7q';
 const HAL = 'u-hal-7q';
+const IVY = 'u-ivy-7q';
 
 describe('a user’s data exported and erased across replicas', () => {
   let cluster: Cluster;
@@ -44,12 +50,12 @@ describe('a user’s data exported and erased across replicas', () => {
         headers: { authorization: `Bearer ${token}` },
       })
     ).status;
-  /** Redis keys of the deployment, and values of its hashes and strings, that name `userId`. */
-  const redisMentions = async (userId: string) => {
+  /** Redis keys of the deployment, and values of its hashes and strings, that name `id`. */
+  const redisMentions = async (id: string) => {
     const found: string[] = [];
     for await (const keys of redis.scanStream({ match: `${cluster.prefix}*`, count: 500 })) {
       for (const key of keys as string[]) {
-        if (key.includes(userId)) found.push(key);
+        if (key.includes(id)) found.push(key);
         const type = await redis.type(key);
         const value =
           type === 'hash'
@@ -57,7 +63,7 @@ describe('a user’s data exported and erased across replicas', () => {
             : type === 'string'
               ? await redis.get(key)
               : '';
-        if (value?.includes(userId)) found.push(`${key} (value)`);
+        if (value?.includes(id)) found.push(`${key} (value)`);
       }
     }
     return found;
@@ -74,6 +80,9 @@ describe('a user’s data exported and erased across replicas', () => {
         INTERNAL_API_SECRET: INTERNAL_SECRET,
         MCP_ALLOW_PRIVATE_NETWORKS: 'true',
         ERASURE_LEASE_MS: '1000',
+        // A turn's calls one after the other: the turn is recorded for a takeover (its record
+        // names the calls with their arguments).
+        AGENT_MAX_PARALLEL_TOOLS: '1',
       },
     });
     db = new pg.Client({
@@ -253,10 +262,46 @@ describe('a user’s data exported and erased across replicas', () => {
     expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'run_aborted' });
     expect(await mentionsIn(sql, HAL)).toEqual(['erasures.user_id', 'token_cutoffs.user_id']);
 
-    // The model answering now changes nothing: no run of the user is left to write it.
+    // The stopped run let go of the model's answer: what the model says now reaches no run.
+    const [request] = model.requests('m-erased-mid-run');
+    await model.waitForAbort(request!);
     release();
-    await waitUntil(async () => model.requests('m-erased-mid-run').length === 1);
+    expect(request!.completed).toBe(false);
     expect(await mentionsIn(sql, HAL)).toEqual(['erasures.user_id', 'token_cutoffs.user_id']);
     expect(await redisMentions(HAL)).toEqual([]);
+  }, 120_000);
+
+  it('an erasure removes a suspended run’s turn record, which names its tool calls', async () => {
+    model.script('m-erased-serial', [
+      toolCallsReply([
+        { id: 'call_1', name: 'write_todos', args: { todos: [{ content: 'Ivy packs' }] } },
+        { id: 'call_2', name: 'write_todos', args: { todos: [{ content: 'Ivy leaves' }] } },
+      ]),
+    ]);
+    const token = await d.token(IVY);
+    const stream = await invoke(d.api(0), token, {
+      message: 'Plan my move',
+      llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-erasure', modelName: 'm-erased-serial' },
+      hitl_config: { default_timeout: 3600 },
+    });
+    const runId = String((await stream.waitFor((e) => e.data.type === 'session')).data.run_id);
+    // The first call waits for its approval, the second has not started: the turn is recorded.
+    await stream.waitFor((e) => e.data.type === 'approval_request');
+    stream.close();
+    const status = async () =>
+      (await sql<{ status: string }>(`SELECT status FROM agent_runs WHERE run_id = $1`, [runId]))[0]
+        ?.status;
+    await waitUntil(async () => (await status()) === 'suspended');
+    const turnKey = (await redisMentions(runId)).find((key) =>
+      key.endsWith(`agent:run-turn:${runId}`),
+    );
+    expect(turnKey).toBeDefined();
+    expect(await redis.get(turnKey!)).toContain('Ivy leaves');
+
+    const erased = await eraseMe(d.api(1), token, IVY);
+    expect(erased).toMatchObject({ status: 200, body: { removed: { sessions: 1, runs: 1 } } });
+    expect(await redisMentions(runId)).toEqual([]);
+    expect(await redisMentions(IVY)).toEqual([]);
+    expect(await mentionsIn(sql, IVY)).toEqual(['erasures.user_id', 'token_cutoffs.user_id']);
   }, 120_000);
 });

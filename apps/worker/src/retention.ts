@@ -1,5 +1,9 @@
 import { setTimeout as sleep } from 'node:timers/promises';
-import { deleteSessions, sessionLeaseHolder } from '@agent-backend/agent-runtime';
+import {
+  deleteSessions,
+  deleteTurnRecords,
+  sessionLeaseHolder,
+} from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { SandboxProvider } from '@agent-backend/sandbox';
 import { AuditLog, type Database } from '@agent-backend/store';
@@ -93,7 +97,8 @@ export async function sweepRetention(
       candidates.map((s) => sessionLeaseHolder(deps.ephemeral, s.userId, s.sessionId)),
     );
     const free = candidates.filter((_, i) => leased[i] === null);
-    const { sessions: deleted, sandboxes } = await deleteSessions(db, free, cutoff);
+    const { sessions: deleted, runIds, sandboxes } = await deleteSessions(db, free, cutoff);
+    await deleteTurnRecords(deps.ephemeral, runIds);
     const destroyed = await destroySandboxes(deps, sandboxes);
     if (destroyed > 0) {
       removed.sandboxes += destroyed;

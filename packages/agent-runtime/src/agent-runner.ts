@@ -8,7 +8,7 @@ import { RunRepository, type StoredRun } from './run-repository.js';
 import { initialRunState, type RunState } from './run-state.js';
 import { acquireSessionLease, adoptSessionLease, type SessionLease } from './session-lease.js';
 import { SessionRepository } from './session-repository.js';
-import { recordTurn } from './turn-record.js';
+import { deleteTurnRecords, recordTurn } from './turn-record.js';
 import { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 import type { RunRequest } from './run-request.js';
 
@@ -184,6 +184,9 @@ export class AgentRunner {
             ...(host.durable ? { durable: host.durable } : {}),
             recordTurn: (assistant, step) =>
               recordTurn(this.options.ephemeral, runId, step, assistant),
+            forgetTurn: async () => {
+              await deleteTurnRecords(this.options.ephemeral, [runId]);
+            },
             release: (holdMs) => (holdMs === undefined ? lease.release() : lease.handOver(holdMs)),
           }));
         } finally {
@@ -193,6 +196,7 @@ export class AgentRunner {
       },
       cancel: async () => {
         await this.sessions.finishRun(runId, 'aborted', 'run_aborted').catch(() => undefined);
+        await deleteTurnRecords(this.options.ephemeral, [runId]).catch(() => undefined);
         await lease.release();
       },
       handOver: () => lease.handOver(this.settings.leaseTtlMs),

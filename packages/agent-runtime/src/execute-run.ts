@@ -108,6 +108,10 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   await sessions
     .finishRun(run.runId, result.status, result.code, usage)
     .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record the end of a run'));
+  // An ended run is never taken over: its turn record (the user's tool-call arguments) goes.
+  await options
+    .forgetTurn?.()
+    .catch((err: unknown) => logger.warn({ ...log, err }, 'could not delete the turn record'));
   // Free the session before the last event: a client that got `done` may invoke again at once.
   await options
     .release()

@@ -86,7 +86,7 @@ export {
   RunState,
   SettledCall,
 } from './run-state.js';
-export { readTurnRecord, TurnRecord, turnRecordKey } from './turn-record.js';
+export { deleteTurnRecords, readTurnRecord, TurnRecord, turnRecordKey } from './turn-record.js';
 export { DEFAULT_AGENT_SETTINGS, type AgentSettings } from './settings.js';
 export {
   availability,

@@ -60,6 +60,8 @@ export interface ExecuteRunOptions extends RunEngines {
   durable?(): Promise<void>;
   /** @see AgentLoopOptions.recordTurn */
   recordTurn?(assistant: AssistantMessage, step: number): Promise<void>;
+  /** Deletes the run's turn record once the run is recorded as ended (done, error, aborted). */
+  forgetTurn?(): Promise<void>;
   /**
    * Frees the session; called after everything is stored and before the last event. With
    * `holdMs` (the run suspended) the session stays locked that long for the run's resume.

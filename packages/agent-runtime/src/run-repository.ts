@@ -109,6 +109,22 @@ export class RunRepository {
     return row ? { userId: row.user_id, sessionId: row.session_id } : null;
   }
 
+  /**
+   * Ends a run that a cancel did not stop (`aborted`, `run_aborted`) unless it ended meanwhile:
+   * no process ran it (a background run's queued start, a run whose replica died) or its process
+   * did not answer. Once ended, no worker adopts it (`AgentRunner.adopt` and the resume
+   * continue only a run still `running` or `suspended`). False when it had ended already.
+   */
+  async abandon(runId: string): Promise<boolean> {
+    const { rows } = await this.db.query(
+      `UPDATE agent_runs SET status = 'aborted', error_code = 'run_aborted', ended_at = now(),
+              request = NULL
+        WHERE run_id = $1 AND status IN ('running', 'suspended') RETURNING run_id`,
+      [runId],
+    );
+    return rows.length === 1;
+  }
+
   /** The ids of the user's runs recorded as `running` or `suspended` (not ended yet). */
   async unfinished(userId: string): Promise<string[]> {
     const { rows } = await this.db.query<{ run_id: string }>(

@@ -34,6 +34,18 @@ export async function recordTurn(
   await store.set(turnRecordKey(runId), JSON.stringify(record), { ttlMs: TURN_RECORD_TTL_MS });
 }
 
+/**
+ * Deletes the runs' turn records (they hold the model's tool-call arguments, the user's
+ * content): at a run's end, and with its session or its user's data. Returns how many there were.
+ */
+export async function deleteTurnRecords(
+  store: EphemeralStore,
+  runIds: readonly string[],
+): Promise<number> {
+  const deleted = await Promise.all(runIds.map((runId) => store.delete(turnRecordKey(runId))));
+  return deleted.filter(Boolean).length;
+}
+
 /** The run's last recorded turn; `null` when there is none or it is unreadable. */
 export async function readTurnRecord(
   store: EphemeralStore,

@@ -55,9 +55,11 @@ export class RunStopper {
 
   /**
    * Cancels the user's run and waits until it is recorded as ended and its last event is in the
-   * run log (its lease freed before that), at most `timeoutMs` (a run whose replica died stays
-   * `running` until the session's next run): the run as it is then, null when it is not the
-   * user's.
+   * run log (its lease freed before that), at most `timeoutMs`: the run as it is then, null when
+   * it is not the user's. A run still `running` then is recorded as ended here (`aborted`,
+   * `run_aborted`): no process ran it (a background run whose start job is still queued, a run
+   * whose replica died) or its process did not stop in time, and no worker may start or take it
+   * over later (they continue only a run still `running`).
    */
   async stop(userId: string, runId: string, timeoutMs = STOP_WAIT_MS) {
     let run = await this.conversations.run(userId, runId);
@@ -74,8 +76,15 @@ export class RunStopper {
       await sleep(STOP_POLL_MS);
       run = await this.conversations.run(userId, runId);
     }
+    if (run?.status === 'running') {
+      if (await this.stored.abandon(runId)) {
+        // A worker that adopted it since the first cancel was sent is reached by this one.
+        await this.cancel(runId);
+      }
+      return this.conversations.run(userId, runId);
+    }
     // The run is recorded as ended before its last event is sent and logged.
-    while (run?.status !== 'running' && Date.now() < deadline) {
+    while (Date.now() < deadline) {
       const logged = await this.runLog.info(runId).catch(() => null);
       if (!logged || logged.final) break;
       await sleep(STOP_POLL_MS);

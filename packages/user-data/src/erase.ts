@@ -1,4 +1,5 @@
-import { sessionLeaseKey } from '@agent-backend/agent-runtime';
+import { AGENT_RUNS_QUEUE } from '@agent-backend/agent';
+import { deleteTurnRecords, parseRunState, sessionLeaseKey } from '@agent-backend/agent-runtime';
 import { approvalKeys } from '@agent-backend/hitl';
 import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
 import { sandboxLeaseKey } from '@agent-backend/sandbox';
@@ -154,7 +155,8 @@ async function eraseScheduledTasks(
 }
 
 /**
- * One batch of sessions: their run logs, leases and sandboxes, then their rows. With no
+ * One batch of sessions: their runs' logs, jobs, turn records and approvals' records, their
+ * leases and sandboxes, then their rows. With no
  * session ids, the user's sandboxes whose session is already gone.
  */
 async function eraseSessions(
@@ -167,21 +169,37 @@ async function eraseSessions(
   const all = sessionIds.length === 0;
   const { rows: runs } = all
     ? { rows: [] }
-    : await db.query<{ run_id: string }>(
-        `SELECT run_id FROM agent_runs WHERE user_id = $1 AND session_id = ANY($2::text[])`,
+    : await db.query<{ run_id: string; state: unknown }>(
+        `SELECT run_id, state FROM agent_runs WHERE user_id = $1 AND session_id = ANY($2::text[])`,
         [userId, sessionIds],
       );
-  const runLogs = await deps.runLog.delete(runs.map((r) => r.run_id));
+  const runIds = runs.map((r) => r.run_id);
+  const runLogs = await deps.runLog.delete(runIds);
+  // The runs' jobs (a queued background start, a suspended run's resumes and approval
+  // timeouts) name them, waiting or kept after they ran.
+  const own = new Set(runIds);
+  const runJobs =
+    own.size === 0
+      ? 0
+      : await deps.jobs.removeJobs(AGENT_RUNS_QUEUE, (data) => {
+          const runId = (data as { run_id?: unknown } | null)?.run_id;
+          return typeof runId === 'string' && own.has(runId);
+        });
   const { rows: approvals } = all
     ? { rows: [] }
     : await db.query<{ request_id: string }>(
         `SELECT request_id FROM agent_approvals WHERE user_id = $1 AND session_id = ANY($2::text[])`,
         [userId, sessionIds],
       );
-  let ephemeralKeys = 0;
-  // Decided approvals' records stay in the ephemeral store for a while (APPROVAL_RETAIN_MS).
-  for (const { request_id } of approvals)
-    for (const key of approvalKeys(request_id))
+  // A serial turn's record names its tool calls with their arguments (TURN_RECORD_TTL_MS).
+  let ephemeralKeys = await deleteTurnRecords(deps.ephemeral, runIds);
+  // Decided approvals' records stay in the ephemeral store for a while (APPROVAL_RETAIN_MS); a
+  // suspended run's held ones until their timeout.
+  const held = runs.flatMap(({ state }) =>
+    Object.values(parseRunState(state)?.pendingTurn?.approvals ?? {}).map((a) => a.request_id),
+  );
+  for (const requestId of new Set([...approvals.map((a) => a.request_id), ...held]))
+    for (const key of approvalKeys(requestId))
       if (await deps.ephemeral.delete(key)) ephemeralKeys += 1;
   for (const sessionId of sessionIds) {
     if (await deps.ephemeral.delete(sessionLeaseKey(userId, sessionId))) ephemeralKeys += 1;
@@ -225,6 +243,7 @@ async function eraseSessions(
       runs: runRows.rowCount,
       approvals: approvals.rowCount,
       run_logs: runLogs,
+      queued_jobs: runJobs,
       ephemeral_keys: ephemeralKeys,
       sandboxes: sandboxRows.rowCount,
     };

@@ -47,7 +47,9 @@ export function registerRunRoutes(
           'The replica running it stops the model request and its tools; its stream ends with ' +
           'the `error` event `run_aborted`, as when its client went away, and the conversation ' +
           'so far stays stored. Answers once the run is recorded as ended and its last event ' +
-          'is in the run log (at most 5 s: a run still `running` then is answered as it is). ' +
+          'is in the run log, at most 5 s: a run still `running` then (no process runs it, as a ' +
+          'queued background run or one whose replica died) is recorded as ended by the cancel, ' +
+          'so no worker starts or takes it over later. ' +
           'A run that already ended is answered unchanged.',
         responses: { 200: { description: 'The run after the cancel.', json: AgentRun } },
         errors: ['not_found'],

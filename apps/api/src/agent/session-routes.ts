@@ -1,4 +1,8 @@
-import { InvalidCursorError, type ConversationRepository } from '@agent-backend/agent-runtime';
+import {
+  deleteTurnRecords,
+  InvalidCursorError,
+  type ConversationRepository,
+} from '@agent-backend/agent-runtime';
 import { AppError } from '@agent-backend/http-server';
 import {
   ListMessagesQuery,
@@ -166,8 +170,10 @@ export function registerSessionRoutes(
       if (session.active_run_id) await runs.stop(request.userId, session.active_run_id);
       const runIds = await conversations.delete(key);
       if (!runIds) throw notFound(sessionId);
-      // The run log keeps a run's events for resuming; a deleted session's go now.
+      // The run log keeps a run's events for resuming, a turn record its tool calls for a
+      // takeover; a deleted session's go now.
       await engines.runLog.delete(runIds);
+      await deleteTurnRecords(engines.ephemeral, runIds);
       return reply.status(204).send();
     },
   );
