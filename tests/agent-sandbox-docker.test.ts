@@ -4,8 +4,7 @@
  * socket (Engine API; no Docker engine on these machines), two API replicas sharing PostgreSQL
  * and Redis.
  */
-import { existsSync, mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { existsSync, mkdirSync, writeFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,10 +14,10 @@ import {
   type FakeDocker,
 } from '@agent-backend/testing';
 import { invoke, startAgentCluster, type AgentCluster } from './agent-helpers.js';
+import { sandboxFolders } from './sandbox-helpers.js';
 
 describe('code execution in agent runs (local sandboxes on Docker)', () => {
-  const root = mkdtempSync(join(tmpdir(), 'sbx-docker-e2e-'));
-  const usersRoot = join(root, 'users');
+  const { stateDir, usersRoot } = sandboxFolders('sbx-docker-e2e');
   let docker: FakeDocker;
   let cluster: AgentCluster;
   let alice: string;
@@ -30,7 +29,7 @@ describe('code execution in agent runs (local sandboxes on Docker)', () => {
     cluster = await startAgentCluster({
       AGENT_LLM_MAX_RETRIES: '0',
       SANDBOX_LOCAL_ROOT: usersRoot,
-      SANDBOX_STATE_DIR: join(root, 'state'),
+      SANDBOX_STATE_DIR: stateDir,
       SANDBOX_LOCAL_RUNTIME: 'docker',
       DOCKER_HOST: docker.host,
       SANDBOX_DOCKER_IMAGE: 'agent-backend-sandbox:test',

@@ -5,13 +5,11 @@
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -21,10 +19,9 @@ import {
   type ServiceProcess,
 } from '@agent-backend/testing';
 import { invoke, startAgentCluster, type AgentCluster } from './agent-helpers.js';
+import { sandboxFolders } from './sandbox-helpers.js';
 
-const root = mkdtempSync(join(tmpdir(), 'sbx-e2e-'));
-const usersRoot = join(root, 'users');
-const stateDir = join(root, 'state');
+const { usersRoot, stateDir } = sandboxFolders('sbx-e2e');
 
 describe('code execution in agent runs (local sandboxes)', () => {
   let cluster: AgentCluster;

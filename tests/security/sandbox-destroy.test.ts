@@ -10,44 +10,28 @@ import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { beforeAll, afterAll, describe, expect, it } from 'vitest';
 import {
   BubblewrapSandboxProvider,
   DockerSandboxProvider,
-  resolveWorkingDirectory,
+  MAX_HELD_DIRS,
   type SandboxProvider,
 } from '@agent-backend/sandbox';
 import { startFakeDocker, type FakeDocker } from '@agent-backend/testing';
+import { LIMITS, sandboxFolders, userFolder, withoutBwrap } from '../sandbox-helpers.js';
 
-const bwrapUnusable = (() => {
-  try {
-    execFileSync('bwrap', ['--unshare-all', '--ro-bind', '/', '/', '--', 'true'], {
-      stdio: 'pipe',
-    });
-    return undefined;
-  } catch (error) {
-    return `bwrap cannot run on this host: ${(error as Error).message}`;
-  }
-})();
-if (bwrapUnusable) console.warn(`sandbox destroy suite skipped: ${bwrapUnusable}`);
-
-const root = mkdtempSync(join(tmpdir(), 'sbx-destroy-'));
-const stateDir = join(root, 'state');
-const usersRoot = join(root, 'users');
-const SECRET = `host-secret-${process.pid}-${Date.now()}`;
+const skip = withoutBwrap('sandbox destroy suite');
+const { root, stateDir, usersRoot, secret: SECRET } = sandboxFolders('sbx-destroy');
 /** A host folder with 200 files and a host file, outside every sandbox. */
 const hostFolder = join(root, 'host-folder');
 const hostFile = join(root, 'host-file.pem');
 const HOST_ENTRIES = Array.from({ length: 200 }, (_, i) => `keep-${i}`);
-const LIMITS = { timeoutMs: 30_000, maxOutputBytes: 64 * 1024 };
 const metadata = (session: string) => ({
   userId: 'mallory',
   sessionId: session,
@@ -92,98 +76,126 @@ const runtimes: Array<[string, () => SandboxProvider]> = [
   ],
 ];
 
-describe.skipIf(bwrapUnusable !== undefined).each(runtimes)(
-  'destroying a %s sandbox',
-  (_name, makeProvider) => {
-    it('removes its state and follows none of the links its code planted', async () => {
-      const provider = makeProvider();
-      // No working directory named: the workspace is the sandbox's own, removed with it.
-      const sandbox = await provider.create({ metadata: metadata('planted') });
-      const planted = await sandbox.runCommand(PLANT, LIMITS);
-      expect(planted.stdout).toBe('planted\n');
-      await provider.destroy(sandbox.id);
-      expect(existsSync(join(stateDir, sandbox.id))).toBe(false);
-      expectHostIntact();
-    });
+describe.skipIf(skip).each(runtimes)('destroying a %s sandbox', (_name, makeProvider) => {
+  it('removes its state and follows none of the links its code planted', async () => {
+    const provider = makeProvider();
+    // No working directory named: the workspace is the sandbox's own, removed with it.
+    const sandbox = await provider.create({ metadata: metadata('planted') });
+    const planted = await sandbox.runCommand(PLANT, LIMITS);
+    expect(planted.stdout).toBe('planted\n');
+    await provider.destroy(sandbox.id);
+    expect(existsSync(join(stateDir, sandbox.id))).toBe(false);
+    expectHostIntact();
+  });
 
-    it("never touches the user's working directory, even one swapped for a link", async () => {
-      const name = `app-${_name}`;
-      mkdirSync(join(usersRoot, 'mallory', name), { recursive: true });
-      const resolved = resolveWorkingDirectory(usersRoot, 'mallory', name);
-      if (!('dir' in resolved)) throw new Error(resolved.refused);
-      const provider = makeProvider();
-      const sandbox = await provider.create({
-        metadata: metadata('swapped'),
-        hostWorkingDirectory: resolved.dir,
+  it("never touches the user's working directory, even one swapped for a link", async () => {
+    const dir = userFolder(usersRoot, 'mallory', `app-${_name}`);
+    const provider = makeProvider();
+    const sandbox = await provider.create({
+      metadata: metadata('swapped'),
+      hostWorkingDirectory: dir,
+    });
+    expect((await sandbox.runCommand(PLANT, LIMITS)).stdout).toBe('planted\n');
+    // Another session of the user swaps the folder for a link to the host folder.
+    execFileSync('mv', [dir, `${dir}.old`]);
+    symlinkSync(hostFolder, dir);
+    await provider.destroy(sandbox.id);
+    expect(existsSync(join(stateDir, sandbox.id))).toBe(false);
+    expectHostIntact();
+    // The user's folder (now under its old name) is as the code left it.
+    expect(readdirSync(`${dir}.old`).sort()).toEqual(
+      ['deep', 'file-link', 'folder-link', 'relative-link', 'slash-link'].sort(),
+    );
+  });
+
+  it('removes a tree 6,000 folders deep holding a few descriptors', async () => {
+    const provider = makeProvider();
+    const sandbox = await provider.create({ metadata: metadata('deep') });
+    // Made without following a link: each folder entered relative to the last one.
+    const made = await sandbox.runCode(
+      'python',
+      [
+        'import os',
+        'os.chdir("/tmp")',
+        'for _ in range(6000):',
+        '    os.mkdir("d")',
+        '    os.chdir("d")',
+        `os.symlink(${JSON.stringify(hostFolder)}, "folder-link")`,
+        'os.mkdir("last")',
+        `os.symlink(${JSON.stringify(hostFolder)}, "last/folder-link")`,
+        'print("deep")',
+      ].join('\n'),
+      LIMITS,
+    );
+    expect(made.stdout).toBe('deep\n');
+    // This process may open only a few descriptors more than it has open now (one held per
+    // level would need 6,000): the removal must fit, and whatever else the process does.
+    const open = readdirSync('/proc/self/fd').map(Number);
+    const limit = Math.max(...open) + 1 + MAX_HELD_DIRS + 32;
+    const [soft, hard] = readFileSync('/proc/self/limits', 'utf8')
+      .match(/^Max open files\s+(\d+)\s+(\d+)/m)!
+      .slice(1);
+    execFileSync('prlimit', [`--pid=${process.pid}`, `--nofile=${limit}:${hard}`]);
+    try {
+      await provider.destroy(sandbox.id);
+    } finally {
+      execFileSync('prlimit', [`--pid=${process.pid}`, `--nofile=${soft}:${hard}`]);
+    }
+    expect(existsSync(join(stateDir, sandbox.id))).toBe(false);
+    expectHostIntact();
+  });
+});
+
+describe.skipIf(skip)('destroying a bubblewrap sandbox while its code runs', () => {
+  it('follows no link that code swaps in for a folder during the removal', async () => {
+    // The worker destroys a sandbox whose call still runs on an API replica: another provider
+    // instance, which cannot stop that call, and which tries again while the removal fails (the
+    // sweep does, each interval). The call swaps a folder of its /tmp with a link to the host
+    // folder as fast as it can (renameat2 RENAME_EXCHANGE: the name is a folder one moment, a
+    // link the next), refilling both when the host removed one and adding files, until its deadline.
+    const race = [
+      'import ctypes, os',
+      'exchange = ctypes.CDLL(None, use_errno=True).renameat2',
+      `HOST = ${JSON.stringify(hostFolder)}`,
+      'def refill():',
+      '    try:',
+      '        os.makedirs("/tmp/d/sub", exist_ok=True)',
+      '        for k in range(3): open(f"/tmp/d/f{k}", "w").close()',
+      '    except OSError: pass',
+      '    try: os.symlink(HOST, "/tmp/l")',
+      '    except OSError: pass',
+      'refill()',
+      'open("/tmp/racing", "w").close()',
+      // A file put back whenever the host removed it, so the host never finds /tmp empty and
+      // keeps coming back.
+      'while True:',
+      '    if exchange(-100, b"/tmp/d", -100, b"/tmp/l", 2) != 0: refill()',
+      '    if not os.path.lexists("/tmp/keep"):',
+      '        try: open("/tmp/keep", "w").close()',
+      '        except OSError: pass',
+    ].join('\n');
+    for (let round = 0; round < 3; round++) {
+      const sandbox = await new BubblewrapSandboxProvider({ stateDir }).create({
+        metadata: metadata(`race-${round}`),
       });
-      expect((await sandbox.runCommand(PLANT, LIMITS)).stdout).toBe('planted\n');
-      // Another session of the user swaps the folder for a link to the host folder.
-      execFileSync('mv', [resolved.dir, `${resolved.dir}.old`]);
-      symlinkSync(hostFolder, resolved.dir);
-      await provider.destroy(sandbox.id);
+      let done = false;
+      const call = sandbox
+        .runCode('python', race, { ...LIMITS, timeoutMs: 5_000 })
+        .finally(() => (done = true));
+      const racing = join(stateDir, sandbox.id, 'tmp', 'racing');
+      await expect.poll(() => existsSync(racing), { timeout: 20_000, interval: 20 }).toBe(true);
+      const worker = new BubblewrapSandboxProvider({ stateDir });
+      let attempts = 0;
+      while (!done) {
+        attempts += 1;
+        // It may give up while the code refills the folder; it never follows a link.
+        await worker.destroy(sandbox.id).catch(() => undefined);
+      }
+      expect(attempts).toBeGreaterThan(1);
+      expect((await call).timedOut).toBe(true);
+      await worker.destroy(sandbox.id);
       expect(existsSync(join(stateDir, sandbox.id))).toBe(false);
       expectHostIntact();
-      // The user's folder (now under its old name) is as the code left it.
-      expect(readdirSync(`${resolved.dir}.old`).sort()).toEqual(
-        ['deep', 'file-link', 'folder-link', 'relative-link', 'slash-link'].sort(),
-      );
-    });
-  },
-);
-
-describe.skipIf(bwrapUnusable !== undefined)(
-  'destroying a bubblewrap sandbox while its code runs',
-  () => {
-    it('follows no link that code swaps in for a folder during the removal', async () => {
-      // The worker destroys a sandbox whose call still runs on an API replica: another provider
-      // instance, which cannot stop that call, and which tries again while the removal fails (the
-      // sweep does, each interval). The call swaps a folder of its /tmp with a link to the host
-      // folder as fast as it can (renameat2 RENAME_EXCHANGE: the name is a folder one moment, a
-      // link the next), refilling both when the host removed one and adding files, until its deadline.
-      const race = [
-        'import ctypes, os',
-        'exchange = ctypes.CDLL(None, use_errno=True).renameat2',
-        `HOST = ${JSON.stringify(hostFolder)}`,
-        'def refill():',
-        '    try:',
-        '        os.makedirs("/tmp/d/sub", exist_ok=True)',
-        '        for k in range(3): open(f"/tmp/d/f{k}", "w").close()',
-        '    except OSError: pass',
-        '    try: os.symlink(HOST, "/tmp/l")',
-        '    except OSError: pass',
-        'refill()',
-        'open("/tmp/racing", "w").close()',
-        // A file put back whenever the host removed it, so the host never finds /tmp empty and
-        // keeps coming back.
-        'while True:',
-        '    if exchange(-100, b"/tmp/d", -100, b"/tmp/l", 2) != 0: refill()',
-        '    if not os.path.lexists("/tmp/keep"):',
-        '        try: open("/tmp/keep", "w").close()',
-        '        except OSError: pass',
-      ].join('\n');
-      for (let round = 0; round < 3; round++) {
-        const sandbox = await new BubblewrapSandboxProvider({ stateDir }).create({
-          metadata: metadata(`race-${round}`),
-        });
-        let done = false;
-        const call = sandbox
-          .runCode('python', race, { ...LIMITS, timeoutMs: 5_000 })
-          .finally(() => (done = true));
-        const racing = join(stateDir, sandbox.id, 'tmp', 'racing');
-        await expect.poll(() => existsSync(racing), { timeout: 20_000, interval: 20 }).toBe(true);
-        const worker = new BubblewrapSandboxProvider({ stateDir });
-        let attempts = 0;
-        while (!done) {
-          attempts += 1;
-          // It may give up while the code refills the folder; it never follows a link.
-          await worker.destroy(sandbox.id).catch(() => undefined);
-        }
-        expect(attempts).toBeGreaterThan(1);
-        expect((await call).timedOut).toBe(true);
-        await worker.destroy(sandbox.id);
-        expect(existsSync(join(stateDir, sandbox.id))).toBe(false);
-        expectHostIntact();
-      }
-    });
-  },
-);
+    }
+  });
+});

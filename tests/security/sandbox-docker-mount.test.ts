@@ -7,11 +7,9 @@
  * engine (which mounts at start, following links, as the daemon does) lets the test swap the
  * folder exactly between the adapter's check and the mount.
  */
-import { execFileSync } from 'node:child_process';
 import {
   lstatSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   renameSync,
@@ -19,31 +17,20 @@ import {
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
-import { DockerSandboxProvider, resolveWorkingDirectory } from '@agent-backend/sandbox';
+import { DockerSandboxProvider, type SandboxLogger } from '@agent-backend/sandbox';
 import { startFakeDocker, type FakeDocker } from '@agent-backend/testing';
+import { LIMITS, sandboxFolders, userFolder, withoutBwrap } from '../sandbox-helpers.js';
 
-const bwrapUnusable = (() => {
-  try {
-    execFileSync('bwrap', ['--unshare-all', '--ro-bind', '/', '/', '--', 'true'], {
-      stdio: 'pipe',
-    });
-    return undefined;
-  } catch (error) {
-    return `bwrap cannot run on this host: ${(error as Error).message}`;
-  }
-})();
-if (bwrapUnusable) console.warn(`docker mount suite skipped (the fake engine runs bwrap)`);
-
-const root = mkdtempSync(join(tmpdir(), 'sbx-docker-mount-'));
-const stateDir = join(root, 'state');
-const usersRoot = join(root, 'users');
-const SECRET = `victim-secret-${process.pid}-${Date.now()}`;
-const LIMITS = { timeoutMs: 30_000, maxOutputBytes: 64 * 1024 };
+// The fake engine runs each exec in bubblewrap.
+const skip = withoutBwrap('docker mount suite');
+const { stateDir, usersRoot, secret: SECRET } = sandboxFolders('sbx-docker-mount');
 const victim = join(usersRoot, 'victim', 'work');
 const app = join(usersRoot, 'mallory', 'app');
+
+/** An engine that answers 500 to `stop` while set. */
+let refuseStop = false;
 
 /** What the other session does when armed: the folder swapped for a link to the victim's. */
 let swapBeforeMount = false;
@@ -54,6 +41,7 @@ const swap = () => {
 /** The folder back in its place (when it is not). */
 const putBack = () => {
   swapBeforeMount = false;
+  refuseStop = false;
   if (!lstatSync(app).isSymbolicLink()) return;
   rmSync(app);
   renameSync(`${app}.old`, app);
@@ -71,6 +59,10 @@ beforeAll(async () => {
       swapBeforeMount = false;
       swap();
     },
+    beforeStop: () =>
+      refuseStop ? { status: 500, message: 'driver failed stopping container' } : undefined,
+    // An image without coreutils' `stat`.
+    missingCommands: { 'sandbox:no-stat': ['stat'] },
   });
 });
 afterEach(putBack);
@@ -83,70 +75,96 @@ const expectVictimUntouched = () => {
   expect(readFileSync(victim + '/secret.txt', 'utf8')).toBe(SECRET);
 };
 
-describe.skipIf(bwrapUnusable !== undefined)(
-  'the Docker runtime mounting a working directory',
-  () => {
-    const provider = () =>
-      new DockerSandboxProvider({ stateDir, host: docker.host, image: 'sandbox:test' });
-    const spec = (session: string) => {
-      const resolved = resolveWorkingDirectory(usersRoot, 'mallory', 'app');
-      if (!('dir' in resolved)) throw new Error(resolved.refused);
-      return {
-        metadata: { userId: 'mallory', sessionId: session, deployment: 'docker-mount' },
-        hostWorkingDirectory: resolved.dir,
-      };
-    };
+describe.skipIf(skip)('the Docker runtime mounting a working directory', () => {
+  const provider = (image = 'sandbox:test', logger?: SandboxLogger) =>
+    new DockerSandboxProvider({ stateDir, host: docker.host, image, logger });
+  const spec = (session: string) => ({
+    metadata: { userId: 'mallory', sessionId: session, deployment: 'docker-mount' },
+    hostWorkingDirectory: userFolder(usersRoot, 'mallory', 'app'),
+  });
+  const containersOf = (session: string) =>
+    [...docker.containers.values()].filter(
+      (c) => c.config.Labels?.['agent-backend.session'] === session,
+    );
 
-    it('refuses a container whose folder was swapped between the check and the mount', async () => {
-      swapBeforeMount = true;
-      await expect(provider().create(spec('at-create'))).rejects.toMatchObject({
-        code: 'unavailable',
-        message: expect.stringContaining(
-          '/workspace is no longer the directory this run was given',
-        ),
-      });
-      // Stopped before anything of the sandbox ran in it.
-      const containers = [...docker.containers.values()].filter(
-        (c) => c.config.Labels?.['agent-backend.session'] === 'at-create',
-      );
-      expect(containers.map((c) => c.running)).toEqual([false]);
+  it('refuses a container whose folder was swapped between the check and the mount', async () => {
+    swapBeforeMount = true;
+    await expect(provider().create(spec('at-create'))).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining('/workspace is no longer the directory this run was given'),
+    });
+    // Stopped before anything of the sandbox ran in it.
+    expect(containersOf('at-create').map((c) => c.running)).toEqual([false]);
+    putBack();
+    expectVictimUntouched();
+  });
+
+  it('refuses a start it cannot verify (no stat in the image), saying why', async () => {
+    await expect(provider('sandbox:no-stat').create(spec('no-stat'))).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringMatching(
+        /^cannot verify the mount of \/workspace in the container \(`stat` exited with 127: .*executable file not found/,
+      ),
+    });
+    expect(containersOf('no-stat').map((c) => c.running)).toEqual([false]);
+    expectVictimUntouched();
+  });
+
+  it('keeps the refusal when the engine will not stop the container, and logs that', async () => {
+    const warned: Array<Record<string, unknown>> = [];
+    const logger = { warn: (fields: Record<string, unknown>) => void warned.push(fields) };
+    swapBeforeMount = true;
+    refuseStop = true;
+    await expect(
+      provider('sandbox:test', logger).create(spec('stop-refused')),
+    ).rejects.toMatchObject({
+      code: 'unavailable',
+      message: expect.stringContaining('/workspace is no longer the directory this run was given'),
+    });
+    const [container] = containersOf('stop-refused');
+    expect(warned).toEqual([
+      {
+        code: 'sandbox_stop_failed',
+        sandboxId: container!.name,
+        err: expect.stringContaining('driver failed stopping container'),
+      },
+    ]);
+    putBack();
+    expectVictimUntouched();
+  });
+
+  it('refuses the restart after a pause when the folder was swapped before the mount', async () => {
+    const docker_ = provider();
+    const sandbox = await docker_.create(spec('at-restart'));
+    expect((await sandbox.runCommand('cat mine.txt', LIMITS)).stdout).toBe('mine');
+    await docker_.pause(sandbox.id);
+    // The next call starts the container again: the engine mounts the path once more.
+    swapBeforeMount = true;
+    const after = await sandbox.runCommand('cat secret.txt; echo pwned > pwned.txt', LIMITS).then(
+      (result) => ({ ok: true as const, result }),
+      (error: unknown) => ({ ok: false as const, error }),
+    );
+    expect(after).toMatchObject({ ok: false, error: { code: 'unavailable' } });
+    expect(JSON.stringify(after)).not.toContain(SECRET);
+    putBack();
+    expectVictimUntouched();
+    // Put back, the folder is mounted again and the sandbox works.
+    expect((await sandbox.runCommand('cat mine.txt', LIMITS)).stdout).toBe('mine');
+    await docker_.destroy(sandbox.id);
+  });
+
+  it('keeps the folder it mounted when the path is swapped while it runs', async () => {
+    const docker_ = provider();
+    const sandbox = await docker_.create(spec('while-running'));
+    swap();
+    try {
+      const seen = await sandbox.runCommand('ls; cat mine.txt', LIMITS);
+      expect(seen.stdout).toBe('mine.txt\nmine');
+      expect(seen.stdout).not.toContain('secret');
+    } finally {
       putBack();
-      expectVictimUntouched();
-    });
-
-    it('refuses the restart after a pause when the folder was swapped before the mount', async () => {
-      const docker_ = provider();
-      const sandbox = await docker_.create(spec('at-restart'));
-      expect((await sandbox.runCommand('cat mine.txt', LIMITS)).stdout).toBe('mine');
-      await docker_.pause(sandbox.id);
-      // The next call starts the container again: the engine mounts the path once more.
-      swapBeforeMount = true;
-      const after = await sandbox.runCommand('cat secret.txt; echo pwned > pwned.txt', LIMITS).then(
-        (result) => ({ ok: true as const, result }),
-        (error: unknown) => ({ ok: false as const, error }),
-      );
-      expect(after).toMatchObject({ ok: false, error: { code: 'unavailable' } });
-      expect(JSON.stringify(after)).not.toContain(SECRET);
-      putBack();
-      expectVictimUntouched();
-      // Put back, the folder is mounted again and the sandbox works.
-      expect((await sandbox.runCommand('cat mine.txt', LIMITS)).stdout).toBe('mine');
-      await docker_.destroy(sandbox.id);
-    });
-
-    it('keeps the folder it mounted when the path is swapped while it runs', async () => {
-      const docker_ = provider();
-      const sandbox = await docker_.create(spec('while-running'));
-      swap();
-      try {
-        const seen = await sandbox.runCommand('ls; cat mine.txt', LIMITS);
-        expect(seen.stdout).toBe('mine.txt\nmine');
-        expect(seen.stdout).not.toContain('secret');
-      } finally {
-        putBack();
-      }
-      expectVictimUntouched();
-      await docker_.destroy(sandbox.id);
-    });
-  },
-);
+    }
+    expectVictimUntouched();
+    await docker_.destroy(sandbox.id);
+  });
+});

@@ -4,31 +4,18 @@
  * and to the API process's own environment. No event of the run carries either, and the key file
  * is where it was.
  */
-import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync, readFileSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { textReply, toolCallsReply } from '@agent-backend/testing';
 import { invoke, startAgentCluster, type AgentCluster } from '../agent-helpers.js';
+import { sandboxFolders, withoutBwrap } from '../sandbox-helpers.js';
 
-const bwrapUnusable = (() => {
-  try {
-    execFileSync('bwrap', ['--unshare-all', '--ro-bind', '/', '/', '--', 'true'], {
-      stdio: 'pipe',
-    });
-    return undefined;
-  } catch (error) {
-    return `bwrap cannot run on this host: ${(error as Error).message}`;
-  }
-})();
-if (bwrapUnusable) console.warn(`sandbox escape suite (invoke) skipped: ${bwrapUnusable}`);
-
-const root = mkdtempSync(join(tmpdir(), 'sbx-escape-e2e-'));
-const usersRoot = join(root, 'users');
+const skip = withoutBwrap('sandbox escape suite (invoke)');
+const { stateDir, usersRoot } = sandboxFolders('sbx-escape-e2e');
 const CANARY = `canary-${process.pid}-${Date.now()}`;
 
-describe.skipIf(bwrapUnusable !== undefined)('hostile code through invoke', () => {
+describe.skipIf(skip)('hostile code through invoke', () => {
   let cluster: AgentCluster;
   let token: string;
 
@@ -37,7 +24,7 @@ describe.skipIf(bwrapUnusable !== undefined)('hostile code through invoke', () =
     cluster = await startAgentCluster({
       AGENT_LLM_MAX_RETRIES: '0',
       SANDBOX_LOCAL_ROOT: usersRoot,
-      SANDBOX_STATE_DIR: join(root, 'state'),
+      SANDBOX_STATE_DIR: stateDir,
       // In the API process's environment: what /proc/self/environ on the host would show.
       SANDBOX_ESCAPE_CANARY: CANARY,
     });

@@ -5,50 +5,32 @@
  * the sandbox and checks it never comes back (in the call's result or in what the code tools
  * answer, which is what `tool_result` events carry) and that nothing of the host was written.
  */
-import { execFileSync } from 'node:child_process';
 import {
   existsSync,
   mkdirSync,
-  mkdtempSync,
   readdirSync,
   readFileSync,
   rmSync,
   symlinkSync,
   writeFileSync,
 } from 'node:fs';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolContext, ToolOutput } from '@agent-backend/agent-runtime';
+import type { ToolOutput } from '@agent-backend/agent-runtime';
 import {
   BubblewrapSandboxProvider,
   DockerSandboxProvider,
   processLimitMode,
   resolveWorkingDirectory,
-  sandboxTools,
   type SandboxHandle,
   type SandboxProvider,
 } from '@agent-backend/sandbox';
 import { startFakeDocker, type FakeDocker } from '@agent-backend/testing';
+import { sandboxFolders, toolsOn as tools, userFolder, withoutBwrap } from '../sandbox-helpers.js';
 
-/** Why bubblewrap cannot run here, or undefined when it can. */
-const bwrapUnusable = (() => {
-  try {
-    execFileSync('bwrap', ['--unshare-all', '--ro-bind', '/', '/', '--', 'true'], {
-      stdio: 'pipe',
-    });
-    return undefined;
-  } catch (error) {
-    return `bwrap cannot run on this host: ${(error as Error).message}`;
-  }
-})();
-if (bwrapUnusable) console.warn(`sandbox escape suite skipped: ${bwrapUnusable}`);
-
-const root = mkdtempSync(join(tmpdir(), 'sbx-escape-'));
-const stateDir = join(root, 'state');
-const usersRoot = join(root, 'users');
+const skip = withoutBwrap('sandbox escape suite');
+const { root, stateDir, usersRoot, secret: SECRET } = sandboxFolders('sbx-escape');
 /** The host's secrets: a file and a folder outside every sandbox, and the test's environment. */
-const SECRET = `host-secret-${process.pid}-${Date.now()}`;
 const secretFile = join(root, 'host-secret.pem');
 const secretFolder = join(root, 'host-folder');
 const CANARY = 'SANDBOX_ESCAPE_CANARY';
@@ -56,37 +38,14 @@ const LIMITS = { timeoutMs: 30_000, maxOutputBytes: 256 * 1024 };
 
 let n = 0;
 /** A fresh project of `user`, as the service resolves `working_directory` for that user. */
-const project = (user: string, name = `project-${n++}`) => {
-  mkdirSync(join(usersRoot, user, name), { recursive: true });
-  const resolved = resolveWorkingDirectory(usersRoot, user, name);
-  if (!('dir' in resolved)) throw new Error(resolved.refused);
-  return resolved.dir;
-};
+const project = (user: string, name = `project-${n++}`) => userFolder(usersRoot, user, name);
 const metadata = (user: string, session: string) => ({
   userId: user,
   sessionId: session,
   deployment: 'escape-suite',
 });
-
 /** The code tools on `sandbox`, as a run gets them; `call` answers what `tool_result` carries. */
-const toolsOn = (sandbox: SandboxHandle) => {
-  const tools = sandboxTools(
-    { sandbox: async () => sandbox, touch: async () => undefined },
-    { timeoutMs: LIMITS.timeoutMs, maxOutputBytes: LIMITS.maxOutputBytes, maxReadBytes: 65_536 },
-  );
-  const context = {
-    userId: 'mallory',
-    sessionId: 's',
-    runId: 'r',
-    mode: 'agent',
-    signal: new AbortController().signal,
-    emit: () => undefined,
-  } as unknown as ToolContext;
-  return async (name: string, args: Record<string, unknown>): Promise<ToolOutput> => {
-    const tool = tools.find((t) => t.name === name)!;
-    return tool.execute(args, context);
-  };
-};
+const toolsOn = (sandbox: SandboxHandle) => tools(sandbox, LIMITS);
 
 /** Everything an answer carries, images decoded: the secret must not be in it. */
 const everything = (output: ToolOutput) =>
@@ -149,7 +108,7 @@ const runtimes: Array<[string, () => SandboxProvider, { fakeEngine: boolean }]> 
   ],
 ];
 
-describe.skipIf(bwrapUnusable !== undefined).each(runtimes)(
+describe.skipIf(skip).each(runtimes)(
   'hostile code in a local sandbox: %s',
   (_name, makeProvider, { fakeEngine }) => {
     it('gets no host file through /tmp/outputs links (a file, /proc/self/environ)', async () => {
@@ -302,7 +261,7 @@ describe("each user's workspaces", () => {
   });
 });
 
-describe.skipIf(bwrapUnusable !== undefined)('hostile code in a bubblewrap sandbox', () => {
+describe.skipIf(skip)('hostile code in a bubblewrap sandbox', () => {
   it('runs as uid 65534 with no capability, not as the service', async () => {
     const sandbox = await new BubblewrapSandboxProvider({ stateDir }).create({
       metadata: metadata('mallory', 'uid'),

@@ -12,36 +12,20 @@
  * and of the code itself.
  */
 import { execFileSync } from 'node:child_process';
-import { mkdirSync, mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import type { ToolContext, ToolOutput } from '@agent-backend/agent-runtime';
-import {
-  BubblewrapSandboxProvider,
-  resolveWorkingDirectory,
-  sandboxTools,
-} from '@agent-backend/sandbox';
+import { BubblewrapSandboxProvider } from '@agent-backend/sandbox';
+import { bwrapUnusable, sandboxFolders, toolsOn, userFolder } from '../sandbox-helpers.js';
 
-const root = mkdtempSync(join(tmpdir(), 'sbx-host-paths-'));
+const { root, usersRoot, secret: SECRET } = sandboxFolders('sbx-host-paths');
 const dataDir = join(root, 'data');
 const stateDir = join(dataDir, 'sandboxes');
-const usersRoot = join(root, 'users');
-const SECRET = `host-secret-${process.pid}-${Date.now()}`;
 const CANARY = 'SANDBOX_HOST_PATHS_CANARY';
 
 /** Why this host cannot run the suite: bwrap, or mounting the two file systems (root only). */
-const unusable = (() => {
-  try {
-    execFileSync('bwrap', ['--unshare-all', '--ro-bind', '/', '/', '--', 'true'], {
-      stdio: 'pipe',
-    });
-  } catch (error) {
-    return `bwrap cannot run on this host: ${(error as Error).message}`;
-  }
-  if (process.getuid?.() !== 0) return 'mounting the volumes needs root';
-  return undefined;
-})();
+const unusable =
+  bwrapUnusable ?? (process.getuid?.() !== 0 ? 'mounting the volumes needs root' : undefined);
 if (unusable) console.warn(`sandbox host paths suite skipped: ${unusable}`);
 
 const mounted: string[] = [];
@@ -63,27 +47,11 @@ describe.skipIf(unusable !== undefined)(
   'host paths in a bubblewrap sandbox whose state and users root are volumes',
   () => {
     it('shows sandboxed code no path of the service, nor its environment', async () => {
-      mkdirSync(join(usersRoot, 'mallory', 'project'), { recursive: true });
-      const resolved = resolveWorkingDirectory(usersRoot, 'mallory', 'project');
-      if (!('dir' in resolved)) throw new Error(resolved.refused);
       const sandbox = await new BubblewrapSandboxProvider({ stateDir }).create({
         metadata: { userId: 'mallory', sessionId: 'paths', deployment: 'host-paths' },
-        hostWorkingDirectory: resolved.dir,
+        hostWorkingDirectory: userFolder(usersRoot, 'mallory', 'project'),
       });
-      const tools = sandboxTools(
-        { sandbox: async () => sandbox, touch: async () => undefined },
-        { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024, maxReadBytes: 65_536 },
-      );
-      const context = {
-        userId: 'mallory',
-        sessionId: 'paths',
-        runId: 'r',
-        mode: 'agent',
-        signal: new AbortController().signal,
-        emit: () => undefined,
-      } as unknown as ToolContext;
-      const call = (name: string, args: Record<string, unknown>): Promise<ToolOutput> =>
-        tools.find((t) => t.name === name)!.execute(args, context);
+      const call = toolsOn(sandbox, { timeoutMs: 30_000, maxOutputBytes: 1024 * 1024 });
 
       const answers = [
         await call('run_command', {

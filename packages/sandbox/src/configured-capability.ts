@@ -1,4 +1,4 @@
-import { mkdirSync, realpathSync } from 'node:fs';
+import { mkdirSync } from 'node:fs';
 import { join } from 'node:path';
 import type { RunInfo } from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
@@ -7,7 +7,7 @@ import { createSandboxCapability, type RunFiles, type SandboxCapability } from '
 import { E2BSandboxProvider } from './cloud/e2b-provider.js';
 import { BubblewrapSandboxProvider } from './local/bwrap-provider.js';
 import { DockerSandboxProvider } from './local/docker-provider.js';
-import { shownInMountinfo } from './local/mount-source.js';
+import { exposedInMountinfo } from './local/mount-source.js';
 
 export interface SandboxDeps {
   readonly db: Database;
@@ -69,6 +69,7 @@ export function sandboxCapability(deps: SandboxDeps, settings: SandboxConfig): S
                     network: settings.SANDBOX_LOCAL_NETWORK,
                     user: settings.SANDBOX_DOCKER_USER,
                     idleStopMs: settings.SANDBOX_IDLE_TIMEOUT_MS,
+                    ...(deps.logger ? { logger: deps.logger } : {}),
                   })
                 : new BubblewrapSandboxProvider({
                     stateDir,
@@ -121,8 +122,8 @@ function warnOfVisibleHostPaths(
   ] as const) {
     try {
       mkdirSync(dir, { recursive: true });
-      const shown = shownInMountinfo(dir);
-      if (shown === realpathSync(dir)) visible[name] = shown;
+      const shown = exposedInMountinfo(dir);
+      if (shown !== undefined) visible[name] = shown;
     } catch {
       // Not readable here (no /proc): nothing to say.
     }
@@ -131,6 +132,7 @@ function warnOfVisibleHostPaths(
   logger.warn(
     { code: 'sandbox_host_paths_visible', ...visible },
     'code in local sandboxes can read these host paths in /proc/self/mountinfo (they give it no ' +
-      'access); mount each as a file system of its own to show it only paths inside that one',
+      'access); mount each as a file system of its own (not a bind mount of a folder) to show ' +
+      'it only paths inside that one',
   );
 }

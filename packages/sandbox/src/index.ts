@@ -13,9 +13,14 @@ export {
   E2B_WORKDIR,
   type E2BOptions,
 } from './cloud/e2b-provider.js';
-export { DockerSandboxProvider, type DockerOptions } from './local/docker-provider.js';
+export {
+  DockerSandboxProvider,
+  type DockerOptions,
+  type SandboxLogger,
+} from './local/docker-provider.js';
 export { processLimitMode, type ProcessLimitMode } from './local/process-limit.js';
 export { isWithin } from './local/host-path.js';
+export { MAX_HELD_DIRS } from './local/no-follow.js';
 export {
   sandboxLeaseKey,
   SessionSandboxes,

@@ -53,6 +53,13 @@ export interface FakeDockerOptions {
    * race between a caller's check of a path and the engine's mount can do happens here.
    */
   readonly beforeMount?: (container: FakeContainer) => void | Promise<void>;
+  /**
+   * Commands an image lacks, by image name: an exec of one fails as the daemon's does (the
+   * runtime's message on the stream, exit code 127).
+   */
+  readonly missingCommands?: Readonly<Record<string, readonly string[]>>;
+  /** Called on `stop`: an answer returned here is sent instead (an engine refusing to stop). */
+  readonly beforeStop?: (container: FakeContainer) => { status: number; message: string } | void;
 }
 
 interface Exec {
@@ -163,6 +170,8 @@ export async function startFakeDocker(options: FakeDockerOptions = {}): Promise<
         return void res.writeHead(204).end();
       }
       if (req.method === 'POST' && action === '/stop') {
+        const refused = options.beforeStop?.(container);
+        if (refused) return sendJson(res, refused.status, { message: refused.message });
         if (!container.running) return void res.writeHead(304).end();
         stopAll(container);
         return void res.writeHead(204).end();
@@ -208,6 +217,19 @@ export async function startFakeDocker(options: FakeDockerOptions = {}): Promise<
   };
 
   const runExec = (exec: Exec, res: ServerResponse) => {
+    const command = exec.cmd[0] ?? '';
+    if (options.missingCommands?.[exec.container.config.Image]?.includes(command)) {
+      const message =
+        'OCI runtime exec failed: exec failed: unable to start container process: exec: ' +
+        `"${command}": executable file not found in $PATH: unknown\r\n`;
+      const data = Buffer.from(message);
+      const head = Buffer.alloc(8);
+      head.writeUInt8(1, 0);
+      head.writeUInt32BE(data.length, 4);
+      exec.exitCode = 127;
+      res.writeHead(200, { 'content-type': 'application/vnd.docker.multiplexed-stream' });
+      return void res.end(Buffer.concat([head, data]));
+    }
     const args = ['--die-with-parent', '--unshare-ipc', '--unshare-uts'];
     for (const d of ['/usr', '/bin', '/sbin', '/lib', '/lib32', '/lib64', '/etc']) {
       args.push('--ro-bind-try', d, d);

@@ -1,6 +1,7 @@
 import { LOCAL_CODE_DIR } from './host-mounted.js';
 import { LOCAL_ENV, LOCAL_WORKDIR, type LocalLimits } from './local-sandbox.js';
-import type { SandboxMetadata } from '../sandbox.js';
+import { notTheDirectory } from './no-follow.js';
+import { SandboxError, type SandboxMetadata } from '../sandbox.js';
 
 /** What a sandbox's container is: its labels, environment, main process and `create` body. */
 
@@ -134,4 +135,47 @@ export function containerSpec(
       ],
     },
   };
+}
+
+/** What a helper exec printed, and its exit code (`null`: the engine reported none). */
+export interface HelperOutput {
+  readonly stdout: string;
+  readonly stderr: string;
+  readonly exitCode: number | null;
+}
+
+/** The helper that prints the device and inode of the directory mounted at `/workspace`. */
+export const MOUNT_IDENTITY = ['stat', '-c', '%d:%i', LOCAL_WORKDIR] as const;
+
+/**
+ * Why a started container's `/workspace` is refused, given what {@link MOUNT_IDENTITY} gave (or
+ * the error of its exec) and the identity of the directory the adapter pinned; `undefined` when
+ * it mounted that very directory. A helper that failed (no `stat` in the image, an exec the
+ * engine refused) is not a swapped folder, but leaves the mount unverified: refused too, saying
+ * so.
+ */
+export function mountRefusal(
+  seen: HelperOutput | { error: unknown },
+  identity: string,
+): SandboxError | undefined {
+  if ('error' in seen || seen.exitCode !== 0) {
+    const how =
+      'error' in seen
+        ? `could not run: ${String(seen.error)}`
+        : seen.exitCode === null
+          ? 'reported no exit code'
+          : `exited with ${seen.exitCode}`;
+    const said = 'error' in seen ? '' : (seen.stderr.trim() || seen.stdout.trim()).slice(0, 300);
+    return new SandboxError(
+      'unavailable',
+      `cannot verify the mount of ${LOCAL_WORKDIR} in the container (\`stat\` ${how}` +
+        `${said ? `: ${said}` : ''}): nothing ran; the image (SANDBOX_DOCKER_IMAGE) needs ` +
+        'coreutils',
+      'error' in seen ? { cause: seen.error } : undefined,
+    );
+  }
+  if (seen.stdout.trim() !== identity) {
+    return new SandboxError('unavailable', notTheDirectory(LOCAL_WORKDIR));
+  }
+  return undefined;
 }

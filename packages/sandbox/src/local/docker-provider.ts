@@ -3,7 +3,6 @@ import { mkdir, rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { CappedOutput } from '../capped-output.js';
 import {
-  SandboxError,
   type ExecOptions,
   type ExecResult,
   type SandboxHandle,
@@ -19,7 +18,10 @@ import {
   KILL_LEFTOVERS,
   LABEL,
   metadataOf,
+  MOUNT_IDENTITY,
+  mountRefusal,
   type ContainerInfo,
+  type HelperOutput,
   type ContainerSettings,
 } from './docker-container.js';
 import { DockerEngine, engineError } from './docker-engine.js';
@@ -32,7 +34,7 @@ import {
   newSandboxId,
   type LocalLimits,
 } from './local-sandbox.js';
-import { linkFreeDir, notTheDirectory, pinDir, removeDirNoFollow } from './no-follow.js';
+import { linkFreeDir, pinDir, removeDirNoFollow } from './no-follow.js';
 
 export { IDLE_WATCHDOG, KILL_LEFTOVERS } from './docker-container.js';
 
@@ -56,6 +58,13 @@ export interface DockerOptions {
    * @default 600 000 (10 min)
    */
   readonly idleStopMs?: number;
+  /** Where what cannot be answered to a call is told (a refused container that would not stop). */
+  readonly logger?: SandboxLogger;
+}
+
+/** The part of the service's logger the adapter uses. @default `console.warn` */
+export interface SandboxLogger {
+  warn(fields: Record<string, unknown>, message: string): void;
 }
 
 /**
@@ -76,10 +85,12 @@ export class DockerSandboxProvider implements SandboxProvider {
   private readonly engine: DockerEngine;
   private readonly dirs: LocalStateDirs;
   private readonly container: ContainerSettings;
+  private readonly logger: SandboxLogger;
 
   constructor(options: DockerOptions) {
     this.engine = new DockerEngine(options.host);
     this.dirs = new LocalStateDirs(options.stateDir);
+    this.logger = options.logger ?? { warn: (fields, message) => console.warn(message, fields) };
     this.container = {
       image: options.image,
       user:
@@ -330,23 +341,38 @@ export class DockerSandboxProvider implements SandboxProvider {
         throw engineError('start the container', status, JSON.stringify(body));
       }
       if (!pinned) return;
-      const seen = await this.output(id, ['stat', '-c', '%d:%i', LOCAL_WORKDIR]);
-      if (seen.trim() !== pinned.identity) {
-        await this.pause(id);
-        throw new SandboxError('unavailable', notTheDirectory(LOCAL_WORKDIR));
+      const refused = mountRefusal(
+        await this.output(id, MOUNT_IDENTITY).catch((error: unknown) => ({ error })),
+        pinned.identity,
+      );
+      if (refused) {
+        // Not thrown: the refusal is the call's answer (the container runs its watchdog only).
+        await this.pause(id).catch((error: unknown) =>
+          this.logger.warn(
+            { code: 'sandbox_stop_failed', sandboxId: id, err: String(error) },
+            'could not stop a container whose working directory mount was refused',
+          ),
+        );
+        throw refused;
       }
     } finally {
       await pinned?.handle.close();
     }
   }
 
-  /** What a short helper command prints in the container (never starts a stopped one). */
-  private async output(id: string, cmd: string[]): Promise<string> {
-    const out = new CappedOutput(4096);
-    await this.engine.attachExec(await this.createExec(id, [], cmd, false), (stream, data) => {
-      if (stream === 'stdout') out.push(data);
-    });
-    return out.text();
+  /** What a short helper command prints, and its exit code (never starts a stopped container). */
+  private async output(id: string, cmd: readonly string[]): Promise<HelperOutput> {
+    const stdout = new CappedOutput(4096);
+    const stderr = new CappedOutput(4096);
+    const execId = await this.createExec(id, [], cmd, false);
+    await this.engine.attachExec(execId, (stream, data) =>
+      (stream === 'stderr' ? stderr : stdout).push(data),
+    );
+    const { body } = await this.engine.json<{ ExitCode: number | null }>(
+      'GET',
+      `/exec/${execId}/json`,
+    );
+    return { stdout: stdout.text(), stderr: stderr.text(), exitCode: body?.ExitCode ?? null };
   }
 
   private async inspect(id: string): Promise<ContainerInfo | undefined> {

@@ -11,6 +11,31 @@ import { posix } from 'node:path';
 
 /** The path `dir` (absolute) shows as in a sandbox's mountinfo when bound into it. */
 export function shownInMountinfo(dir: string, mountinfo = '/proc/self/mountinfo'): string {
+  return mountSource(dir, mountinfo).shown;
+}
+
+/**
+ * The path `dir` shows in a sandbox's mountinfo when that names more than a path inside a file
+ * system of `dir`'s own, else `undefined`. `undefined` when `dir` lies on a file system mounted
+ * whole (its root, `/`) anywhere but at `/`: a volume such as a tmpfs or a disk of its own. A
+ * path otherwise: on the service's root file system, its own path; behind a bind mount of a
+ * folder (the service in a container run with `-v /srv/data:/data`, a Docker named volume, a
+ * Kubernetes `hostPath` or `emptyDir`), the folder's path on the file system it was bound from,
+ * which is the host's path and differs from the one the service sees.
+ */
+export function exposedInMountinfo(
+  dir: string,
+  mountinfo = '/proc/self/mountinfo',
+): string | undefined {
+  const { shown, mount } = mountSource(dir, mountinfo);
+  if (mount && mount.root === '/' && mount.point !== '/') return undefined;
+  return shown;
+}
+
+function mountSource(
+  dir: string,
+  mountinfo: string,
+): { shown: string; mount: { point: string; root: string } | undefined } {
   const real = realpathSync(dir);
   let best: { point: string; root: string } | undefined;
   for (const line of readFileSync(mountinfo, 'utf8').split('\n')) {
@@ -23,8 +48,8 @@ export function shownInMountinfo(dir: string, mountinfo = '/proc/self/mountinfo'
       best = { point, root };
     }
   }
-  if (!best) return real;
-  return posix.join(best.root, posix.relative(best.point, real));
+  if (!best) return { shown: real, mount: undefined };
+  return { shown: posix.join(best.root, posix.relative(best.point, real)), mount: best };
 }
 
 function isWithin(point: string, path: string): boolean {

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { constants } from 'node:fs';
-import { lstat, open, readdir, rmdir, unlink, type FileHandle } from 'node:fs/promises';
+import { lstat, open, readdir, rename, rmdir, unlink, type FileHandle } from 'node:fs/promises';
 import { basename, dirname, resolve } from 'node:path';
 import { SandboxError } from '../sandbox.js';
 
@@ -100,14 +101,39 @@ export async function pinDir(
 }
 
 /**
+ * Directories {@link removeTreeNoFollow} holds open at once, besides the top one: a folder
+ * deeper than this is moved up into the top folder instead of entered (sandboxed code can nest
+ * folders tens of thousands deep, and one descriptor per level would run the whole process out
+ * of descriptors).
+ */
+export const MAX_HELD_DIRS = 32;
+
+/**
  * Removes the entry `name` of `parent` and, when it is a directory, everything in it, following
  * no link: each directory is entered with {@link openChildDir} (a link is never a directory
  * here), each entry removed through its directory's descriptor, and `unlink`/`rmdir` never follow
  * their last component. An entry that changes kind meanwhile (a directory swapped for a link by
  * code still running in the sandbox) is looked at again, never followed; a link is removed as
- * the link it is. Missing entries are not an error.
+ * the link it is. Missing entries are not an error. At most {@link MAX_HELD_DIRS} + 2
+ * descriptors are held: a directory deeper than that is renamed (through its parent's
+ * descriptor, which follows no last component either) into the top directory, `name` itself,
+ * whose loop then takes it as one of its own entries.
  */
 export async function removeTreeNoFollow(parent: FileHandle, name: string): Promise<void> {
+  await removeEntry(parent, name, undefined);
+}
+
+/** The removal's top directory, held, and how many directories were moved up into it. */
+interface Top {
+  readonly handle: FileHandle;
+  moved: number;
+}
+
+async function removeEntry(
+  parent: FileHandle,
+  name: string,
+  below: { top: Top; depth: number } | undefined,
+): Promise<void> {
   for (let attempt = 0; ; attempt++) {
     const info = await lstat(viaFd(parent, name)).catch(ignoreMissing);
     if (!info) return;
@@ -116,9 +142,27 @@ export async function removeTreeNoFollow(parent: FileHandle, name: string): Prom
         await unlink(viaFd(parent, name));
         return;
       }
+      if (below && below.depth > MAX_HELD_DIRS) {
+        await rename(viaFd(parent, name), viaFd(below.top.handle, `.deep-${randomUUID()}`));
+        below.top.moved += 1;
+        return;
+      }
       const dir = await openChildDir(parent, name);
       try {
-        for (const entry of await readdir(viaFd(dir))) await removeTreeNoFollow(dir, entry);
+        if (below) {
+          const inside = { top: below.top, depth: below.depth + 1 };
+          for (const entry of await readdir(viaFd(dir))) await removeEntry(dir, entry, inside);
+        } else {
+          // The top: directories moved up from deep below land here, so it is read again
+          // until a pass moved none (each pass takes MAX_HELD_DIRS levels off a deep chain).
+          const top: Top = { handle: dir, moved: 0 };
+          do {
+            top.moved = 0;
+            for (const entry of await readdir(viaFd(dir))) {
+              await removeEntry(dir, entry, { top, depth: 1 });
+            }
+          } while (top.moved > 0);
+        }
       } finally {
         await dir.close();
       }
