@@ -1,6 +1,6 @@
 import { randomId, testRedisUrl, uniquePrefix } from '@agent-backend/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { closeRedis, createRedis } from './connection.js';
+import { closeRedis, connectionNameOf, createRedis } from './connection.js';
 import { DEFAULT_REDIS_PREFIX, redisKeys } from './keys.js';
 import { defineScript } from './script.js';
 
@@ -81,7 +81,7 @@ describe('createRedis for a subscriber', () => {
       await vi.waitFor(async () => expect(await receivers()).toEqual([1]), { timeout: 10_000 });
       const id = String(await pub.call('CLIENT', 'LIST'))
         .split('\n')
-        .find((line) => line.includes(` name=${sub.options.connectionName} `))
+        .find((line) => line.includes(` name=${connectionNameOf(sub)} `))
         ?.match(/^id=(\d+)/)?.[1];
       await pub.client('KILL', 'ID', id!);
       await vi.waitFor(async () => expect(await receivers()).toEqual([1, 1]), { timeout: 10_000 });

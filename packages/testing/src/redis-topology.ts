@@ -237,3 +237,62 @@ function once(fn: () => Promise<void>): () => Promise<void> {
   let done: Promise<void> | undefined;
   return () => (done ??= fn());
 }
+
+/** A Cluster or Sentinel test topology, as `@agent-backend/redis` takes it (`RedisTarget`). */
+export type TestRedisTarget =
+  | { mode: 'cluster'; url: string; nodes: string[] }
+  | { mode: 'sentinel'; url: string; sentinels: string[]; name: string };
+
+/** The two non-standalone modes, for `for (const mode of REDIS_TOPOLOGIES)` in test files. */
+export const REDIS_TOPOLOGIES = ['cluster', 'sentinel'] as const;
+
+export interface RedisTopologies {
+  /** Where the file's Cluster or Sentinel group is (between the file's hooks). */
+  target(mode: 'cluster' | 'sentinel'): TestRedisTarget;
+  readonly cluster: TestRedisCluster;
+  readonly sentinel: TestRedisSentinel;
+}
+
+/**
+ * A Redis Cluster and a Sentinel group (or those of `modes`) for one test file: started before
+ * its tests, stopped after them. Keys need no cleanup, the servers keep nothing.
+ */
+export function redisTopologies(
+  hooks: {
+    beforeAll(fn: () => unknown, timeout?: number): void;
+    afterAll(fn: () => unknown, timeout?: number): void;
+  },
+  modes: readonly ('cluster' | 'sentinel')[] = REDIS_TOPOLOGIES,
+): RedisTopologies {
+  let cluster: TestRedisCluster | undefined;
+  let sentinel: TestRedisSentinel | undefined;
+  hooks.beforeAll(async () => {
+    [cluster, sentinel] = await Promise.all([
+      modes.includes('cluster') ? startTestRedisCluster() : undefined,
+      modes.includes('sentinel') ? startTestRedisSentinel() : undefined,
+    ]);
+  }, 60_000);
+  hooks.afterAll(async () => {
+    await Promise.all([cluster?.stop(), sentinel?.stop()]);
+  });
+  const started = <T>(value: T | undefined): T => {
+    if (!value) throw new Error('redisTopologies: the servers start in beforeAll');
+    return value;
+  };
+  return {
+    get cluster() {
+      return started(cluster);
+    },
+    get sentinel() {
+      return started(sentinel);
+    },
+    target(mode) {
+      if (mode === 'cluster') {
+        const { nodes } = started(cluster);
+        return { mode, url: `redis://${nodes[0]!}`, nodes };
+      }
+      const { sentinels, name } = started(sentinel);
+      return { mode, url: `redis://${sentinels[0]!}`, sentinels, name };
+    },
+  };
+}
