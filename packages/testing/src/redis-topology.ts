@@ -93,8 +93,28 @@ async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
   }
 }
 
+/** No persistence; a replica's first sync starts at once (Redis 7 waits 5 s by default). */
 function commonArgs(port: number): string[] {
-  return ['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no'];
+  return [
+    ...['--port', String(port), '--bind', HOST, '--save', '', '--appendonly', 'no'],
+    ...['--repl-diskless-sync-delay', '0'],
+  ];
+}
+
+/**
+ * Whether the server on `port` is a master or a replica that finished its sync: a replica that
+ * never synced is not promoted (its data counts as too old), so failover tests wait for this.
+ */
+async function replicationUp(port: number): Promise<boolean> {
+  const { stdout } = await run('redis-cli', [
+    '-h',
+    HOST,
+    '-p',
+    String(port),
+    'INFO',
+    'replication',
+  ]);
+  return stdout.includes('role:master') || stdout.includes('master_link_status:up');
 }
 
 /**
@@ -145,6 +165,10 @@ export async function startTestRedisCluster(): Promise<TestRedisCluster> {
       );
       return states.every(Boolean);
     }, 'the cluster to report cluster_state:ok');
+    await waitFor(
+      async () => (await Promise.all(ports.map(replicationUp))).every(Boolean),
+      'every replica to finish its first sync',
+    );
     return { nodes, processes, stop };
   } catch (error) {
     await stop();
@@ -210,8 +234,8 @@ export async function startTestRedisSentinel(name = 'abmaster'): Promise<TestRed
           }
         }),
       );
-      return known.every(Boolean);
-    }, 'every sentinel to know the replica and the other sentinels');
+      return known.every(Boolean) && (await replicationUp(replicaPort));
+    }, 'every sentinel to know the replica and the other sentinels, and the replica to sync');
     return {
       sentinels: sentinelPorts.map((port) => `${HOST}:${port}`),
       name,
