@@ -160,15 +160,22 @@ export async function closeRedis(redis: Redis, graceMs = 1_000): Promise<void> {
     redis.once('end', resolve);
     timer = setTimeout(resolve, graceMs * 2);
   });
+  let quit = false;
   if (redis.status === 'ready') {
     const force = setTimeout(() => redis.disconnect(), graceMs);
-    await redis.quit().catch(() => undefined);
+    quit = await redis.quit().then(
+      () => true,
+      () => false,
+    );
     clearTimeout(force);
   }
   // Disconnecting while ioredis waits to reconnect would leave queued commands pending forever;
   // a fresh connect attempt makes disconnect() reject them and end the connection.
   if (redis.status === 'reconnecting') redis.connect().catch(() => undefined);
-  redis.disconnect();
+  // A Cluster that answered QUIT ends once its node connections have closed; disconnect() then
+  // would close it a second time and leave it in `close` instead of `end`.
+  const status: string = redis.status;
+  if (!(quit && redis.isCluster) && status !== 'end') redis.disconnect();
   await ended;
   clearTimeout(timer);
 }
