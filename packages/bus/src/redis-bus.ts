@@ -33,6 +33,12 @@ export type RedisBusOptions = BusOptions & {
  *
  * ioredis resubscribes after a reconnect; payloads published meanwhile are lost (pub/sub is
  * at-most-once) and PUBLISH reports the node as absent until it is back.
+ *
+ * On a Redis Cluster (a `Cluster` subscriber) the bus uses sharded pub/sub: `SPUBLISH` goes to
+ * the master owning the channel's slot and `SSUBSCRIBE` to the same master (the subscriber must
+ * be opened with `shardedSubscriber`: one connection per master, which ioredis moves along with
+ * slot migrations and failovers). Plain `PUBLISH` would reach every node but count only the
+ * subscribers of the node it was sent to, which breaks the receiver count.
  */
 class RedisBus extends BaseBus {
   private readonly subscribed = new Map<string, Topic>();
@@ -40,6 +46,8 @@ class RedisBus extends BaseBus {
     const topic = this.subscribed.get(channel);
     if (topic) this.receive(topic, payload);
   };
+  /** Sharded pub/sub on a Cluster (see {@link createRedisBus}). */
+  private readonly sharded: boolean;
 
   constructor(
     private readonly connections: RedisBusConnections,
@@ -48,34 +56,45 @@ class RedisBus extends BaseBus {
     options: BusOptions,
   ) {
     super(options);
-    connections.subscriber.on('message', this.onMessage);
+    this.sharded = connections.subscriber.isCluster;
+    connections.subscriber.on(this.sharded ? 'smessage' : 'message', this.onMessage);
   }
 
   protected override async transportPublish(topic: Topic, payload: string): Promise<number> {
-    return this.connections.publisher.publish(this.channelOf(topic), payload);
+    const channel = this.channelOf(topic);
+    const { publisher } = this.connections;
+    return this.sharded
+      ? Number(await publisher.spublish(channel, payload))
+      : publisher.publish(channel, payload);
   }
 
   protected override async transportSubscribe(topic: Topic): Promise<void> {
     const channel = this.channelOf(topic);
     this.subscribed.set(channel, topic);
-    await this.connections.subscriber.subscribe(channel);
+    const { subscriber } = this.connections;
+    await (this.sharded ? subscriber.ssubscribe(channel) : subscriber.subscribe(channel));
   }
 
   protected override async transportUnsubscribe(topic: Topic): Promise<void> {
     const channel = this.channelOf(topic);
     this.subscribed.delete(channel);
-    await this.connections.subscriber.unsubscribe(channel);
+    const { subscriber } = this.connections;
+    await (this.sharded ? subscriber.sunsubscribe(channel) : subscriber.unsubscribe(channel));
   }
 
   protected override async transportClose(): Promise<void> {
     const { publisher, subscriber } = this.connections;
-    subscriber.off('message', this.onMessage);
+    subscriber.off(this.sharded ? 'smessage' : 'message', this.onMessage);
     const channels = [...this.subscribed.keys()];
     this.subscribed.clear();
     if (this.owned) {
       await Promise.all([closeRedis(publisher), closeRedis(subscriber)]);
     } else if (channels.length > 0) {
-      await subscriber.unsubscribe(...channels).catch((err: unknown) => {
+      // Sharded: one command per channel, channels of different slots live on different nodes.
+      const unsubscribed = this.sharded
+        ? Promise.all(channels.map((channel) => subscriber.sunsubscribe(channel)))
+        : subscriber.unsubscribe(...channels);
+      await unsubscribed.catch((err: unknown) => {
         this.reportError(err instanceof Error ? err : new Error(String(err)));
       });
     }
@@ -108,6 +127,7 @@ export function createRedisBus(options: RedisBusOptions): Bus {
       createRedis(options.url, {
         name: `bus-${role}:${base.nodeId}`,
         onError: report,
+        ...(role === 'sub' ? { shardedSubscriber: true } : {}),
       });
     const connections = { publisher: open('pub'), subscriber: open('sub') };
     return new RedisBus(connections, keys, true, base);

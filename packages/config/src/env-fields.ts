@@ -55,6 +55,12 @@ export const commaList = optionalString.transform((v) =>
     .filter(Boolean),
 );
 
+/** Comma-separated `host:port` entries (an IPv6 host in brackets). */
+export const hostPortList = commaList.refine(
+  (list) => list.every((entry) => /^(\[[0-9a-fA-F:.]+\]|[^\s:[\]]+):\d{1,5}$/.test(entry)),
+  { message: 'must be comma-separated host:port entries' },
+);
+
 /** Comma-separated origins (`http://127.0.0.1:11434`), each reported by name when it is not one. */
 export const originList = commaList
   .superRefine((entries, ctx) => {

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { optionalString, booleanStringDefaultTrue, url } from './env-fields.js';
+import { optionalString, booleanStringDefaultTrue, hostPortList, url } from './env-fields.js';
 
 /** Default listen port; the compose file and the Dockerfiles rely on it. */
 export const DEFAULT_PORT = 8000;
@@ -16,6 +16,21 @@ export const serviceEnv = {
   HOST: z.string().min(1).default('0.0.0.0').describe('listen address'),
   REDIS_URL: url(['redis:', 'rediss:']).describe(
     '`redis://` or `rediss://`. Unset: in-process bus, presence and ephemeral keys',
+  ),
+  REDIS_MODE: z
+    .enum(['standalone', 'cluster', 'sentinel'])
+    .default('standalone')
+    .describe(
+      '`standalone`: the server of `REDIS_URL`. `cluster`: a Redis Cluster reached through `REDIS_CLUSTER_NODES` (keys of presence and of the job queues get hash tags, the bus uses sharded pub/sub). `sentinel`: the master that `REDIS_SENTINELS` name `REDIS_SENTINEL_NAME`, followed through failovers. In the last two `REDIS_URL` only carries credentials and TLS (`rediss:`); unset, it is `redis://` + the first node or sentinel',
+    ),
+  REDIS_CLUSTER_NODES: hostPortList.describe(
+    'comma-separated `host:port` of some Redis Cluster nodes (the client discovers the rest); required with `REDIS_MODE=cluster`',
+  ),
+  REDIS_SENTINELS: hostPortList.describe(
+    'comma-separated `host:port` of the sentinels; required with `REDIS_MODE=sentinel`',
+  ),
+  REDIS_SENTINEL_NAME: optionalString.describe(
+    'the master name the sentinels monitor (`sentinel monitor <name> ...`); required with `REDIS_MODE=sentinel`',
   ),
   REDIS_COMMAND_TIMEOUT_MS: z.coerce
     .number()

@@ -211,4 +211,39 @@ describe('loadConfig', () => {
     expect(problems.join('\n')).toContain('OTEL_TRACES_SAMPLER');
     expect(problems.join('\n')).toContain('OTEL_TRACES_SAMPLER_ARG');
   });
+
+  it('takes REDIS_MODE with its own variables, and reports the ones missing or out of place', () => {
+    expect(loadConfig('all-in-one', {}).REDIS_MODE).toBe('standalone');
+    const cluster = loadConfig('all-in-one', {
+      REDIS_MODE: 'cluster',
+      REDIS_CLUSTER_NODES: '10.0.0.1:7000, 10.0.0.2:7000',
+    });
+    expect(cluster.REDIS_CLUSTER_NODES).toEqual(['10.0.0.1:7000', '10.0.0.2:7000']);
+    // REDIS_URL turns the Redis engines on; it defaults to the first node.
+    expect(cluster.REDIS_URL).toBe('redis://10.0.0.1:7000');
+    const sentinel = loadConfig('all-in-one', {
+      REDIS_MODE: 'sentinel',
+      REDIS_SENTINELS: 's1:26379,s2:26379',
+      REDIS_SENTINEL_NAME: 'main',
+      REDIS_URL: 'redis://:secret@ignored:6379/2',
+    });
+    expect(sentinel.REDIS_URL).toBe('redis://:secret@ignored:6379/2');
+    expect(
+      problemsOf(() =>
+        loadConfig('all-in-one', { REDIS_MODE: 'sentinel', REDIS_SENTINELS: 'no-port' }),
+      ),
+    ).toEqual(['REDIS_SENTINELS: must be comma-separated host:port entries']);
+    expect(
+      problemsOf(() =>
+        loadConfig('all-in-one', { REDIS_MODE: 'sentinel', REDIS_CLUSTER_NODES: 'a:1' }),
+      ),
+    ).toEqual([
+      'REDIS_CLUSTER_NODES: only used with REDIS_MODE=cluster',
+      'REDIS_SENTINELS: required with REDIS_MODE=sentinel',
+      'REDIS_SENTINEL_NAME: required with REDIS_MODE=sentinel',
+    ]);
+    expect(problemsOf(() => loadConfig('all-in-one', { REDIS_MODE: 'cluster' }))).toEqual([
+      'REDIS_CLUSTER_NODES: required with REDIS_MODE=cluster',
+    ]);
+  });
 });

@@ -70,6 +70,8 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
   const jwtPublicKeyPem = readPem('JWT_PUBLIC_KEY');
   const jwtPrivateKeyPem = readPem('JWT_PRIVATE_KEY');
 
+  if (values) resolveRedisMode(values, problems);
+
   if (role !== 'all-in-one' && values) {
     if (!values.REDIS_URL)
       problems.push(`REDIS_URL: required for the ${role} role (replicas share Redis)`);
@@ -119,6 +121,29 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
     jwtPrivateKeyPem,
     distributed: Boolean(values.REDIS_URL && values.DATABASE_URL),
   });
+}
+
+/**
+ * Checks the variables of `REDIS_MODE` go together, and gives a Cluster or Sentinel deployment
+ * without `REDIS_URL` one (`redis://` + its first node or sentinel), since `REDIS_URL` is what
+ * turns the Redis engines on.
+ */
+function resolveRedisMode(values: Env, problems: string[]): void {
+  const mode = values.REDIS_MODE;
+  if (mode === 'cluster' && values.REDIS_CLUSTER_NODES.length === 0)
+    problems.push('REDIS_CLUSTER_NODES: required with REDIS_MODE=cluster');
+  if (mode !== 'cluster' && values.REDIS_CLUSTER_NODES.length > 0)
+    problems.push('REDIS_CLUSTER_NODES: only used with REDIS_MODE=cluster');
+  if (mode === 'sentinel' && values.REDIS_SENTINELS.length === 0)
+    problems.push('REDIS_SENTINELS: required with REDIS_MODE=sentinel');
+  if (mode === 'sentinel' && !values.REDIS_SENTINEL_NAME)
+    problems.push('REDIS_SENTINEL_NAME: required with REDIS_MODE=sentinel');
+  if (mode !== 'sentinel' && (values.REDIS_SENTINELS.length > 0 || values.REDIS_SENTINEL_NAME))
+    problems.push(
+      'REDIS_SENTINELS: only used with REDIS_MODE=sentinel (so is REDIS_SENTINEL_NAME)',
+    );
+  const first = mode === 'cluster' ? values.REDIS_CLUSTER_NODES[0] : values.REDIS_SENTINELS[0];
+  if (mode !== 'standalone' && !values.REDIS_URL && first) values.REDIS_URL = `redis://${first}`;
 }
 
 /** {@link loadConfig}, but prints every problem to stderr and exits 1 instead of throwing. */

@@ -17,7 +17,13 @@ import {
 } from '@agent-backend/jobs';
 import { createMemoryLimits, createRedisLimits, type Limits } from '@agent-backend/limits';
 import { NO_METRICS, type ServiceMetrics } from '@agent-backend/metrics';
-import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
+import {
+  closeRedis,
+  createRedis,
+  redisKeys,
+  type Redis,
+  type RedisTarget,
+} from '@agent-backend/redis';
 import { createMemoryRunLog, createRedisRunLog, type RunLog } from '@agent-backend/run-log';
 import { instrumentBus, instrumentJobQueue } from './instrument.js';
 import { limitRules } from './limit-rules.js';
@@ -54,6 +60,23 @@ export interface Engines {
   readonly checks: Record<string, () => Promise<unknown>>;
   /** Closes everything, bus first (no new messages), the database last. Idempotent. */
   close(): Promise<void>;
+}
+
+/** Where Redis is, by `REDIS_MODE` (`url` is `REDIS_URL`, set in every mode by loadConfig). */
+export function redisTargetOf(config: Config, url: string): RedisTarget {
+  switch (config.REDIS_MODE) {
+    case 'cluster':
+      return { mode: 'cluster', url, nodes: config.REDIS_CLUSTER_NODES };
+    case 'sentinel':
+      return {
+        mode: 'sentinel',
+        url,
+        sentinels: config.REDIS_SENTINELS,
+        name: config.REDIS_SENTINEL_NAME ?? '',
+      };
+    case 'standalone':
+      return { mode: 'standalone', url };
+  }
 }
 
 /** The finished jobs each queue keeps (`JOBS_KEEP_*`), the same on both engines. */
@@ -168,17 +191,19 @@ export async function createEngines(
       // Commands of requests (presence, ephemeral keys, run log, publishes) get a deadline, so a
       // request answers while Redis is unreachable instead of waiting out every reconnect
       // (tests/faults: webhook deliveries and syncs hung through a 10 s Redis outage).
-      const redis: Redis = createRedis(config.REDIS_URL, {
+      const target = redisTargetOf(config, config.REDIS_URL);
+      const redis: Redis = createRedis(target, {
         name,
         onError,
         commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
         redisOptions: { enableAutoPipelining: true },
       });
       closers.push(() => closeRedis(redis));
-      const subscriber = createRedis(config.REDIS_URL, {
+      const subscriber = createRedis(target, {
         name: `${name}:sub`,
         onError,
         maxRetriesPerRequest: null,
+        shardedSubscriber: true,
       });
       closers.push(() => closeRedis(subscriber));
       const prefix = config.REDIS_KEY_PREFIX;
@@ -194,7 +219,7 @@ export async function createEngines(
       limits = createRedisLimits({ redis, prefix, ...limitOptions });
       runLog = createRedisRunLog({ redis, prefix, retentionMs: config.RUN_LOG_RETENTION_MS });
       // BullMQ blocks on its connections, so it gets its own, which never give up on a command.
-      const jobsConnection = createRedis(config.REDIS_URL, {
+      const jobsConnection = createRedis(target, {
         name: `${name}:jobs`,
         onError,
         maxRetriesPerRequest: null,
@@ -202,7 +227,7 @@ export async function createEngines(
       closers.push(() => closeRedis(jobsConnection));
       const bullJobs = createBullmqJobQueue({
         connection: jobsConnection,
-        prefix: redisKeys(prefix).jobs(),
+        prefix: redisKeys(prefix, { cluster: target.mode === 'cluster' }).jobs(),
         lockDurationMs: config.JOBS_LOCK_MS,
         retention: jobRetentionOf(config),
         drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,

@@ -1,5 +1,5 @@
 import { Queue, UnrecoverableError, Worker, type ConnectionOptions } from 'bullmq';
-import type { Redis } from 'ioredis';
+import type { Cluster, Redis } from 'ioredis';
 import {
   DEFAULT_ATTEMPTS,
   JobQueueClosedError,
@@ -17,7 +17,7 @@ export interface BullmqJobQueueOptions {
    * A connection created with `maxRetriesPerRequest: null` (BullMQ's requirement for workers).
    * Queues share it; each worker duplicates it for its blocking reads. Not closed by `close()`.
    */
-  connection: Redis;
+  connection: Redis | Cluster;
   /** BullMQ key prefix, from `redisKeys(prefix).jobs()` (e.g. `ab:bull`). */
   prefix: string;
   /**

@@ -1,6 +1,6 @@
-import type { Redis } from 'ioredis';
+import type { Redis } from '@agent-backend/redis';
 import { RateLimiterRedis } from 'rate-limiter-flexible';
-import { defineScript, redisKeys } from '@agent-backend/redis';
+import { defineScript, redisKeys, scanKeys, unlinkKeys } from '@agent-backend/redis';
 import {
   SLOT_POOLS,
   LimitsClosedError,
@@ -162,9 +162,8 @@ class RedisLimits implements Limits {
     const keys = SLOT_POOLS.map((pool) => this.keys.limit(`${pool}:${userId}`));
     // The user's daily token counters, whatever their day.
     const glob = this.keys.limit(`tokens:${userId}:`).replace(/[*?[\]\\]/g, '\\$&');
-    for await (const page of redis.scanStream({ match: `${glob}*`, count: 500 }))
-      keys.push(...(page as string[]));
-    const removed = await redis.unlink(...keys);
+    for await (const page of scanKeys(redis, `${glob}*`)) keys.push(...page);
+    const removed = await unlinkKeys(redis, keys);
     return removed + (await forgetKey(this.limiters, userId));
   }
 

@@ -197,12 +197,13 @@ function decodeEntry(userId: string, nodeId: string, value: string): PresenceEnt
  * on close; with `redis` it shares the caller's.
  */
 export function createRedisPresence(options: RedisPresenceOptions): Presence {
-  const keys = redisKeys(options.prefix);
   const ttls = resolveTtls(options);
-  if ('redis' in options) return new RedisPresence(options.redis, keys, ttls, false);
+  const keysOf = (redis: Redis) => redisKeys(options.prefix, { cluster: redis.isCluster });
+  if ('redis' in options)
+    return new RedisPresence(options.redis, keysOf(options.redis), ttls, false);
   const redis = createRedis(options.url, {
     name: 'presence',
     onError: options.onError ?? ((err) => process.emitWarning(err)),
   });
-  return new RedisPresence(redis, keys, ttls, true);
+  return new RedisPresence(redis, keysOf(redis), ttls, true);
 }

@@ -1,6 +1,12 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { Cluster, Redis as StandaloneRedis, type RedisOptions } from 'ioredis';
+import { parseRedisUrl, type RedisTarget } from './target.js';
 
-export type { Redis } from 'ioredis';
+/**
+ * A connection of any mode: a single server or a Sentinel-managed master (ioredis `Redis`), or
+ * a Redis Cluster (ioredis `Cluster`). Commands are the same; `isCluster` tells them apart
+ * where it matters (keys, multi-key deletes, scans, duplicates).
+ */
+export type Redis = StandaloneRedis | Cluster;
 
 export interface CreateRedisOptions {
   /**
@@ -27,33 +33,117 @@ export interface CreateRedisOptions {
    * them; without a listener it prints each one to the console.
    */
   onError?: (err: Error) => void;
-  /** Escape hatch for anything else ioredis supports (TLS, sentinels); applied last. */
+  /**
+   * A Cluster connection for sharded pub/sub (`SSUBSCRIBE`): it keeps one subscriber connection
+   * per master and resubscribes each channel where its slot moves. Ignored off Cluster.
+   * @default false
+   */
+  shardedSubscriber?: boolean;
+  /** Escape hatch for anything else ioredis supports (TLS, ...); applied last, per node. */
   redisOptions?: RedisOptions;
 }
 
 /**
- * Opens a Redis connection that connects at once and never gives up reconnecting.
+ * Opens a Redis connection that connects at once and never gives up reconnecting: to the
+ * server of a URL (`target` a string, or `{ mode: 'standalone', url }`), to the master a
+ * Sentinel group names, or to a Redis Cluster.
  *
  * Why these settings: replicas must ride out a Redis restart or failover without a process
  * restart, so reconnects back off exponentially (with jitter, capped) forever; `READONLY`
  * replies after a failover force a reconnect to the new primary; commands issued while
  * disconnected are queued but bounded by `maxRetriesPerRequest`, so nobody waits forever.
+ * Sentinel: the client asks the sentinels for the master at every (re)connect and listens for
+ * their `+switch-master`, so a failover moves it to the promoted replica. Cluster: the client
+ * follows `MOVED`/`ASK` redirections and refreshes its slot map, reconnecting with the same
+ * backoff.
  */
-export function createRedis(url: string, options: CreateRedisOptions): Redis {
+export function createRedis(target: string | RedisTarget, options: CreateRedisOptions): Redis {
+  const resolved: RedisTarget =
+    typeof target === 'string' ? { mode: 'standalone', url: target } : target;
   const maxDelay = options.maxReconnectDelayMs ?? 2_000;
-  const redis = new Redis(url, {
+  const backoff = (times: number) =>
+    Math.round(Math.min(50 * 2 ** times, maxDelay) * (0.5 + Math.random() / 2));
+  const common: RedisOptions = {
     connectionName: options.name.replace(/\s+/g, '-'),
-    lazyConnect: false,
     maxRetriesPerRequest:
       options.maxRetriesPerRequest === undefined ? 20 : options.maxRetriesPerRequest,
-    retryStrategy: (times) =>
-      Math.round(Math.min(50 * 2 ** times, maxDelay) * (0.5 + Math.random() / 2)),
     reconnectOnError: (err) => err.message.startsWith('READONLY'),
     ...(options.commandTimeoutMs ? { commandTimeout: options.commandTimeoutMs } : {}),
-    ...options.redisOptions,
-  });
+  };
+  let redis: Redis;
+  switch (resolved.mode) {
+    case 'standalone':
+      redis = new StandaloneRedis(resolved.url, {
+        ...common,
+        lazyConnect: false,
+        retryStrategy: backoff,
+        ...options.redisOptions,
+      });
+      break;
+    case 'sentinel':
+      redis = new StandaloneRedis({
+        ...parseRedisUrl(resolved.url),
+        ...common,
+        sentinels: resolved.sentinels.map(hostPort),
+        name: resolved.name,
+        failoverDetector: true,
+        lazyConnect: false,
+        retryStrategy: backoff,
+        sentinelRetryStrategy: backoff,
+        ...options.redisOptions,
+      });
+      break;
+    case 'cluster':
+      redis = new Cluster(resolved.nodes.map(hostPort), {
+        lazyConnect: false,
+        shardedSubscribers: options.shardedSubscriber === true,
+        clusterRetryStrategy: backoff,
+        redisOptions: {
+          ...withoutDb(parseRedisUrl(resolved.url)),
+          ...common,
+          ...options.redisOptions,
+        },
+      });
+      break;
+  }
   if (options.onError) redis.on('error', options.onError);
   return redis;
+}
+
+/** A cluster has database 0 only (`SELECT` is refused). */
+function withoutDb(options: RedisOptions): RedisOptions {
+  const { db: _db, ...rest } = options;
+  return rest;
+}
+
+function hostPort(address: string): { host: string; port: number } {
+  const at = address.lastIndexOf(':');
+  return {
+    host: address.slice(0, at).replace(/^\[|\]$/g, ''),
+    port: Number(address.slice(at + 1)),
+  };
+}
+
+/**
+ * A new connection like `source` (same mode, servers and settings) with `overrides` applied to
+ * each server connection: for blocking readers and subscribers, which need their own.
+ */
+export function duplicateRedis(source: Redis, overrides: RedisOptions = {}): Redis {
+  if (source.isCluster) {
+    const cluster = source as Cluster;
+    return cluster.duplicate(undefined, {
+      ...cluster.options,
+      redisOptions: { ...cluster.options.redisOptions, ...overrides },
+    });
+  }
+  return (source as StandaloneRedis).duplicate(overrides);
+}
+
+/** The connection name (`CLIENT SETNAME`) `redis` was opened with, in any mode. */
+export function connectionNameOf(redis: Redis): string | undefined {
+  return redis.isCluster
+    ? (redis as Cluster).options.redisOptions?.connectionName
+    : (redis as StandaloneRedis).options.connectionName;
 }
 
 /**
@@ -70,15 +160,22 @@ export async function closeRedis(redis: Redis, graceMs = 1_000): Promise<void> {
     redis.once('end', resolve);
     timer = setTimeout(resolve, graceMs * 2);
   });
+  let quit = false;
   if (redis.status === 'ready') {
     const force = setTimeout(() => redis.disconnect(), graceMs);
-    await redis.quit().catch(() => undefined);
+    quit = await redis.quit().then(
+      () => true,
+      () => false,
+    );
     clearTimeout(force);
   }
   // Disconnecting while ioredis waits to reconnect would leave queued commands pending forever;
   // a fresh connect attempt makes disconnect() reject them and end the connection.
   if (redis.status === 'reconnecting') redis.connect().catch(() => undefined);
-  redis.disconnect();
+  // A Cluster that answered QUIT ends once its node connections have closed; disconnect() then
+  // would close it a second time and leave it in `close` instead of `end`.
+  const status: string = redis.status;
+  if (!(quit && redis.isCluster) && status !== 'end') redis.disconnect();
   await ended;
   clearTimeout(timer);
 }

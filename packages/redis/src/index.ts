@@ -1,3 +1,12 @@
-export { createRedis, closeRedis, type CreateRedisOptions, type Redis } from './connection.js';
-export { DEFAULT_REDIS_PREFIX, redisKeys, type RedisKeys } from './keys.js';
+export {
+  createRedis,
+  closeRedis,
+  connectionNameOf,
+  duplicateRedis,
+  type CreateRedisOptions,
+  type Redis,
+} from './connection.js';
+export { DEFAULT_REDIS_PREFIX, redisKeys, type RedisKeys, type RedisKeysOptions } from './keys.js';
+export { scanKeys, unlinkKeys } from './multi-key.js';
 export { defineScript, type RedisScript } from './script.js';
+export { parseRedisUrl, type RedisTarget } from './target.js';

@@ -22,7 +22,22 @@
  * | `ab:runlog:<runId>` | stream of a run's events, PX retention | run log (resumable agent streams) |
  * | `ab:bull:<queue>:*` | BullMQ's own keys (its `prefix` option) | job queue (`@agent-backend/jobs`) |
  *
- * Not Redis Cluster aware: keys carry no hash tags, and sharded pub/sub is not used.
+ * Redis Cluster (`redisKeys(prefix, { cluster: true })`, used on a Cluster connection): a
+ * multi-key command or script must name keys of one hash slot, so the names whose keys go
+ * together carry a hash tag (`{...}`, only the part in braces picks the slot):
+ *
+ * | name | on a Cluster | why |
+ * |---|---|---|
+ * | `presenceUser`, `presenceReplicas` | `ab:{ab:presence}:user:<userId>`, `ab:{ab:presence}:replicas` | every presence script reads a user's hash and the replicas' set together |
+ * | `jobs` | `ab:{ab:bull}` | BullMQ's scripts use several keys of a queue (BullMQ's documented Cluster setup: a `{...}` prefix) |
+ *
+ * Everything else names one key per command (or is a pub/sub channel, which has no slot under
+ * plain PUBLISH) and stays as above. So all presence sits in one slot, and so do all queues:
+ * Cluster spreads the bus, the run logs, the limits and the ephemeral keys, not those two.
+ * Off Cluster (standalone, Sentinel) no name has a tag: the names are exactly those of the
+ * table above, so an upgrade keeps reading what an older version stored (sessions' presence,
+ * queued jobs, run logs). Switching an existing Redis to Cluster starts with empty presence
+ * and queues (the tagged names are new keys).
  */
 
 /** The prefix used when none is configured. */
@@ -54,21 +69,34 @@ export interface RedisKeys {
   jobs(): string;
 }
 
+/** Options of {@link redisKeys}. */
+export interface RedisKeysOptions {
+  /** Hash-tag the names whose keys a command or script uses together. @default false */
+  cluster?: boolean;
+}
+
 /**
  * Builds every key and channel name from `prefix`.
  * @param prefix Usually ends with `:`. @default 'ab:'
  */
-export function redisKeys(prefix: string = DEFAULT_REDIS_PREFIX): RedisKeys {
+export function redisKeys(
+  prefix: string = DEFAULT_REDIS_PREFIX,
+  options: RedisKeysOptions = {},
+): RedisKeys {
+  // `ab:{ab:presence}`: under the prefix (so prefix scans and cleanups find it), the prefix in
+  // the tag (so deployments sharing a Cluster land in different slots).
+  const group = (name: string) =>
+    options.cluster ? `${prefix}{${prefix}${name}}` : `${prefix}${name}`;
   return Object.freeze({
     prefix,
     busChannel: (channel: string) => `${prefix}bus:pub:${channel}`,
     busRequests: (channel: string) => `${prefix}bus:req:${channel}`,
     busInbox: (nodeId: string) => `${prefix}bus:inbox:${nodeId}`,
     ephemeral: (key: string) => `${prefix}eph:${key}`,
-    presenceUser: (userId: string) => `${prefix}presence:user:${userId}`,
-    presenceReplicas: () => `${prefix}presence:replicas`,
+    presenceUser: (userId: string) => `${group('presence')}:user:${userId}`,
+    presenceReplicas: () => `${group('presence')}:replicas`,
     limit: (name: string) => `${prefix}limit:${name}`,
     runLog: (runId: string) => `${prefix}runlog:${runId}`,
-    jobs: () => `${prefix}bull`,
+    jobs: () => group('bull'),
   });
 }

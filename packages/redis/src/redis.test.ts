@@ -1,6 +1,6 @@
 import { randomId, testRedisUrl, uniquePrefix } from '@agent-backend/testing';
 import { describe, expect, it, vi } from 'vitest';
-import { closeRedis, createRedis } from './connection.js';
+import { closeRedis, connectionNameOf, createRedis } from './connection.js';
 import { DEFAULT_REDIS_PREFIX, redisKeys } from './keys.js';
 import { defineScript } from './script.js';
 
@@ -28,6 +28,29 @@ describe('redisKeys', () => {
     ];
     expect(names.every((name) => name.startsWith('test:x:'))).toBe(true);
     expect(new Set(names).size).toBe(names.length);
+  });
+
+  it('names exactly what earlier versions stored when not on a Cluster', () => {
+    // Stored presence, queued jobs and run logs survive an upgrade only if these stay as they are.
+    for (const keys of [redisKeys('ab:'), redisKeys('ab:', { cluster: false })]) {
+      expect(keys.presenceUser('u1')).toBe('ab:presence:user:u1');
+      expect(keys.presenceReplicas()).toBe('ab:presence:replicas');
+      expect(keys.jobs()).toBe('ab:bull');
+      expect(keys.runLog('r1')).toBe('ab:runlog:r1');
+      expect(keys.limit('runs:u1')).toBe('ab:limit:runs:u1');
+      expect(keys.ephemeral('k')).toBe('ab:eph:k');
+    }
+  });
+
+  it('on a Cluster, tags the names used together with one slot per group, under the prefix', () => {
+    const keys = redisKeys('ab:', { cluster: true });
+    expect(keys.presenceUser('u1')).toBe('ab:{ab:presence}:user:u1');
+    expect(keys.presenceReplicas()).toBe('ab:{ab:presence}:replicas');
+    expect(keys.jobs()).toBe('ab:{ab:bull}');
+    // One key per command: no tag, so Cluster spreads them over the slots.
+    expect(keys.runLog('r1')).toBe('ab:runlog:r1');
+    expect(keys.ephemeral('k')).toBe('ab:eph:k');
+    expect(keys.busChannel('c')).toBe('ab:bus:pub:c');
   });
 });
 
@@ -81,7 +104,7 @@ describe('createRedis for a subscriber', () => {
       await vi.waitFor(async () => expect(await receivers()).toEqual([1]), { timeout: 10_000 });
       const id = String(await pub.call('CLIENT', 'LIST'))
         .split('\n')
-        .find((line) => line.includes(` name=${sub.options.connectionName} `))
+        .find((line) => line.includes(` name=${connectionNameOf(sub)} `))
         ?.match(/^id=(\d+)/)?.[1];
       await pub.client('KILL', 'ID', id!);
       await vi.waitFor(async () => expect(await receivers()).toEqual([1, 1]), { timeout: 10_000 });

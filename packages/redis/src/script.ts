@@ -1,5 +1,5 @@
 import { createHash } from 'node:crypto';
-import type { Redis } from 'ioredis';
+import type { Redis } from './connection.js';
 
 /** A Lua script run atomically on the server; see {@link defineScript}. */
 export type RedisScript = (

@@ -1,4 +1,4 @@
-import { closeRedis, type Redis } from '@agent-backend/redis';
+import { closeRedis, connectionNameOf, duplicateRedis, type Redis } from '@agent-backend/redis';
 
 /**
  * Connections for blocking reads (`XREAD BLOCK`), duplicated from a shared connection and
@@ -18,8 +18,8 @@ export class BlockingPool {
   acquire(): Redis {
     const connection =
       this.idle.pop() ??
-      this.source.duplicate({
-        connectionName: `${this.source.options.connectionName ?? 'run-log'}:block`,
+      duplicateRedis(this.source, {
+        connectionName: `${connectionNameOf(this.source) ?? 'run-log'}:block`,
         // A blocked read must not be retried on another connection after a reconnect.
         maxRetriesPerRequest: 0,
         // Nor cut by the shared connection's command timeout: `XREAD BLOCK` waits on purpose.

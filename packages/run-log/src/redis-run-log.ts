@@ -3,6 +3,7 @@ import {
   createRedis,
   defineScript,
   redisKeys,
+  unlinkKeys,
   type Redis,
   type RedisKeys,
 } from '@agent-backend/redis';
@@ -117,7 +118,7 @@ class RedisRunLog implements RunLog {
     // UNLINK per page of keys: one round trip a page, and Redis frees the streams off its thread.
     for (let i = 0; i < runIds.length; i += PAGE) {
       const keys = runIds.slice(i, i + PAGE).map((id) => this.keys.runLog(id));
-      if (keys.length > 0) deleted += await this.redis.unlink(...keys);
+      deleted += await unlinkKeys(this.redis, keys);
     }
     return deleted;
   }

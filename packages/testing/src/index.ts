@@ -34,3 +34,4 @@ export * from './tcp-proxy.js';
 export * from './zip-writer.js';
 export { timeFirstStart, type FirstStart, type FirstStartOptions } from './first-start.js';
 export * from './oidc-provider.js';
+export * from './redis-topology.js';
