@@ -6,8 +6,14 @@
  * during the drain ends there, a run still going is handed over to another worker, which
  * completes it from its last step.
  */
+import { Redis } from 'ioredis';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { textReply, toolCallsReply, type ServiceProcess } from '@agent-backend/testing';
+import {
+  testRedisUrl,
+  textReply,
+  toolCallsReply,
+  type ServiceProcess,
+} from '@agent-backend/testing';
 import { invoke, startAgentCluster, type AgentCluster, type SseEvent } from './agent-helpers.js';
 import { eventually, invokeBackground, joinRun, seqs, startWorker } from './durable-helpers.js';
 
@@ -15,6 +21,7 @@ const isType = (type: string) => (e: SseEvent) => e.data.type === type;
 
 describe('background runs on worker replicas: run slots and drain', () => {
   let cluster: AgentCluster;
+  let redis: Redis;
   const workers: ServiceProcess[] = [];
   const llm = (modelName: string) => ({
     baseUrl: cluster.model.baseUrl,
@@ -28,6 +35,27 @@ describe('background runs on worker replicas: run slots and drain', () => {
         runId,
       ])
     )[0]?.status;
+  /** Where the lease of a run's slot ends (Redis ms), as its holders renew it; null: not held. */
+  const slotEnd = async (userId: string, runId: string) => {
+    const key = `${cluster.env.REDIS_KEY_PREFIX}limit:runs:${userId}`;
+    const score = await redis.zscore(key, `run:${runId}`);
+    return score === null ? null : Number(score);
+  };
+  const redisNow = async () => {
+    const [seconds, micros] = await redis.time();
+    return Number(seconds) * 1000 + Math.floor(Number(micros) / 1000);
+  };
+  /**
+   * Resolves once the slot outlived the lease it had at the 202 (`endAtAccepted`) and was renewed
+   * meanwhile: the API replica left it then, so only the worker holding it renews it.
+   */
+  const renewedByWorker = async (userId: string, runId: string, endAtAccepted: number | null) => {
+    expect(endAtAccepted).not.toBeNull();
+    await eventually(async () => {
+      const end = await slotEnd(userId, runId);
+      return end !== null && end > endAtAccepted! && (await redisNow()) > endAtAccepted!;
+    });
+  };
   /** The worker that took `runId` (it logs the run as continuing there). */
   const holderOf = (runId: string) =>
     eventually(async () =>
@@ -46,8 +74,10 @@ describe('background runs on worker replicas: run slots and drain', () => {
       SHUTDOWN_TIMEOUT_MS: '4000',
     });
     workers.push(await startWorker(cluster.env, 'worker-a'));
+    redis = new Redis(testRedisUrl());
   });
   afterAll(async () => {
+    await redis?.quit();
     await Promise.all(workers.map((w) => w.stop('SIGKILL')));
     await cluster?.stop();
   });
@@ -65,8 +95,11 @@ describe('background runs on worker replicas: run slots and drain', () => {
       llm_config: llm('slot-held'),
     });
     expect(accepted.status).toBe(202);
+    const endAtAccepted = await slotEnd('ana', accepted.body.run_id);
     const joined = await joinRun(url(1), token, accepted.body.run_id);
     await joined.waitFor(isType('message_chunk'));
+    // Past the lease the API replica left it with: the worker holds the slot.
+    await renewedByWorker('ana', accepted.body.run_id, endAtAccepted);
 
     const refused = await invokeBackground(url(1), token, {
       message: 'another',
@@ -167,9 +200,23 @@ describe('background runs on worker replicas: run slots and drain', () => {
     await eventually(async () =>
       holder.stdout.some((line) => line.includes('letting background runs finish')),
     );
+    // A run queued while the only worker drains waits for another worker: the draining one
+    // takes no job (nor receives it only to queue it again).
+    cluster.model.script('drain-queued', [textReply('On the next worker.')]);
+    const queued = await invokeBackground(url(0), await cluster.token('eve'), {
+      message: 'go',
+      llm_config: llm('drain-queued'),
+    });
+    expect(queued.status).toBe(202);
     release();
     await stopping;
     workers.splice(workers.indexOf(holder), 1);
+    const next = await startWorker(cluster.env, 'worker-d');
+    workers.push(next);
+    expect((await holderOf(queued.body.run_id))!).toBe(next);
+    await eventually(async () => (await runStatus(queued.body.run_id)) === 'done');
+    expect(holder.stdout.some((line) => line.includes(queued.body.run_id))).toBe(false);
+    expect(await redis.keys(`${cluster.env.REDIS_KEY_PREFIX}*forwarded*`)).toEqual([]);
     const events = await joined.ended;
     expect(events.map((e) => e.data.type)).toEqual([
       'session',
@@ -191,7 +238,9 @@ describe('background runs on worker replicas: run slots and drain', () => {
       llm_config: llm('slot-killed'),
     });
     expect(accepted.status).toBe(202);
+    const endAtAccepted = await slotEnd('cy', accepted.body.run_id);
     const holder = (await holderOf(accepted.body.run_id))!;
+    await renewedByWorker('cy', accepted.body.run_id, endAtAccepted);
     expect(
       (await invokeBackground(url(1), token, { message: 'x', llm_config: llm('slot-after') }))
         .status,

@@ -120,6 +120,43 @@ describe('per-user limits across replicas', () => {
     await vi.waitFor(async () => expect(await slotsHeld('slots-carol')).toBe(0));
   });
 
+  it('counts one refusal per refused invoke: the rate when both the rate and the run slots refuse', async () => {
+    /** `rate_limited_total` of replica 0 for `limit` (0 before the first). */
+    const refusedOf = async (limit: string) => {
+      const metrics = await (await fetch(`${url(0)}/metrics`)).text();
+      const pattern = new RegExp(
+        `^agent_backend_rate_limited_total\\{[^}]*limit="${limit}"[^}]*\\} (\\d+)`,
+        'm',
+      );
+      return Number(metrics.match(pattern)?.[1] ?? 0);
+    };
+    const hank = await cluster.token('both-hank');
+    const before = { runs: await refusedOf('concurrent_runs'), rate: await refusedOf('invoke') };
+    const one = await heldRun(url(0), hank, 'both-h1');
+    const two = await heldRun(url(0), hank, 'both-h2');
+    const limits: unknown[] = [];
+    // Points 3 to 5 of the minute: the run slots refuse; 6 and 7: both refuse, the rate answers.
+    for (let i = 0; i < 5; i++) {
+      const refused = await refusal(
+        await invoke(url(0), hank, { message: 'more', llm_config: llm('both-h3') }),
+      );
+      expect(refused.status).toBe(429);
+      limits.push((refused.body.error.details as { limit: string }).limit);
+    }
+    expect(limits).toEqual([
+      'concurrent_runs',
+      'concurrent_runs',
+      'concurrent_runs',
+      'invoke',
+      'invoke',
+    ]);
+    expect(await refusedOf('concurrent_runs')).toBe(before.runs + 3);
+    expect(await refusedOf('invoke')).toBe(before.rate + 2);
+    one.release();
+    two.release();
+    await Promise.all([one.stream.ended, two.stream.ended]);
+  });
+
   it('gives back what an invoke was admitted with when its body or session id is refused', async () => {
     const gina = await cluster.token('slots-gina');
     const invalid = await invoke(url(0), gina, { llm_config: llm('slots-g') });

@@ -156,14 +156,16 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
     if (body.background) {
       // The worker continues it from the stored request; the session stays locked meanwhile,
       // and the run slot stays held for the worker to take (or for its lease, if none does).
+      // Left before the job exists, so nothing here touches the slot once a worker may hold it
+      // (in the all-in-one the worker takes it in this process); released if the job never is.
       try {
         await prepared.handOver();
+        slot.leave();
         await enqueueRunJob(
           engines.jobs,
           { run_id: prepared.runId, kind: 'start' },
           { jobId: `start-${prepared.runId}` },
         );
-        slot.leave();
       } catch (error) {
         await Promise.all([prepared.cancel(), releaseSlot()]);
         throw error;

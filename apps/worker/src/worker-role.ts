@@ -2,12 +2,10 @@ import {
   AGENT_RUNS_QUEUE,
   createAgent,
   processAgentRuns,
-  RunStopper,
   startTakeoverSweep,
   type Agent,
   type AgentOptions,
 } from '@agent-backend/agent';
-import { ConversationRepository, RunRepository } from '@agent-backend/agent-runtime';
 import { userWebChannel } from '@agent-backend/node-rpc';
 import {
   createNotifier,
@@ -122,18 +120,11 @@ export async function mountWorker(
   const stopRetention = startRetentionSweep(context, runAgent.sandboxes.providers); // docs/operations.md#retention
   // Erasures a crashed process left half done are finished here (docs/operations.md), the
   // user's runs stopped first wherever they run, as the api's erasures do.
-  const runStopper = new RunStopper(
-    engines.bus,
-    agentRuns.runs,
-    new ConversationRepository(engines.db),
-    engines.runLog,
-    logger,
-    new RunRepository(engines.db),
-    engines.ephemeral,
-  );
   const stopErasures = await startErasureSweep(
     context,
-    serviceUserData(context, runAgent.sandboxes.providers, (userId) => runStopper.stopUser(userId)),
+    serviceUserData(context, runAgent.sandboxes.providers, (userId) =>
+      agentRuns.stopper.stopUser(userId),
+    ),
   );
   // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
   if (engines.bullmq) {
@@ -155,9 +146,9 @@ export async function mountWorker(
         stopScheduleWatch(),
         stopChatInboxWatch(),
         stopTakeovers(),
-        agentRuns.close(),
       ]);
-      await runStopper.close();
+      // After the erasure sweep: an erasure stops the user's runs through it.
+      await agentRuns.close();
       await Promise.all([email?.close(), options.sharedAgent ? undefined : runAgent.close()]);
     },
   };

@@ -1,4 +1,6 @@
+import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createLogger, type Logger } from '@agent-backend/logger';
 import { z } from 'zod';
 import type { AgentEvent, ConversationMode } from '@agent-backend/protocol';
 import {
@@ -65,6 +67,7 @@ async function run(
     signal?: AbortSignal;
     maxParallelTools?: number;
     recordTurn?: (assistant: ChatMessage, step: number) => Promise<void>;
+    logger?: Logger;
   } = {},
 ) {
   const name = `loop-${++counter}`;
@@ -106,6 +109,7 @@ async function run(
     ...(options.maxParallelTools ? { maxParallelTools: options.maxParallelTools } : {}),
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.recordTurn ? { recordTurn: options.recordTurn } : {}),
+    ...(options.logger ? { logger: options.logger } : {}),
     emit: (e) => events.push(e),
     commit: async (messages) => {
       committed.push(messages);
@@ -605,5 +609,45 @@ describe('the tool calls of one turn', () => {
     });
     expect(parallel.outcome).toBe('finished');
     expect(log).not.toContain('record');
+  });
+  it('goes on when the turn record cannot be written (the store down): it only serves a takeover', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk, _enc, done) {
+          lines.push(String(chunk));
+          done();
+        },
+      }),
+    });
+    const { outcome, committed } = await run(
+      [
+        toolCallsReply([
+          { id: 'f1', name: 'echo', args: { text: 'one' } },
+          { id: 'f2', name: 'echo', args: { text: 'two' } },
+        ]),
+        textReply('Both done.'),
+      ],
+      {
+        maxParallelTools: 1,
+        logger,
+        recordTurn: async () => {
+          throw Object.assign(new Error('connect ECONNREFUSED 127.0.0.1:6379'), {
+            code: 'ECONNREFUSED',
+          });
+        },
+      },
+    );
+    expect(outcome).toBe('finished');
+    expect(toolMessages(committed[0]).map((m) => m.content)).toEqual(['echo: one', 'echo: two']);
+    expect(committed.at(-1)).toEqual([{ role: 'assistant', content: 'Both done.' }]);
+    const warning = lines
+      .map((l) => JSON.parse(l) as Record<string, unknown>)
+      .find((l) => l.step === 1);
+    expect(warning).toMatchObject({
+      level: 'warn',
+      runId: 'r',
+      msg: expect.stringContaining('turn record'),
+    });
   });
 });

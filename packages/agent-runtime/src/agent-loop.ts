@@ -1,4 +1,5 @@
 import type OpenAI from 'openai';
+import type { Logger } from '@agent-backend/logger';
 import type { AgentMetrics } from '@agent-backend/metrics';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { AssistantMessage, ChatMessage } from './chat-message.js';
@@ -50,9 +51,12 @@ export interface AgentLoopOptions {
    * Records a turn (its assistant message with every call) before its first call executes,
    * when its calls run one after the other (`maxParallelTools` 1, more than one call): their
    * `tool_call` events then go out one at a time, so a run taken over after a crash would not
-   * otherwise know the calls that had not started. @default none
+   * otherwise know the calls that had not started. It only serves such a takeover, so a failure
+   * (the store unreachable) is logged and the run goes on. @default none
    */
   recordTurn?(assistant: AssistantMessage, step: number): Promise<void>;
+  /** Where what the run survives is reported (a turn record not written). @default none */
+  readonly logger?: Logger;
   /**
    * Stores the turn whose calls wait for approvals while the run suspends (see `RunState`);
    * the loop then rejects with {@link RunSuspendedError}. Absent: no hook holds calls.
@@ -137,7 +141,16 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       function: { name: call.name, arguments: call.arguments },
     }));
     const maxParallel = options.maxParallelTools ?? DEFAULT_MAX_PARALLEL_TOOLS;
-    if (maxParallel === 1 && turn.toolCalls.length > 1) await options.recordTurn?.(assistant, step);
+    if (maxParallel === 1 && turn.toolCalls.length > 1 && options.recordTurn) {
+      await options
+        .recordTurn(assistant, step)
+        .catch((err: unknown) =>
+          options.logger?.warn(
+            { err, runId: context.runId, step },
+            'turn record not written; a takeover of this run would not know its calls not yet started',
+          ),
+        );
+    }
     const {
       messages: results,
       endRun,

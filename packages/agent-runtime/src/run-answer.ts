@@ -143,6 +143,7 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
     emit,
     ...(options.durable ? { durable: options.durable } : {}),
     ...(options.recordTurn ? { recordTurn: options.recordTurn } : {}),
+    logger: options.logger,
     commit,
     suspend,
   });

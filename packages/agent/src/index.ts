@@ -14,11 +14,10 @@ export {
   enqueueRunJob,
   hostRun,
   processAgentRuns,
-  RUN_CANCEL_CHANNEL,
   scheduleResumes,
   type RunHostSettings,
   type RunJobsDeps,
 } from './run-jobs.js';
-export { RunStopper } from './run-stopper.js';
+export { RUN_CANCEL_CHANNEL, RunStopper } from './run-stopper.js';
 export { takeoverState } from './takeover-state.js';
 export { startTakeoverSweep } from './takeover-sweep.js';

@@ -1,17 +1,20 @@
 import { z } from 'zod';
-import { AgentRunError, type AgentRunner, type PreparedRun } from '@agent-backend/agent-runtime';
+import {
+  AgentRunError,
+  ConversationRepository,
+  type AgentRunner,
+  type PreparedRun,
+} from '@agent-backend/agent-runtime';
 import type { Engines } from '@agent-backend/engines';
 import { ApprovalStore } from '@agent-backend/hitl';
 import type { Logger } from '@agent-backend/logger';
 import type { SuspendedApproval } from '@agent-backend/protocol';
 import { HostedRun, remoteAttachKey } from './hosted-run.js';
+import { RunStopper } from './run-stopper.js';
 import { takeoverState } from './takeover-state.js';
 
 /** The queue of runs the worker role executes: background runs, resumes, takeovers. */
 export const AGENT_RUNS_QUEUE = 'agent-runs';
-
-/** The bus channel a cancel goes out on: every process hosting runs stops it if it runs there. */
-export const RUN_CANCEL_CHANNEL = 'agent:run-cancel';
 
 /**
  * A job of {@link AGENT_RUNS_QUEUE}: `start` a background run handed over by the API replica
@@ -43,7 +46,7 @@ export interface RunSlot {
 }
 
 export interface RunJobsDeps {
-  readonly engines: Pick<Engines, 'jobs' | 'runLog' | 'ephemeral' | 'bus'>;
+  readonly engines: Pick<Engines, 'jobs' | 'runLog' | 'ephemeral' | 'bus' | 'db'>;
   readonly runner: AgentRunner;
   readonly logger: Logger;
   readonly settings: RunHostSettings;
@@ -61,10 +64,15 @@ export interface AgentRunsHost {
    * The drain of a shutdown: runs waiting for approvals suspend at once, the others may finish
    * for `drainMs`; those still going are then handed over (see `RunHandOver`): stored, their
    * lease released, a `takeover` job queued, so another worker continues each from its last
-   * step (without `handOverOnDrain`: they end with `server_shutdown`). Jobs arriving meanwhile
-   * are queued again for another worker.
+   * step (without `handOverOnDrain`: they end with `server_shutdown`). This process takes no
+   * more jobs from then on (the consumer is paused): they wait for another worker.
    */
   drain(drainMs: number): Promise<void>;
+  /**
+   * Cancels runs wherever they run; the one listener for cancels of the runs hosted here (on
+   * `RUN_CANCEL_CHANNEL`), so a process hosting runs needs no other.
+   */
+  readonly stopper: RunStopper;
   /** Stops listening for cancels. */
   close(): Promise<void>;
 }
@@ -153,11 +161,16 @@ export async function processAgentRuns(
     else run.abort(new AgentRunError('server_shutdown'));
   };
   const approvals = new ApprovalStore(engines.ephemeral);
-  const subscription = await engines.bus.subscribe(RUN_CANCEL_CHANNEL, (message) => {
-    const runId = (message as { run_id?: unknown } | null)?.run_id;
-    const run = typeof runId === 'string' ? runs.get(runId) : undefined;
-    run?.abort(new AgentRunError('run_aborted', 'the run was cancelled by a client'));
-  });
+  // Cancels on the bus reach the runs hosted here through it.
+  const stopper = new RunStopper(
+    engines.bus,
+    runs,
+    new ConversationRepository(engines.db),
+    engines.runLog,
+    logger,
+    runner.runs,
+    engines.ephemeral,
+  );
 
   /** Whether every call a suspended run holds has an outcome; writes `timed_out` when due. */
   const decided = async (held: readonly { request_id: string }[]): Promise<boolean> => {
@@ -198,7 +211,8 @@ export async function processAgentRuns(
       }
       const job = parsed.data;
       if (draining) {
-        // Left for another worker (or this process's successor, through the takeover check).
+        // Only if pausing the consumer failed: left for another worker (or this process's
+        // successor, through the takeover check).
         await enqueueRunJob(engines.jobs, job, {
           jobId: `${job.kind}-${job.run_id}-forwarded-${Date.now()}`,
           delayMs: FORWARD_DELAY_MS,
@@ -208,31 +222,35 @@ export async function processAgentRuns(
       const prepared = await prepare(job);
       if (!prepared) return { skipped: true };
       logger.info({ runId: job.run_id, kind: job.kind }, 'run continues on this process');
-      const slot = await deps.runSlot?.(prepared.userId, prepared.runId);
-      const run = hostRun(deps, prepared, { abortWhenAbandoned: false });
-      runs.set(run.runId, run);
+      let slot: RunSlot | undefined;
+      let run: HostedRun | undefined;
       // Past the drain (its stores may be closing; a handed-over run is then found by the
       // takeover check).
-      const onShutdown = () => letGo(run);
+      const onShutdown = () => run && letGo(run);
       context.signal.addEventListener('abort', onShutdown, { once: true });
       try {
+        slot = await deps.runSlot?.(prepared.userId, prepared.runId);
+        run = hostRun(deps, prepared, { abortWhenAbandoned: false });
+        runs.set(run.runId, run);
         const result = await run.finished;
         if (result?.status === 'handed_over') {
+          // The process that continues the run takes the slot again; nothing frees it here.
           slot?.leave();
+          slot = undefined;
           await enqueueRunJob(
             engines.jobs,
-            { run_id: run.runId, kind: 'takeover' },
-            { jobId: `takeover-${run.runId}-handed-over-${Date.now()}` },
+            { run_id: job.run_id, kind: 'takeover' },
+            { jobId: `takeover-${job.run_id}-handed-over-${Date.now()}` },
           ).catch((err: unknown) =>
-            logger.warn({ runId: run.runId, err }, 'handed-over run left to the takeover check'),
+            logger.warn({ runId: job.run_id, err }, 'handed-over run left to the takeover check'),
           );
-        } else {
-          await slot?.release();
         }
         return { status: result?.status ?? 'error' };
       } finally {
         context.signal.removeEventListener('abort', onShutdown);
-        runs.delete(run.runId);
+        if (run) runs.delete(run.runId);
+        // Whatever ended it here (hosting it failed included): its slot is free again.
+        await slot?.release();
       }
     },
     { concurrency },
@@ -240,6 +258,11 @@ export async function processAgentRuns(
 
   const drain = async (drainMs: number) => {
     draining = true;
+    // Jobs not taken yet wait for another worker instead of reaching this one (no job reaches
+    // the handler once this was called).
+    await engines.jobs
+      .pause(AGENT_RUNS_QUEUE)
+      .catch((err: unknown) => logger.warn({ err }, 'shutdown: could not pause the agent runs'));
     const hosted = () => [...runs.values()];
     for (const run of hosted()) run.suspendIfWaiting();
     if (runs.size === 0) return;
@@ -255,5 +278,5 @@ export async function processAgentRuns(
     for (const run of going) letGo(run);
     await Promise.all(going.map((run) => run.finished));
   };
-  return { runs, drain, close: () => subscription.unsubscribe() };
+  return { runs, drain, stopper, close: () => stopper.close() };
 }

@@ -9,7 +9,8 @@ import type { Engines } from '@agent-backend/engines';
 import type { Logger } from '@agent-backend/logger';
 import type { RunLog } from '@agent-backend/run-log';
 import type { HostedRun } from './hosted-run.js';
-import { RUN_CANCEL_CHANNEL } from './run-jobs.js';
+/** The bus channel a cancel goes out on: every process hosting runs stops it if it runs there. */
+export const RUN_CANCEL_CHANNEL = 'agent:run-cancel';
 
 type Bus = Engines['bus'];
 type Subscription = Awaited<ReturnType<Bus['subscribe']>>;
@@ -23,7 +24,7 @@ const STOP_POLL_MS = 50;
  * timeout does (`run_aborted`): the model request and the tools stop, the stream ends with the
  * `error` event, the conversation so far stays stored. `runs` are the runs this process hosts;
  * the others are reached through {@link RUN_CANCEL_CHANNEL}, which every process hosting runs
- * listens to (the api's stopper, the worker's run jobs).
+ * listens to through its one stopper (the api's, the worker's run jobs').
  */
 export class RunStopper {
   private readonly subscription: Promise<Subscription>;

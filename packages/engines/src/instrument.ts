@@ -102,6 +102,7 @@ export function instrumentJobQueue(jobs: JobQueue, metrics: JobMetrics): JobQueu
       };
       return jobs.process(queue, counted, options);
     },
+    pause: (queue) => jobs.pause(queue),
     upsertSchedule: (...args) => jobs.upsertSchedule(...args),
     removeSchedule: (...args) => jobs.removeSchedule(...args),
     removeJobs: (...args) => jobs.removeJobs(...args),

@@ -1,4 +1,4 @@
-import { Queue, UnrecoverableError, Worker, type ConnectionOptions } from 'bullmq';
+import { Queue, UnrecoverableError, WaitingError, Worker, type ConnectionOptions } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import {
   DEFAULT_ATTEMPTS,
@@ -93,6 +93,10 @@ export function createBullmqJobQueue(
   const { prefix } = options;
   const queues = new Map<string, Queue>();
   const workers: Worker[] = [];
+  /** The workers by queue name, to pause a queue's. */
+  const workersOf = new Map<string, Worker[]>();
+  /** Queues this process takes no more jobs of (see `JobQueue.pause`). */
+  const paused = new Set<string>();
   const shutdown = new AbortController();
   const retention = jobRetention(options.retention);
   let closed = false;
@@ -144,7 +148,13 @@ export function createBullmqJobQueue(
       queueOf(queue);
       const worker = new Worker(
         queue,
-        async (job) => {
+        async (job, token) => {
+          if (paused.has(queue)) {
+            // Fetched by a read that was already waiting when the worker paused: back to wait,
+            // for another process (BullMQ's way to give a job back, not a failed attempt).
+            await job.moveToWait(token);
+            throw new WaitingError();
+          }
           const occurrence = job.id ? parseOccurrenceJobId(job.id) : undefined;
           try {
             const result = await handler(job.data, {
@@ -181,7 +191,15 @@ export function createBullmqJobQueue(
       );
       worker.on('error', (error) => options.onError?.(error, { queue }));
       workers.push(worker);
+      workersOf.set(queue, [...(workersOf.get(queue) ?? []), worker]);
       await worker.waitUntilReady();
+    },
+
+    async pause(queue) {
+      queueOf(queue);
+      paused.add(queue);
+      // Running jobs go on (they are not waited for here); no more are fetched.
+      await Promise.all((workersOf.get(queue) ?? []).map((worker) => worker.pause(true)));
     },
 
     async upsertSchedule(queue, scheduleId, timing, data) {

@@ -69,6 +69,29 @@ describe('bullmq job queue with replicas', () => {
     }
   });
 
+  it('leaves the jobs a paused replica would have taken to the other replica', async () => {
+    const prefix = freshPrefix();
+    const replicas = [1, 2].map(() => createBullmqJobQueue({ connection: connect(), prefix }));
+    try {
+      const seen: Array<{ replica: number; n: unknown }> = [];
+      await Promise.all(
+        replicas.map((queue, replica) =>
+          queue.process(
+            'q',
+            async (data) => void seen.push({ replica, n: (data as { n: unknown }).n }),
+            { concurrency: 4 },
+          ),
+        ),
+      );
+      await replicas[0]!.pause('q');
+      for (let n = 0; n < 20; n++) await replicas[0]!.add('q', { n });
+      await vi.waitFor(() => expect(seen).toHaveLength(20), { timeout: 10_000 });
+      expect(seen.filter((s) => s.replica === 0)).toEqual([]);
+    } finally {
+      await Promise.all(replicas.map((q) => q.close()));
+    }
+  });
+
   it('delivers again, once, the job of a worker that stopped renewing its lock', async () => {
     const prefix = freshPrefix();
     const dead = createBullmqJobQueue({ connection: connect(), prefix, lockDurationMs: 1_000 });

@@ -34,6 +34,12 @@ export interface JobQueue {
    * retried up to `attempts` times; one that throws {@link UnrecoverableJobError} is not.
    */
   process(queue: string, handler: JobHandler, options?: ProcessOptions): Promise<void>;
+  /**
+   * Stops this process taking jobs of `queue` (a draining worker): from the call on, no job
+   * reaches its handler here; jobs it runs go on, the others wait for another process's
+   * handler. Not undone: a paused process is shutting down.
+   */
+  pause(queue: string): Promise<void>;
   upsertSchedule(
     queue: string,
     scheduleId: string,

@@ -39,6 +39,8 @@ interface Job {
 
 interface QueueState {
   handler?: JobHandler;
+  /** Takes no more jobs (see `JobQueue.pause`). */
+  paused: boolean;
   concurrency: number;
   waiting: Job[];
   /** Jobs waiting for their delay or their next attempt, with their timers. */
@@ -79,6 +81,7 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
     let s = queues.get(queue);
     if (!s) {
       s = {
+        paused: false,
         concurrency: 1,
         waiting: [],
         delayed: new Map(),
@@ -118,7 +121,7 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
   const drain = (queue: string) => {
     const s = state(queue);
     const handler = s.handler;
-    if (!handler || closed) return;
+    if (!handler || closed || s.paused) return;
     while (s.running.size < s.concurrency && s.waiting.length > 0) {
       const job = s.waiting.shift()!;
       const run: Promise<void> = execute(queue, handler, job).finally(() => {
@@ -229,6 +232,10 @@ export function createMemoryJobQueue(options: MemoryJobQueueOptions = {}): JobQu
       s.handler = handler;
       s.concurrency = processOptions.concurrency ?? 1;
       drain(queue);
+    },
+    async pause(queue) {
+      open();
+      state(queue).paused = true;
     },
     async upsertSchedule(queue, scheduleId, timing, data) {
       open();

@@ -2,18 +2,21 @@
  * The behaviour every limits adapter must share. Adapter-only checks live in
  * `limits.<adapter>.test.ts`.
  */
-import { afterEach, describe, expect, it } from 'vitest';
-import { LimitsClosedError, type Limits, type RateRule } from './limits.js';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { LimitsClosedError, type Limits, type RateRule, type SlotLeaseOptions } from './limits.js';
 import { TokenBudgets } from './token-budget.js';
 
 /** Creates limits with an empty namespace, these rules and slot lease; the suite closes them. */
-export type MakeLimits = (rules: Record<string, RateRule>, leaseMs?: number) => Promise<Limits>;
+export type MakeLimits = (
+  rules: Record<string, RateRule>,
+  lease?: SlotLeaseOptions,
+) => Promise<Limits>;
 
 export function describeLimitsContract(name: string, makeLimits: MakeLimits): void {
   describe(`limits contract: ${name}`, () => {
     const open: Limits[] = [];
-    const make = async (rules: Record<string, RateRule>, leaseMs?: number) => {
-      const made = await makeLimits(rules, leaseMs);
+    const make = async (rules: Record<string, RateRule>, lease?: SlotLeaseOptions) => {
+      const made = await makeLimits(rules, lease);
       open.push(made);
       return made;
     };
@@ -134,29 +137,72 @@ export function describeLimitsContract(name: string, makeLimits: MakeLimits): vo
       expect(await limits.forgetUser('nobody')).toBe(0);
     });
 
+    /** A lease long next to its renewals, so a loaded machine does not miss enough of them. */
+    const LEASE = { leaseMs: 1_500, renewEveryMs: 100 };
+    const waitLong = { timeout: 10_000, interval: 50 };
+    /** Resolves once `holder` of `userId` can be taken: a slot left when it was, freed. */
+    const freed = (limits: Limits, userId: string, holder: string) =>
+      vi.waitFor(async () => {
+        expect((await limits.acquireSlot('runs', userId, holder, 1)).granted).toBe(true);
+      }, waitLong);
+
     it('keeps a slot left by its holder for one lease, or for whoever takes it again under the same id', async () => {
-      const limits = await make({}, 1_000);
+      const limits = await make({}, LEASE);
       const left = await limits.acquireSlot('runs', 'u', 'run:1', 1);
       if (!left.granted) throw new Error('not granted');
       left.leave();
+      left.leave(); // twice: still one lease, and nothing left behind to free it later
       // Still held: another holder is refused, the same holder (the run's next process) is not.
       expect(await limits.acquireSlot('runs', 'u', 'run:2', 1)).toEqual({
         granted: false,
         held: 1,
       });
       const taken = await limits.acquireSlot('runs', 'u', 'run:1', 1);
-      expect(taken.granted).toBe(true);
+      if (!taken.granted) throw new Error('not granted');
+      // A slot of another user left now: once it is free, a lease has passed.
+      const clock = await limits.acquireSlot('runs', 'clock', 'run:c', 1);
+      if (clock.granted) clock.leave();
+      await freed(limits, 'clock', 'run:d');
       // Taken again, it is renewed past the first lease; released, it is free at once.
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
       expect((await limits.acquireSlot('runs', 'u', 'run:2', 1)).granted).toBe(false);
-      if (taken.granted) await taken.release();
+      await taken.release();
       expect((await limits.acquireSlot('runs', 'u', 'run:2', 1)).granted).toBe(true);
       // Left and never taken again: free once its lease ran out.
       const other = await limits.acquireSlot('runs', 'v', 'run:3', 1);
       if (other.granted) other.leave();
       expect((await limits.acquireSlot('runs', 'v', 'run:4', 1)).granted).toBe(false);
-      await new Promise((resolve) => setTimeout(resolve, 1_500));
-      expect((await limits.acquireSlot('runs', 'v', 'run:4', 1)).granted).toBe(true);
+      await freed(limits, 'v', 'run:4');
+    });
+
+    it('leaves a slot taken again under the same id to its new taker, whatever the old decision does later', async () => {
+      const limits = await make({}, LEASE);
+      // The run's next process took the slot before its first holder let go (one process).
+      const first = await limits.acquireSlot('runs', 'u', 'run:1', 1);
+      const next = await limits.acquireSlot('runs', 'u', 'run:1', 1);
+      if (!first.granted || !next.granted) throw new Error('not granted');
+      const clock = await limits.acquireSlot('runs', 'clock', 'run:c', 1);
+      first.leave();
+      if (clock.granted) clock.leave();
+      await freed(limits, 'clock', 'run:d');
+      // A lease after the old decision left: still held (renewed by the new taker).
+      expect(await limits.acquireSlot('runs', 'u', 'run:2', 1)).toEqual({
+        granted: false,
+        held: 1,
+      });
+      // The old decision's release frees nothing either; the new taker's does.
+      await first.release();
+      expect((await limits.acquireSlot('runs', 'u', 'run:2', 1)).granted).toBe(false);
+      await next.release();
+      expect((await limits.acquireSlot('runs', 'u', 'run:2', 1)).granted).toBe(true);
+    });
+
+    it('frees a left slot at once when its holder releases it after all', async () => {
+      const limits = await make({}, LEASE);
+      const slot = await limits.acquireSlot('runs', 'u', 'run:1', 1);
+      if (!slot.granted) throw new Error('not granted');
+      slot.leave();
+      await slot.release();
+      expect((await limits.acquireSlot('runs', 'u', 'run:2', 1)).granted).toBe(true);
     });
 
     it('rejects every call after close()', async () => {

@@ -1,6 +1,4 @@
 import { describeLimitsContract } from './limits.contract.js';
 import { createMemoryLimits } from './memory-limits.js';
 
-describeLimitsContract('memory', async (rules, leaseMs) =>
-  createMemoryLimits({ rules, ...(leaseMs ? { leaseMs } : {}) }),
-);
+describeLimitsContract('memory', async (rules, lease) => createMemoryLimits({ rules, ...lease }));

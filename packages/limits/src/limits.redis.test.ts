@@ -13,8 +13,8 @@ beforeAll(() => {
 });
 afterAll(() => closeRedis(redis));
 
-describeLimitsContract('redis', async (rules, leaseMs) =>
-  createRedisLimits({ redis, prefix: testRedis.fresh(), rules, ...(leaseMs ? { leaseMs } : {}) }),
+describeLimitsContract('redis', async (rules, lease) =>
+  createRedisLimits({ redis, prefix: testRedis.fresh(), rules, ...lease }),
 );
 
 describe('redis limits', () => {

@@ -62,6 +62,12 @@ export interface RateDecision {
 export type SlotDecision =
   | {
       readonly granted: true;
+      /**
+       * Frees the slot, also after `leave()` (until its lease ran out). Each decision acts once,
+       * and only while it is this process's latest for the holder: once the same holder id was
+       * taken again here, the older decision's `release()` and `leave()` do nothing (the slot is
+       * the new taker's, whatever order the two run in).
+       */
       readonly release: () => Promise<void>;
       /**
        * Stops renewing the slot in this process without freeing it: it stays held until its
@@ -84,6 +90,8 @@ export class LimitsClosedError extends Error {
 export interface SlotLeaseOptions {
   /** A slot not renewed for this long is free again (a crashed replica's). @default 30_000 */
   leaseMs?: number;
+  /** How often a held slot is renewed. @default a third of `leaseMs` (see {@link renewEvery}) */
+  renewEveryMs?: number;
 }
 
 /** @see SlotLeaseOptions.leaseMs */

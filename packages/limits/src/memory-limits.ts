@@ -16,6 +16,12 @@ export interface MemoryLimitsOptions extends SlotLeaseOptions {
   rules: Readonly<Record<string, RateRule>>;
 }
 
+/** One acquisition of a slot; a newer one of the same holder replaces it. */
+interface Holding {
+  /** Set by `leave()`: frees the slot one lease later. */
+  timer?: NodeJS.Timeout;
+}
+
 /**
  * The embedded limits (when `REDIS_URL` is unset): rate-limiter-flexible's in-memory counters,
  * a map of held slots and one of counters. The embedded engine is one process, so this is the
@@ -27,8 +33,11 @@ class MemoryLimits implements Limits {
   /** Held slots by `<pool>:<userId>`. */
   private readonly slots = new Map<string, Set<string>>();
   private readonly counters = new Map<string, { value: number; endsAt: number }>();
-  /** Slots left (see `SlotDecision.leave`): freed when the timer fires unless taken again. */
-  private readonly leaving = new Map<string, NodeJS.Timeout>();
+  /**
+   * The latest acquisition of each held slot by `<pool>:<userId>\n<holderId>`: only its
+   * decision frees or leaves the slot (see `SlotDecision.release`).
+   */
+  private readonly holdings = new Map<string, Holding>();
   private readonly leaseMs: number;
   private closed = false;
 
@@ -54,11 +63,17 @@ class MemoryLimits implements Limits {
     if (!held) this.slots.set(key, (held = new Set()));
     if (!held.has(holderId) && held.size >= max) return { granted: false, held: held.size };
     held.add(holderId);
-    const leaving = `${key}\n${holderId}`;
-    clearTimeout(this.leaving.get(leaving));
-    this.leaving.delete(leaving);
+    const id = `${key}\n${holderId}`;
+    // Taken again: the previous acquisition's leave no longer frees it.
+    clearTimeout(this.holdings.get(id)?.timer);
+    const holding: Holding = {};
+    this.holdings.set(id, holding);
     const slots = held;
+    const current = () => this.holdings.get(id) === holding;
     const free = () => {
+      if (!current()) return;
+      clearTimeout(holding.timer);
+      this.holdings.delete(id);
       slots.delete(holderId);
       if (slots.size === 0 && this.slots.get(key) === slots) this.slots.delete(key);
     };
@@ -66,13 +81,10 @@ class MemoryLimits implements Limits {
       granted: true,
       release: async () => free(),
       leave: () => {
+        if (!current() || holding.timer) return;
         // Held for one lease, as a replica that stopped renewing it would leave it.
-        const timer = setTimeout(() => {
-          this.leaving.delete(leaving);
-          free();
-        }, this.leaseMs);
-        timer.unref();
-        this.leaving.set(leaving, timer);
+        holding.timer = setTimeout(free, this.leaseMs);
+        holding.timer.unref();
       },
     };
   }
@@ -100,7 +112,15 @@ class MemoryLimits implements Limits {
   async forgetUser(userId: string): Promise<number> {
     this.assertOpen();
     let forgotten = 0;
-    for (const pool of SLOT_POOLS) if (this.slots.delete(`${pool}:${userId}`)) forgotten++;
+    for (const pool of SLOT_POOLS) {
+      const key = `${pool}:${userId}`;
+      if (this.slots.delete(key)) forgotten++;
+      for (const [id, holding] of this.holdings) {
+        if (!id.startsWith(`${key}\n`)) continue;
+        clearTimeout(holding.timer);
+        this.holdings.delete(id);
+      }
+    }
     const counters = `tokens:${userId}:`;
     for (const key of [...this.counters.keys()]) {
       if (key.startsWith(counters) && this.counters.delete(key)) forgotten++;
@@ -110,8 +130,8 @@ class MemoryLimits implements Limits {
 
   async close(): Promise<void> {
     this.closed = true;
-    for (const timer of this.leaving.values()) clearTimeout(timer);
-    this.leaving.clear();
+    for (const holding of this.holdings.values()) clearTimeout(holding.timer);
+    this.holdings.clear();
     this.slots.clear();
     this.counters.clear();
   }

@@ -76,6 +76,12 @@ redis.call('PEXPIRE', KEYS[1], ARGV[2])
 return value
 `);
 
+/** One acquisition of a slot in this replica; a newer one of the same holder replaces it. */
+interface Holding {
+  /** Set by `leave()`: forgets the holding once its lease ran out. */
+  forget?: NodeJS.Timeout;
+}
+
 /**
  * The distributed limits: rate-limiter-flexible's atomic Redis counters (one Lua call a
  * request) under `<prefix>limit:<name>:`; each user's slots of a pool as a sorted set
@@ -87,14 +93,22 @@ class RedisLimits implements Limits {
   private readonly limiters;
   private readonly keys;
   private readonly leaseMs: number;
-  /** The slots this replica holds: holder ids by pool key, all renewed by one timer. */
+  private readonly renewEveryMs: number;
+  /** The slots this replica renews: holder ids by pool key, all renewed by one timer. */
   private readonly held = new Map<string, Set<string>>();
+  /**
+   * The latest acquisition in this replica of each slot it holds or left (for one lease), by
+   * `<pool key>\n<holderId>`: only its decision frees or leaves the slot (see
+   * `SlotDecision.release`).
+   */
+  private readonly holdings = new Map<string, Holding>();
   private renewTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
   constructor(private readonly options: RedisLimitsOptions) {
     this.keys = redisKeys(options.prefix);
     this.leaseMs = options.leaseMs ?? DEFAULT_SLOT_LEASE_MS;
+    this.renewEveryMs = options.renewEveryMs ?? renewEvery(this.leaseMs);
     this.limiters = rateLimiters(
       options.rules,
       (rule) =>
@@ -125,25 +139,36 @@ class RedisLimits implements Limits {
     let holders = this.held.get(key);
     if (!holders) this.held.set(key, (holders = new Set()));
     holders.add(holderId);
-    this.renewTimer ??= setInterval(() => this.renewAll(), renewEvery(this.leaseMs)).unref();
-    let released = false;
+    this.renewTimer ??= setInterval(() => this.renewAll(), this.renewEveryMs).unref();
+    const id = `${key}\n${holderId}`;
+    // Taken again: the previous acquisition's decision no longer stops renewing or frees it.
+    clearTimeout(this.holdings.get(id)?.forget);
+    const holding: Holding = {};
+    this.holdings.set(id, holding);
+    const current = () => this.holdings.get(id) === holding;
     const stopRenewing = () => {
       const mine = this.held.get(key);
       mine?.delete(holderId);
       if (mine?.size === 0) this.held.delete(key);
     };
+    let left = false;
     return {
       granted: true,
       release: async () => {
-        if (released) return;
-        released = true;
+        if (!current()) return;
+        clearTimeout(holding.forget);
+        this.holdings.delete(id);
         stopRenewing();
         await redis.zrem(key, holderId);
       },
       leave: () => {
-        if (released) return;
-        released = true;
+        if (left || !current()) return;
+        left = true;
         stopRenewing();
+        // Past its lease the slot is free or someone else's: this decision frees nothing then.
+        holding.forget = setTimeout(() => {
+          if (current()) this.holdings.delete(id);
+        }, this.leaseMs).unref();
       },
     };
   }
@@ -172,6 +197,7 @@ class RedisLimits implements Limits {
     clearInterval(this.renewTimer);
     this.renewTimer = undefined;
     this.held.clear();
+    for (const holding of this.holdings.values()) clearTimeout(holding.forget);
   }
 
   /**

@@ -4,10 +4,7 @@ import { AppError, type RouteHook } from '@agent-backend/http-server';
 import { TokenBudgets, type BudgetStatus, type Limits, type RateRule } from '@agent-backend/limits';
 import type { Logger } from '@agent-backend/logger';
 import type { ServiceMetrics } from '@agent-backend/metrics';
-import { runAdmission, type RunAdmission } from './run-admission.js';
-
-/** The slots a run was admitted with; each released once, when what held it ended. */
-export type Admitted = Awaited<ReturnType<RunAdmission['admitRun']>>;
+import { runAdmission, type Admitted, type RunAdmission } from './run-admission.js';
 
 /** A route's response, as its hooks see it. */
 type Reply = Parameters<RouteHook>[1];
@@ -65,11 +62,10 @@ export function requestLimits(
    * Fail open: log and let the request through. Fail closed: refuse it as over its limit (429,
    * the answer a client already retries on), never a 5xx of the limits' own.
    */
-  const storeDown = (limit: string, error: unknown): void => {
+  const storeDown = (limit: string, error: unknown): AppError | undefined => {
     logger.warn({ err: error, limit, failOpen }, 'limits cannot be checked');
-    if (failOpen) return;
-    metrics.limits.refused(limit);
-    throw new AppError(
+    if (failOpen) return undefined;
+    return new AppError(
       'rate_limited',
       'limits cannot be checked right now (Redis is unavailable); retry shortly',
       { limit, reason: 'limits_unavailable', retry_after_seconds: UNAVAILABLE_RETRY_SECONDS },
@@ -77,7 +73,14 @@ export function requestLimits(
     );
   };
   const budgets = new TokenBudgets(limits, config.TOKEN_BUDGET_PER_USER_PER_DAY);
-  const admission = runAdmission({ limits, budgets, config, metrics, logger, storeDown });
+  const { tryAdmitRun, refuse, ...admission } = runAdmission({
+    limits,
+    budgets,
+    config,
+    metrics,
+    logger,
+    storeDown,
+  });
   /** What `rateAndAdmit` took, until the handler claims it or the response ends. */
   const pending = new WeakMap<Reply, Admitted & { readonly runId: string }>();
   const releaseAll = (held: Admitted) => Promise.all([held.run.release(), held.releaseStream()]);
@@ -94,7 +97,8 @@ export function requestLimits(
       try {
         decision = await limits.consume(name, key);
       } catch (error) {
-        storeDown(name, error);
+        const refusal = storeDown(name, error);
+        if (refusal) refuse({ error: refusal, limit: name });
         return;
       }
       const resetSeconds = Math.ceil(decision.resetMs / 1000);
@@ -131,16 +135,21 @@ export function requestLimits(
       const checkRate = rate(name);
       return async (request, reply) => {
         const runId = newRunId();
+        // One round trip: both go out in the same tick. Only the refusal answered is counted
+        // (the rate's, when both refuse).
         const [rated, admitted] = await Promise.allSettled([
           checkRate(request, reply),
-          admission.admitRun(request.userId!, runId),
+          tryAdmitRun(request.userId!, runId),
         ]);
         if (rated.status === 'rejected') {
-          if (admitted.status === 'fulfilled') await releaseAll(admitted.value);
+          if (admitted.status === 'fulfilled' && 'admitted' in admitted.value)
+            await releaseAll(admitted.value.admitted);
           throw rated.reason;
         }
         if (admitted.status === 'rejected') throw admitted.reason;
-        const held = { ...admitted.value, runId };
+        const decided = admitted.value;
+        if (!('admitted' in decided)) return refuse(decided);
+        const held = { ...decided.admitted, runId };
         pending.set(reply, held);
         reply.once('close', () => {
           if (pending.delete(reply)) void releaseAll(held);
