@@ -12,9 +12,9 @@ afterEach(async () => {
 });
 
 for (const mode of REDIS_TOPOLOGIES) {
-  describeLimitsContract(`redis ${mode}`, async (rules) => {
+  describeLimitsContract(`redis ${mode}`, async (rules, lease) => {
     const redis = createRedis(topologies.target(mode), { name: `test-limits-${mode}` });
     connections.push(redis);
-    return createRedisLimits({ redis, prefix: uniquePrefix('limits'), rules });
+    return createRedisLimits({ redis, prefix: uniquePrefix('limits'), rules, ...lease });
   });
 }
