@@ -199,7 +199,7 @@ export async function createEngines(
         maxRetriesPerRequest: null,
       });
       closers.push(() => closeRedis(jobsConnection));
-      const bullJobs = createBullmqJobQueue({
+      const bullJobs = await createBullmqJobQueue({
         connection: jobsConnection,
         prefix: redisKeys(prefix).jobs(),
         lockDurationMs: config.JOBS_LOCK_MS,

@@ -1,4 +1,6 @@
-import { Redis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as Ioredis from 'ioredis';
+import type { Redis, RedisOptions } from 'ioredis';
 
 export type { Redis } from 'ioredis';
 
@@ -31,6 +33,17 @@ export interface CreateRedisOptions {
   redisOptions?: RedisOptions;
 }
 
+let ioredis: typeof Ioredis | undefined;
+
+/**
+ * ioredis on first use, not at import: a process without `REDIS_URL` never loads it. A
+ * CommonJS package, so `require` gives the instance an `import` of it (by BullMQ) gets too.
+ */
+function loadIoredis(): typeof Ioredis {
+  ioredis ??= createRequire(import.meta.url)('ioredis') as typeof Ioredis;
+  return ioredis;
+}
+
 /**
  * Opens a Redis connection that connects at once and never gives up reconnecting.
  *
@@ -40,6 +53,7 @@ export interface CreateRedisOptions {
  * disconnected are queued but bounded by `maxRetriesPerRequest`, so nobody waits forever.
  */
 export function createRedis(url: string, options: CreateRedisOptions): Redis {
+  const { Redis } = loadIoredis();
   const maxDelay = options.maxReconnectDelayMs ?? 2_000;
   const redis = new Redis(url, {
     connectionName: options.name.replace(/\s+/g, '-'),
