@@ -33,7 +33,7 @@ const EXTRA_ENV = Object.fromEntries(
   (process.env.EXTRA_ENV ?? '')
     .split(',')
     .filter(Boolean)
-    .map((pair) => pair.split('=') as [string, string]),
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
 
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
