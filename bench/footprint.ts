@@ -13,7 +13,8 @@
  * Env: ROLES (default `all-in-one,api,gateway,worker`), ROUNDS (default 2), IDLE_S (default 15),
  * MAPPINGS (largest resident mappings to list, default 6), REDIS_URL (default
  * redis://127.0.0.1:6379), DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), and
- * EXTRA_ENV (`A=1,B=2`: added to every role's environment, to compare a setting).
+ * EXTRA_ENV (`A=1,B=2`: added to every role's environment, to compare a setting), EXEC_ARGV
+ * (Node or V8 flags for every role, space-separated, e.g. `--liftoff-only`).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
@@ -35,6 +36,8 @@ const EXTRA_ENV = Object.fromEntries(
     .filter(Boolean)
     .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
 );
+
+const EXEC_ARGV = (process.env.EXEC_ARGV ?? '').split(' ').filter(Boolean);
 
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
@@ -71,7 +74,11 @@ function threads(pid: number): string {
 }
 
 async function measure(role: string, env: Record<string, string>): Promise<string> {
-  const service = await startEntry(`apps/${role}/dist/main.js`, { ...env, ...EXTRA_ENV });
+  const service = await startEntry(
+    `apps/${role}/dist/main.js`,
+    { ...env, ...EXTRA_ENV },
+    { execArgv: EXEC_ARGV },
+  );
   try {
     const pid = service.child.pid!;
     await sleep(IDLE_S * 1000);
@@ -99,6 +106,7 @@ const common = {
 console.log(`footprint after ${IDLE_S} s idle past /healthz, ${ROUNDS} rounds`);
 console.log(machineLine());
 if (Object.keys(EXTRA_ENV).length > 0) console.log(`extra env: ${JSON.stringify(EXTRA_ENV)}`);
+if (EXEC_ARGV.length > 0) console.log(`node flags: ${EXEC_ARGV.join(' ')}`);
 for (let round = 1; round <= ROUNDS; round++) {
   for (const role of ROLES) {
     if (role === 'all-in-one') {
