@@ -67,7 +67,7 @@ const db = await createPostgresDatabase({ url: dbUrl, schema });
 await migrate(db);
 await db.query('CREATE TABLE bench_baseline (id text PRIMARY KEY, data jsonb NOT NULL)');
 const connection = new Redis(redisUrl, { maxRetriesPerRequest: null });
-const jobs = createBullmqJobQueue({ connection, prefix: `${prefix}bull` });
+const jobs = await createBullmqJobQueue({ connection, prefix: `${prefix}bull` });
 
 try {
   const ids = Array.from({ length: taskCount }, (_, i) => `task-${i}`);

@@ -28,7 +28,7 @@ const messageEvent = (eventId: string) =>
 describe('chat-platform webhook while Redis stalls', () => {
   let proxy: TcpProxy;
   let connection: Redis;
-  let jobs: ReturnType<typeof createBullmqJobQueue>;
+  let jobs: Awaited<ReturnType<typeof createBullmqJobQueue>>;
   const prefix = `${uniquePrefix('webhook')}bull`;
 
   beforeAll(async () => {
@@ -38,7 +38,7 @@ describe('chat-platform webhook while Redis stalls', () => {
     url.port = String(proxy.port);
     connection = new Redis(url.toString(), { maxRetriesPerRequest: null });
     // No command timeout of its own: only the webhook's deadline can end the wait.
-    jobs = createBullmqJobQueue({ connection, prefix });
+    jobs = await createBullmqJobQueue({ connection, prefix });
   });
   afterAll(async () => {
     proxy.setMode('forward');

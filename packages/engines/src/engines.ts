@@ -225,7 +225,7 @@ export async function createEngines(
         maxRetriesPerRequest: null,
       });
       closers.push(() => closeRedis(jobsConnection));
-      const bullJobs = createBullmqJobQueue({
+      const bullJobs = await createBullmqJobQueue({
         connection: jobsConnection,
         prefix: redisKeys(prefix, { cluster: target.mode === 'cluster' }).jobs(),
         lockDurationMs: config.JOBS_LOCK_MS,

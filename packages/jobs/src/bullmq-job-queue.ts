@@ -1,4 +1,4 @@
-import { Queue, UnrecoverableError, WaitingError, Worker, type ConnectionOptions } from 'bullmq';
+import type { ConnectionOptions, Queue, Worker } from 'bullmq';
 import type { Cluster, Redis } from 'ioredis';
 import {
   DEFAULT_ATTEMPTS,
@@ -86,9 +86,11 @@ export interface BullmqQueues {
  * removed by schedule id. Stalled jobs (worker killed) come back after `lockDurationMs` once;
  * a second stall fails the job (BullMQ `maxStalledCount` 1).
  */
-export function createBullmqJobQueue(
+export async function createBullmqJobQueue(
   options: BullmqJobQueueOptions,
-): JobQueue & { readonly bullmq: BullmqQueues } {
+): Promise<JobQueue & { readonly bullmq: BullmqQueues }> {
+  // Loaded here, not at import: a process on the in-process queues never loads BullMQ.
+  const { Queue, UnrecoverableError, WaitingError, Worker } = await import('bullmq');
   const connection = options.connection as unknown as ConnectionOptions;
   const { prefix } = options;
   const queues = new Map<string, Queue>();

@@ -42,8 +42,8 @@ describeJobQueueContract('bullmq', async () =>
 describe('bullmq job queue with replicas', () => {
   it('hands each occurrence of a schedule to exactly one of two replicas', async () => {
     const prefix = freshPrefix();
-    const replicas: JobQueue[] = [1, 2].map(() =>
-      createBullmqJobQueue({ connection: connect(), prefix }),
+    const replicas: JobQueue[] = await Promise.all(
+      [1, 2].map(() => createBullmqJobQueue({ connection: connect(), prefix })),
     );
     try {
       const seen: Array<{ replica: number; context: JobContext }> = [];
@@ -71,7 +71,9 @@ describe('bullmq job queue with replicas', () => {
 
   it('leaves the jobs a paused replica would have taken to the other replica', async () => {
     const prefix = freshPrefix();
-    const replicas = [1, 2].map(() => createBullmqJobQueue({ connection: connect(), prefix }));
+    const replicas = await Promise.all(
+      [1, 2].map(() => createBullmqJobQueue({ connection: connect(), prefix })),
+    );
     try {
       const seen: Array<{ replica: number; n: unknown }> = [];
       await Promise.all(
@@ -94,8 +96,16 @@ describe('bullmq job queue with replicas', () => {
 
   it('delivers again, once, the job of a worker that stopped renewing its lock', async () => {
     const prefix = freshPrefix();
-    const dead = createBullmqJobQueue({ connection: connect(), prefix, lockDurationMs: 1_000 });
-    const alive = createBullmqJobQueue({ connection: connect(), prefix, lockDurationMs: 1_000 });
+    const dead = await createBullmqJobQueue({
+      connection: connect(),
+      prefix,
+      lockDurationMs: 1_000,
+    });
+    const alive = await createBullmqJobQueue({
+      connection: connect(),
+      prefix,
+      lockDurationMs: 1_000,
+    });
     try {
       let started = false;
       const seen: JobContext[] = [];
@@ -141,7 +151,11 @@ describe('bullmq job retention', () => {
     if ((data as { fail: boolean }).fail) throw new Error('meant to fail');
   };
   /** Runs `ok` jobs that succeed and `bad` that fail (no retry), and waits until all finished. */
-  async function runBatch(queue: ReturnType<typeof createBullmqJobQueue>, ok: number, bad: number) {
+  async function runBatch(
+    queue: Awaited<ReturnType<typeof createBullmqJobQueue>>,
+    ok: number,
+    bad: number,
+  ) {
     const expected = calls + ok + bad;
     for (let i = 0; i < ok + bad; i++) {
       await queue.add('q', { fail: i >= ok }, { attempts: 1 });
@@ -158,7 +172,7 @@ describe('bullmq job retention', () => {
 
   it('keeps the job keys of a queue flat however many jobs run through it (count bound)', async () => {
     const prefix = freshPrefix();
-    const queue = createBullmqJobQueue({
+    const queue = await createBullmqJobQueue({
       connection: connect(),
       prefix,
       retention: { completed: { count: 5 }, failed: { count: 3 } },
@@ -185,7 +199,7 @@ describe('bullmq job retention', () => {
 
   it('deletes finished jobs past the age bound once a later job finishes', async () => {
     const prefix = freshPrefix();
-    const queue = createBullmqJobQueue({
+    const queue = await createBullmqJobQueue({
       connection: connect(),
       prefix,
       retention: { completed: { ageMs: 1_000, count: 1_000 } },
@@ -216,7 +230,7 @@ describe('bullmq job retention', () => {
 
   it('forgets a once schedule after its job ran; one still to come stays', async () => {
     const prefix = freshPrefix();
-    const queue = createBullmqJobQueue({ connection: connect(), prefix });
+    const queue = await createBullmqJobQueue({ connection: connect(), prefix });
     try {
       const ran: string[] = [];
       await queue.process('q', async (_data, context) => void ran.push(context.scheduleId!));

@@ -33,7 +33,7 @@ describe('bullmq on redis cluster', () => {
     connections.push(connection);
     const base = uniquePrefix('jobs');
     const prefix = redisKeys(base, { cluster: true }).jobs();
-    const queue = createBullmqJobQueue({ connection, prefix });
+    const queue = await createBullmqJobQueue({ connection, prefix });
     try {
       await queue.add('a', { n: 1 });
       await queue.add('b', { n: 2 });

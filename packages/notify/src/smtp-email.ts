@@ -1,4 +1,4 @@
-import nodemailer from 'nodemailer';
+import type { Transporter } from 'nodemailer';
 import type { EmailSender } from './channels.js';
 
 export interface SmtpEmailOptions {
@@ -10,7 +10,10 @@ export interface SmtpEmailOptions {
   timeoutMs?: number;
 }
 
-/** Email over SMTP with nodemailer. One pooled transport per process. */
+/**
+ * Email over SMTP with nodemailer. One pooled transport per process, made at the first send:
+ * nodemailer is loaded then, not at import, so a process that sends no email never loads it.
+ */
 export function createSmtpEmailSender(options: SmtpEmailOptions): EmailSender & {
   close(): void;
 } {
@@ -18,16 +21,30 @@ export function createSmtpEmailSender(options: SmtpEmailOptions): EmailSender & 
   // The timeouts go beside the URL, in the transport's own options: the second argument of
   // `createTransport` holds message defaults, where nodemailer never read them (its 30 s
   // greeting and 10 min socket defaults applied instead).
-  const transport = nodemailer.createTransport({
-    url: options.url,
-    connectionTimeout: timeout,
-    greetingTimeout: timeout,
-    socketTimeout: timeout,
-  });
+  let transport: Promise<Transporter> | undefined;
+  let closed = false;
+  const open = async (): Promise<Transporter> => {
+    const { default: nodemailer } = await import('nodemailer');
+    const made = nodemailer.createTransport({
+      url: options.url,
+      connectionTimeout: timeout,
+      greetingTimeout: timeout,
+      socketTimeout: timeout,
+    });
+    // Closed while nodemailer was loading: the transport is closed as soon as it exists.
+    if (closed) made.close();
+    return made;
+  };
   return {
     async send({ to, subject, text }) {
-      await transport.sendMail({ from: options.from, to, subject, text });
+      await (await (transport ??= open())).sendMail({ from: options.from, to, subject, text });
     },
-    close: () => transport.close(),
+    close: () => {
+      closed = true;
+      void transport?.then(
+        (made) => made.close(),
+        () => undefined,
+      );
+    },
   };
 }

@@ -1,4 +1,6 @@
-import { Cluster, Redis as StandaloneRedis, type RedisOptions } from 'ioredis';
+import { createRequire } from 'node:module';
+import type * as Ioredis from 'ioredis';
+import type { Cluster, Redis as StandaloneRedis, RedisOptions } from 'ioredis';
 import { parseRedisUrl, type RedisTarget } from './target.js';
 
 /**
@@ -43,6 +45,17 @@ export interface CreateRedisOptions {
   redisOptions?: RedisOptions;
 }
 
+let ioredis: typeof Ioredis | undefined;
+
+/**
+ * ioredis on first use, not at import: a process without `REDIS_URL` never loads it. A
+ * CommonJS package, so `require` gives the instance an `import` of it (by BullMQ) gets too.
+ */
+function loadIoredis(): typeof Ioredis {
+  ioredis ??= createRequire(import.meta.url)('ioredis') as typeof Ioredis;
+  return ioredis;
+}
+
 /**
  * Opens a Redis connection that connects at once and never gives up reconnecting: to the
  * server of a URL (`target` a string, or `{ mode: 'standalone', url }`), to the master a
@@ -60,6 +73,7 @@ export interface CreateRedisOptions {
 export function createRedis(target: string | RedisTarget, options: CreateRedisOptions): Redis {
   const resolved: RedisTarget =
     typeof target === 'string' ? { mode: 'standalone', url: target } : target;
+  const { Redis: StandaloneRedis, Cluster } = loadIoredis();
   const maxDelay = options.maxReconnectDelayMs ?? 2_000;
   const backoff = (times: number) =>
     Math.round(Math.min(50 * 2 ** times, maxDelay) * (0.5 + Math.random() / 2));

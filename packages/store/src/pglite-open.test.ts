@@ -3,8 +3,23 @@ import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createPgliteDatabase, dirLockHolder, migrate, MIGRATIONS, templateFile } from './index.js';
+import {
+  createPgliteDatabase,
+  type Database,
+  dirLockHolder,
+  migrate,
+  MIGRATIONS,
+  templateFile,
+} from './index.js';
 import { tarWithout } from './tar-filter.js';
+
+/** The embedded settings hold whichever way the database was opened (docs/BENCHMARKS.md). */
+async function expectEmbeddedSettings(db: Database): Promise<void> {
+  const { rows } = await db.query(
+    `SELECT current_setting('shared_buffers') AS shared_buffers, current_setting('wal_buffers') AS wal_buffers`,
+  );
+  expect(rows).toEqual([{ shared_buffers: '16MB', wal_buffers: '512kB' }]);
+}
 
 const temp = (label: string) => mkdtempSync(join(tmpdir(), `${label}-`));
 const tarList = (file: string) =>
@@ -40,6 +55,7 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
     const firstDir = temp('pglite-first');
     const first = await createPgliteDatabase({ dataDir: firstDir, templateDir, thread: true });
     expect(first.origin).toBe('initdb');
+    await expectEmbeddedSettings(first);
     await first.close();
     const template = templateFile(templateDir);
     // Our lock file is not part of it: a copy would carry the creator's pid into new directories.
@@ -49,6 +65,7 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
     const dataDir = temp('pglite-second');
     const second = await createPgliteDatabase({ dataDir, templateDir, thread: true });
     expect(second.origin).toBe('template');
+    await expectEmbeddedSettings(second);
     expect(dirLockHolder(dataDir)).toBe(process.pid);
     expect(await migrate(second)).toHaveLength(MIGRATIONS.length);
     await second.query(
@@ -58,6 +75,7 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
 
     const reopened = await createPgliteDatabase({ dataDir, templateDir });
     expect(reopened.origin).toBe('existing');
+    await expectEmbeddedSettings(reopened);
     expect(await migrate(reopened)).toEqual([]);
     expect((await reopened.query('SELECT user_id FROM refresh_tokens')).rows).toEqual([
       { user_id: 'u' },

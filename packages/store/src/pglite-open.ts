@@ -90,6 +90,20 @@ function clearDataDir(dataDir: string): void {
 }
 
 /**
+ * PostgreSQL settings for an embedded, single-user database. PGlite's cluster is made by initdb
+ * with `shared_buffers = 128MB`, and its WebAssembly build zero-fills shared memory when it
+ * allocates it, so all 128 MB were resident from the start. 16 MB (2,048 pages; `wal_buffers`
+ * follows at 512 kB) hold the working set of one user's conversations, memories and knowledge
+ * chunks; a page read past it comes from the OS page cache through the file system. Footprint
+ * figures in docs/BENCHMARKS.md ("Footprint").
+ */
+export const EMBEDDED_START_PARAMS: readonly string[] = [
+  ...PGlite.defaultStartParams,
+  '-c',
+  'shared_buffers=16MB',
+];
+
+/**
  * Opens PGlite. A new database (a new data directory, or in memory) starts from the cached
  * initdb template when there is one: unpacking it takes well under a second where initdb takes
  * 4-15 s on a 2-core machine (docs/BENCHMARKS.md, "First start"). The first initdb of a PGlite
@@ -102,7 +116,7 @@ export async function openPglite(
   const extensions: Extensions = options.vector ? { vector } : {};
   const { dataDir } = options;
   if (dataDir && pgliteDataDirExists(dataDir)) {
-    const db = new PGlite({ dataDir, extensions });
+    const db = new PGlite({ dataDir, extensions, startParams: [...EMBEDDED_START_PARAMS] });
     await db.waitReady;
     return { db, origin: 'existing' };
   }
@@ -115,7 +129,12 @@ export async function openPglite(
   if (file && existsSync(file)) {
     let db: PGlite | undefined;
     try {
-      db = new PGlite({ dataDir, extensions, loadDataDir: new Blob([readFileSync(file)]) });
+      db = new PGlite({
+        dataDir,
+        extensions,
+        startParams: [...EMBEDDED_START_PARAMS],
+        loadDataDir: new Blob([readFileSync(file)]),
+      });
       await db.waitReady;
       // The caller holds the directory's lock: a template that carried a lock file of its own
       // (written by another tool) must not leave another pid in it.
@@ -127,7 +146,7 @@ export async function openPglite(
       if (dataDir) clearDataDir(dataDir);
     }
   }
-  const db = new PGlite({ dataDir, extensions });
+  const db = new PGlite({ dataDir, extensions, startParams: [...EMBEDDED_START_PARAMS] });
   await db.waitReady;
   if (file) await saveTemplate(db, file);
   return { db, origin: 'initdb' };

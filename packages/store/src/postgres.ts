@@ -1,4 +1,4 @@
-import pg from 'pg';
+import type pg from 'pg';
 import {
   DatabaseClosedError,
   QueryTimeoutError,
@@ -49,6 +49,8 @@ const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** The durable store on a PostgreSQL server, through a `pg` connection pool. */
 export async function createPostgresDatabase(options: PostgresOptions): Promise<Database> {
+  // Loaded here, not at import: the embedded default (PGlite) never loads the driver.
+  const { default: pg } = await import('pg');
   const { schema } = options;
   if (schema !== undefined && !IDENTIFIER.test(schema)) {
     throw new Error(`invalid schema name ${JSON.stringify(schema)}`);
