@@ -77,7 +77,7 @@ export {
   type SessionRecord,
 } from './session-repository.js';
 export { parseSessionState, SessionState } from './session-state.js';
-export { RunRepository, type StoredRun } from './run-repository.js';
+export { AGENT_RUNS_QUEUE, RunRepository, type StoredRun } from './run-repository.js';
 export {
   HeldApproval,
   initialRunState,

@@ -4,6 +4,12 @@ import type { RunRequest } from './run-request.js';
 import { parseRunState, type RunState } from './run-state.js';
 import type { RunStatus } from './session-repository.js';
 
+/**
+ * The job queue of runs the worker role executes: background runs, resumes, takeovers (its jobs
+ * name a run; an erasure removes a user's).
+ */
+export const AGENT_RUNS_QUEUE = 'agent-runs';
+
 /** A run as a takeover or a resume reads it back (`agent_runs`). */
 export interface StoredRun {
   readonly runId: string;

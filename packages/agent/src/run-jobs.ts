@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import {
+  AGENT_RUNS_QUEUE,
   AgentRunError,
   ConversationRepository,
   type AgentRunner,
@@ -13,8 +14,7 @@ import { HostedRun, remoteAttachKey } from './hosted-run.js';
 import { RunStopper } from './run-stopper.js';
 import { takeoverState } from './takeover-state.js';
 
-/** The queue of runs the worker role executes: background runs, resumes, takeovers. */
-export const AGENT_RUNS_QUEUE = 'agent-runs';
+export { AGENT_RUNS_QUEUE };
 
 /**
  * A job of {@link AGENT_RUNS_QUEUE}: `start` a background run handed over by the API replica

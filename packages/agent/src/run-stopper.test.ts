@@ -5,11 +5,9 @@ import {
   runRequest,
   type PreparedRun,
 } from '@agent-backend/agent-runtime';
-import { createMemoryBus } from '@agent-backend/bus';
-import { createMemoryEphemeralStore, type EphemeralStore } from '@agent-backend/ephemeral';
+import { loadConfig } from '@agent-backend/config';
+import { createEngines, type Engines } from '@agent-backend/engines';
 import { createLogger } from '@agent-backend/logger';
-import { createMemoryRunLog } from '@agent-backend/run-log';
-import { createPostgresDatabase, migrate, type Database } from '@agent-backend/store';
 import { createTestSchema, testDatabaseUrl, type TestSchema } from '@agent-backend/testing';
 import type { HostedRun } from './hosted-run.js';
 import { RunStopper } from './run-stopper.js';
@@ -21,36 +19,34 @@ import { RunStopper } from './run-stopper.js';
  */
 describe('RunStopper', () => {
   let schema: TestSchema;
-  let db: Database;
-  let ephemeral: EphemeralStore;
+  let engines: Engines;
   let runner: AgentRunner;
   let stopper: RunStopper;
-  const bus = createMemoryBus();
-  const runLog = createMemoryRunLog();
   const logger = createLogger({ level: 'silent' });
 
   beforeAll(async () => {
     schema = await createTestSchema('stopper');
-    db = await createPostgresDatabase({ url: testDatabaseUrl(), schema: schema.schema, max: 2 });
-    await migrate(db);
-    ephemeral = createMemoryEphemeralStore();
-    runner = new AgentRunner({ db, ephemeral, logger });
+    // PostgreSQL (migrated), and the in-process bus, ephemeral store and run log (no REDIS_URL):
+    // the engines of an all-in-one on an external database.
+    const config = loadConfig('all-in-one', {
+      DATABASE_URL: testDatabaseUrl(),
+      DATABASE_SCHEMA: schema.schema,
+    });
+    engines = await createEngines(config, logger, { migrate: true });
+    runner = new AgentRunner({ db: engines.db, ephemeral: engines.ephemeral, logger });
     stopper = new RunStopper(
-      bus,
+      engines.bus,
       new Map<string, HostedRun>(),
-      new ConversationRepository(db),
-      runLog,
+      new ConversationRepository(engines.db),
+      engines.runLog,
       logger,
       runner.runs,
-      ephemeral,
+      engines.ephemeral,
     );
   });
   afterAll(async () => {
     await stopper?.close();
-    await bus.close();
-    await runLog.close();
-    await ephemeral?.close();
-    await db?.close();
+    await engines?.close();
     await schema?.drop();
   });
 

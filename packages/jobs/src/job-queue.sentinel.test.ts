@@ -1,4 +1,4 @@
-import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
+import { Redis } from 'ioredis';
 import { redisTopologies, uniquePrefix } from '@agent-backend/testing';
 import { afterAll, afterEach, beforeAll } from 'vitest';
 import { createBullmqJobQueue } from './bullmq-job-queue.js';
@@ -8,15 +8,20 @@ import { describeJobQueueContract } from './job-queue.contract.js';
 const topologies = redisTopologies({ beforeAll, afterAll }, ['sentinel']);
 const connections: Redis[] = [];
 afterEach(async () => {
-  await Promise.all(connections.splice(0).map((c) => closeRedis(c)));
+  await Promise.all(connections.splice(0).map((c) => c.quit().catch(() => c.disconnect())));
 });
 
 describeJobQueueContract('bullmq on redis sentinel', async () => {
-  const connection = createRedis(topologies.target('sentinel'), {
-    name: 'test-jobs-sentinel',
+  const { sentinels, name } = topologies.sentinel;
+  const connection = new Redis({
+    sentinels: sentinels.map((node) => {
+      const [host, port] = node.split(':');
+      return { host: host!, port: Number(port) };
+    }),
+    name,
     maxRetriesPerRequest: null,
   });
   connections.push(connection);
-  const prefix = redisKeys(uniquePrefix('jobs'), { cluster: false }).jobs();
-  return createBullmqJobQueue({ connection, prefix });
+  // On Sentinel the prefix is the standalone one: `<base>bull`.
+  return createBullmqJobQueue({ connection, prefix: `${uniquePrefix('jobs')}bull` });
 });

@@ -1,5 +1,9 @@
-import { AGENT_RUNS_QUEUE } from '@agent-backend/agent';
-import { deleteTurnRecords, parseRunState, sessionLeaseKey } from '@agent-backend/agent-runtime';
+import {
+  AGENT_RUNS_QUEUE,
+  deleteTurnRecords,
+  parseRunState,
+  sessionLeaseKey,
+} from '@agent-backend/agent-runtime';
 import { approvalKeys } from '@agent-backend/hitl';
 import { KB_INGEST_QUEUE } from '@agent-backend/knowledge';
 import { sandboxLeaseKey } from '@agent-backend/sandbox';
