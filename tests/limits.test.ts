@@ -179,6 +179,28 @@ describe('per-user limits across replicas', () => {
     await Promise.all([one.stream.ended, two.stream.ended]);
   });
 
+  it('has both slots free once a client has read the last event, on either replica', async () => {
+    const fay = await cluster.token('slots-fay');
+    // Four: the invoke rate here is five a minute.
+    for (let i = 0; i < 4; i++) {
+      const model = `slots-f${i}`;
+      cluster.model.script(model, [
+        i % 2 === 0 ? textReply('Done.') : { kind: 'error', status: 400, message: 'bad request' },
+      ]);
+      const run = await invoke(url(i % 2 === 0 ? 0 : 1), fay, {
+        message: `run ${i}`,
+        llm_config: llm(model),
+      });
+      expect(run.response.status).toBe(200);
+      const events = await run.ended;
+      expect(events.at(-1)!.data.type).toBe(i % 2 === 0 ? 'done' : 'error');
+      // No waiting: the slots left with the last event, not after it.
+      expect([await slotsHeld('slots-fay'), await slotsHeld('slots-fay', 'streams')]).toEqual([
+        0, 0,
+      ]);
+    }
+  });
+
   it('frees the slot of a run that failed and of a run cancelled by a disconnect', async () => {
     const erin = await cluster.token('slots-erin');
     cluster.model.script('slots-e1', [{ kind: 'error', status: 500, message: 'provider down' }]);

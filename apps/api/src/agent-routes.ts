@@ -136,7 +136,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
     if (body.session_id !== undefined) refuseReservedSessionId(body.session_id);
     // Taken before any model request, with the invoke rate (the route's `limit` hook): the token
     // budget, a run slot (freed when the run ends in any way, or by its lease) and a stream slot
-    // (freed when this response ends). A background run's slot is named after the run: the
+    // (freed when this response ends, or with the last event). A background run's slot is named after the run: the
     // worker running it holds the same slot.
     const { runId, run: slot, releaseStream } = limits.admitted(reply);
     const releaseSlot = slot.release;
@@ -179,7 +179,12 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
       reply.status(202).send(accepted);
       return;
     }
-    const run = hostRun(hosting, prepared, { abortWhenAbandoned: true });
+    // Both slots are freed with the append of the run's last event (the same Redis round trip);
+    // when there is none (suspended, handed over), when it ends as below.
+    const run = hostRun(hosting, prepared, {
+      abortWhenAbandoned: true,
+      withFinalEvent: () => void Promise.all([releaseSlot(), releaseStream()]),
+    });
     runs.set(run.runId, run);
     void run.finished.then(releaseSlot, releaseSlot);
     settling.add(run.finished);

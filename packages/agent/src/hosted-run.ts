@@ -40,6 +40,13 @@ export interface HostedRunOptions {
   onSuspended(approvals: readonly SuspendedApproval[]): Promise<void>;
   onError(error: unknown): void;
   onLogError(error: unknown): void;
+  /**
+   * Sent with the append of the run's last event (`done` or `error`), in the same tick, so on
+   * Redis it shares that event's round trip: the run's slots are freed here. Not called when
+   * the run ends otherwise (suspended, handed over, run log failing); whoever holds the slots
+   * frees them when `finished` settles as well (a second release does nothing).
+   */
+  withFinalEvent?(): void;
 }
 
 /**
@@ -75,10 +82,16 @@ export class HostedRun {
     this.sessionId = prepared.sessionId;
     this.firstSeq = prepared.lastSeq;
     this.durable = prepared.lastSeq;
-    this.writer = new RunLogWriter(options.runLog, this.runId, options.onLogError, (seq) => {
-      this.durable = seq;
-      this.wake();
-    });
+    this.writer = new RunLogWriter(
+      options.runLog,
+      this.runId,
+      options.onLogError,
+      (seq) => {
+        this.durable = seq;
+        this.wake();
+      },
+      options.withFinalEvent && (() => options.withFinalEvent?.()),
+    );
     this.finished = prepared
       .execute((event) => this.emit(event), this.controller.signal, {
         suspend: this.suspendController.signal,

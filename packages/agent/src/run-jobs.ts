@@ -121,7 +121,7 @@ export async function scheduleResumes(
 export function hostRun(
   deps: RunJobsDeps,
   prepared: PreparedRun,
-  options: { abortWhenAbandoned: boolean },
+  options: { abortWhenAbandoned: boolean; withFinalEvent?: () => void },
 ): HostedRun {
   const { engines, logger, settings } = deps;
   const log = { runId: prepared.runId, sessionId: prepared.sessionId };
@@ -131,6 +131,7 @@ export function hostRun(
     graceMs: settings.disconnectGraceMs,
     ...(settings.suspendAfterMs !== undefined ? { suspendAfterMs: settings.suspendAfterMs } : {}),
     abortWhenAbandoned: options.abortWhenAbandoned,
+    ...(options.withFinalEvent ? { withFinalEvent: options.withFinalEvent } : {}),
     remoteAttached: async (runId) => (await engines.ephemeral.get(remoteAttachKey(runId))) !== null,
     onSuspended: (approvals) => scheduleResumes(engines.jobs, prepared.runId, approvals),
     onError: (err) => logger.error({ ...log, err }, 'run crashed'),
@@ -230,7 +231,12 @@ export async function processAgentRuns(
       context.signal.addEventListener('abort', onShutdown, { once: true });
       try {
         slot = await deps.runSlot?.(prepared.userId, prepared.runId);
-        run = hostRun(deps, prepared, { abortWhenAbandoned: false });
+        const held = slot;
+        run = hostRun(deps, prepared, {
+          abortWhenAbandoned: false,
+          // Freed with the last event's append (one round trip); `finally` covers the rest.
+          withFinalEvent: () => void held?.release(),
+        });
         runs.set(run.runId, run);
         const result = await run.finished;
         if (result?.status === 'handed_over') {

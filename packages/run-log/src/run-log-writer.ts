@@ -31,6 +31,11 @@ export class RunLogWriter {
     private readonly onError: (error: unknown) => void,
     /** Told each time `durableSeq` moved. */
     private readonly onDurable: (seq: number) => void = () => {},
+    /**
+     * Called once, in the same tick as the append of the batch holding the final entry is
+     * issued: what it sends on the run log's connection (auto-pipelined) shares that write.
+     */
+    private readonly withFinal?: () => void,
   ) {}
 
   /** The last event in the log (see the class comment). */
@@ -58,12 +63,14 @@ export class RunLogWriter {
     this.pending = [];
     if (batch.length === 0 || this.failed) return;
     try {
-      await this.log.append(
+      const appended = this.log.append(
         this.runId,
         batch.map((e) =>
           e.final ? { seq: e.seq, data: e.data, final: true } : { seq: e.seq, data: e.data },
         ),
       );
+      if (batch.at(-1)!.final) this.withFinal?.();
+      await appended;
       this.durable = batch.at(-1)!.seq;
     } catch (error) {
       this.failed = true;
