@@ -1,3 +1,6 @@
+import { BusRemoteError, createRedisBus } from '@agent-backend/bus';
+import { gatewayChannel } from '@agent-backend/node-rpc';
+import { testRedisUrl } from '@agent-backend/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from './cluster.js';
 import { json, post } from './helpers.js';
@@ -95,5 +98,38 @@ describe('routes to nodes across replicas', () => {
     const moved = await node(0, 'kay', 'pc');
     for (const api of [0, 1]) expect(await callTool(api, 'kay', 'pc')).toEqual(answeredBy(0));
     expect([doomed.calls.length, moved.calls.length]).toEqual([2, 2]);
+  });
+
+  it('a gateway answers not-here only to a caller that asks for it (rolling upgrade)', async () => {
+    const bus = createRedisBus({ url: testRedisUrl(), prefix: cluster.prefix });
+    try {
+      const command = {
+        kind: 'tool_call',
+        userId: 'nobody',
+        nodeId: 'pc',
+        request: {
+          jsonrpc: '2.0',
+          id: 'r1',
+          method: 'tools/call',
+          params: { name: 'x', arguments: {} },
+        },
+        timeoutMs: 1_000,
+      };
+      // A caller from before the route cache: node_not_found, as before.
+      const old = await bus
+        .request(gatewayChannel('gateway-1'), command, { timeoutMs: 5_000 })
+        .catch((error: unknown) => error);
+      expect(old).toBeInstanceOf(BusRemoteError);
+      expect((old as BusRemoteError).code).toBe('node_not_found');
+      expect(
+        await bus.request(
+          gatewayChannel('gateway-1'),
+          { ...command, notHereOk: true },
+          { timeoutMs: 5_000 },
+        ),
+      ).toEqual({ notHere: true });
+    } finally {
+      await bus.close();
+    }
   });
 });
