@@ -13,6 +13,11 @@
  * - `ours`: the caller (`createNodeToolCaller` on an API replica's Redis engines) in this process →
  *   Redis → the gateway process → a `ws` node in a fleet process (`bench/support/`), answering at
  *   once with `ok <i>`.
+ * - `ours, presence read per call`: the same caller with its route cache off (`routeMaxAgeMs: 0`),
+ *   one presence read (a Lua script) before each call: the path before issue #42.
+ * - Three node servers (unless SKIP_THREE is set): Socket.IO with servers B, C, D holding the
+ *   nodes (the adapter sends each call to every server) against ours with three gateway
+ *   processes (each call goes to the one holding the node), the nodes spread over them in turn.
  * For each rate, the variants alternate round by round (drift on a shared machine hits both);
  * latency runs from the scheduled time of each call. CPU per call is user + system time from
  * /proc of every process on the path (this process, the server or gateway, the fleet, Redis).
@@ -44,6 +49,7 @@ import {
 } from '../support/processes.js';
 import { redisServer, unlinkPrefix } from '../support/redis.js';
 import { startSplitGateway } from '../support/split-gateway.js';
+import type { NodeToolCaller } from '../../packages/node-rpc/src/index.js';
 import { ensurePeers, requirePeer } from './peers.js';
 
 const SELF = fileURLToPath(import.meta.url);
@@ -134,11 +140,11 @@ function runSioServer(): void {
 function runSioFleet(): void {
   process.on('disconnect', () => process.exit(0));
   process.once('message', (message) => {
-    const { url, users } = message as { url: string; users: string[] };
+    const { urls, users } = message as { urls: string[]; users: string[] };
     const { io } = requirePeer<ClientModule>('socket.io-client');
     let ready = 0;
-    for (const userId of users) {
-      const socket = io(url, { auth: { userId }, transports: ['websocket'] });
+    for (const [i, userId] of users.entries()) {
+      const socket = io(urls[i % urls.length]!, { auth: { userId }, transports: ['websocket'] });
       socket.on('connect_error', (error) => process.send?.({ error: error.message }));
       socket.on('tools/call', (call, ack) => {
         if (call.name === 'hold') {
@@ -156,7 +162,8 @@ function runSioFleet(): void {
   });
 }
 
-function startSioFleet(url: string, users: string[]): Promise<ChildProcess> {
+/** The nodes of `users`, spread over the servers at `urls` in turn. */
+function startSioFleet(urls: string[], users: string[]): Promise<ChildProcess> {
   const fleet = spawn(process.execPath, ['--import', 'tsx', SELF], {
     cwd: ROOT,
     env: { ...process.env, BENCH_ROLE: 'sio-fleet' },
@@ -174,7 +181,7 @@ function startSioFleet(url: string, users: string[]): Promise<ChildProcess> {
         resolve(fleet);
       }
     });
-    fleet.send({ url, users });
+    fleet.send({ urls, users });
   });
 }
 
@@ -194,6 +201,134 @@ interface Pooled extends RoundResult {
   roundP50s: number[];
 }
 
+/** Call numbers go on across groups and rates, so every call has its own `i`. */
+let offset = 0;
+
+/**
+ * Measures `variants` at every rate, in alternating rounds, and prints a table with ratios to
+ * the first one (the baseline) and the CPU per call of each process.
+ */
+async function measure(title: string, variants: Variant[]): Promise<void> {
+  console.log(`\n${title}\n`);
+  console.log(
+    '| rate (calls/s) | variant | path | calls ok | errors | achieved (calls/s) | sustained | p50 (ms) | p99 (ms) | max (ms) | CPU per call (ms) | ÷ baseline: p50 / p99 / CPU (median per-round p50 ratio) |',
+  );
+  console.log('|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|');
+  const breakdown: string[] = [];
+  for (const rate of rates) {
+    for (const v of variants) {
+      await openLoop(v.call, rate, warmUpS, offset);
+      offset += rate * warmUpS;
+    }
+    const pooled = variants.map((): Pooled => ({
+      latenciesMs: [],
+      errors: new Map(),
+      ok: 0,
+      elapsedMs: 0,
+      cpuMs: {},
+      roundP50s: [],
+      machine: { busy: 0, total: 0 },
+    }));
+    for (let round = 0; round < rounds; round++) {
+      for (let k = 0; k < variants.length; k++) {
+        const index = (k + round) % variants.length;
+        const v = variants[index]!;
+        const p = pooled[index]!;
+        const before = Object.values(v.pids).map((pid) => cpuMs(pid) ?? 0);
+        const machineBefore = machineJiffies();
+        const result = await openLoop(v.call, rate, durationS / rounds, offset);
+        offset += Math.round((rate * durationS) / rounds);
+        const after = Object.values(v.pids).map((pid) => cpuMs(pid) ?? 0);
+        const machineAfter = machineJiffies();
+        p.machine.busy += machineAfter.busy - machineBefore.busy;
+        p.machine.total += machineAfter.total - machineBefore.total;
+        p.roundP50s.push(
+          percentile(
+            [...result.latenciesMs].sort((a, b) => a - b),
+            50,
+          ),
+        );
+        p.latenciesMs.push(...result.latenciesMs);
+        for (const [code, n] of result.errors) p.errors.set(code, (p.errors.get(code) ?? 0) + n);
+        p.ok += result.ok;
+        p.elapsedMs += result.elapsedMs;
+        Object.keys(v.pids).forEach(
+          (role, j) => (p.cpuMs[role] = (p.cpuMs[role] ?? 0) + after[j]! - before[j]!),
+        );
+      }
+    }
+    const stats = pooled.map((p) => {
+      const sorted = p.latenciesMs.sort((a, b) => a - b);
+      const cpu = Object.values(p.cpuMs).reduce((a, b) => a + b, 0) / Math.max(1, p.ok);
+      const achieved = (p.ok / p.elapsedMs) * 1_000;
+      const p99 = percentile(sorted, 99);
+      return {
+        p50: percentile(sorted, 50),
+        p99,
+        max: sorted.at(-1) ?? NaN,
+        cpu,
+        achieved,
+        sustained: p.errors.size === 0 && achieved >= 0.95 * rate && p99 < 1_000,
+      };
+    });
+    variants.forEach((v, index) => {
+      const p = pooled[index]!;
+      const s = stats[index]!;
+      const base = stats[0]!;
+      const paired = p.roundP50s
+        .map((p50, r) => p50 / pooled[0]!.roundP50s[r]!)
+        .sort((a, b) => a - b);
+      const ratio =
+        index === 0
+          ? 'baseline'
+          : `${(s.p50 / base.p50).toFixed(2)}× / ${(s.p99 / base.p99).toFixed(2)}× / ${(s.cpu / base.cpu).toFixed(2)}× (${percentile(paired, 50).toFixed(2)}×)`;
+      const errors = [...p.errors].map(([code, n]) => `${n} ${code}`).join(', ') || '0';
+      console.log(
+        `| ${rate} | ${v.name} | ${v.path} | ${p.ok} | ${errors} | ${fmt(s.achieved)} | ${s.sustained ? 'yes' : 'no'} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(s.max)} | ${s.cpu.toFixed(3)} | ${ratio} |`,
+      );
+      const parts = Object.entries(p.cpuMs).map(
+        ([role, ms]) =>
+          `${role} ${(ms / Math.max(1, p.ok)).toFixed(3)} (${((ms / p.elapsedMs) * 100).toFixed(0)} % of a core)`,
+      );
+      const busy = ((p.machine.busy / Math.max(1, p.machine.total)) * 100).toFixed(0);
+      breakdown.push(`- ${rate}/s, ${v.name}: ${parts.join(', ')}; whole machine ${busy} % busy`);
+    });
+  }
+  console.log(`\nmachine after the load: ${machineLine()}`);
+  console.log(
+    "\nCPU per call by process (ms; in brackets: the process's busy share of one core while measured):\n",
+  );
+  console.log(breakdown.join('\n'));
+}
+
+const check = (i: number, text: string | undefined) => {
+  if (text !== `ok ${i}`) throw new Error(`wrong result for call ${i}: ${text}`);
+};
+
+/** A call through `server` (a Socket.IO server that is the caller) to the user's room. */
+async function sioCall(server: SioServer, userId: string, call: ToolCall): Promise<ToolResult> {
+  const responses = await server
+    .to(`user:${userId}`)
+    .timeout(callTimeoutMs)
+    .emitWithAck('tools/call', call);
+  if (responses.length === 0)
+    throw Object.assign(new Error('no node in the room'), { code: 'no_node' });
+  return responses[0] as ToolResult;
+}
+
+/** Socket.IO server processes on one adapter key, with their `/healthz`. */
+function startSioServers(key: string, count: number) {
+  return Promise.all(
+    Array.from({ length: count }, () =>
+      startEntry(
+        SELF,
+        { BENCH_ROLE: 'sio-server', SIO_KEY: key, REDIS_URL: redisUrl },
+        { execArgv: ['--import', 'tsx'] },
+      ),
+    ),
+  );
+}
+
 async function main(): Promise<void> {
   const versions = ensurePeers([
     'socket.io',
@@ -207,191 +342,123 @@ async function main(): Promise<void> {
     for (const child of children) child.kill('SIGKILL');
     process.exit(130);
   });
-  try {
-    const users = Array.from({ length: nodeCount }, (_, i) => `bench-u${i}`);
-    const redis = await redisServer(redisUrl);
-    const redisRole: Record<string, number> = redis.pid ? { redis: redis.pid } : {};
-
-    // Ours.
+  /** Our caller and `count` gateway processes, and Socket.IO's caller (server A) and `count` servers. */
+  const setUp = async (count: number) => {
     const split = await startSplitGateway({
       redisUrl,
       databaseUrl,
       defaultTimeoutMs: callTimeoutMs,
+      gateways: count,
     });
-    children.push(split.gateway.child);
+    children.push(...split.gateways.map((g) => g.child));
     cleanups.push(() => split.close());
     const fleet = await startFleet(await split.targets(users));
     children.push(fleet);
     cleanups.push(() => stopChild(fleet));
-
-    // Socket.IO.
     const key = uniquePrefix('bench-sio');
     cleanups.push(() => unlinkPrefix(redisUrl, key));
-    const serverB = await startEntry(
-      SELF,
-      { BENCH_ROLE: 'sio-server', SIO_KEY: key, REDIS_URL: redisUrl },
-      {
-        execArgv: ['--import', 'tsx'],
-      },
-    );
-    children.push(serverB.child);
-    cleanups.push(() => serverB.stop());
+    const servers = await startSioServers(key, count);
+    children.push(...servers.map((server) => server.child));
+    cleanups.push(() => Promise.all(servers.map((server) => server.stop())));
     const serverA = sioServer(key);
     cleanups.push(() => serverA.close());
-    const sioFleet = await startSioFleet(serverB.url, users);
+    const sioFleet = await startSioFleet(
+      servers.map((server) => server.url),
+      users,
+    );
     children.push(sioFleet);
     cleanups.push(() => stopChild(sioFleet));
     await sleep(500); // the adapters' subscriptions settle
-
-    const check = (i: number, text: string | undefined) => {
-      if (text !== `ok ${i}`) throw new Error(`wrong result for call ${i}: ${text}`);
-    };
-    const sioCall = async (userId: string, call: ToolCall): Promise<ToolResult> => {
-      const responses = await serverA.io
-        .to(`user:${userId}`)
-        .timeout(callTimeoutMs)
-        .emitWithAck('tools/call', call);
-      if (responses.length === 0)
-        throw Object.assign(new Error('no node in the room'), { code: 'no_node' });
-      return responses[0] as ToolResult;
-    };
-    const variants: Variant[] = [
-      {
-        name: 'Socket.IO',
-        path: 'server A (caller) → Redis adapter → server B → node',
-        call: async (i) => {
-          const result = await sioCall(users[i % users.length]!, {
-            name: 'echo',
-            arguments: { i },
-          });
-          check(i, result.content[0]?.text);
-        },
-        pids: {
-          'bench (server A)': process.pid,
-          'server B': serverB.child.pid!,
-          fleet: sioFleet.pid!,
-          ...redisRole,
-        },
+    return { split, fleet, servers, serverA, sioFleet };
+  };
+  const users = Array.from({ length: nodeCount }, (_, i) => `bench-u${i}`);
+  try {
+    const redis = await redisServer(redisUrl);
+    const redisRole: Record<string, number> = redis.pid ? { redis: redis.pid } : {};
+    const one = await setUp(1);
+    const ourVariant = (
+      name: string,
+      path: string,
+      caller: NodeToolCaller,
+      at: typeof one,
+    ): Variant => ({
+      name,
+      path,
+      call: async (i) => {
+        const result = await caller.callTool({
+          userId: users[i % users.length]!,
+          nodeType: 'desktop',
+          toolName: 'echo',
+          arguments: { i },
+          timeoutMs: callTimeoutMs,
+        });
+        check(i, result.success ? result.text : undefined);
       },
-      {
-        name: 'ours',
-        path: 'caller → Redis → gateway process → node',
-        call: async (i) => {
-          const result = await split.caller.callTool({
-            userId: users[i % users.length]!,
-            nodeType: 'desktop',
-            toolName: 'echo',
-            arguments: { i },
-            timeoutMs: callTimeoutMs,
-          });
-          check(i, result.success ? result.text : undefined);
-        },
-        pids: {
-          'bench (caller)': process.pid,
-          gateway: split.gateway.child.pid!,
-          fleet: fleet.pid!,
-          ...redisRole,
-        },
+      pids: {
+        'bench (caller)': process.pid,
+        ...Object.fromEntries(at.split.gateways.map((g, n) => [`gateway ${n + 1}`, g.child.pid!])),
+        fleet: at.fleet.pid!,
+        ...redisRole,
       },
-    ];
+    });
+    const sioVariant = (name: string, path: string, at: typeof one): Variant => ({
+      name,
+      path,
+      call: async (i) => {
+        const result = await sioCall(at.serverA.io, users[i % users.length]!, {
+          name: 'echo',
+          arguments: { i },
+        });
+        check(i, result.content[0]?.text);
+      },
+      pids: {
+        'bench (server A)': process.pid,
+        ...Object.fromEntries(at.servers.map((s, n) => [`server ${n + 1}`, s.child.pid!])),
+        fleet: at.sioFleet.pid!,
+        ...redisRole,
+      },
+    });
 
     console.log(`machine: ${machineLine()}`);
     console.log(
       `versions: ${versions.join(', ')}; Redis ${redis.version} at ${new URL(redisUrl).host}`,
     );
     console.log(
-      `open loop, ${nodeCount} users × 1 node, ${durationS} s per variant and rate in ${rounds} alternating rounds after ${warmUpS} s warm-up; deadline / ack timeout ${callTimeoutMs} ms; LOG_LEVEL=warn\n`,
+      `open loop, ${nodeCount} users × 1 node, ${durationS} s per variant and rate in ${rounds} alternating rounds after ${warmUpS} s warm-up; deadline / ack timeout ${callTimeoutMs} ms; LOG_LEVEL=warn`,
     );
-    console.log(
-      '| rate (calls/s) | variant | path | calls ok | errors | achieved (calls/s) | sustained | p50 (ms) | p99 (ms) | max (ms) | CPU per call (ms) | ours ÷ Socket.IO: p50 / p99 / CPU (median per-round p50 ratio) |',
-    );
-    console.log('|---:|---|---|---:|---:|---:|---|---:|---:|---:|---:|---|');
-    const breakdown: string[] = [];
-    let offset = 0;
-    for (const rate of rates) {
-      for (const v of variants) {
-        await openLoop(v.call, rate, warmUpS, offset);
-        offset += rate * warmUpS;
-      }
-      const pooled = variants.map((): Pooled => ({
-        latenciesMs: [],
-        errors: new Map(),
-        ok: 0,
-        elapsedMs: 0,
-        cpuMs: {},
-        roundP50s: [],
-        machine: { busy: 0, total: 0 },
-      }));
-      for (let round = 0; round < rounds; round++) {
-        for (let k = 0; k < variants.length; k++) {
-          const index = (k + round) % variants.length;
-          const v = variants[index]!;
-          const p = pooled[index]!;
-          const before = Object.values(v.pids).map((pid) => cpuMs(pid) ?? 0);
-          const machineBefore = machineJiffies();
-          const result = await openLoop(v.call, rate, durationS / rounds, offset);
-          offset += Math.round((rate * durationS) / rounds);
-          const after = Object.values(v.pids).map((pid) => cpuMs(pid) ?? 0);
-          const machineAfter = machineJiffies();
-          p.machine.busy += machineAfter.busy - machineBefore.busy;
-          p.machine.total += machineAfter.total - machineBefore.total;
-          p.roundP50s.push(
-            percentile(
-              [...result.latenciesMs].sort((a, b) => a - b),
-              50,
-            ),
-          );
-          p.latenciesMs.push(...result.latenciesMs);
-          for (const [code, n] of result.errors) p.errors.set(code, (p.errors.get(code) ?? 0) + n);
-          p.ok += result.ok;
-          p.elapsedMs += result.elapsedMs;
-          Object.keys(v.pids).forEach(
-            (role, j) => (p.cpuMs[role] = (p.cpuMs[role] ?? 0) + after[j]! - before[j]!),
-          );
-        }
-      }
-      const stats = pooled.map((p) => {
-        const sorted = p.latenciesMs.sort((a, b) => a - b);
-        const cpu = Object.values(p.cpuMs).reduce((a, b) => a + b, 0) / Math.max(1, p.ok);
-        const achieved = (p.ok / p.elapsedMs) * 1_000;
-        const p99 = percentile(sorted, 99);
-        return {
-          p50: percentile(sorted, 50),
-          p99,
-          max: sorted.at(-1) ?? NaN,
-          cpu,
-          achieved,
-          sustained: p.errors.size === 0 && achieved >= 0.95 * rate && p99 < 1_000,
-        };
-      });
-      variants.forEach((v, index) => {
-        const p = pooled[index]!;
-        const s = stats[index]!;
-        const base = stats[0]!;
-        const paired = p.roundP50s
-          .map((p50, r) => p50 / pooled[0]!.roundP50s[r]!)
-          .sort((a, b) => a - b);
-        const ratio =
-          index === 0
-            ? 'baseline'
-            : `${(s.p50 / base.p50).toFixed(2)}× / ${(s.p99 / base.p99).toFixed(2)}× / ${(s.cpu / base.cpu).toFixed(2)}× (${percentile(paired, 50).toFixed(2)}×)`;
-        const errors = [...p.errors].map(([code, n]) => `${n} ${code}`).join(', ') || '0';
-        console.log(
-          `| ${rate} | ${v.name} | ${v.path} | ${p.ok} | ${errors} | ${fmt(s.achieved)} | ${s.sustained ? 'yes' : 'no'} | ${fmt(s.p50)} | ${fmt(s.p99)} | ${fmt(s.max)} | ${s.cpu.toFixed(3)} | ${ratio} |`,
-        );
-        const parts = Object.entries(p.cpuMs).map(
-          ([role, ms]) =>
-            `${role} ${(ms / Math.max(1, p.ok)).toFixed(3)} (${((ms / p.elapsedMs) * 100).toFixed(0)} % of a core)`,
-        );
-        const busy = ((p.machine.busy / Math.max(1, p.machine.total)) * 100).toFixed(0);
-        breakdown.push(`- ${rate}/s, ${v.name}: ${parts.join(', ')}; whole machine ${busy} % busy`);
-      });
+    await measure('One node server (gateway) each:', [
+      sioVariant('Socket.IO', 'server A (caller) → Redis adapter → server B → node', one),
+      ourVariant(
+        'ours, presence read per call',
+        'caller → presence read → Redis → gateway process → node',
+        one.split.uncachedCaller,
+        one,
+      ),
+      ourVariant(
+        'ours',
+        'caller (cached route) → Redis → gateway process → node',
+        one.split.caller,
+        one,
+      ),
+    ]);
+    if (!process.env.SKIP_THREE) {
+      const three = await setUp(3);
+      await measure('Three node servers (gateways) each, the nodes spread over them:', [
+        sioVariant(
+          'Socket.IO, 3 servers',
+          'server A (caller) → Redis adapter → servers B, C, D → node',
+          three,
+        ),
+        ourVariant(
+          'ours, 3 gateways',
+          "caller (cached route) → Redis → the node's gateway → node",
+          three.split.caller,
+          three,
+        ),
+      ]);
     }
-    console.log(`\nmachine after the load: ${machineLine()}`);
-    console.log(
-      "\nCPU per call by process (ms; in brackets: the process's busy share of one core while measured):\n",
-    );
-    console.log(breakdown.join('\n'));
+    const { split, servers } = one;
+    const serverB = servers[0]!;
 
     // The failure case: the node's process dies while it holds a call.
     console.log(
@@ -415,7 +482,7 @@ async function main(): Promise<void> {
         const holder =
           name === 'ours'
             ? await startFleet(await split.targets([dropUser]))
-            : await startSioFleet(serverB.url, [dropUser]);
+            : await startSioFleet([serverB.url], [dropUser]);
         const holding = new Promise<void>((resolve) =>
           holder.on('message', (m: { holding?: unknown }) => m.holding !== undefined && resolve()),
         );
@@ -428,7 +495,7 @@ async function main(): Promise<void> {
                 arguments: {},
                 timeoutMs: callTimeoutMs,
               })
-            : sioCall(dropUser, { name: 'hold', arguments: {} });
+            : sioCall(one.serverA.io, dropUser, { name: 'hold', arguments: {} });
         const answered = call.then(
           (result) => `resolved: ${JSON.stringify(result).slice(0, 80)}`,
           (error: Error & { code?: string }) =>

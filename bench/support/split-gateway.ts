@@ -2,8 +2,9 @@
  * The service's split tool-call path as an API replica runs it: a real gateway process
  * (`apps/gateway/dist/main.js`) on Redis engines, and in this process the caller
  * (`createNodeToolCaller`) on the engines `createEngines` builds from an `api` config. Path of a
- * call: caller → Redis pub/sub → gateway process → WebSocket → node → back. Each call also reads
- * presence (one Lua script) to find the node's replica.
+ * call: caller → Redis pub/sub → gateway process → WebSocket → node → back. `caller` finds the
+ * node's replica in its route cache (presence read once a second per user, and after a change);
+ * `uncachedCaller` reads presence (one Lua script) on every call, as callers did before issue #42.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { importKeys, signAccessToken } from '../../packages/auth/src/index.js';
@@ -17,9 +18,15 @@ import { startEntry, type Service } from './processes.js';
 import { unlinkPrefix } from './redis.js';
 
 export interface SplitGateway {
+  /** The first gateway process. */
   readonly gateway: Service;
+  readonly gateways: Service[];
   readonly caller: NodeToolCaller;
-  /** Fleet targets for these users, one desktop node each, with fresh access tokens. */
+  readonly uncachedCaller: NodeToolCaller;
+  /**
+   * Fleet targets for these users, one desktop node each, with fresh access tokens; users are
+   * spread over the gateways in turn.
+   */
   targets(users: string[]): Promise<FleetTarget[]>;
   /** Stops the gateway and the caller's engines, drops the schema and the Redis keys. */
   close(): Promise<void>;
@@ -30,6 +37,8 @@ export async function startSplitGateway(options: {
   databaseUrl: string;
   /** Deadline of a call unless the call sets its own. */
   defaultTimeoutMs: number;
+  /** Gateway processes. @default 1 */
+  gateways?: number;
 }): Promise<SplitGateway> {
   const pair = generateKeyPairSync('rsa', {
     modulusLength: 2048,
@@ -48,35 +57,44 @@ export async function startSplitGateway(options: {
     REDIS_KEY_PREFIX: prefix,
     DATABASE_URL: options.databaseUrl,
     DATABASE_SCHEMA: schema.schema,
+    // A node answers up to rate / NODES calls a second, over the per-connection frame limit
+    // (50 a second by default): its answers would be dropped and the calls time out.
+    GATEWAY_FRAMES_PER_SECOND: '0',
   };
-  const gateway = await startEntry('apps/gateway/dist/main.js', {
-    ...env,
-    INSTANCE_ID: 'bench-gateway',
-  });
+  const gateways = await Promise.all(
+    Array.from({ length: options.gateways ?? 1 }, (_, i) =>
+      startEntry('apps/gateway/dist/main.js', { ...env, INSTANCE_ID: `bench-gateway-${i}` }),
+    ),
+  );
   const engines = await createEngines(
     loadConfig('api', { ...env, INSTANCE_ID: 'bench-caller' }),
     createLogger({ level: 'warn' }),
   );
-  const caller = createNodeToolCaller({
+  const callerOptions = {
     bus: engines.bus,
     presence: engines.presence,
     defaultTimeoutMs: options.defaultTimeoutMs,
-  });
-  const base = gateway.url.replace('http', 'ws');
+  };
+  const caller = createNodeToolCaller(callerOptions);
+  const uncachedCaller = createNodeToolCaller({ ...callerOptions, routeMaxAgeMs: 0 });
+  const bases = gateways.map((gateway) => gateway.url.replace('http', 'ws'));
   return {
-    gateway,
+    gateway: gateways[0]!,
+    gateways,
     caller,
+    uncachedCaller,
     targets: (users) =>
       Promise.all(
-        users.map(async (userId) => ({
-          base,
+        users.map(async (userId, i) => ({
+          base: bases[i % bases.length]!,
           userId,
           token: (await signAccessToken(keys, userId)).accessToken,
         })),
       ),
     async close() {
+      await caller.close();
       await engines.close();
-      await gateway.stop();
+      await Promise.all(gateways.map((gateway) => gateway.stop()));
       await schema.drop();
       await unlinkPrefix(options.redisUrl, prefix);
     },

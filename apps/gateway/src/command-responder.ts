@@ -33,6 +33,8 @@ export function respondToCommands(
       return { closed: Boolean(node) };
     }
     if (!node?.isOpen) {
+      // A caller that routed on a cached route sends the call again on a fresh presence read.
+      if (command.kind === 'tool_call' && command.notHereOk) return { notHere: true };
       throw new GatewayCommandError(
         GATEWAY_ERROR.nodeNotFound,
         `node "${command.nodeId}" is not connected`,

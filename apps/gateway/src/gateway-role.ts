@@ -2,7 +2,11 @@ import type { WebSocket } from 'ws';
 import { WebSocketServer } from 'ws';
 import type { RevocationList } from '@agent-backend/auth';
 import type { MountedRole, ServiceContext } from '@agent-backend/runtime';
-import { DISCONNECT_USER_CHANNEL } from '@agent-backend/node-rpc';
+import {
+  DISCONNECT_USER_CHANNEL,
+  PRESENCE_CHANGES_CHANNEL,
+  type PresenceChange,
+} from '@agent-backend/node-rpc';
 import { DisconnectUserMessage, WS_CLOSE } from '@agent-backend/protocol';
 import { respondToCommands } from './command-responder.js';
 import type { ConnectionIdentity } from './connection-identity.js';
@@ -160,6 +164,8 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
         webSubscriptions.close(),
       ]);
       await engines.presence.removeReplica(replicaId).catch(() => {});
+      const gone: PresenceChange = { kind: 'replica_gone', replicaId };
+      await engines.bus.publish(PRESENCE_CHANGES_CHANNEL, gone).catch(() => {});
     },
   };
 }

@@ -11,7 +11,12 @@ import {
   type RegisterMessage,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
-import { gatewayChannel, userWebChannel } from '@agent-backend/node-rpc';
+import {
+  gatewayChannel,
+  PRESENCE_CHANGES_CHANNEL,
+  userWebChannel,
+  type PresenceChange,
+} from '@agent-backend/node-rpc';
 import { Connection } from './connection.js';
 import { NodeCalls } from './node-calls.js';
 import type { ConnectionIdentity } from './connection-identity.js';
@@ -163,6 +168,7 @@ export class NodeConnection extends Connection {
         await this.services.presence.removeNode(this.userId, previousId, {
           replicaId: this.services.replicaId,
         });
+        this.announceChange(previousId);
       }
       this.nodeId = message.node_id;
     }
@@ -196,6 +202,18 @@ export class NodeConnection extends Connection {
     };
     void this.services.bus.publish(userWebChannel(this.userId), message).catch((error: unknown) => {
       this.logger.debug({ err: error, node: this.nodeId }, 'could not announce node status');
+    });
+  }
+
+  /**
+   * Tells the callers that cache routes to the user's nodes (API replicas) that this node's
+   * presence entry changed, after the write. Best effort: they read presence again at the
+   * latest after their route age bound.
+   */
+  private announceChange(nodeId: string): void {
+    const change: PresenceChange = { kind: 'node', userId: this.userId, nodeId };
+    void this.services.bus.publish(PRESENCE_CHANGES_CHANNEL, change).catch((error: unknown) => {
+      this.logger.debug({ err: error, node: nodeId }, 'could not announce the presence change');
     });
   }
 
@@ -255,6 +273,7 @@ export class NodeConnection extends Connection {
       data: this.record,
     });
     this.refreshedAt = Date.now();
+    this.announceChange(this.nodeId);
     if (existing && existing.replicaId !== replicaId) {
       const replace = {
         kind: 'replace',
@@ -291,6 +310,7 @@ export class NodeConnection extends Connection {
       // Our entry expired (e.g. Redis lost it): write it again, we still hold the node.
       if (!found && this.isOpen) await this.publishPresence();
       else this.refreshedAt = Date.now();
+      if (found && patch) this.announceChange(this.nodeId);
     } catch (error) {
       this.presenceWriteFailed(error, true);
       return;
@@ -325,9 +345,15 @@ export class NodeConnection extends Connection {
     this.calls.rejectAll();
     const { registry, presence, replicaId } = this.services;
     if (registry.removeNode(this)) {
-      await presence.removeNode(this.userId, this.nodeId, { replicaId }).catch((error: unknown) => {
-        this.logger.warn({ err: error, node: this.nodeId }, 'could not remove node from presence');
-      });
+      await presence.removeNode(this.userId, this.nodeId, { replicaId }).then(
+        () => this.announceChange(this.nodeId),
+        (error: unknown) => {
+          this.logger.warn(
+            { err: error, node: this.nodeId },
+            'could not remove node from presence',
+          );
+        },
+      );
       if (this.registered) this.announce('offline');
     }
   }

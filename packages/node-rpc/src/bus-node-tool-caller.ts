@@ -17,7 +17,16 @@ import {
   type ParsedToolResult,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
-import { gatewayChannel, ToolCallReply, type ToolCallCommand } from './gateway-commands.js';
+import {
+  GATEWAY_ERROR,
+  gatewayChannel,
+  ToolCallNotHere,
+  ToolCallReply,
+  type ToolCallCommand,
+} from './gateway-commands.js';
+import { RouteCache, type CachedRoute, type PresentNode } from './route-cache.js';
+
+export type { PresentNode };
 import {
   NodeCallError,
   type NodeCallErrorCode,
@@ -37,7 +46,25 @@ export interface BusNodeToolCallerOptions {
    * call's deadline. @default 1_000
    */
   replicaCheckMs?: number;
+  /**
+   * The longest a cached route is used without reading presence again (changes the gateways
+   * announce drop it at once; this bounds the ones whose announcement was lost, and routes to
+   * a replica killed without announcing). 0: no cache, presence is read on every call.
+   * @default 1_000
+   */
+  routeMaxAgeMs?: number;
 }
+
+/** A {@link NodeToolCaller} that caches the routes to users' nodes. */
+export interface RoutingNodeToolCaller extends NodeToolCaller {
+  /** The routes cached now (diagnostics, tests). */
+  routes(): CachedRoute[];
+  /** Stops listening to presence changes. */
+  close(): Promise<void>;
+}
+
+/** Default of {@link BusNodeToolCallerOptions.routeMaxAgeMs}. */
+const ROUTE_MAX_AGE_MS = 1_000;
 
 /** The API's tracer: the no-op one unless the process registered a provider (tracing on). */
 const tracer = trace.getTracer('@agent-backend/node-rpc');
@@ -49,12 +76,16 @@ const BUS_GRACE_MS = 2_000;
  * Tool calls to nodes through shared presence and the bus (the only implementation; it works
  * the same in one process and across replicas). See {@link NodeToolCaller} for the contract.
  */
-export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToolCaller {
+export function createNodeToolCaller(options: BusNodeToolCallerOptions): RoutingNodeToolCaller {
   const { bus, presence } = options;
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
   const replicaCheckMs = options.replicaCheckMs ?? 1_000;
+  const routes = new RouteCache(bus, presence, options.routeMaxAgeMs ?? ROUTE_MAX_AGE_MS);
 
   return {
+    routes: () => routes.routes(),
+    close: () => routes.close(),
+
     async listTools(userId: string): Promise<NodeTools[]> {
       return (await listNodeRecords(presence, userId))
         .filter(({ record }) => record.status !== 'offline')
@@ -71,87 +102,128 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): NodeToo
       if (call.signal?.aborted) throw new NodeCallError('aborted', 'the tool call was cancelled');
       // The deadline covers the presence lookup too: with Redis unreachable its commands wait in
       // the client's queue for reconnects, far past any deadline (tests/faults/network-faults).
-      const node = pickNode(
-        await withinDeadline(listNodeRecords(presence, call.userId), deadline),
+      const first = await withinDeadline(routes.nodes(call.userId, listNodeRecords), deadline);
+      if (first.cached) {
+        // A cached route may be stale: a node missing from it, or a replica that no longer holds
+        // it (nothing was sent to the node then), sends the call once more on a fresh read.
+        const node = pickNode(first.nodes, call, true);
+        const result = node && (await send(call, node, deadline, true));
+        if (result !== undefined && result !== NOT_HERE) return result;
+        routes.drop(call.userId);
+      }
+      const fresh = first.cached
+        ? await withinDeadline(routes.nodes(call.userId, listNodeRecords), deadline)
+        : first;
+      return (await send(
         call,
-      );
-      const timeoutMs = Math.max(1, deadline - Date.now());
-      const request: ToolCallRequest = {
-        jsonrpc: JSONRPC_VERSION,
-        id: randomUUID(),
-        method: 'tools/call',
-        params: {
-          name: call.toolName,
-          arguments: call.arguments,
-          ...(call.sessionId ? { session_id: call.sessionId } : {}),
-        },
-      };
-      const command: ToolCallCommand = {
-        kind: 'tool_call',
-        userId: call.userId,
-        nodeId: node.nodeId,
-        request,
-        timeoutMs,
-      };
-
-      const watch = new AbortController();
-      const onCallerAbort = () =>
-        watch.abort(new NodeCallError('aborted', 'the tool call was cancelled'));
-      call.signal?.addEventListener('abort', onCallerAbort, { once: true });
-      const timer = setInterval(() => {
-        presence.liveReplicas().then(
-          (live) => {
-            if (!live.includes(node.replicaId)) {
-              watch.abort(
-                new NodeCallError(
-                  'node_disconnected',
-                  `the gateway holding node "${node.nodeId}" is gone`,
-                ),
-              );
-            }
-          },
-          () => {},
-        );
-      }, replicaCheckMs);
-      timer.unref();
-      // A client span around the bus round trip; its context travels in the bus envelope, so
-      // the gateway replica's span is its child (or, not sampled here, is not sampled there
-      // either). Off: a span with no context, nothing injected.
-      // Attributes only on a span that records (given at the start, the SDK would copy them
-      // for an unsampled span too).
-      const span = tracer.startSpan('node-rpc tools/call', { kind: SpanKind.CLIENT });
-      if (span.isRecording()) {
-        span.setAttributes({
-          'rpc.system': 'jsonrpc',
-          'rpc.method': 'tools/call',
-          'agent_backend.node.type': call.nodeType,
-          'agent_backend.node.id': node.nodeId,
-          'agent_backend.tool.name': call.toolName,
-          'agent_backend.gateway.replica': node.replicaId,
-        });
-      }
-      try {
-        const reply = ToolCallReply.parse(
-          await bus.request(gatewayChannel(node.replicaId), command, {
-            timeoutMs: timeoutMs + BUS_GRACE_MS,
-            signal: watch.signal,
-            ...traceOptions(span),
-          }),
-        );
-        const result = toResult(reply.response, call.toolName);
-        if (!result.success) span.setStatus({ code: SpanStatusCode.ERROR, message: 'tool error' });
-        return result;
-      } catch (error) {
-        const failure = toNodeCallError(error, node, timeoutMs, watch.signal);
-        span.setStatus({ code: SpanStatusCode.ERROR, message: failure.code });
-        throw failure;
-      } finally {
-        span.end();
-        clearInterval(timer);
-        call.signal?.removeEventListener('abort', onCallerAbort);
-      }
+        pickNode(fresh.nodes, call, false),
+        deadline,
+        false,
+      )) as ParsedToolResult;
     },
   };
+
+  /**
+   * Sends the call to the replica holding `node` and waits for the node's answer. `cached`:
+   * the route came from the cache, and a replica that does not hold the node (or is gone)
+   * resolves {@link NOT_HERE} instead of failing the call.
+   */
+  async function send(
+    call: NodeToolCall,
+    node: RoutedNode,
+    deadline: number,
+    cached: boolean,
+  ): Promise<ParsedToolResult | typeof NOT_HERE> {
+    const timeoutMs = Math.max(1, deadline - Date.now());
+    const request: ToolCallRequest = {
+      jsonrpc: JSONRPC_VERSION,
+      id: randomUUID(),
+      method: 'tools/call',
+      params: {
+        name: call.toolName,
+        arguments: call.arguments,
+        ...(call.sessionId ? { session_id: call.sessionId } : {}),
+      },
+    };
+    const command: ToolCallCommand = {
+      kind: 'tool_call',
+      userId: call.userId,
+      nodeId: node.nodeId,
+      request,
+      timeoutMs,
+      ...(cached ? { notHereOk: true as const } : {}),
+    };
+
+    const watch = new AbortController();
+    const onCallerAbort = () =>
+      watch.abort(new NodeCallError('aborted', 'the tool call was cancelled'));
+    call.signal?.addEventListener('abort', onCallerAbort, { once: true });
+    const timer = setInterval(() => {
+      presence.liveReplicas().then(
+        (live) => {
+          if (!live.includes(node.replicaId)) {
+            watch.abort(
+              new NodeCallError(
+                'node_disconnected',
+                `the gateway holding node "${node.nodeId}" is gone`,
+              ),
+            );
+          }
+        },
+        () => {},
+      );
+    }, replicaCheckMs);
+    timer.unref();
+    // A client span around the bus round trip; its context travels in the bus envelope, so
+    // the gateway replica's span is its child (or, not sampled here, is not sampled there
+    // either). Off: a span with no context, nothing injected.
+    // Attributes only on a span that records (given at the start, the SDK would copy them
+    // for an unsampled span too).
+    const span = tracer.startSpan('node-rpc tools/call', { kind: SpanKind.CLIENT });
+    if (span.isRecording()) {
+      span.setAttributes({
+        'rpc.system': 'jsonrpc',
+        'rpc.method': 'tools/call',
+        'agent_backend.node.type': call.nodeType,
+        'agent_backend.node.id': node.nodeId,
+        'agent_backend.tool.name': call.toolName,
+        'agent_backend.gateway.replica': node.replicaId,
+      });
+    }
+    try {
+      const raw = await bus.request(gatewayChannel(node.replicaId), command, {
+        timeoutMs: timeoutMs + BUS_GRACE_MS,
+        signal: watch.signal,
+        ...traceOptions(span),
+      });
+      if (cached && ToolCallNotHere.safeParse(raw).success) return NOT_HERE;
+      const reply = ToolCallReply.parse(raw);
+      const result = toResult(reply.response, call.toolName);
+      if (!result.success) span.setStatus({ code: SpanStatusCode.ERROR, message: 'tool error' });
+      return result;
+    } catch (error) {
+      // An older replica answers `node_not_found` (before sending anything to the node); a
+      // replica that is gone answers nobody.
+      if (cached && !watch.signal.aborted && notHeld(error)) return NOT_HERE;
+      const failure = toNodeCallError(error, node, timeoutMs, watch.signal);
+      span.setStatus({ code: SpanStatusCode.ERROR, message: failure.code });
+      throw failure;
+    } finally {
+      span.end();
+      clearInterval(timer);
+      call.signal?.removeEventListener('abort', onCallerAbort);
+    }
+  }
+}
+
+/** A cached route's replica did not hold the node: nothing reached it, route the call again. */
+const NOT_HERE = Symbol('not here');
+
+function notHeld(error: unknown): boolean {
+  return (
+    error instanceof BusNoResponderError ||
+    (error instanceof BusRemoteError && error.code === GATEWAY_ERROR.nodeNotFound)
+  );
 }
 
 /**
@@ -191,13 +263,6 @@ async function withinDeadline<T>(work: Promise<T>, deadline: number): Promise<T>
   }
 }
 
-/** A live node of presence with its record, typed. */
-export interface PresentNode {
-  readonly record: NodeRecord;
-  /** The gateway replica holding the node's connection. */
-  readonly replicaId: string;
-}
-
 /**
  * The user's live nodes from presence, one read, each record parsed with {@link NodeRecord}
  * (an entry whose data does not parse, e.g. written by a future version, is left out).
@@ -222,8 +287,19 @@ export function nodeRecordOf(entry: PresenceEntry): NodeRecord | undefined {
   return parsed.success ? parsed.data : undefined;
 }
 
-/** Spec 4.3 rule 1: the given node, else the first available one of the type (online before busy). */
-function pickNode(nodes: PresentNode[], call: NodeToolCall): PresentNode & { nodeId: string } {
+type RoutedNode = PresentNode & { nodeId: string };
+
+/**
+ * Spec 4.3 rule 1: the given node, else the first available one of the type (online before
+ * busy). None: `node_not_found`, or undefined when `orNone` (a cached list, read again).
+ */
+function pickNode(nodes: PresentNode[], call: NodeToolCall, orNone: true): RoutedNode | undefined;
+function pickNode(nodes: PresentNode[], call: NodeToolCall, orNone: false): RoutedNode;
+function pickNode(
+  nodes: PresentNode[],
+  call: NodeToolCall,
+  orNone: boolean,
+): RoutedNode | undefined {
   const ofType = nodes.filter(
     ({ record }) => record.node_type === call.nodeType && record.status !== 'offline',
   );
@@ -231,6 +307,7 @@ function pickNode(nodes: PresentNode[], call: NodeToolCall): PresentNode & { nod
     ? ofType.find(({ record }) => record.node_id === call.nodeId)
     : (ofType.find(({ record }) => record.status !== 'busy') ?? ofType[0]);
   if (!node) {
+    if (orNone) return undefined;
     const which = call.nodeId ? `${call.nodeType} node "${call.nodeId}"` : `${call.nodeType} node`;
     throw new NodeCallError('node_not_found', `no online ${which} is connected for this user`);
   }

@@ -25,6 +25,14 @@ export const ToolCallCommand = z.object({
   nodeId: z.string().min(1),
   request: ToolCallRequest,
   timeoutMs: z.number().int().positive(),
+  /**
+   * Set by a caller that routed the call on a cached route: a replica that does not hold the
+   * node answers {@link ToolCallNotHere} instead of the `node_not_found` error, and the caller
+   * retries once on a fresh presence read. A replica that predates it drops the field and
+   * answers `node_not_found`, which such a caller retries the same way; a caller that does not
+   * set it gets `node_not_found`, as before.
+   */
+  notHereOk: z.literal(true).optional(),
 });
 export type ToolCallCommand = z.infer<typeof ToolCallCommand>;
 
@@ -57,6 +65,29 @@ export type GatewayCommand = z.infer<typeof GatewayCommand>;
 /** The gateway's answer to a {@link ToolCallCommand}: the node's raw JSON-RPC response. */
 export const ToolCallReply = z.object({ response: z.unknown() });
 export type ToolCallReply = z.infer<typeof ToolCallReply>;
+
+/**
+ * The answer of a replica that does not hold the node to a {@link ToolCallCommand} with
+ * `notHereOk`: nothing was sent to the node, so the caller may route the call again.
+ */
+export const ToolCallNotHere = z.object({ notHere: z.literal(true) });
+export type ToolCallNotHere = z.infer<typeof ToolCallNotHere>;
+
+/**
+ * Every gateway replica publishes here when a node entry it owns changes in presence (connected,
+ * re-registered, status changed, disconnected: `node`) and when it leaves (`replica_gone`), so
+ * callers that cache routes drop them. One broadcast channel: each API replica receives every
+ * change (a few dozen small messages a second at 100,000 nodes reconnecting once an hour)
+ * instead of holding one subscription per user it has called. Best effort: a lost change is
+ * bounded by the caller's route age.
+ */
+export const PRESENCE_CHANGES_CHANNEL = 'presence:changes';
+
+export const PresenceChange = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('node'), userId: z.string(), nodeId: z.string() }),
+  z.object({ kind: z.literal('replica_gone'), replicaId: z.string() }),
+]);
+export type PresenceChange = z.infer<typeof PresenceChange>;
 
 /**
  * Error codes a gateway replica answers commands with (carried as the bus error's `code`).

@@ -11,6 +11,7 @@ export {
   nodeRecordOf,
   toolsOf,
   type BusNodeToolCallerOptions,
+  type RoutingNodeToolCaller,
   type PresentNode,
 } from './bus-node-tool-caller.js';
 export {
@@ -22,7 +23,11 @@ export {
   DeliverCommand,
   ReplaceCommand,
   ToolCallReply,
+  ToolCallNotHere,
+  PRESENCE_CHANGES_CHANNEL,
+  PresenceChange,
   GatewayCommandError,
   GATEWAY_ERROR,
 } from './gateway-commands.js';
+export type { CachedRoute } from './route-cache.js';
 export { instrumentNodeToolCaller } from './instrumented-caller.js';
