@@ -74,6 +74,23 @@ describe('agent: durable writes that fail, and resume', () => {
     expect(await runStatus(String(events[0]!.data.run_id))).toBe('error');
   });
 
+  it('never ends with done when the run row write fails; the session is free again after', async () => {
+    const sessionId = `writes-run-${randomUUID()}`;
+    await refuse('agent_runs', 'INSERT', sessionId);
+    cluster.model.script('w-run', [textReply('Not recorded.'), textReply('Recorded.')]);
+    const body = { message: 'hello', session_id: sessionId, llm_config: llm('w-run') };
+    const stream = await invoke(url(0), token, body);
+    const events = await stream.ended;
+    // Written behind the stream's start, its failure is the stream's error event (a 5xx when
+    // it was written before the stream).
+    if (stream.response.status === 200) expect(types(events).at(-1)).toBe('error');
+    else expect(stream.response.status).toBeGreaterThanOrEqual(500);
+    expect(types(events)).not.toContain('done');
+    await cluster.sql(`DROP TRIGGER "refuse_${sessionId}" ON agent_runs`);
+    const again = await (await invoke(url(1), token, body)).ended;
+    expect(types(again).at(-1)).toBe('done');
+  });
+
   it("ends with error, not done, when the tool step's write fails; a resumed stream ends the same", async () => {
     const sessionId = `writes-step-${randomUUID()}`;
     // The tool step writes the session's new todos: that update is refused.
