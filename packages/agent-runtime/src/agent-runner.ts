@@ -112,22 +112,49 @@ export class AgentRunner {
         ...(options.background ? { background: true } : {}),
       });
     const behind = options.writeBehind === true && !options.background;
+    const freshSession = request.sessionId === undefined;
     if (!behind) await this.sessions.claim(sessionId, userId);
-    const lease = await acquireSessionLease(
-      this.options.ephemeral,
-      userId,
-      sessionId,
-      runId,
-      this.settings.leaseTtlMs,
-      (error) => this.options.logger.warn({ err: error, sessionId, runId }, 'lease renewal failed'),
-    );
-    if (!lease) throw new SessionBusyError(sessionId);
+    const acquire = () =>
+      acquireSessionLease(
+        this.options.ephemeral,
+        userId,
+        sessionId,
+        runId,
+        this.settings.leaseTtlMs,
+        (error) =>
+          this.options.logger.warn({ err: error, sessionId, runId }, 'lease renewal failed'),
+      );
     const run = { runId, sessionId, userId, request, state: initialRunState() };
+    if (behind && freshSession) {
+      // A session id generated just now: nobody else can hold its lease, so it is taken while
+      // the rows are written (a store failure fails the run like a failed write).
+      const leased = acquire().then((lease) => {
+        if (!lease) throw new SessionBusyError(sessionId);
+        return lease;
+      });
+      const written = Promise.all([leased, startRun()]).then(() => undefined);
+      written.catch(() => undefined);
+      const lease: SessionLease = {
+        release: () =>
+          leased.then(
+            (l) => l.release(),
+            () => undefined,
+          ),
+        handOver: (holdMs) =>
+          leased.then(
+            (l) => l.handOver(holdMs),
+            () => undefined,
+          ),
+      };
+      return this.ready(run, lease, { written, freshSession });
+    }
+    const lease = await acquire();
+    if (!lease) throw new SessionBusyError(sessionId);
     if (behind) {
       // Under the lease; one statement claims the session and records the run.
       const written = startRun();
       written.catch(() => undefined);
-      return this.ready(run, lease, { written, freshSession: request.sessionId === undefined });
+      return this.ready(run, lease, { written, freshSession });
     }
     try {
       await startRun();
