@@ -49,10 +49,16 @@
  * (default 3), OPEN (default 200), RSS_ROUNDS (default 3), LEVELS (default
  * 25,50,100,200,400,800), STREAM_CHUNKS (default 150), PACE_MS (default 20), RAMP_MS (default
  * 1000), BOUND_MS (default 50), EDGE (default 0.1), REFINE (default 2), TRIALS (default 3),
- * LIMIT (default 1), REDIS_URL, DATABASE_URL.
+ * LIMIT (default 1), PEERS (default all: `@openai/agents,mastra,langgraph`), OURS_STORE
+ * (`pglite`: ours as the all-in-one on PGlite in a fresh DATA_DIR, no Redis; default the
+ * api role on PostgreSQL and Redis), REDIS_URL, DATABASE_URL.
  */
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync } from 'node:fs';
+import { rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
@@ -105,6 +111,10 @@ const limitOptions: LimitOptions = {
   trials: Number(process.env.TRIALS ?? 3),
 };
 const measureLimit = process.env.LIMIT !== '0';
+/** The peers to run (names of `PEER_STREAMS`, comma-separated); all of them by default. */
+const peerNames = process.env.PEERS?.split(',').filter(Boolean);
+/** `pglite`: ours on PGlite (a fresh `DATA_DIR`) instead of PostgreSQL. */
+const oursStore = process.env.OURS_STORE === 'pglite' ? 'pglite' : 'postgres';
 
 async function main(): Promise<void> {
   const machineAtStart = machineLine();
@@ -136,17 +146,31 @@ async function main(): Promise<void> {
       cleanups.push(() => service.stop());
       return service;
     };
-    const api: Service = await start('apps/api/dist/main.js', {
-      REDIS_URL: redisUrl,
-      REDIS_KEY_PREFIX: prefix,
-      DATABASE_URL: databaseUrl,
-      DATABASE_SCHEMA: schema.schema,
-      JWT_PUBLIC_KEY: pair.publicKey,
-      JWT_PRIVATE_KEY: pair.privateKey,
-      MCP_ALLOW_PRIVATE_NETWORKS: 'true',
-      LOG_LEVEL: 'warn',
-    });
-    const peers = Object.keys(PEER_STREAMS);
+    const dataDir = oursStore === 'pglite' ? mkdtempSync(join(tmpdir(), 'bench-agent-')) : '';
+    if (dataDir) cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
+    // On PGlite: the all-in-one (as `npm start`: no Redis, PGlite in DATA_DIR).
+    const api: Service = await start(
+      dataDir ? 'apps/all-in-one/dist/main.js' : 'apps/api/dist/main.js',
+      {
+        ...(dataDir
+          ? { DATA_DIR: dataDir }
+          : {
+              REDIS_URL: redisUrl,
+              REDIS_KEY_PREFIX: prefix,
+              DATABASE_URL: databaseUrl,
+              DATABASE_SCHEMA: schema.schema,
+            }),
+        // One user makes every request here: the per-user limits would refuse most of them.
+        RATE_LIMIT_INVOKE_PER_MINUTE: '0',
+        MAX_CONCURRENT_RUNS_PER_USER: '0',
+        MAX_OPEN_STREAMS_PER_USER: '0',
+        JWT_PUBLIC_KEY: pair.publicKey,
+        JWT_PRIVATE_KEY: pair.privateKey,
+        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+        LOG_LEVEL: 'warn',
+      },
+    );
+    const peers = Object.keys(PEER_STREAMS).filter((peer) => peerNames?.includes(peer) ?? true);
     const servers = new Map<string, Service>();
     for (const peer of peers)
       servers.set(

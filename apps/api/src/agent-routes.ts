@@ -144,7 +144,8 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
     try {
       prepared = await runner.prepare(
         { ...toRunRequest(userId, body), budgetChecked: true },
-        body.background ? { background: true, runId } : { runId },
+        // A streamed run's rows are written while its model request starts (#39).
+        body.background ? { background: true, runId } : { runId, writeBehind: true },
       );
     } catch (error) {
       await Promise.all([releaseSlot(), releaseStream()]);

@@ -41,10 +41,17 @@ export interface AgentLoopOptions {
   emit(event: AgentEvent): void;
   /**
    * Stores one completed turn: the assistant message and, when it called tools, one tool
-   * message per call. Called before the next model request, so the stored conversation is
-   * always one a model accepts. `step` is the model request the messages complete (from 1).
+   * message per call. The next model request starts while a tool step is stored, but none of
+   * its events goes out before (nor its tools run), so the stored conversation is always one a
+   * model accepts and a takeover finds at most one step unstored. `step` is the model request
+   * the messages complete (from 1).
    */
   commit(messages: ChatMessage[], step: number): Promise<void>;
+  /**
+   * Writes still under way when the loop starts (the run's rows, see `ExecuteRunOptions.written`):
+   * the first model request goes out at once, its text and tools wait for them.
+   */
+  readonly after?: Promise<void>;
   /** @see ExecuteOptions.durable */
   durable?(): Promise<void>;
   /**
@@ -94,9 +101,13 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
   if (budget && !options.stepsTaken && !(await budget.allows())) {
     throw new AgentRunError('budget_exceeded');
   }
+  // The previous tool step's rows, written while the next model request starts (see `after`).
+  let storing: Promise<void> | undefined = options.after;
   for (let step = (options.stepsTaken ?? 0) + 1; step <= options.maxSteps; step++) {
     let text = '';
     let turn;
+    const after = storing;
+    storing = undefined;
     try {
       turn = await streamModelTurn({
         client: options.client,
@@ -108,13 +119,16 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
         idleTimeoutMs: options.idleTimeoutMs,
         apiKey: options.apiKey,
         ...(options.metrics ? { metrics: options.metrics } : {}),
+        ...(after ? { after } : {}),
         onText: (piece) => {
           text += piece;
           options.emit({ type: 'message_chunk', content: piece });
         },
       });
     } catch (error) {
-      // Keep the part of the answer the user already saw.
+      // The previous step settled first (the turn's text waited for it), then the part of the
+      // answer the user already saw.
+      await after?.catch(() => undefined);
       if (text) await options.commit([{ role: 'assistant', content: text }], step);
       throw error;
     }
@@ -173,11 +187,16 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       await options.suspend({ assistant, settled, approvals: { ...held } }, step);
       throw new RunSuspendedError();
     }
-    await options.commit([assistant, ...results], step);
+    // Stored while the next model request starts; that turn's first text waits for it.
+    const stored = options.commit([assistant, ...results], step);
+    stored.catch(() => undefined);
+    if (context.signal.aborted || endRun) await stored;
     if (context.signal.aborted) throw new TurnAbortedError();
     if (endRun) return;
+    storing = stored;
     messages.push(assistant, ...results);
   }
+  await storing;
   throw new AgentRunError(
     'max_steps_exceeded',
     `${RUN_ERROR_CODES.max_steps_exceeded} (${options.maxSteps} model requests)`,

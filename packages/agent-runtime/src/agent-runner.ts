@@ -62,6 +62,13 @@ export interface PrepareOptions {
   readonly background?: boolean;
   /** The run's id, when the caller chose it first ({@link newRunId}); generated otherwise. */
   readonly runId?: string;
+  /**
+   * Writes the session and run rows while the run starts (its model request goes out at once)
+   * instead of before `prepare` resolves: only the session's lease is taken first (a busy
+   * session still throws {@link SessionBusyError}). A failed write ends the run with `error`
+   * before `done`. Not with `background`: the worker reads the run row.
+   */
+  readonly writeBehind?: boolean;
 }
 
 /** A new run id (`run_<32 hex digits>`). */
@@ -93,18 +100,8 @@ export class AgentRunner {
     const { userId } = request;
     const sessionId = request.sessionId ?? `sess_${randomUUID()}`;
     const runId = options.runId ?? newRunId();
-    await this.sessions.claim(sessionId, userId);
-    const lease = await acquireSessionLease(
-      this.options.ephemeral,
-      userId,
-      sessionId,
-      runId,
-      this.settings.leaseTtlMs,
-      (error) => this.options.logger.warn({ err: error, sessionId, runId }, 'lease renewal failed'),
-    );
-    if (!lease) throw new SessionBusyError(sessionId);
-    try {
-      await this.sessions.startRun({
+    const startRun = () =>
+      this.sessions.startRun({
         runId,
         sessionId,
         userId,
@@ -114,11 +111,58 @@ export class AgentRunner {
         state: initialRunState(),
         ...(options.background ? { background: true } : {}),
       });
+    const behind = options.writeBehind === true && !options.background;
+    const freshSession = request.sessionId === undefined;
+    if (!behind) await this.sessions.claim(sessionId, userId);
+    const acquire = () =>
+      acquireSessionLease(
+        this.options.ephemeral,
+        userId,
+        sessionId,
+        runId,
+        this.settings.leaseTtlMs,
+        (error) =>
+          this.options.logger.warn({ err: error, sessionId, runId }, 'lease renewal failed'),
+      );
+    const run = { runId, sessionId, userId, request, state: initialRunState() };
+    if (behind && freshSession) {
+      // A session id generated just now: nobody else can hold its lease, so it is taken while
+      // the rows are written (a store failure fails the run like a failed write).
+      const leased = acquire().then((lease) => {
+        if (!lease) throw new SessionBusyError(sessionId);
+        return lease;
+      });
+      const written = Promise.all([leased, startRun()]).then(() => undefined);
+      written.catch(() => undefined);
+      const lease: SessionLease = {
+        release: () =>
+          leased.then(
+            (l) => l.release(),
+            () => undefined,
+          ),
+        handOver: (holdMs) =>
+          leased.then(
+            (l) => l.handOver(holdMs),
+            () => undefined,
+          ),
+      };
+      return this.ready(run, lease, { written, freshSession });
+    }
+    const lease = await acquire();
+    if (!lease) throw new SessionBusyError(sessionId);
+    if (behind) {
+      // Under the lease; one statement claims the session and records the run.
+      const written = startRun();
+      written.catch(() => undefined);
+      return this.ready(run, lease, { written, freshSession });
+    }
+    try {
+      await startRun();
     } catch (error) {
       await lease.release();
       throw error;
     }
-    return this.ready({ runId, sessionId, userId, request, state: initialRunState() }, lease);
+    return this.ready(run, lease);
   }
 
   /**
@@ -156,6 +200,7 @@ export class AgentRunner {
   private ready(
     run: { runId: string; sessionId: string; userId: string; request: RunRequest; state: RunState },
     lease: SessionLease,
+    behind: { written: Promise<void>; freshSession: boolean } | undefined = undefined,
   ): PreparedRun {
     const { runId, sessionId, userId, request, state } = run;
     return {
@@ -180,6 +225,7 @@ export class AgentRunner {
               ...(host.suspend ? { suspend: host.suspend } : {}),
             },
             ...(state.lastSeq > 0 ? { resume: state } : {}),
+            ...behind,
             emit,
             ...(host.durable ? { durable: host.durable } : {}),
             recordTurn: (assistant, step) =>
@@ -195,6 +241,7 @@ export class AgentRunner {
         }
       },
       cancel: async () => {
+        await behind?.written.catch(() => undefined);
         await this.sessions.finishRun(runId, 'aborted', 'run_aborted').catch(() => undefined);
         await deleteTurnRecords(this.options.ephemeral, [runId]).catch(() => undefined);
         await lease.release();

@@ -39,6 +39,17 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   const approvals: Promise<void>[] = [];
   // Events sent so far: the `seq` of the last one (stored with each step, see RunState).
   let lastSeq = given.resume?.lastSeq ?? 0;
+  // Rows written behind the start: no event goes out before they are stored (a client that
+  // got one can resume the run on any replica); the events meanwhile wait here, in order.
+  let waiting: AgentEvent[] | undefined;
+  if (given.written) {
+    const queue: AgentEvent[] = (waiting = []);
+    const flush = () => {
+      waiting = undefined;
+      for (const event of queue) given.emit(event);
+    };
+    given.written.then(flush, flush);
+  }
   const emit = (event: AgentEvent): void => {
     // Handed over: the next holder continues the stream after the last logged event.
     if (handingOver(signal)) return;
@@ -50,7 +61,8 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
           .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record an approval')),
       );
     }
-    given.emit(event);
+    if (waiting) waiting.push(event);
+    else given.emit(event);
   };
   // The tokens each model request reports, summed for the run (stored with it, sent in `done`).
   const usage = { ...(given.resume?.usage ?? { prompt_tokens: 0, completion_tokens: 0 }) };
@@ -81,6 +93,8 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   let final: AgentEvent;
   try {
     await conversation(options);
+    // The session and run rows too, when they were written behind the start: `done` means stored.
+    await given.written;
     final = { type: 'done', session_id: run.sessionId, usage };
     result = { status: 'done' };
   } catch (error) {
@@ -105,6 +119,8 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     result = { status: signal.aborted ? 'aborted' : 'error', code: failure.code };
   }
   await Promise.all(approvals);
+  // The run's row must exist to record its end.
+  await given.written?.catch(() => undefined);
   await sessions
     .finishRun(run.runId, result.status, result.code, usage)
     .catch((err: unknown) => logger.warn({ ...log, err }, 'could not record the end of a run'));
@@ -151,8 +167,9 @@ async function handedOver(options: RunOptions, approvals: Promise<void>[]): Prom
   const { run, logger } = options;
   const log = { runId: run.runId, sessionId: run.sessionId, userId: run.userId };
   await Promise.all(approvals);
-  // Its events in the run log first: a takeover continues from the log's last one.
+  // Its events in the run log and its rows first: a takeover continues from them.
   await options.durable?.();
+  await options.written?.catch(() => undefined);
   await options
     .release()
     .catch((err: unknown) => logger.warn({ ...log, err }, 'lease release failed'));
@@ -167,20 +184,24 @@ async function conversation(options: RunOptions): Promise<void> {
   const { run, sessions, settings, emit } = options;
   const { request } = run;
   const limits = settings.limits;
+  const resume = options.resume;
+  // The session and run rows (written behind the start, or before it): every write waits.
+  const written = options.written ?? Promise.resolve();
+  // A session new with this run has nothing stored to read.
+  const fresh = options.freshSession === true && !resume;
   // Re-read under the lease (the claim read the state before it), in parallel with the tools,
   // which may read the user's earlier turns from the same read.
-  const storedRead = sessions.messages(run);
+  const storedRead = fresh ? Promise.resolve([]) : sessions.messages(run);
   const sourcesRun: RunInfo = {
     ...run,
     earlierUserTurns: () =>
       storedRead.then((stored) => userTurns(stored.length > 0 ? stored : request.history)),
   };
   const [session, stored, { registry, promptSections, events }] = await Promise.all([
-    sessions.find(run.sessionId, run.userId),
+    fresh ? null : sessions.find(run.sessionId, run.userId),
     storedRead,
     buildRegistry({ ...options, run: sourcesRun }),
   ]);
-  const resume = options.resume;
   // A resumed run's opening events went out before; its conversation is stored.
   if (!resume) for (const event of events) emit(event);
   const state: SessionState = session?.state ?? { todos: [] };
@@ -201,6 +222,7 @@ async function conversation(options: RunOptions): Promise<void> {
   if (history.length === 0 && request.history.length > 0) {
     // A session the service has not seen: the client's history starts the stored conversation.
     history = request.history.map((m) => ({ role: m.role, content: m.content }) as ChatMessage);
+    await written;
     await sessions.append(run, run.runId, history);
   }
 
@@ -211,12 +233,13 @@ async function conversation(options: RunOptions): Promise<void> {
     state.todos = acceptedPlan.steps.map((content) => ({ content, status: 'pending' as const }));
     emit({ type: 'plan', status: 'accepted', ...acceptedPlan });
     emit({ type: 'todos', todos: state.todos });
+    await written;
     await sessions.saveState(run, state);
   }
 
   const user = userMessage(request.message, request.attachments, limits);
   // Stored while the model starts answering; every later write of the run waits for it.
-  const userStored = sessions.append(run, run.runId, [user]);
+  const userStored = written.then(() => sessions.append(run, run.runId, [user]));
   userStored.catch(() => undefined);
   try {
     await answer(options, {

@@ -23,6 +23,12 @@ export interface ModelTurnRequest {
   readonly apiKey: string;
   /** Receives the time to the first chunk and the usage the provider reports. */
   readonly metrics?: AgentMetrics;
+  /**
+   * The run's previous step, still being stored: the request goes out at once, but the turn's
+   * first text waits for it (so no event of this turn precedes it), and so does the turn's end.
+   * Its failure ends the turn with that error.
+   */
+  readonly after?: Promise<void>;
   /** Each piece of answer text as it arrives. */
   onText(text: string): void;
 }
@@ -77,6 +83,17 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
   let finishReason: string | null = null;
   let chunks = 0;
   let tokens = 0;
+  let after = request.after;
+  let afterFailed: { error: unknown } | undefined;
+  const passAfter = async () => {
+    if (!after) return;
+    const previous = after;
+    after = undefined;
+    await previous.catch((error: unknown) => {
+      afterFailed = { error };
+      throw error;
+    });
+  };
   const started = performance.now();
   try {
     const stream = await request.client.chat.completions.create(
@@ -119,6 +136,7 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
       if (!choice) continue;
       const text = choice.delta?.content;
       if (text) {
+        await passAfter();
         content += text;
         request.onText(text);
       }
@@ -126,6 +144,7 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
       if (choice.finish_reason) finishReason = choice.finish_reason;
     }
   } catch (error) {
+    if (afterFailed) throw afterFailed.error;
     if (request.signal.aborted) throw new TurnAbortedError();
     if (idle)
       throw new AgentRunError('llm_timeout', `${RUN_ERROR_CODES.llm_timeout} (the answer stalled)`);
@@ -134,6 +153,7 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
     clearTimeout(timer);
     request.signal.removeEventListener('abort', abort);
   }
+  await passAfter();
   if (request.signal.aborted) throw new TurnAbortedError();
   if (idle)
     throw new AgentRunError('llm_timeout', `${RUN_ERROR_CODES.llm_timeout} (the answer stalled)`);

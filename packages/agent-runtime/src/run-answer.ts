@@ -141,6 +141,7 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
     ...(budget ? { budget } : {}),
     ...(options.metrics ? { metrics: options.metrics } : {}),
     emit,
+    ...(options.written ? { after: options.written } : {}),
     ...(options.durable ? { durable: options.durable } : {}),
     ...(options.recordTurn ? { recordTurn: options.recordTurn } : {}),
     logger: options.logger,

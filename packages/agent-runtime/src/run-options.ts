@@ -55,6 +55,17 @@ export interface ExecuteRunOptions extends RunEngines {
   readonly resume?: RunState;
   readonly sessions: SessionRepository;
   readonly settings: AgentSettings;
+  /**
+   * The session and run rows, when they are written behind the stream's start (see
+   * `PrepareOptions.writeBehind`): every later write of the run waits for them, and a failure
+   * ends the run with `error`. Absent: written before the run was prepared.
+   */
+  readonly written?: Promise<void>;
+  /**
+   * The session is new, its id generated for this run: it has no stored conversation or state
+   * to read before the model request.
+   */
+  readonly freshSession?: boolean;
   emit(event: AgentEvent): void;
   /** Before a call's tool executes: resolves once the events so far are durable (run log). */
   durable?(): Promise<void>;

@@ -118,5 +118,29 @@ export function describeSessionStoreContract(name: string, open: () => Promise<D
       expect(await sessions.findRun('run_a')).toMatchObject({ userId: 'alice', status: 'running' });
       expect(await sessions.find('shared', 'carol')).toBeNull();
     });
+
+    it('starts a run of a session not claimed yet, creating the session in the same statement', async () => {
+      const db = await fresh();
+      await migrate(db);
+      const sessions = new SessionRepository(db);
+      const dora = { userId: 'dora', sessionId: 'new-one' };
+      await sessions.startRun({ runId: 'run_new', ...dora, mode: 'agent' });
+      expect(await sessions.find('new-one', 'dora')).toMatchObject({
+        lastRunId: 'run_new',
+        state: { todos: [] },
+      });
+      expect(await sessions.findRun('run_new')).toMatchObject({
+        userId: 'dora',
+        status: 'running',
+      });
+      // The next run of the session: the first is marked lost, the session points at the new one.
+      await sessions.saveState(dora, { todos: [{ content: 'kept', status: 'pending' }] });
+      await sessions.startRun({ runId: 'run_next', ...dora, mode: 'agent' });
+      expect(await sessions.findRun('run_new')).toMatchObject({ status: 'aborted' });
+      expect(await sessions.find('new-one', 'dora')).toMatchObject({
+        lastRunId: 'run_next',
+        state: { todos: [{ content: 'kept', status: 'pending' }] },
+      });
+    });
   });
 }

@@ -208,8 +208,9 @@ export class SessionRepository {
   }
 
   /**
-   * Records a new run and makes it the one a resumed stream of the session attaches to. The
-   * caller holds the session's lease, so a run of the session still marked `running` belongs to
+   * Records a new run and makes it the one a resumed stream of the session attaches to,
+   * claiming the session in the same statement (created when it does not exist yet, as
+   * {@link claim}). The caller holds the session's lease, so a run of the session still marked `running` belongs to
    * a replica that died mid-run and was not taken over: it is recorded as aborted
    * (`replica_lost`) in the same statement. `request` (the run's settings) and the initial
    * `state` are what a takeover or a resume reads back (`RunRepository`).
@@ -234,8 +235,8 @@ export class SessionRepository {
                                  background)
          VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8)
        )
-       UPDATE agent_sessions SET last_run_id = $1, updated_at = now()
-        WHERE user_id = $3 AND session_id = $2`,
+       INSERT INTO agent_sessions (user_id, session_id, last_run_id) VALUES ($3, $2, $1)
+       ON CONFLICT (user_id, session_id) DO UPDATE SET last_run_id = $1, updated_at = now()`,
       [
         run.runId,
         run.sessionId,

@@ -31,6 +31,40 @@ describe('ToolCallAccumulator', () => {
     expect(calls[2]!.id).toMatch(/^call_[0-9a-f]{24}$/);
   });
 
+  it('takes arguments sent as a JSON object (not its text) as that object', () => {
+    const acc = new ToolCallAccumulator();
+    acc.add({ index: 0, id: 'a', function: { name: 'lookup', arguments: { q: 'x', n: 2 } } });
+    acc.add({ index: 1, id: 'b', function: { name: 'other', arguments: '' } });
+    acc.add({ index: 1, function: { arguments: { deep: { list: [1, 'two'] } } } });
+    expect(acc.finish()).toEqual([
+      { id: 'a', name: 'lookup', arguments: '{"q":"x","n":2}' },
+      { id: 'b', name: 'other', arguments: '{"deep":{"list":[1,"two"]}}' },
+    ]);
+  });
+
+  it('keeps two calls that share index 0 with different ids apart, pieces following the latest', () => {
+    const acc = new ToolCallAccumulator();
+    acc.add({ index: 0, id: 'a', function: { name: 'first', arguments: '' } });
+    acc.add({ index: 0, function: { arguments: '{"x":' } });
+    acc.add({ index: 0, function: { arguments: '1}' } });
+    acc.add({ index: 0, id: 'b', function: { name: 'second', arguments: '{"y"' } });
+    acc.add({ index: 0, function: { arguments: ':2}' } });
+    acc.add({ index: 0, id: 'a', function: { arguments: '' } });
+    expect(acc.size).toBe(2);
+    expect(acc.finish()).toEqual([
+      { id: 'a', name: 'first', arguments: '{"x":1}' },
+      { id: 'b', name: 'second', arguments: '{"y":2}' },
+    ]);
+  });
+
+  it('sorts calls sharing an index by arrival, after lower indexes', () => {
+    const acc = new ToolCallAccumulator();
+    acc.add({ index: 1, id: 'c', function: { name: 'third', arguments: '{}' } });
+    acc.add({ index: 0, id: 'a', function: { name: 'first', arguments: '{}' } });
+    acc.add({ index: 0, id: 'b', function: { name: 'second', arguments: '{}' } });
+    expect(acc.finish().map((call) => call.id)).toEqual(['a', 'b', 'c']);
+  });
+
   it('refuses a call that never got a name', () => {
     const acc = new ToolCallAccumulator();
     acc.add({ index: 0, id: 'a', function: { arguments: '{}' } });

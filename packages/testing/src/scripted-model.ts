@@ -176,7 +176,7 @@ async function answer(
       const { index, id: callId, name, arguments: args } = piece.toolCall;
       const call: Record<string, unknown> = { index };
       if (callId) Object.assign(call, { id: callId, type: 'function' });
-      const fn: Record<string, string> = {};
+      const fn: Record<string, unknown> = {};
       if (name !== undefined) fn.name = name;
       if (args !== undefined) fn.arguments = args;
       call.function = fn;
@@ -213,7 +213,10 @@ function pieceChars(pieces: readonly StreamPiece[]): number {
   let chars = 0;
   for (const piece of pieces) {
     if ('text' in piece) chars += piece.text.length;
-    else if ('toolCall' in piece) chars += piece.toolCall.arguments?.length ?? 0;
+    else if ('toolCall' in piece) {
+      const args = piece.toolCall.arguments;
+      chars += (typeof args === 'object' ? JSON.stringify(args) : (args ?? '')).length;
+    }
   }
   return chars;
 }

@@ -4,7 +4,11 @@ import type { IncomingHttpHeaders } from 'node:http';
 /** One piece of a streamed answer. */
 export type StreamPiece =
   | { text: string }
-  | { toolCall: { index: number; id?: string; name?: string; arguments?: string } }
+  /**
+   * One `delta.tool_calls` item; `arguments` as an object is sent as that object (as some
+   * OpenAI-compatible servers do), not as its JSON text.
+   */
+  | { toolCall: { index: number; id?: string; name?: string; arguments?: string | object } }
   | { finish: 'stop' | 'tool_calls' | 'length' | 'content_filter' }
   /** Pause before the next piece. */
   | { waitMs: number }

@@ -1,0 +1,166 @@
+/**
+ * The run's durable writes against a real PostgreSQL that refuses one of them (a trigger on the
+ * test's own session), and resume while the writes may trail the stream (#39 Tests): a run whose
+ * write fails ends with `error`, never `done`; a dropped stream resumes on the other replica.
+ */
+import { randomUUID } from 'node:crypto';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { textReply, toolCallsReply } from '@agent-backend/testing';
+import {
+  invoke,
+  resume,
+  startAgentCluster,
+  type AgentCluster,
+  type SseEvent,
+} from './agent-helpers.js';
+import { joinRun } from './durable-helpers.js';
+
+const types = (events: SseEvent[]) => events.map((e) => e.data.type);
+const todos = (content: string) => ({ todos: [{ content }] });
+
+describe('agent: durable writes that fail, and resume', () => {
+  let cluster: AgentCluster;
+  let token: string;
+  const llm = (modelName: string) => ({
+    baseUrl: cluster.model.baseUrl,
+    apiKey: 'sk-writes',
+    modelName,
+  });
+  const url = (i: 0 | 1) => cluster.api[i]!.url;
+  const runStatus = async (runId: string) =>
+    (
+      await cluster.sql<{ status: string }>('SELECT status FROM agent_runs WHERE run_id = $1', [
+        runId,
+      ])
+    )[0]?.status;
+
+  beforeAll(async () => {
+    cluster = await startAgentCluster({
+      AGENT_LLM_MAX_RETRIES: '0',
+      AGENT_DISCONNECT_GRACE_MS: '5000',
+      AGENT_TAKEOVER: 'false',
+    });
+    token = await cluster.token('wendy');
+    await cluster.sql(
+      `CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN RAISE EXCEPTION 'write refused by the test'; END $$`,
+    );
+  });
+  afterAll(async () => {
+    await cluster?.stop();
+  });
+
+  /** A trigger refusing `when` on `table` for `sessionId` only. */
+  const refuse = (table: string, operation: string, sessionId: string, when = 'true') =>
+    cluster.sql(
+      `CREATE TRIGGER "refuse_${sessionId}" BEFORE ${operation} ON ${table} FOR EACH ROW
+       WHEN (NEW.session_id = '${sessionId}' AND ${when}) EXECUTE FUNCTION refuse_write()`,
+    );
+
+  it('ends with error, not done, when the user message write fails while the answer streams', async () => {
+    const sessionId = `writes-user-${randomUUID()}`;
+    await refuse('agent_messages', 'INSERT', sessionId);
+    cluster.model.script('w-user', [textReply('An answer nobody stores.')]);
+    const stream = await invoke(url(0), token, {
+      message: 'hello',
+      session_id: sessionId,
+      llm_config: llm('w-user'),
+    });
+    expect(stream.response.status).toBe(200);
+    const events = await stream.ended;
+    expect(types(events)[0]).toBe('session');
+    expect(types(events).at(-1)).toBe('error');
+    expect(types(events)).not.toContain('done');
+    expect(await runStatus(String(events[0]!.data.run_id))).toBe('error');
+  });
+
+  it('never ends with done when the run row write fails; the session is free again after', async () => {
+    const sessionId = `writes-run-${randomUUID()}`;
+    await refuse('agent_runs', 'INSERT', sessionId);
+    cluster.model.script('w-run', [textReply('Not recorded.'), textReply('Recorded.')]);
+    const body = { message: 'hello', session_id: sessionId, llm_config: llm('w-run') };
+    const stream = await invoke(url(0), token, body);
+    const events = await stream.ended;
+    // Written behind the stream's start, its failure is the stream's error event (a 5xx when
+    // it was written before the stream).
+    if (stream.response.status === 200) expect(types(events).at(-1)).toBe('error');
+    else expect(stream.response.status).toBeGreaterThanOrEqual(500);
+    expect(types(events)).not.toContain('done');
+    await cluster.sql(`DROP TRIGGER "refuse_${sessionId}" ON agent_runs`);
+    const again = await (await invoke(url(1), token, body)).ended;
+    expect(types(again).at(-1)).toBe('done');
+  });
+
+  it("ends with error, not done, when the tool step's write fails; a resumed stream ends the same", async () => {
+    const sessionId = `writes-step-${randomUUID()}`;
+    // The tool step writes the session's new todos: that update is refused.
+    await refuse('agent_sessions', 'UPDATE', sessionId, 'NEW.state IS DISTINCT FROM OLD.state');
+    cluster.model.script('w-step', [
+      toolCallsReply([{ id: 'call_w', name: 'write_todos', args: todos('Never stored') }]),
+      textReply('Done with the plan.'),
+    ]);
+    const stream = await invoke(url(0), token, {
+      message: 'plan',
+      session_id: sessionId,
+      llm_config: llm('w-step'),
+    });
+    const toolCall = await stream.waitFor((e) => e.data.type === 'tool_call');
+    const events = await stream.ended;
+    expect(types(events)).toContain('tool_result');
+    expect(types(events).at(-1)).toBe('error');
+    expect(types(events)).not.toContain('done');
+    const runId = String(events[0]!.data.run_id);
+    expect(await runStatus(runId)).toBe('error');
+    // Resumed on the other replica from the tool call: the same end.
+    const rest = await (await resume(url(1), token, sessionId, toolCall.id)).ended;
+    expect(rest.map((e) => e.id)).toEqual(
+      events.slice(events.indexOf(toolCall) + 1).map((e) => e.id),
+    );
+    expect(types(rest).at(-1)).toBe('error');
+  });
+
+  it('resumes on the other replica from Last-Event-ID after a tool step; the run and its rows complete', async () => {
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    cluster.model.script('w-resume', [
+      toolCallsReply([{ id: 'call_r', name: 'write_todos', args: todos('Resume') }]),
+      {
+        kind: 'stream',
+        pieces: [{ text: 'After ' }, { waitFor: held }, { text: 'the tool.' }, { finish: 'stop' }],
+      },
+    ]);
+    const first = await invoke(url(0), token, { message: 'go', llm_config: llm('w-resume') });
+    await first.waitFor((e) => e.data.content === 'After ');
+    const seen = [...first.events];
+    first.close();
+    const sessionId = String(seen[0]!.data.session_id);
+    const runId = String(seen[0]!.data.run_id);
+
+    const resumed = await resume(url(1), token, sessionId, seen.at(-1)!.id);
+    expect(resumed.response.status).toBe(200);
+    release();
+    const rest = await resumed.ended;
+    const all = [...seen, ...rest];
+    expect(all.map((e) => e.id)).toEqual(all.map((_, i) => `${runId}:${i + 1}`));
+    expect(types(all)).toEqual([
+      'session',
+      'tool_call',
+      'todos',
+      'tool_result',
+      'message_chunk',
+      'message_chunk',
+      'done',
+    ]);
+    // Joined by run id from the start on either replica: the same events.
+    const joined = await (await joinRun(url(0), token, runId)).ended;
+    expect(joined.map((e) => e.id)).toEqual(all.map((e) => e.id));
+    // Every row of the run is stored by `done`: the user message, the tool step, the answer.
+    const rows = await cluster.sql<{ message: { role: string; content: unknown } }>(
+      'SELECT message FROM agent_messages WHERE run_id = $1 ORDER BY seq',
+      [runId],
+    );
+    expect(rows.map((r) => r.message.role)).toEqual(['user', 'assistant', 'tool', 'assistant']);
+    expect(rows.at(-1)!.message.content).toBe('After the tool.');
+    expect(await runStatus(runId)).toBe('done');
+  });
+});
