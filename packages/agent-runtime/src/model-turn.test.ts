@@ -40,6 +40,7 @@ async function turn(
     idleTimeoutMs?: number;
     timeoutMs?: number;
     metrics?: AgentMetrics;
+    after?: Promise<void>;
   } = {},
 ): Promise<{ turn: ModelTurn; text: string[]; name: string }> {
   const name = `turn-${++counter}`;
@@ -64,6 +65,7 @@ async function turn(
     idleTimeoutMs: options.idleTimeoutMs ?? 5_000,
     apiKey: API_KEY,
     ...(options.metrics ? { metrics: options.metrics } : {}),
+    ...(options.after ? { after: options.after } : {}),
     onText: (piece) => text.push(piece),
   });
   return { turn: result, text, name };
@@ -111,6 +113,26 @@ describe.each([
     // By the request's model name.
     expect(reported.tokens).toEqual([[name, expect.any(Number), 21]]);
     expect(reported.tokens[0]![1]).toBeGreaterThan(0);
+  });
+
+  it('holds its text until the previous step is stored, a write slower than the idle timeout included', async () => {
+    let stored!: () => void;
+    const after = new Promise<void>((resolve) => (stored = resolve));
+    const answered = turn([textReply('Stored first.', 3)], { idleTimeoutMs: 200, after });
+    await model.waitForRequests(`turn-${counter}`, 1);
+    // The model answers at once; the write takes longer than the idle timeout.
+    await new Promise((resolve) => setTimeout(resolve, 600));
+    stored();
+    const { turn: result, text } = await answered;
+    expect(text.join('')).toBe('Stored first.');
+    expect(result.finishReason).toBe('stop');
+  });
+
+  it("fails with the previous step's write error when that write fails", async () => {
+    const refused = new Error('write refused');
+    const after = Promise.reject(refused);
+    after.catch(() => undefined);
+    await expect(turn([textReply('Never shown.', 2)], { after })).rejects.toBe(refused);
   });
 
   it('forwards text chunks as they arrive and reports the finish reason', async () => {

@@ -26,7 +26,8 @@ export interface ModelTurnRequest {
   /**
    * The run's previous step, still being stored: the request goes out at once, but the turn's
    * first text waits for it (so no event of this turn precedes it), and so does the turn's end.
-   * Its failure ends the turn with that error.
+   * The idle timeout does not run meanwhile (a slow write is not the model's silence). Its
+   * failure ends the turn with that error.
    */
   readonly after?: Promise<void>;
   /** Each piece of answer text as it arrives. */
@@ -85,14 +86,18 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
   let tokens = 0;
   let after = request.after;
   let afterFailed: { error: unknown } | undefined;
-  const passAfter = async () => {
+  // `inStream`: called inside the stream, whose idle timer waits too (a slow write is not the
+  // model's silence) and starts again after.
+  const passAfter = async (inStream: boolean) => {
     if (!after) return;
     const previous = after;
     after = undefined;
+    clearTimeout(timer);
     await previous.catch((error: unknown) => {
       afterFailed = { error };
       throw error;
     });
+    if (inStream) arm();
   };
   const started = performance.now();
   try {
@@ -136,7 +141,7 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
       if (!choice) continue;
       const text = choice.delta?.content;
       if (text) {
-        await passAfter();
+        await passAfter(true);
         content += text;
         request.onText(text);
       }
@@ -153,7 +158,7 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
     clearTimeout(timer);
     request.signal.removeEventListener('abort', abort);
   }
-  await passAfter();
+  await passAfter(false);
   if (request.signal.aborted) throw new TurnAbortedError();
   if (idle)
     throw new AgentRunError('llm_timeout', `${RUN_ERROR_CODES.llm_timeout} (the answer stalled)`);
