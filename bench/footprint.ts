@@ -10,23 +10,30 @@
  *
  *   node scripts/build.mjs && node --import tsx bench/footprint.ts
  *
- * Env: ROLES (default `all-in-one,api,gateway,worker`), ROUNDS (default 2), IDLE_S (default 15),
+ * Two floors are measured the same way when listed in ROLES: `node` (a bare
+ * `node -e "setInterval(() => {}, 1000)"`) and `express-ioredis` (bench/support/floor-service.mjs:
+ * express answering `/healthz` with one ioredis connection, nothing of ours).
+ *
+ * Env: ROLES (default `node,express-ioredis,all-in-one,api,gateway,worker`), ROUNDS (default 2), IDLE_S (default 15),
  * MAPPINGS (largest resident mappings to list, default 6), REDIS_URL (default
  * redis://127.0.0.1:6379), DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), and
  * EXTRA_ENV (`A=1,B=2`: added to every role's environment, to compare a setting), EXEC_ARGV
  * (Node or V8 flags for every role, space-separated, e.g. `--liftoff-only`).
  */
+import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestSchema, uniquePrefix } from '../packages/testing/src/index.js';
-import { machineLine, procMemory, sleep, startEntry } from './support/processes.js';
+import { machineLine, procMemory, sleep, startEntry, stopChild } from './support/processes.js';
 import { unlinkPrefix } from './support/redis.js';
 
 const redisUrl = (process.env.REDIS_URL ??= 'redis://127.0.0.1:6379');
 const databaseUrl = (process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test');
-const ROLES = (process.env.ROLES ?? 'all-in-one,api,gateway,worker').split(',');
+const ROLES = (process.env.ROLES ?? 'node,express-ioredis,all-in-one,api,gateway,worker').split(
+  ',',
+);
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const IDLE_S = Number(process.env.IDLE_S ?? 15);
 const MAPPINGS = Number(process.env.MAPPINGS ?? 6);
@@ -73,9 +80,26 @@ function threads(pid: number): string {
   return [...counts].map(([name, n]) => `${name} ×${n}`).join(', ');
 }
 
+/** The built entry of a role, or a floor's script. */
+const ENTRIES: Record<string, string> = { 'express-ioredis': 'bench/support/floor-service.mjs' };
+
+/** A bare Node process idling IDLE_S seconds: the floor under every role. */
+async function measureBareNode(): Promise<string> {
+  const child = spawn(process.execPath, [...EXEC_ARGV, '-e', 'setInterval(() => {}, 1000)'], {
+    stdio: 'ignore',
+  });
+  try {
+    await sleep(IDLE_S * 1000);
+    const pid = child.pid!;
+    return `node: VmRSS ${mb(procMemory(pid))} MB, VmHWM ${mb(procMemory(pid, 'VmHWM'))} MB; threads ${threads(pid)}`;
+  } finally {
+    await stopChild(child);
+  }
+}
+
 async function measure(role: string, env: Record<string, string>): Promise<string> {
   const service = await startEntry(
-    `apps/${role}/dist/main.js`,
+    ENTRIES[role] ?? `apps/${role}/dist/main.js`,
     { ...env, ...EXTRA_ENV },
     { execArgv: EXEC_ARGV },
   );
@@ -109,6 +133,14 @@ if (Object.keys(EXTRA_ENV).length > 0) console.log(`extra env: ${JSON.stringify(
 if (EXEC_ARGV.length > 0) console.log(`node flags: ${EXEC_ARGV.join(' ')}`);
 for (let round = 1; round <= ROUNDS; round++) {
   for (const role of ROLES) {
+    if (role === 'node') {
+      console.log(`round ${round}, ${await measureBareNode()}`);
+      continue;
+    }
+    if (role === 'express-ioredis') {
+      console.log(`round ${round}, ${await measure(role, { REDIS_URL: redisUrl })}`);
+      continue;
+    }
     if (role === 'all-in-one') {
       const dataDir = mkdtempSync(join(tmpdir(), 'bench-footprint-'));
       try {

@@ -76,3 +76,20 @@ export function post(
     body: JSON.stringify(body),
   });
 }
+
+/**
+ * `NODE_OPTIONS` with a module hook that refuses `names` (a package, or any subpath of it) to
+ * `import` and `require` alike: loading one fails the process with `loaded <specifier>`.
+ */
+export function refusingModules(names: readonly string[]): string {
+  const hook = `import { registerHooks } from 'node:module';
+const refused = ${JSON.stringify(names)};
+registerHooks({
+  resolve(specifier, context, next) {
+    if (refused.some((name) => specifier === name || specifier.startsWith(name + '/')))
+      throw new Error('loaded ' + specifier);
+    return next(specifier, context);
+  },
+});`;
+  return `--import=data:text/javascript,${encodeURIComponent(hook)}`;
+}

@@ -14,23 +14,13 @@ import {
   testRedisUrl,
   type ServiceProcess,
 } from '@agent-backend/testing';
-import { keyFiles, requireBuild, tempDir } from './helpers.js';
+import { keyFiles, refusingModules, requireBuild, tempDir } from './helpers.js';
 
 const MAIN = 'apps/all-in-one/dist/main.js';
 const API = 'apps/api/dist/main.js';
 const REFUSED = ['ioredis', 'bullmq', 'pg', 'nodemailer'];
 
-/** `NODE_OPTIONS` that refuse {@link REFUSED} to `import` and `require` alike. */
-const refusing = (): string => {
-  const hook = `import { registerHooks } from 'node:module';
-registerHooks({
-  resolve(specifier, context, next) {
-    if (${JSON.stringify(REFUSED)}.includes(specifier)) throw new Error('loaded ' + specifier);
-    return next(specifier, context);
-  },
-});`;
-  return `--import=data:text/javascript,${encodeURIComponent(hook)}`;
-};
+const refusing = () => refusingModules(REFUSED);
 
 describe('modules of unconfigured features', { timeout: 120_000 }, () => {
   let service: ServiceProcess | undefined;

@@ -1,5 +1,6 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 import type { ModelUrlGuard } from './model-url-guard.js';
+import { loadOpenai } from './openai-sdk.js';
 
 /** How a run's client talks to the provider; defaults are the documented ones. */
 export interface LlmClientOptions {
@@ -30,6 +31,7 @@ export async function createLlmClient<
 >(config: Model, options: LlmClientOptions = {}): Promise<OpenAI> {
   const baseURL = config.baseUrl.replace(/\/+$/, '');
   if (options.guard) await options.guard.preflight(new URL(baseURL));
+  const { default: OpenAI } = await loadOpenai();
   return new OpenAI({
     baseURL,
     apiKey: config.apiKey,

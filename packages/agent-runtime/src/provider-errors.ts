@@ -1,7 +1,8 @@
-import { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai';
+import type { APIError } from 'openai';
 import { classifyOutboundFailure, errorChain } from '@agent-backend/url-guard';
 import { AgentRunError, RUN_ERROR_CODES, type RunErrorCode } from './errors.js';
 import { ModelConnectError, modelUrlFailure } from './model-url-guard.js';
+import { loadedOpenai, type OpenaiSdk } from './openai-sdk.js';
 
 /** Longest provider message quoted in an error event. */
 const MAX_PROVIDER_MESSAGE = 300;
@@ -31,16 +32,9 @@ function fail(code: RunErrorCode, detail: string): AgentRunError {
   return new AgentRunError(code, `${RUN_ERROR_CODES[code]}${detail}`);
 }
 
-/**
- * Maps whatever the openai client threw (or the stream broke with) to a run error with a stable
- * code. The HTTP status is kept in the message; the provider's own message is quoted after
- * removing secrets. Aborts are not mapped here: the caller knows why it aborted.
- */
-export function toRunError(error: unknown, apiKey: string): AgentRunError {
-  if (error instanceof AgentRunError) return error;
-  // A failure the guarded fetch classified (policy, redirect, DNS, connect, TLS), wrapped by the SDK.
-  const connect = errorChain(error).find((e) => e instanceof ModelConnectError);
-  if (connect) return connect.runError;
+/** The run error of an error of the SDK's own classes; undefined for any other error. */
+function sdkRunError(sdk: OpenaiSdk, error: unknown, apiKey: string): AgentRunError | undefined {
+  const { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } = sdk;
   if (error instanceof APIUserAbortError) return new AgentRunError('run_aborted');
   if (error instanceof APIConnectionTimeoutError) return fail('llm_timeout', '');
   if (error instanceof APIConnectionError) {
@@ -63,6 +57,23 @@ export function toRunError(error: unknown, apiKey: string): AgentRunError {
               : 'llm_request_rejected';
     return fail(code, ` (HTTP ${status})${detail}`);
   }
+  return undefined;
+}
+
+/**
+ * Maps whatever the openai client threw (or the stream broke with) to a run error with a stable
+ * code. The HTTP status is kept in the message; the provider's own message is quoted after
+ * removing secrets. Aborts are not mapped here: the caller knows why it aborted.
+ */
+export function toRunError(error: unknown, apiKey: string): AgentRunError {
+  if (error instanceof AgentRunError) return error;
+  // A failure the guarded fetch classified (policy, redirect, DNS, connect, TLS), wrapped by the SDK.
+  const connect = errorChain(error).find((e) => e instanceof ModelConnectError);
+  if (connect) return connect.runError;
+  // The SDK not loaded: no client was made, so the error is none of its classes.
+  const sdk = loadedOpenai();
+  const fromSdk = sdk && sdkRunError(sdk, error, apiKey);
+  if (fromSdk) return fromSdk;
   if (error instanceof SyntaxError)
     return fail('llm_bad_response', ' (invalid JSON in the stream)');
   // undici reports a connection lost mid-body as TypeError('terminated'); node:http (the

@@ -10,6 +10,7 @@ import {
 import { createMemoryPresence, createRedisPresence, type Presence } from '@agent-backend/presence';
 import {
   createBullmqJobQueue,
+  jobQueueAtFirstUse,
   createMemoryJobQueue,
   type BullmqQueues,
   type JobQueue,
@@ -101,6 +102,12 @@ export interface CreateEnginesOptions {
   databaseReadiness?: boolean;
   /** Where the bus and the job queue report their traffic. @default no metrics */
   metrics?: ServiceMetrics;
+  /**
+   * On Redis, open the job queue (BullMQ and its connection) at its first call, not at start,
+   * and leave `bullmq` absent: for a role that does not use jobs (the gateway), which then never
+   * loads BullMQ. @default false
+   */
+  jobsAtFirstUse?: boolean;
 }
 
 /** A role started without migrating found a schema older than its code. */
@@ -219,23 +226,33 @@ export async function createEngines(
       limits = createRedisLimits({ redis, prefix, ...limitOptions });
       runLog = createRedisRunLog({ redis, prefix, retentionMs: config.RUN_LOG_RETENTION_MS });
       // BullMQ blocks on its connections, so it gets its own, which never give up on a command.
-      const jobsConnection = createRedis(target, {
-        name: `${name}:jobs`,
-        onError,
-        maxRetriesPerRequest: null,
+      let jobsConnection: Redis | undefined;
+      closers.push(async () => {
+        if (jobsConnection) await closeRedis(jobsConnection);
       });
-      closers.push(() => closeRedis(jobsConnection));
-      const bullJobs = await createBullmqJobQueue({
-        connection: jobsConnection,
-        prefix: redisKeys(prefix, { cluster: target.mode === 'cluster' }).jobs(),
-        lockDurationMs: config.JOBS_LOCK_MS,
-        retention: jobRetentionOf(config),
-        drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
-        commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
-        onError: (error, info) => logger.warn({ err: error, ...info }, 'job failed'),
-      });
-      jobs = bullJobs;
-      bullmq = bullJobs.bullmq;
+      const openBullmq = () => {
+        jobsConnection = createRedis(target, {
+          name: `${name}:jobs`,
+          onError,
+          maxRetriesPerRequest: null,
+        });
+        return createBullmqJobQueue({
+          connection: jobsConnection,
+          prefix: redisKeys(prefix, { cluster: target.mode === 'cluster' }).jobs(),
+          lockDurationMs: config.JOBS_LOCK_MS,
+          retention: jobRetentionOf(config),
+          drainTimeoutMs: config.SHUTDOWN_TIMEOUT_MS,
+          commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
+          onError: (error, info) => logger.warn({ err: error, ...info }, 'job failed'),
+        });
+      };
+      if (options.jobsAtFirstUse) {
+        jobs = jobQueueAtFirstUse(openBullmq);
+      } else {
+        const bullJobs = await openBullmq();
+        jobs = bullJobs;
+        bullmq = bullJobs.bullmq;
+      }
       checks.redis = () => redis.ping();
     } else {
       bus = createMemoryBus({

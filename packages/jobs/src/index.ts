@@ -25,4 +25,5 @@ export {
   type BullmqJobQueueOptions,
   type BullmqQueues,
 } from './bullmq-job-queue.js';
+export { jobQueueAtFirstUse } from './first-use-job-queue.js';
 export { inJobSpan, jobTraceContext } from './job-trace.js';

@@ -1,6 +1,3 @@
-import { SseError } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPError } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
-import { ErrorCode, McpError } from '@modelcontextprotocol/sdk/types.js';
 import {
   classifyOutboundFailure,
   errorChain,
@@ -11,6 +8,7 @@ import { McpConnectError } from './errors.js';
 import type { HttpTrace } from './http-transport.js';
 import { scrubSecrets } from './redact.js';
 import type { StdioProcessTransport } from './stdio-transport.js';
+import { mcpSdk } from './mcp-sdk.js';
 
 /** What is known about a failed attempt besides the error itself. */
 export interface FailureContext {
@@ -57,6 +55,7 @@ export function classifyFailure(error: unknown, ctx: FailureContext): McpConnect
   const { target } = ctx;
   const server = serverPhrase(target, ctx.stdio !== undefined);
   if (error instanceof McpConnectError) return error;
+  const { ErrorCode, McpError, SseError, StreamableHTTPError } = mcpSdk();
   if (ctx.deadlineExpired)
     return fail('timeout', `Timed out after ${ctx.timeoutMs} ms waiting for ${server}.`);
   if (ctx.callerAborted) return fail('aborted', `The request to ${target} was cancelled.`);

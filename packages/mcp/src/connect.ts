@@ -1,4 +1,3 @@
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { GuardedFetch, type UrlGuard } from '@agent-backend/url-guard';
 import type { McpTransportType } from '@agent-backend/protocol';
@@ -13,6 +12,7 @@ import {
 import { displayUrl, secretsOf } from './redact.js';
 import type { StdioPolicy } from './stdio-policy.js';
 import { StdioProcessTransport, type SpawnFn } from './stdio-transport.js';
+import { loadMcpSdk } from './mcp-sdk.js';
 
 /** An MCP server as requests describe it (spec 2.3 `mcp` tool entry, 4.4 validation body). */
 export interface McpServerConfig {
@@ -62,6 +62,7 @@ export async function connectMcp(
   policy: McpPolicy,
   options: ConnectOptions = {},
 ): Promise<McpConnection> {
+  const { Client } = await loadMcpSdk();
   const timeoutMs = options.timeoutMs ?? 15_000;
   const secrets = secretsOf(config);
   const trace: HttpTrace = {};

@@ -1,13 +1,8 @@
 import type { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import {
-  ErrorCode,
-  McpError,
-  type CallToolResult,
-  type Prompt,
-  type Tool,
-} from '@modelcontextprotocol/sdk/types.js';
+import type { CallToolResult, Prompt, Tool } from '@modelcontextprotocol/sdk/types.js';
 import { McpConnectError } from './errors.js';
 import type { FailureContext } from './classify-error.js';
+import { mcpSdk } from './mcp-sdk.js';
 
 /** Per-call limits; the connection has no deadline of its own after `connect`. */
 export interface CallOptions {
@@ -91,6 +86,7 @@ export class McpConnection {
           result = await page(cursor, request);
         } catch (error) {
           // Servers without the method (despite the capability) have nothing to list.
+          const { ErrorCode, McpError } = mcpSdk();
           if (error instanceof McpError && error.code === ErrorCode.MethodNotFound) return all;
           throw error;
         }

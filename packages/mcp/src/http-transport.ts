@@ -1,8 +1,7 @@
-import { SSEClientTransport } from '@modelcontextprotocol/sdk/client/sse.js';
-import { StreamableHTTPClientTransport } from '@modelcontextprotocol/sdk/client/streamableHttp.js';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
 import { FORBIDDEN_REQUEST_HEADERS, type FetchLike } from '@agent-backend/url-guard';
 import { McpConnectError } from './errors.js';
+import { mcpSdk } from './mcp-sdk.js';
 
 /** What the last HTTP response looked like, for error messages the SDK does not carry. */
 export interface HttpTrace {
@@ -91,6 +90,7 @@ export function createHttpTransport(
   fetch: FetchLike,
 ): Transport {
   const requestInit = { headers };
+  const { SSEClientTransport, StreamableHTTPClientTransport } = mcpSdk();
   if (transport === 'sse') return new SSEClientTransport(url, { fetch, requestInit });
   return new StreamableHTTPClientTransport(url, { fetch, requestInit });
 }

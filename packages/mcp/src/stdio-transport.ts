@@ -1,8 +1,8 @@
 import { spawn as nodeSpawn, type ChildProcess, type SpawnOptions } from 'node:child_process';
 import { tmpdir } from 'node:os';
 import type { Transport } from '@modelcontextprotocol/sdk/shared/transport.js';
-import { ReadBuffer, serializeMessage } from '@modelcontextprotocol/sdk/shared/stdio.js';
 import type { JSONRPCMessage } from '@modelcontextprotocol/sdk/types.js';
+import { mcpSdk } from './mcp-sdk.js';
 
 /** `child_process.spawn` with an argument array; injectable so tests can count spawns. */
 export type SpawnFn = (
@@ -59,7 +59,7 @@ export class StdioProcessTransport implements Transport {
 
   #child: ChildProcess | undefined;
   #exited: Promise<void> | undefined;
-  readonly #buffer = new ReadBuffer();
+  readonly #buffer = new (mcpSdk().ReadBuffer)();
 
   constructor(private readonly options: StdioTransportOptions) {}
 
@@ -104,7 +104,9 @@ export class StdioProcessTransport implements Transport {
     const stdin = this.#child?.stdin;
     if (!stdin?.writable) return Promise.reject(new Error('the stdio process is not running'));
     return new Promise((resolve, reject) =>
-      stdin.write(serializeMessage(message), (error) => (error ? reject(error) : resolve())),
+      stdin.write(mcpSdk().serializeMessage(message), (error) =>
+        error ? reject(error) : resolve(),
+      ),
     );
   }
 

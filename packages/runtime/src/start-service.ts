@@ -71,6 +71,8 @@ export interface StartServiceOptions {
   migrate: boolean;
   /** Whether `/readyz` includes the database (the gateway does not serve from it). @default true */
   databaseReadiness?: boolean;
+  /** Open the job queue at its first call (a role that uses none). @default false */
+  jobsAtFirstUse?: boolean;
   /** Mounts the role(s) on the context: routes, upgrade handlers, processors. */
   mount(context: ServiceContext): Promise<MountedRole[]>;
 }
@@ -119,6 +121,7 @@ export async function startService(
       migrate: options.migrate && config.MIGRATE_ON_START,
       requireMigrated: options.migrate && !config.MIGRATE_ON_START,
       databaseReadiness: options.databaseReadiness,
+      jobsAtFirstUse: options.jobsAtFirstUse,
       metrics,
     });
   } catch (error) {

@@ -1,4 +1,4 @@
-import OpenAI from 'openai';
+import type OpenAI from 'openai';
 
 /**
  * Turns texts into vectors for search (knowledge-base chunks, memories, their queries). The
@@ -62,14 +62,21 @@ export function normalize(vector: readonly number[]): number[] | undefined {
  * per input (placed by `index`), all of one size (the configured one when set), finite numbers.
  */
 export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
-  const client = new OpenAI({
-    baseURL: options.baseUrl.replace(/\/+$/, ''),
-    // The client insists on a key; endpoints without authentication ignore it.
-    apiKey: options.apiKey ?? 'unused',
-    timeout: options.timeoutMs ?? 30_000,
-    maxRetries: options.maxRetries ?? 2,
-    logLevel: 'off',
-  });
+  // The SDK is loaded at the first request, not at import: a role that never embeds (the
+  // gateway, an idle api) never loads it (docs/BENCHMARKS.md, "Footprint").
+  let sdk: Promise<{ client: OpenAI; APIError: typeof OpenAI.APIError }> | undefined;
+  const open = async () => {
+    const { default: OpenAI } = await import('openai');
+    const client = new OpenAI({
+      baseURL: options.baseUrl.replace(/\/+$/, ''),
+      // The client insists on a key; endpoints without authentication ignore it.
+      apiKey: options.apiKey ?? 'unused',
+      timeout: options.timeoutMs ?? 30_000,
+      maxRetries: options.maxRetries ?? 2,
+      logLevel: 'off',
+    });
+    return { client, APIError: OpenAI.APIError };
+  };
   const batchSize = options.batchSize ?? 64;
   let size = options.dimensions;
 
@@ -77,6 +84,7 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
     texts: string[],
     signal?: AbortSignal,
   ): Promise<Array<number[] | null>> {
+    const { client, APIError } = await (sdk ??= open());
     let response: OpenAI.CreateEmbeddingResponse;
     try {
       response = await client.embeddings.create(
@@ -89,7 +97,7 @@ export function createOpenAiEmbedder(options: OpenAiEmbedderOptions): Embedder {
         { signal },
       );
     } catch (error) {
-      if (error instanceof OpenAI.APIError && error.status !== undefined) {
+      if (error instanceof APIError && error.status !== undefined) {
         throw new EmbeddingError(
           `embeddings endpoint answered ${error.status}: ${error.message}`,
           !PERMANENT_STATUSES.has(error.status),

@@ -1,4 +1,4 @@
-import yauzl, { type Entry, type ZipFile } from 'yauzl';
+import type { Entry, getFileNameLowLevel, ZipFile } from 'yauzl';
 import { SKILL_LIMITS } from './limits.js';
 import { resourcePathProblem } from './resource-path.js';
 import type { SkillFile, SkillPackage, SkillProblem, SkillResult } from './skill.js';
@@ -36,6 +36,8 @@ export async function readSkillZip(data: Uint8Array): Promise<SkillResult<SkillP
   if (data.byteLength > SKILL_LIMITS.zipBytes) {
     return fail(ZIP, `is larger than ${SKILL_LIMITS.zipBytes} bytes`);
   }
+  // Loaded here, not at import: a role that never reads a skill archive never loads yauzl.
+  const { default: yauzl } = await import('yauzl');
   let zip: ZipFile;
   try {
     zip = await yauzl.fromBufferPromise(
@@ -49,7 +51,7 @@ export async function readSkillZip(data: Uint8Array): Promise<SkillResult<SkillP
     if (zip.entryCount > SKILL_LIMITS.zipEntries) {
       return fail(ZIP, `has ${zip.entryCount} entries; at most ${SKILL_LIMITS.zipEntries}`);
     }
-    const listed = await listEntries(zip);
+    const listed = await listEntries(zip, yauzl.getFileNameLowLevel);
     if (!listed.ok) return listed;
     return await readEntries(zip, listed.value);
   } catch (error) {
@@ -60,7 +62,10 @@ export async function readSkillZip(data: Uint8Array): Promise<SkillResult<SkillP
 }
 
 /** Checks every entry's name and metadata before anything is decompressed. */
-async function listEntries(zip: ZipFile): Promise<SkillResult<FileEntry[]>> {
+async function listEntries(
+  zip: ZipFile,
+  fileName: typeof getFileNameLowLevel,
+): Promise<SkillResult<FileEntry[]>> {
   const problems: SkillProblem[] = [];
   const files: FileEntry[] = [];
   const seen = new Set<string>();
@@ -68,12 +73,7 @@ async function listEntries(zip: ZipFile): Promise<SkillResult<FileEntry[]>> {
   let declared = 0;
   for await (const entry of zip.eachEntry()) {
     // Decoded here (decodeStrings: false) so that a bad name is reported, not thrown.
-    const name = yauzl.getFileNameLowLevel(
-      entry.generalPurposeBitFlag,
-      entry.fileNameRaw,
-      entry.extraFields,
-      false,
-    );
+    const name = fileName(entry.generalPurposeBitFlag, entry.fileNameRaw, entry.extraFields, false);
     const isDirectory = name.endsWith('/');
     const path = isDirectory ? name.slice(0, -1) : name;
     const unsafe = resourcePathProblem(path);

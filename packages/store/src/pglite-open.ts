@@ -11,8 +11,7 @@ import { writeFile } from 'node:fs/promises';
 import { createRequire } from 'node:module';
 import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
-import { PGlite, type Extensions } from '@electric-sql/pglite';
-import { vector } from '@electric-sql/pglite-pgvector';
+import type { Extensions, PGlite } from '@electric-sql/pglite';
 import { LOCK_FILE } from './dir-lock.js';
 import { tarWithout } from './tar-filter.js';
 
@@ -97,11 +96,7 @@ function clearDataDir(dataDir: string): void {
  * chunks; a page read past it comes from the OS page cache through the file system. Footprint
  * figures in docs/BENCHMARKS.md ("Footprint").
  */
-export const EMBEDDED_START_PARAMS: readonly string[] = [
-  ...PGlite.defaultStartParams,
-  '-c',
-  'shared_buffers=16MB',
-];
+const EMBEDDED_SETTINGS: readonly string[] = ['-c', 'shared_buffers=16MB'];
 
 /**
  * Opens PGlite. A new database (a new data directory, or in memory) starts from the cached
@@ -113,10 +108,15 @@ export const EMBEDDED_START_PARAMS: readonly string[] = [
 export async function openPglite(
   options: OpenPgliteOptions,
 ): Promise<{ db: PGlite; origin: PgliteOrigin }> {
-  const extensions: Extensions = options.vector ? { vector } : {};
+  // Loaded here, not at import: a role on PostgreSQL never loads PGlite (docs/BENCHMARKS.md).
+  const { PGlite } = await import('@electric-sql/pglite');
+  const extensions: Extensions = options.vector
+    ? { vector: (await import('@electric-sql/pglite-pgvector')).vector }
+    : {};
+  const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
   const { dataDir } = options;
   if (dataDir && pgliteDataDirExists(dataDir)) {
-    const db = new PGlite({ dataDir, extensions, startParams: [...EMBEDDED_START_PARAMS] });
+    const db = new PGlite({ dataDir, extensions, startParams });
     await db.waitReady;
     return { db, origin: 'existing' };
   }
@@ -132,7 +132,7 @@ export async function openPglite(
       db = new PGlite({
         dataDir,
         extensions,
-        startParams: [...EMBEDDED_START_PARAMS],
+        startParams,
         loadDataDir: new Blob([readFileSync(file)]),
       });
       await db.waitReady;
@@ -146,7 +146,7 @@ export async function openPglite(
       if (dataDir) clearDataDir(dataDir);
     }
   }
-  const db = new PGlite({ dataDir, extensions, startParams: [...EMBEDDED_START_PARAMS] });
+  const db = new PGlite({ dataDir, extensions, startParams });
   await db.waitReady;
   if (file) await saveTemplate(db, file);
   return { db, origin: 'initdb' };
