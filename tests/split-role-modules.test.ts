@@ -2,9 +2,10 @@
  * Each split role loads only what it serves (docs/BENCHMARKS.md, "Footprint"): started as a real
  * process against Redis and PostgreSQL, with a module hook that refuses the packages of what the
  * role does not do, it starts and answers `/healthz`. The gateway calls no model, connects to no
- * MCP server, runs no job and reads no skill archive; the api and the worker load the OpenAI
- * client, the MCP SDK and yauzl at their first model call, MCP connection or skill archive.
- * None of them loads PGlite (they run on PostgreSQL) nor nodemailer (no email sent).
+ * MCP server, runs no job and reads no skill archive; the api and the worker load the MCP SDK and
+ * yauzl at their first MCP connection or skill archive, and the OpenAI client in the background
+ * right after start (they run agents; their first run does not wait for it). None of them loads
+ * PGlite (they run on PostgreSQL) nor nodemailer (no email sent).
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -20,17 +21,11 @@ import { Redis } from 'ioredis';
 import { keyFiles, refusingModules, requireBuild } from './helpers.js';
 
 /** Loaded at first use by every split role: none of them uses it while idle. */
-const AT_FIRST_USE = [
-  'openai',
-  '@modelcontextprotocol/sdk',
-  'yauzl',
-  '@electric-sql/pglite',
-  'nodemailer',
-];
+const AT_FIRST_USE = ['@modelcontextprotocol/sdk', 'yauzl', '@electric-sql/pglite', 'nodemailer'];
 
 const ROLES: ReadonlyArray<{ role: string; refused: readonly string[] }> = [
   // The gateway relays; it enqueues no job, so BullMQ stays unloaded as well.
-  { role: 'gateway', refused: [...AT_FIRST_USE, 'bullmq', 'htmlparser2'] },
+  { role: 'gateway', refused: [...AT_FIRST_USE, 'openai', 'bullmq', 'htmlparser2'] },
   { role: 'api', refused: AT_FIRST_USE },
   { role: 'worker', refused: AT_FIRST_USE },
 ];

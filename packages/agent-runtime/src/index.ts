@@ -45,6 +45,7 @@ export {
   DEFAULT_LLM_TIMEOUT_MS,
   type LlmClientOptions,
 } from './llm-client.js';
+export { preloadOpenai } from './openai-sdk.js';
 export { ModelConnectError, ModelUrlGuard, modelUrlFailure } from './model-url-guard.js';
 export { streamModelTurn, TurnAbortedError, type ModelTurn } from './model-turn.js';
 export {

@@ -1,8 +1,8 @@
 import type * as Sdk from 'openai';
 
 /**
- * The openai package, loaded at the first model client: a role that never calls a model (the
- * gateway, an api that only serves data) never loads it (docs/BENCHMARKS.md, "Footprint").
+ * The openai package, loaded at the first model client or by {@link preloadOpenai}: a process
+ * that never runs an agent (the gateway) never loads it (docs/BENCHMARKS.md, "Footprint").
  */
 export type OpenaiSdk = typeof Sdk;
 
@@ -19,4 +19,15 @@ export async function loadOpenai(): Promise<OpenaiSdk> {
  */
 export function loadedOpenai(): OpenaiSdk | undefined {
   return sdk;
+}
+
+/**
+ * Starts loading the SDK in the background, after the current start-up work: a process that runs
+ * agents (api, worker, all-in-one) then does not make its first run wait for the import (100 ms
+ * or more on a loaded machine). A failure is left to the first model call, which reports it.
+ */
+export function preloadOpenai(): void {
+  setImmediate(() => {
+    loadOpenai().catch(() => undefined);
+  }).unref();
 }
