@@ -45,6 +45,10 @@ describe('agent: durable writes that fail, and resume', () => {
       `CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN RAISE EXCEPTION 'write refused by the test'; END $$`,
     );
+    await cluster.sql(
+      `CREATE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$`,
+    );
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -117,6 +121,66 @@ describe('agent: durable writes that fail, and resume', () => {
       events.slice(events.indexOf(toolCall) + 1).map((e) => e.id),
     );
     expect(types(rest).at(-1)).toBe('error');
+  });
+
+  it("a tool step's stored state holds the tokens of the turns before it, not those of the next turn that overlapped its save", async () => {
+    const sessionId = `writes-usage-${randomUUID()}`;
+    // The user message takes 2 s to store: the tool step's save waits for it while the next
+    // model request streams.
+    await cluster.sql(
+      `CREATE TRIGGER "slow_${sessionId}" BEFORE INSERT ON agent_messages FOR EACH ROW
+       WHEN (NEW.session_id = '${sessionId}' AND NEW.message->>'role' = 'user')
+       EXECUTE FUNCTION slow_write()`,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The next turn reports tokens (a usage chunk, as a provider may send before its end)
+    // and then waits: its tokens are counted by the run, but they are not the tool step's.
+    const nextTurn = { prompt_tokens: 100_000, completion_tokens: 7, total_tokens: 100_007 };
+    const usageChunk = { id: 'u', object: 'chat.completion.chunk', created: 0, choices: [] };
+    cluster.model.script('w-usage', [
+      toolCallsReply([{ id: 'call_u', name: 'write_todos', args: todos('Count once') }]),
+      {
+        kind: 'stream',
+        pieces: [
+          { raw: `data: ${JSON.stringify({ ...usageChunk, usage: nextTurn })}\n\n` },
+          { waitFor: held },
+          { text: 'Counted.' },
+          { finish: 'stop' },
+        ],
+      },
+    ]);
+    const stream = await invoke(url(0), token, {
+      message: 'count',
+      session_id: sessionId,
+      llm_config: llm('w-usage'),
+    });
+    try {
+      const first = await stream.waitFor((e) => e.data.type === 'session');
+      const runId = String(first.data.run_id);
+      type Stored = { step: number; usage: { prompt_tokens: number; completion_tokens: number } };
+      let stored: Stored | undefined;
+      while (!stored || stored.step < 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const rows = await cluster.sql<{ state: Stored | null }>(
+          'SELECT state FROM agent_runs WHERE run_id = $1',
+          [runId],
+        );
+        stored = rows[0]?.state ?? undefined;
+      }
+      // The first turn's own usage, as the scripted model counts it (see scripted-model.ts).
+      const [request] = cluster.model.requests('w-usage');
+      const args = JSON.stringify(todos('Count once'));
+      expect(stored.usage).toEqual({
+        prompt_tokens: JSON.stringify(request!.body.messages).length,
+        completion_tokens: args.length,
+      });
+    } finally {
+      release();
+    }
+    const events = await stream.ended;
+    expect(types(events).at(-1)).toBe('done');
+    await cluster.sql(`DROP TRIGGER "slow_${sessionId}" ON agent_messages`);
   });
 
   it('resumes on the other replica from Last-Event-ID after a tool step; the run and its rows complete', async () => {
