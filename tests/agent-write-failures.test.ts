@@ -87,13 +87,54 @@ describe('agent: durable writes that fail, and resume', () => {
     const events = await stream.ended;
     // Written behind the stream's start, its failure is the stream's error event (a 5xx when
     // it was written before the stream).
-    if (stream.response.status === 200) expect(types(events).at(-1)).toBe('error');
-    else expect(stream.response.status).toBeGreaterThanOrEqual(500);
+    // The run row is written behind the stream's start (the API's write-behind): its failure is
+    // the stream's error event, after the `session` event.
+    expect(stream.response.status).toBe(200);
+    expect(types(events)).toEqual(['session', 'error']);
+    expect(events.at(-1)!.data.code).toBe('internal_error');
     expect(types(events)).not.toContain('done');
     await cluster.sql(`DROP TRIGGER "refuse_${sessionId}" ON agent_runs`);
     const again = await (await invoke(url(1), token, body)).ended;
     expect(types(again).at(-1)).toBe('done');
   });
+
+  it.each([
+    ['run row', 'agent_runs'],
+    ['user message', 'agent_messages'],
+  ])(
+    'a new session (no session_id) whose %s write fails ends with error, not done; its id works after',
+    async (_, table) => {
+      const userId = `writes-new-${randomUUID()}`;
+      const own = await cluster.token(userId);
+      // No session id to key on before the run: the trigger refuses this user's rows.
+      await cluster.sql(
+        `CREATE TRIGGER "refuse_${userId}" BEFORE INSERT ON ${table} FOR EACH ROW
+         WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION refuse_write()`,
+      );
+      cluster.model.script(`w-new-${table}`, [textReply('Not kept.'), textReply('Kept.')]);
+      const llmConfig = llm(`w-new-${table}`);
+      const stream = await invoke(url(0), own, {
+        message: 'hello',
+        llm_config: llmConfig,
+      });
+      expect(stream.response.status).toBe(200);
+      const events = await stream.ended;
+      expect(types(events)[0]).toBe('session');
+      expect(types(events).at(-1)).toBe('error');
+      expect(types(events)).not.toContain('done');
+      const sessionId = String(events[0]!.data.session_id);
+      await cluster.sql(`DROP TRIGGER "refuse_${userId}" ON ${table}`);
+      // Its lease was released: the session id the stream gave runs on the other replica.
+      const again = await (
+        await invoke(url(1), own, {
+          message: 'again',
+          session_id: sessionId,
+          llm_config: llmConfig,
+        })
+      ).ended;
+      expect(types(again).at(-1)).toBe('done');
+    },
+  );
 
   it("ends with error, not done, when the tool step's write fails; a resumed stream ends the same", async () => {
     const sessionId = `writes-step-${randomUUID()}`;

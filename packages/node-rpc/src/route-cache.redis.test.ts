@@ -90,8 +90,7 @@ describe('route cache', () => {
           replicaId,
           data: record(nodeId),
         });
-        if (announce)
-          await bus.publish(PRESENCE_CHANGES_CHANNEL, { kind: 'node', userId, nodeId });
+        if (announce) await bus.publish(PRESENCE_CHANGES_CHANNEL, { kind: 'node', userId, nodeId });
       },
       drop(nodeId: string) {
         held.delete(nodeId);
