@@ -4,14 +4,17 @@ import { createLogger } from '@agent-backend/logger';
 import { PRESENCE_CHANGES_CHANNEL } from '@agent-backend/node-rpc';
 import { createRedisPresence } from '@agent-backend/presence';
 import { redisTestKeys, testRedisUrl } from '@agent-backend/testing';
+import { nodeToolsCapability } from '@agent-backend/node-tools';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { nodeToolsCapability } from './capability.js';
 
 const url = testRedisUrl();
 const testRedis = redisTestKeys('node-tools-capability', { beforeAll, afterAll });
 const logger = createLogger({ destination: new Writable({ write: (_c, _e, done) => done() }) });
 
-/** The capability on the service's shared bus and presence (real Redis), as createAgent makes it. */
+/**
+ * The node tools capability (packages/node-tools) on the service's shared bus and presence (real
+ * Redis), as createAgent makes it: the agent's close must end what its caller subscribed.
+ */
 describe('node tools capability on the shared bus', () => {
   it.each([
     ['without metrics', false],
