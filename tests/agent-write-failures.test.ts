@@ -45,6 +45,10 @@ describe('agent: durable writes that fail, and resume', () => {
       `CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN RAISE EXCEPTION 'write refused by the test'; END $$`,
     );
+    await cluster.sql(
+      `CREATE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$`,
+    );
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -83,13 +87,54 @@ describe('agent: durable writes that fail, and resume', () => {
     const events = await stream.ended;
     // Written behind the stream's start, its failure is the stream's error event (a 5xx when
     // it was written before the stream).
-    if (stream.response.status === 200) expect(types(events).at(-1)).toBe('error');
-    else expect(stream.response.status).toBeGreaterThanOrEqual(500);
+    // The run row is written behind the stream's start (the API's write-behind): its failure is
+    // the stream's error event, after the `session` event.
+    expect(stream.response.status).toBe(200);
+    expect(types(events)).toEqual(['session', 'error']);
+    expect(events.at(-1)!.data.code).toBe('internal_error');
     expect(types(events)).not.toContain('done');
     await cluster.sql(`DROP TRIGGER "refuse_${sessionId}" ON agent_runs`);
     const again = await (await invoke(url(1), token, body)).ended;
     expect(types(again).at(-1)).toBe('done');
   });
+
+  it.each([
+    ['run row', 'agent_runs'],
+    ['user message', 'agent_messages'],
+  ])(
+    'a new session (no session_id) whose %s write fails ends with error, not done; its id works after',
+    async (_, table) => {
+      const userId = `writes-new-${randomUUID()}`;
+      const own = await cluster.token(userId);
+      // No session id to key on before the run: the trigger refuses this user's rows.
+      await cluster.sql(
+        `CREATE TRIGGER "refuse_${userId}" BEFORE INSERT ON ${table} FOR EACH ROW
+         WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION refuse_write()`,
+      );
+      cluster.model.script(`w-new-${table}`, [textReply('Not kept.'), textReply('Kept.')]);
+      const llmConfig = llm(`w-new-${table}`);
+      const stream = await invoke(url(0), own, {
+        message: 'hello',
+        llm_config: llmConfig,
+      });
+      expect(stream.response.status).toBe(200);
+      const events = await stream.ended;
+      expect(types(events)[0]).toBe('session');
+      expect(types(events).at(-1)).toBe('error');
+      expect(types(events)).not.toContain('done');
+      const sessionId = String(events[0]!.data.session_id);
+      await cluster.sql(`DROP TRIGGER "refuse_${userId}" ON ${table}`);
+      // Its lease was released: the session id the stream gave runs on the other replica.
+      const again = await (
+        await invoke(url(1), own, {
+          message: 'again',
+          session_id: sessionId,
+          llm_config: llmConfig,
+        })
+      ).ended;
+      expect(types(again).at(-1)).toBe('done');
+    },
+  );
 
   it("ends with error, not done, when the tool step's write fails; a resumed stream ends the same", async () => {
     const sessionId = `writes-step-${randomUUID()}`;
@@ -117,6 +162,66 @@ describe('agent: durable writes that fail, and resume', () => {
       events.slice(events.indexOf(toolCall) + 1).map((e) => e.id),
     );
     expect(types(rest).at(-1)).toBe('error');
+  });
+
+  it("a tool step's stored state holds the tokens of the turns before it, not those of the next turn that overlapped its save", async () => {
+    const sessionId = `writes-usage-${randomUUID()}`;
+    // The user message takes 2 s to store: the tool step's save waits for it while the next
+    // model request streams.
+    await cluster.sql(
+      `CREATE TRIGGER "slow_${sessionId}" BEFORE INSERT ON agent_messages FOR EACH ROW
+       WHEN (NEW.session_id = '${sessionId}' AND NEW.message->>'role' = 'user')
+       EXECUTE FUNCTION slow_write()`,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    // The next turn reports tokens (a usage chunk, as a provider may send before its end)
+    // and then waits: its tokens are counted by the run, but they are not the tool step's.
+    const nextTurn = { prompt_tokens: 100_000, completion_tokens: 7, total_tokens: 100_007 };
+    const usageChunk = { id: 'u', object: 'chat.completion.chunk', created: 0, choices: [] };
+    cluster.model.script('w-usage', [
+      toolCallsReply([{ id: 'call_u', name: 'write_todos', args: todos('Count once') }]),
+      {
+        kind: 'stream',
+        pieces: [
+          { raw: `data: ${JSON.stringify({ ...usageChunk, usage: nextTurn })}\n\n` },
+          { waitFor: held },
+          { text: 'Counted.' },
+          { finish: 'stop' },
+        ],
+      },
+    ]);
+    const stream = await invoke(url(0), token, {
+      message: 'count',
+      session_id: sessionId,
+      llm_config: llm('w-usage'),
+    });
+    try {
+      const first = await stream.waitFor((e) => e.data.type === 'session');
+      const runId = String(first.data.run_id);
+      type Stored = { step: number; usage: { prompt_tokens: number; completion_tokens: number } };
+      let stored: Stored | undefined;
+      while (!stored || stored.step < 1) {
+        await new Promise((resolve) => setTimeout(resolve, 50));
+        const rows = await cluster.sql<{ state: Stored | null }>(
+          'SELECT state FROM agent_runs WHERE run_id = $1',
+          [runId],
+        );
+        stored = rows[0]?.state ?? undefined;
+      }
+      // The first turn's own usage, as the scripted model counts it (see scripted-model.ts).
+      const [request] = cluster.model.requests('w-usage');
+      const args = JSON.stringify(todos('Count once'));
+      expect(stored.usage).toEqual({
+        prompt_tokens: JSON.stringify(request!.body.messages).length,
+        completion_tokens: args.length,
+      });
+    } finally {
+      release();
+    }
+    const events = await stream.ended;
+    expect(types(events).at(-1)).toBe('done');
+    await cluster.sql(`DROP TRIGGER "slow_${sessionId}" ON agent_messages`);
   });
 
   it('resumes on the other replica from Last-Event-ID after a tool step; the run and its rows complete', async () => {

@@ -1,5 +1,5 @@
 import { BusRemoteError, createRedisBus } from '@agent-backend/bus';
-import { gatewayChannel } from '@agent-backend/node-rpc';
+import { PRESENCE_CHANGES_CHANNEL, gatewayChannel } from '@agent-backend/node-rpc';
 import { testRedisUrl } from '@agent-backend/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startCluster, type Cluster } from './cluster.js';
@@ -129,6 +129,34 @@ describe('routes to nodes across replicas', () => {
         ),
       ).toEqual({ notHere: true });
     } finally {
+      await bus.close();
+    }
+  });
+  it('a heartbeat that changes only current_tasks is not announced to route caches; a status change is', async () => {
+    const bus = createRedisBus({ url: testRedisUrl(), prefix: cluster.prefix });
+    const heard: unknown[] = [];
+    const subscription = await bus.subscribe(PRESENCE_CHANGES_CHANNEL, (change) => {
+      if ((change as { userId?: string }).userId === 'tasks') heard.push(change);
+    });
+    try {
+      const { socket } = await node(0, 'tasks', 'pc');
+      for (const current_tasks of [1, 2, 0]) {
+        socket.send({ type: 'heartbeat', status: 'online', current_tasks });
+        await socket.next(ofType('heartbeat_ack'));
+      }
+      socket.send({ type: 'heartbeat', status: 'busy', current_tasks: 3 });
+      await socket.next(ofType('heartbeat_ack'));
+      // The gateway publishes in order on one connection: once another node's connection is
+      // heard, every announcement of the heartbeats before it has been heard too.
+      await node(0, 'tasks', 'marker');
+      await expect
+        .poll(() => heard.some((c) => (c as { nodeId: string }).nodeId === 'marker'))
+        .toBe(true);
+      const change = (nodeId: string) => ({ kind: 'node', userId: 'tasks', nodeId });
+      // Connected, then busy; the tasks changes alone were not announced.
+      expect(heard).toEqual([change('pc'), change('pc'), change('marker')]);
+    } finally {
+      await subscription.unsubscribe();
       await bus.close();
     }
   });

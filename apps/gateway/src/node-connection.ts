@@ -44,6 +44,12 @@ export class NodeConnection extends Connection {
   private refreshing = false;
   /** Registered (and announced `online` to watching web clients). */
   private registered = false;
+  /**
+   * The status the last announced presence write stored. Route caches use a node's status
+   * (offline and busy nodes are picked last) but not its tasks: a write that changes only
+   * `current_tasks` is not announced (every busy node's heartbeats would drop its user's routes).
+   */
+  private announcedStatus: NodeStatus | undefined;
 
   constructor(
     ws: WebSocket,
@@ -273,6 +279,7 @@ export class NodeConnection extends Connection {
       data: this.record,
     });
     this.refreshedAt = Date.now();
+    this.announcedStatus = this.record.status;
     this.announceChange(this.nodeId);
     if (existing && existing.replicaId !== replicaId) {
       const replace = {
@@ -310,7 +317,10 @@ export class NodeConnection extends Connection {
       // Our entry expired (e.g. Redis lost it): write it again, we still hold the node.
       if (!found && this.isOpen) await this.publishPresence();
       else this.refreshedAt = Date.now();
-      if (found && patch) this.announceChange(this.nodeId);
+      if (found && patch?.status !== undefined && patch.status !== this.announcedStatus) {
+        this.announcedStatus = patch.status;
+        this.announceChange(this.nodeId);
+      }
     } catch (error) {
       this.presenceWriteFailed(error, true);
       return;

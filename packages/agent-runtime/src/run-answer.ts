@@ -64,26 +64,29 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
     state,
     emit,
   };
+  // The step's tokens and last event are taken when its save starts: the next model request
+  // runs while the save waits for the user message, and its tokens and events are not this
+  // step's (a takeover from this saved state would count them twice).
+  const progressNow = () => ({
+    lastSeq: options.progress.lastSeq(),
+    usage: { ...options.progress.usage },
+  });
   const commit = async (messages: ChatMessage[], step: number) => {
+    const progress = progressNow();
     await userStored;
     // Handed over mid-step: the next holder settles the step from the run log.
     if (handingOver(run.signal)) return;
-    const { usage, lastSeq } = options.progress;
-    await sessions.commitStep(run, messages, state, {
-      step,
-      lastSeq: lastSeq(),
-      usage: { ...usage },
-    });
+    await sessions.commitStep(run, messages, state, { step, ...progress });
   };
   const suspend = async (turn: PendingTurn, step: number) => {
+    const { lastSeq, usage } = progressNow();
     await userStored;
-    const { usage, lastSeq } = options.progress;
     options.progress.suspended = turn;
     // The `suspended` event that follows is `lastSeq + 1`: the resume goes on after it.
     await sessions.suspendRun(run, state, {
       step,
-      lastSeq: lastSeq() + 1,
-      usage: { ...usage },
+      lastSeq: lastSeq + 1,
+      usage,
       pendingTurn: turn,
     });
   };

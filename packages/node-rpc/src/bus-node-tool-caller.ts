@@ -43,13 +43,15 @@ export interface BusNodeToolCallerOptions {
   /**
    * How often a waiting caller checks that the gateway replica holding the node is still alive,
    * so a replica killed mid-call fails the call within about one replica TTL instead of at the
-   * call's deadline. @default 1_000
+   * call's deadline; and how often cached routes' replicas are checked (see `routeMaxAgeMs`).
+   * @default 1_000
    */
   replicaCheckMs?: number;
   /**
    * The longest a cached route is used without reading presence again (changes the gateways
-   * announce drop it at once; this bounds the ones whose announcement was lost, and routes to
-   * a replica killed without announcing). 0: no cache, presence is read on every call.
+   * announce drop it at once; this bounds the ones whose announcement was lost; routes to a
+   * replica killed without announcing go when presence no longer lists it alive, checked every
+   * `replicaCheckMs`). 0: no cache, presence is read on every call.
    * @default 1_000
    */
   routeMaxAgeMs?: number;
@@ -59,7 +61,7 @@ export interface BusNodeToolCallerOptions {
 export interface RoutingNodeToolCaller extends NodeToolCaller {
   /** The routes cached now (diagnostics, tests). */
   routes(): CachedRoute[];
-  /** Stops listening to presence changes. */
+  /** Stops listening to presence changes (no route is cached after). */
   close(): Promise<void>;
 }
 
@@ -80,7 +82,12 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): Routing
   const { bus, presence } = options;
   const defaultTimeoutMs = options.defaultTimeoutMs ?? 60_000;
   const replicaCheckMs = options.replicaCheckMs ?? 1_000;
-  const routes = new RouteCache(bus, presence, options.routeMaxAgeMs ?? ROUTE_MAX_AGE_MS);
+  const routes = new RouteCache(
+    bus,
+    presence,
+    options.routeMaxAgeMs ?? ROUTE_MAX_AGE_MS,
+    replicaCheckMs,
+  );
 
   return {
     routes: () => routes.routes(),

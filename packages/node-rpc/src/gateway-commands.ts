@@ -75,11 +75,11 @@ export type ToolCallNotHere = z.infer<typeof ToolCallNotHere>;
 
 /**
  * Every gateway replica publishes here when a node entry it owns changes in presence (connected,
- * re-registered, status changed, disconnected: `node`) and when it leaves (`replica_gone`), so
- * callers that cache routes drop them. One broadcast channel: each API replica receives every
- * change (a few dozen small messages a second at 100,000 nodes reconnecting once an hour)
- * instead of holding one subscription per user it has called. Best effort: a lost change is
- * bounded by the caller's route age.
+ * re-registered, status changed, disconnected: `node`; not a change of its tasks alone) and when
+ * it leaves (`replica_gone`), so callers that cache routes drop them. One broadcast channel:
+ * each API replica receives every change (a few dozen small messages a second at 100,000
+ * nodes reconnecting once an hour) instead of holding one subscription per user it has called.
+ * Best effort: a lost change is bounded by the caller's route age.
  */
 export const PRESENCE_CHANGES_CHANNEL = 'presence:changes';
 

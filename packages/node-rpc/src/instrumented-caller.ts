@@ -3,7 +3,7 @@ import type { NodeToolMetrics } from '@agent-backend/metrics';
 import { NodeCallError, type NodeToolCaller } from './node-tool-caller.js';
 
 /**
- * `caller` with each tool call counted and timed by outcome: `ok`, `tool_error` (the node
+ * `caller` (and its `close`) with each tool call counted and timed by outcome: `ok`, `tool_error` (the node
  * answered with `isError`), or the {@link NodeCallError} code. Tool names are not labels: nodes
  * name their own tools.
  */
@@ -13,6 +13,7 @@ export function instrumentNodeToolCaller(
 ): NodeToolCaller {
   return {
     listTools: (userId) => caller.listTools(userId),
+    close: async () => caller.close?.(),
     async callTool(call) {
       const started = performance.now();
       try {

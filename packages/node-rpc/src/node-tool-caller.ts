@@ -15,6 +15,8 @@ export interface NodeToolCaller {
   /** The tools the user's online nodes offer (from their `register` message), per node. */
   listTools(userId: string): Promise<NodeTools[]>;
   callTool(request: NodeToolCall): Promise<ParsedToolResult>;
+  /** Releases what the caller holds open (its subscription to presence changes), if anything. */
+  close?(): Promise<void>;
 }
 
 export interface NodeTools {

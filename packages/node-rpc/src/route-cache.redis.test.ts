@@ -40,6 +40,10 @@ describe('route cache', () => {
   let prefix: string;
   let presence: Presence;
   let reads: number;
+  /** Presence reads per user. */
+  let readsOf: Map<string, number>;
+  /** Set: the next presence read of a user waits for it. */
+  let gate: { userId: string; open: Promise<void> } | undefined;
   let caller: RoutingNodeToolCaller;
   let callerBus: Bus;
 
@@ -64,8 +68,11 @@ describe('route cache', () => {
         },
       };
     });
+    // Alive while its heartbeats go on, as a gateway is.
     await presence.heartbeatReplica(replicaId);
+    const beats = setInterval(() => void presence.heartbeatReplica(replicaId), REPLICA_TTL_MS / 5);
     const kill = async () => {
+      clearInterval(beats);
       await subscription.unsubscribe();
       await bus.close();
     };
@@ -74,26 +81,25 @@ describe('route cache', () => {
       deliveries,
       kill,
       /** Takes the node's connection and writes presence; `announce: false` loses the news. */
-      async hold(nodeId: string, announce = true) {
+      async hold(nodeId: string, announce = true, userId = 'u1') {
         held.add(nodeId);
         await presence.upsertNode({
-          userId: 'u1',
+          userId,
           nodeId,
           nodeType: 'desktop',
           replicaId,
           data: record(nodeId),
         });
-        if (announce)
-          await bus.publish(PRESENCE_CHANGES_CHANNEL, { kind: 'node', userId: 'u1', nodeId });
+        if (announce) await bus.publish(PRESENCE_CHANGES_CHANNEL, { kind: 'node', userId, nodeId });
       },
       drop(nodeId: string) {
         held.delete(nodeId);
       },
     };
   };
-  const call = (nodeId: string) =>
+  const call = (nodeId: string, userId = 'u1') =>
     caller.callTool({
-      userId: 'u1',
+      userId,
       nodeType: 'desktop',
       nodeId,
       toolName: 't',
@@ -115,18 +121,33 @@ describe('route cache', () => {
     await callerBus.close();
     await presence.close();
   });
-  const setUp = () => {
+  const setUp = (routeMaxAgeMs?: number) => {
     prefix = testRedis.fresh();
     presence = createRedisPresence({ url, prefix, replicaTtlMs: REPLICA_TTL_MS });
     reads = 0;
+    readsOf = new Map();
+    gate = undefined;
     const counted: Presence = Object.create(presence) as Presence;
-    counted.listNodes = (userId) => {
+    counted.listNodes = async (userId) => {
       reads++;
+      readsOf.set(userId, (readsOf.get(userId) ?? 0) + 1);
+      if (gate?.userId === userId) {
+        const { open } = gate;
+        gate = undefined;
+        await open;
+      }
       return presence.listNodes(userId);
     };
     callerBus = createRedisBus({ url, prefix });
-    caller = createNodeToolCaller({ bus: callerBus, presence: counted });
+    caller = createNodeToolCaller({
+      bus: callerBus,
+      presence: counted,
+      ...(routeMaxAgeMs ? { routeMaxAgeMs } : {}),
+    });
   };
+  /** Subscribers of the presence changes channel (the bus's Redis channel for it). */
+  const listeners = async () =>
+    (await testRedis.raw.pubsub('NUMSUB', `${prefix}bus:pub:${PRESENCE_CHANGES_CHANNEL}`))[1];
 
   it('reads presence once for repeated calls, and again after a gateway announces a change', async () => {
     setUp();
@@ -194,5 +215,61 @@ describe('route cache', () => {
     await eventually(() => !caller.routes().some((r) => r.replicaId === 'g1'), REPLICA_TTL_MS);
     const failure = await call('pc').catch((error: unknown) => error);
     expect((failure as NodeCallError).code).toBe('node_not_found');
+  });
+  it("a change of one user's nodes does not keep another user's read in flight from being cached", async () => {
+    setUp(60_000);
+    const g1 = await gateway('g1');
+    await g1.hold('pc', true, 'u1');
+    await g1.hold('tab', true, 'u2');
+    await call('pc', 'u1');
+    let open!: () => void;
+    gate = { userId: 'u2', open: new Promise<void>((resolve) => (open = resolve)) };
+    const pending = call('tab', 'u2');
+    await eventually(() => readsOf.get('u2') === 1, 5_000);
+    // u1's node changes while u2's read is in flight: u1's route goes, u2's read is kept.
+    await g1.hold('pc', true, 'u1');
+    await eventually(() => !caller.routes().some((r) => r.userId === 'u1'), 5_000);
+    open();
+    expect(textOf(await pending)).toBe('g1:tab');
+    expect(textOf(await call('tab', 'u2'))).toBe('g1:tab');
+    expect(readsOf.get('u2')).toBe(1);
+  });
+
+  it('drops the routes to a gateway killed without a word by its liveness, with a long age bound', async () => {
+    setUp(60_000);
+    const [g1, g2] = [await gateway('g1'), await gateway('g2')];
+    await g1.hold('pc');
+    await g2.hold('tab', true, 'u2');
+    await call('pc');
+    await call('tab', 'u2');
+    await g1.kill();
+    // Well within the 60 s age bound: presence stops listing g1 alive after its replica TTL.
+    await eventually(() => !caller.routes().some((r) => r.replicaId === 'g1'), 10_000);
+    expect(caller.routes()).toEqual([{ userId: 'u2', nodeId: 'tab', replicaId: 'g2' }]);
+    const failure = await call('pc').catch((error: unknown) => error);
+    expect((failure as NodeCallError).code).toBe('node_not_found');
+  }, 20_000);
+
+  it('leaves no subscription on the bus after close', async () => {
+    setUp(60_000);
+    const g1 = await gateway('g1');
+    await g1.hold('pc');
+    await call('pc');
+    expect(await listeners()).toBe(1);
+    await caller.close();
+    expect(await listeners()).toBe(0);
+  });
+
+  it('closed while its first call subscribes: no subscription after, nothing cached', async () => {
+    setUp(60_000);
+    const g1 = await gateway('g1');
+    await g1.hold('pc');
+    const first = call('pc');
+    await caller.close();
+    expect(textOf(await first)).toBe('g1:pc');
+    expect(textOf(await call('pc'))).toBe('g1:pc');
+    expect(await listeners()).toBe(0);
+    expect(caller.routes()).toEqual([]);
+    expect(reads).toBe(2);
   });
 });

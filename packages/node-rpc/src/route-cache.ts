@@ -30,20 +30,30 @@ const MAX_USERS = 10_000;
  * Redis when nothing changed. An entry is dropped when a gateway announces a change of one of
  * the user's nodes or its own departure on {@link PRESENCE_CHANGES_CHANNEL}, when a call routed
  * on it finds the node gone, and at the latest `maxAgeMs` after its read (the bound on
- * staleness, for changes whose announcement was lost and replicas killed without one). Nothing
- * is cached until the subscription to the changes is in place.
+ * staleness, for changes whose announcement was lost), and when presence no longer lists the
+ * replica holding one of them alive (killed without announcing, checked every
+ * `replicaCheckMs` while routes are cached). Nothing is cached until the subscription to the changes is in place, nor after {@link close}.
  */
 export class RouteCache {
   private readonly users = new Map<string, UserRoutes>();
-  /** Counts the changes heard: a read that overlapped one is not cached (it may predate it). */
-  private epoch = 0;
+  /**
+   * Per user with reads in flight: the changes heard since (a read that overlapped a change of
+   * its user is not cached: it may predate it). Removed with the user's last read in flight, so
+   * it holds no more users than reads are running.
+   */
+  private readonly reading = new Map<string, { changes: number; reads: number }>();
   private subscription: Promise<Subscription | undefined> | undefined;
   private listening = false;
+  private closed = false;
+  /** Checks the replicas of the cached routes are alive, while any route is cached. */
+  private liveness: NodeJS.Timeout | undefined;
 
   constructor(
     private readonly bus: Bus,
     private readonly presence: Presence,
     private readonly maxAgeMs: number,
+    /** How often the replicas of cached routes are checked alive (presence's replica TTL). */
+    private readonly replicaCheckMs: number,
   ) {}
 
   /** The user's nodes, cached or read now; `cached` tells which. */
@@ -51,25 +61,34 @@ export class RouteCache {
     userId: string,
     read: (presence: Presence, userId: string) => Promise<PresentNode[]>,
   ): Promise<{ nodes: PresentNode[]; cached: boolean }> {
-    const hit = this.maxAgeMs > 0 ? this.users.get(userId) : undefined;
+    const caching = this.maxAgeMs > 0 && !this.closed;
+    const hit = caching ? this.users.get(userId) : undefined;
     if (hit && Date.now() - hit.readAt < this.maxAgeMs) return { nodes: hit.nodes, cached: true };
     if (hit) this.users.delete(userId);
     // Subscribed before the first read, so no change between the two goes unheard.
-    if (this.maxAgeMs > 0 && !this.listening) await this.listen();
-    const epoch = this.epoch;
+    if (caching && !this.listening) await this.listen();
+    let reading = this.reading.get(userId);
+    if (!reading) this.reading.set(userId, (reading = { changes: 0, reads: 0 }));
+    reading.reads++;
+    const changes = reading.changes;
     const readAt = Date.now();
-    const nodes = await read(this.presence, userId);
-    if (this.listening && epoch === this.epoch) {
-      if (this.users.size >= MAX_USERS) this.users.delete(this.users.keys().next().value!);
-      this.users.set(userId, { nodes, readAt });
+    try {
+      const nodes = await read(this.presence, userId);
+      if (this.listening && changes === reading.changes) {
+        if (this.users.size >= MAX_USERS) this.users.delete(this.users.keys().next().value!);
+        this.users.set(userId, { nodes, readAt });
+        this.liveness ??= setInterval(() => void this.dropDeadReplicas(), this.replicaCheckMs);
+        this.liveness.unref();
+      }
+      return { nodes, cached: false };
+    } finally {
+      if (--reading.reads === 0) this.reading.delete(userId);
     }
-    return { nodes, cached: false };
   }
 
   /** Forgets the user's routes (a call found one stale). */
   drop(userId: string): void {
-    this.epoch++;
-    this.users.delete(userId);
+    this.changed(userId);
   }
 
   /** The routes held now, for diagnostics and tests. */
@@ -84,9 +103,12 @@ export class RouteCache {
     return routes;
   }
 
+  /** Unsubscribes from the changes (also when the subscription is still being set up). */
   async close(): Promise<void> {
+    this.closed = true;
     this.listening = false;
     this.users.clear();
+    clearInterval(this.liveness);
     const subscription = await this.subscription;
     await subscription?.unsubscribe();
   }
@@ -95,9 +117,14 @@ export class RouteCache {
     return (this.subscription ??= this.bus
       .subscribe(PRESENCE_CHANGES_CHANNEL, (raw) => this.onChange(raw))
       .then(
-        (subscription) => {
-          this.listening = true;
-          return subscription;
+        async (subscription) => {
+          if (!this.closed) {
+            this.listening = true;
+            return subscription;
+          }
+          // Closed while subscribing: close() waits for this.
+          await subscription.unsubscribe();
+          return undefined;
         },
         () => {
           // No announcements: every call reads presence, as without a cache; retried later.
@@ -107,14 +134,38 @@ export class RouteCache {
       ));
   }
 
+  /**
+   * Drops the routes to replicas presence no longer lists alive (killed without announcing
+   * their departure): they go within about one replica TTL, however long `maxAgeMs` is.
+   */
+  private async dropDeadReplicas(): Promise<void> {
+    if (this.users.size === 0) {
+      clearInterval(this.liveness);
+      this.liveness = undefined;
+      return;
+    }
+    const live = new Set(await this.presence.liveReplicas().catch(() => undefined));
+    if (live.size === 0) return; // unreadable (or no replica at all): the age bound applies
+    for (const [userId, { nodes }] of this.users)
+      if (nodes.some((node) => !live.has(node.replicaId))) this.users.delete(userId);
+  }
+
+  /** The user's routes are dropped, and a read of them in flight is not cached. */
+  private changed(userId: string): void {
+    this.users.delete(userId);
+    const reading = this.reading.get(userId);
+    if (reading) reading.changes++;
+  }
+
   private onChange(raw: unknown): void {
     const change = PresenceChange.safeParse(raw);
     if (!change.success) return;
-    this.epoch++;
     if (change.data.kind === 'node') {
-      this.users.delete(change.data.userId);
+      this.changed(change.data.userId);
       return;
     }
+    // Any read in flight may return a node of the replica gone.
+    for (const reading of this.reading.values()) reading.changes++;
     const gone = change.data.replicaId;
     for (const [userId, { nodes }] of this.users)
       if (nodes.some((node) => node.replicaId === gone)) this.users.delete(userId);

@@ -64,6 +64,8 @@ export function nodeToolsCapability(
   const maxNodes = settings.AGENT_MAX_TOOL_NODES;
   return {
     caller,
+    // A caller made here is this capability's to close (its subscription to presence changes).
+    ...('caller' in deps ? {} : { close: async () => caller.close?.() }),
     source: async (run) => {
       if (!run.request.capabilities.nodeTools) return [];
       let nodes: NodeTools[];
