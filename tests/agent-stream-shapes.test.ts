@@ -1,5 +1,5 @@
 /**
- * Tool-call stream shapes that real OpenAI-compatible providers and proxies send (#39 point 4),
+ * Tool-call stream shapes that real OpenAI-compatible providers and proxies send,
  * through the real service: invoke over HTTP, events over SSE, the scripted model sending
  * exactly those chunks.
  */

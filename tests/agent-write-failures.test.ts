@@ -1,6 +1,6 @@
 /**
  * The run's durable writes against a real PostgreSQL that refuses one of them (a trigger on the
- * test's own session), and resume while the writes may trail the stream (#39 Tests): a run whose
+ * test's own session), and resume while the writes may trail the stream: a run whose
  * write fails ends with `error`, never `done`; a dropped stream resumes on the other replica.
  */
 import { randomUUID } from 'node:crypto';

@@ -14,7 +14,7 @@
  *   Redis → the gateway process → a `ws` node in a fleet process (`bench/support/`), answering at
  *   once with `ok <i>`.
  * - `ours, presence read per call`: the same caller with its route cache off (`routeMaxAgeMs: 0`),
- *   one presence read (a Lua script) before each call: the path before issue #42.
+ *   one presence read (a Lua script) before each call: the path before the route cache.
  * - Three node servers (unless SKIP_THREE is set): Socket.IO with servers B, C, D holding the
  *   nodes (the adapter sends each call to every server) against ours with three gateway
  *   processes (each call goes to the one holding the node), the nodes spread over them in turn.

@@ -4,7 +4,7 @@
  * (`createNodeToolCaller`) on the engines `createEngines` builds from an `api` config. Path of a
  * call: caller → Redis pub/sub → gateway process → WebSocket → node → back. `caller` finds the
  * node's replica in its route cache (presence read once a second per user, and after a change);
- * `uncachedCaller` reads presence (one Lua script) on every call, as callers did before issue #42.
+ * `uncachedCaller` reads presence (one Lua script) on every call, as callers did before the route cache.
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { importKeys, signAccessToken } from '../../packages/auth/src/index.js';

@@ -144,7 +144,7 @@ export function registerAgentRoutes(context: ServiceContext, agent: Agent): Oper
     try {
       prepared = await runner.prepare(
         { ...toRunRequest(userId, body), budgetChecked: true },
-        // A streamed run's rows are written while its model request starts (#39).
+        // A streamed run's rows are written while its model request starts.
         body.background ? { background: true, runId } : { runId, writeBehind: true },
       );
     } catch (error) {
