@@ -17,7 +17,7 @@
  *
  * Env: NODES (default 10000), GATEWAYS (default 7: after one dies each survivor must stay under
  * the 20,000 descriptors a process may open), CLIENTS (default 8), NODES_PER_USER (default 10),
- * CONNECT_RATE (new connections a second per swarm, default 1000), RATE (calls/s, default 50),
+ * CONNECT_RATE (new connections a second per swarm, default 250), RATE (calls/s, default 50),
  * CALL_S (seconds of calls, default 20), HEARTBEAT_MS (default 20000), DATABASE_URL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
@@ -45,7 +45,7 @@ const nodes = Number(process.env.NODES ?? 10_000);
 const gatewayCount = Number(process.env.GATEWAYS ?? 7);
 const clientCount = Number(process.env.CLIENTS ?? 8);
 const perUser = Number(process.env.NODES_PER_USER ?? 10);
-const connectRate = Number(process.env.CONNECT_RATE ?? 1_000);
+const connectRate = Number(process.env.CONNECT_RATE ?? 250);
 const rate = Number(process.env.RATE ?? 50);
 const callS = Number(process.env.CALL_S ?? 20);
 const heartbeatMs = Number(process.env.HEARTBEAT_MS ?? 20_000);
@@ -66,9 +66,10 @@ const stats = (ms: number[]) => {
 async function main(): Promise<void> {
   const cleanups: Array<() => Promise<unknown>> = [];
   const children: ChildProcess[] = [];
+  let stopCluster = async () => undefined as unknown;
   process.once('SIGINT', () => {
     for (const child of children) child.kill('SIGKILL');
-    process.exit(130);
+    void stopCluster().finally(() => process.exit(130));
   });
   try {
     log(
@@ -84,6 +85,7 @@ async function main(): Promise<void> {
     cleanups.push(() => schema.drop());
     const cluster = await startTestRedisCluster();
     cleanups.push(() => cluster.stop());
+    stopCluster = () => cluster.stop();
     const env = {
       JWT_PUBLIC_KEY: pair.publicKey,
       JWT_PRIVATE_KEY: pair.privateKey,
@@ -145,7 +147,7 @@ async function main(): Promise<void> {
     const swarms = Array.from({ length: clientCount }, (_, c) => {
       const from = Math.floor((users * c) / clientCount);
       const to = Math.floor((users * (c + 1)) / clientCount);
-      reports[c] = { registered: 0, connects: 0, disconnects: 0 };
+      reports[c] = { registered: 0, connects: 0, disconnects: 0, stopped: {}, codes: {} };
       const swarm = startSwarm(
         {
           url: `ws://127.0.0.1:${port}`,
@@ -183,16 +185,29 @@ async function main(): Promise<void> {
     };
 
     const t0 = Date.now();
+    /** Seconds since `since` when every node is listed, else when the count stalled for a minute. */
+    let listedAt = NaN;
+    let lastCount = -1;
+    let lastChange = Date.now();
     for (;;) {
       await sleep(2_000);
       const { byReplica } = await census();
       const listed = [...byReplica.values()].reduce((a, b) => a + b, 0);
-      log(`registered ${registered()}, listed ${listed}`);
-      if (listed >= nodes) break;
-      if (Date.now() - t0 > 30 * 60_000) throw new Error('presence never listed every node');
+      const stops = reports.flatMap((r) => Object.entries(r.stopped).map(([k, n]) => `${n} ${k}`));
+      log(
+        `registered ${registered()}, listed ${listed}; stopped clients: ${stops.join(', ') || 0}`,
+      );
+      if (listed !== lastCount) [lastCount, lastChange] = [listed, Date.now()];
+      if (listed >= nodes) {
+        listedAt = (Date.now() - t0) / 1_000;
+        break;
+      }
+      if (Date.now() - lastChange > 60_000) break;
     }
     log(
-      `every node listed after ${((Date.now() - t0) / 1_000).toFixed(1)} s (connect ramp ${connectRate}/s per swarm)`,
+      Number.isNaN(listedAt)
+        ? `presence stalled at ${lastCount} of ${nodes} nodes (no change for 60 s)`
+        : `every node listed after ${listedAt.toFixed(1)} s (connect ramp ${connectRate}/s per swarm)`,
     );
     const before = await census();
     log(`per replica: ${[...before.byReplica].map(([r, n]) => `${r} ${n}`).join(', ')}`);
@@ -273,32 +288,35 @@ async function main(): Promise<void> {
     const killedAt = Date.now();
     victim.child.kill('SIGKILL');
     log(`SIGKILL ${victim.id} (${lost} nodes)`);
+    const listedBefore = [...before.byReplica.values()].reduce((a, b) => a + b, 0);
     let relisted = NaN;
-    let last = before;
+    let liveCount = -1;
+    let changedAt = Date.now();
     for (;;) {
       await sleep(1_000);
-      last = await census();
-      const live = [...last.byReplica]
+      const now = await census();
+      const live = [...now.byReplica]
         .filter(([r]) => r !== victim.id)
         .reduce((a, [, n]) => a + n, 0);
       log(
-        `+${((Date.now() - killedAt) / 1_000).toFixed(0)} s: registered ${registered()}, listed on live replicas ${live}, on the dead one ${last.byReplica.get(victim.id) ?? 0}, listed twice ${last.twice}`,
+        `+${((Date.now() - killedAt) / 1_000).toFixed(0)} s: registered ${registered()}, listed on live replicas ${live}, on the dead one ${now.byReplica.get(victim.id) ?? 0}, listed twice ${now.twice}`,
       );
-      if (live >= nodes && Number.isNaN(relisted)) {
+      if (live !== liveCount) [liveCount, changedAt] = [live, Date.now()];
+      if (live >= listedBefore) {
         relisted = (Date.now() - killedAt) / 1_000;
         break;
       }
-      if (Date.now() - killedAt > 10 * 60_000) break;
+      if (Date.now() - changedAt > 60_000) break;
     }
     clearInterval(sampler);
     const peaks = fdSamples.map((s) => Math.max(0, ...s.slice(1).map((v, i) => (v - s[i]!) * 4)));
     const end = await census();
     const listedEnd = [...end.byReplica].reduce((a, [, n]) => a + n, 0);
     log(
-      `every node listed on a live replica again after ${relisted.toFixed(1)} s; peak new connections per survivor ${Math.max(...peaks)}/s (all survivors: ${peaks.join(', ')}); at the end listed ${listedEnd} of ${nodes}, twice ${end.twice}, on the dead replica ${end.byReplica.get(victim.id) ?? 0}`,
+      `every node listed before the kill (${listedBefore}) listed on a live replica again after ${relisted.toFixed(1)} s (NaN: never; the count settled at ${liveCount} after ${((changedAt - killedAt) / 1_000).toFixed(1)} s); peak new connections per survivor ${Math.max(...peaks)}/s (all survivors: ${peaks.join(', ')}); at the end listed ${listedEnd} of ${nodes}, twice ${end.twice}, on the dead replica ${end.byReplica.get(victim.id) ?? 0}`,
     );
     log(
-      `swarms: ${reports.map((r) => `${r.connects} connects / ${r.disconnects} drops`).join('; ')}`,
+      `swarms: ${reports.map((r) => `${r.connects} connects / ${r.disconnects} drops (${JSON.stringify(r.codes)}), stopped ${JSON.stringify(r.stopped)}`).join('; ')}`,
     );
     log(machineLine());
   } finally {

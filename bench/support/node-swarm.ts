@@ -27,6 +27,10 @@ export interface SwarmReport {
   registered: number;
   connects: number;
   disconnects: number;
+  /** Clients that gave up (a final close code), by reason. */
+  stopped: Record<string, number>;
+  /** Disconnections by close code. */
+  codes: Record<string, number>;
 }
 
 async function runSwarm(order: SwarmOrder): Promise<void> {
@@ -36,7 +40,9 @@ async function runSwarm(order: SwarmOrder): Promise<void> {
   let connects = 0;
   let disconnects = 0;
   let rtts: number[] = [];
-  const report = () => process.send?.({ registered, connects, disconnects });
+  const stopped: Record<string, number> = {};
+  const codes: Record<string, number> = {};
+  const report = () => process.send?.({ registered, connects, disconnects, stopped, codes });
   setInterval(report, 1_000).unref();
   process.on('message', (message: { rtts?: boolean }) => {
     if (message.rtts) {
@@ -69,7 +75,13 @@ async function runSwarm(order: SwarmOrder): Promise<void> {
         registered++;
         connects++;
       });
-      client.on('disconnected', () => {
+      client.on('stopped', ({ error }) => {
+        const key = error.code ?? error.message;
+        stopped[key] = (stopped[key] ?? 0) + 1;
+      });
+      client.on('disconnected', ({ code, httpStatus }) => {
+        const key = `${code}${httpStatus ? `/${httpStatus}` : ''}`;
+        codes[key] = (codes[key] ?? 0) + 1;
         if (up) registered--;
         up = false;
         disconnects++;
