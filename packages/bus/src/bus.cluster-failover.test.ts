@@ -1,8 +1,7 @@
-import { closeRedis, createRedis, redisKeys, type Redis } from '@agent-backend/redis';
-import { randomId, redisTopologies, uniquePrefix } from '@agent-backend/testing';
+import { redisKeys } from '@agent-backend/redis';
+import { redisTopologies, uniquePrefix } from '@agent-backend/testing';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import type { Bus } from './bus.js';
-import { createRedisBus } from './redis-bus.js';
+import { clusterBuses } from './testing/cluster-buses.js';
 
 /**
  * Sharded pub/sub through a Cluster failover: the master owning a channel's slot dies, the
@@ -12,29 +11,16 @@ const topologies = redisTopologies({ beforeAll, afterAll }, ['cluster']);
 
 describe('redis bus on a cluster failover', () => {
   it("resubscribes a channel on the promoted replica of its slot's master", async () => {
-    const target = topologies.target('cluster');
     const prefix = uniquePrefix('bus-failover');
-    const connections: Redis[] = [];
-    const open = (name: string, subscriber = false) => {
-      const redis = createRedis(target, {
-        name: `test-bus-failover-${name}-${randomId(3)}`,
-        onError: () => undefined,
-        maxRetriesPerRequest: subscriber ? null : 2,
-        ...(subscriber ? { shardedSubscriber: true } : {}),
-      });
-      connections.push(redis);
-      return redis;
-    };
-    const bus = (): Bus =>
-      createRedisBus({ publisher: open('pub'), subscriber: open('sub', true), prefix });
-    const [a, b] = [bus(), bus()];
+    const buses = clusterBuses(topologies.target('cluster'), prefix, 'bus-failover');
+    const [a, b] = [buses.bus(), buses.bus()];
     try {
       const got: unknown[] = [];
       await b.subscribe('events', (message) => void got.push(message));
       expect(await a.publish('events', 'before')).toBe(1);
       await vi.waitFor(() => expect(got).toEqual(['before']));
 
-      const raw = connections[0]!;
+      const raw = buses.connections[0]!;
       const channel = redisKeys(prefix).busChannel('events');
       const slot = Number(await raw.call('CLUSTER', 'KEYSLOT', channel));
       const masterPort = async (): Promise<number> => {
@@ -71,8 +57,7 @@ describe('redis bus on a cluster failover', () => {
       expect(after).not.toBe(before);
       expect(after).toBeGreaterThan(0);
     } finally {
-      await Promise.all([a.close(), b.close()]);
-      await Promise.all(connections.map((c) => closeRedis(c)));
+      await buses.close();
     }
   });
 });

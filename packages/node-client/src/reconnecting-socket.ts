@@ -32,6 +32,8 @@ export interface ConnectionOptions {
   maxPayloadBytes?: number;
   /** Extra headers on the upgrade request, e.g. `Origin`. */
   headers?: Readonly<Record<string, string>>;
+  /** Local address the socket binds to (Node only), e.g. to spread many clients over sources. */
+  localAddress?: string;
 }
 
 /** Payload of the `disconnected` event. */
@@ -195,6 +197,7 @@ export class ReconnectingSocket {
       headers,
       handshakeTimeout: options.connectTimeoutMs ?? 10_000,
       maxPayload: options.maxPayloadBytes ?? 16 * 1024 * 1024,
+      ...(options.localAddress !== undefined ? { localAddress: options.localAddress } : {}),
     });
     this.#ws = ws;
     this.#handshakeStatus = undefined;

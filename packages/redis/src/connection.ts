@@ -37,13 +37,20 @@ export interface CreateRedisOptions {
   onError?: (err: Error) => void;
   /**
    * A Cluster connection for sharded pub/sub (`SSUBSCRIBE`): it keeps one subscriber connection
-   * per master and resubscribes each channel where its slot moves. Ignored off Cluster.
+   * per master and resubscribes each channel where its slot moves. ioredis reacts to the
+   * `sunsubscribe` push of a slot migration with a slot refresh, but drops a push that arrives
+   * while a refresh is under way (or whose refresh read a node that has not heard of the move
+   * yet), so this connection also refreshes its slots every {@link SHARDED_SLOTS_REFRESH_MS}:
+   * a subscription lost that way comes back within that time. Ignored off Cluster.
    * @default false
    */
   shardedSubscriber?: boolean;
   /** Escape hatch for anything else ioredis supports (TLS, ...); applied last, per node. */
   redisOptions?: RedisOptions;
 }
+
+/** How often a sharded subscriber re-reads the slot map, see `shardedSubscriber`. */
+export const SHARDED_SLOTS_REFRESH_MS = 2_000;
 
 let ioredis: typeof Ioredis | undefined;
 
@@ -111,6 +118,9 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
       redis = new Cluster(resolved.nodes.map(hostPort), {
         lazyConnect: false,
         shardedSubscribers: options.shardedSubscriber === true,
+        ...(options.shardedSubscriber === true
+          ? { slotsRefreshInterval: SHARDED_SLOTS_REFRESH_MS }
+          : {}),
         clusterRetryStrategy: backoff,
         redisOptions: {
           ...withoutDb(parseRedisUrl(resolved.url)),

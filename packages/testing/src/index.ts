@@ -35,3 +35,4 @@ export * from './zip-writer.js';
 export { timeFirstStart, type FirstStart, type FirstStartOptions } from './first-start.js';
 export * from './oidc-provider.js';
 export * from './redis-topology.js';
+export * from './redis-cluster-slots.js';
