@@ -26,3 +26,4 @@ export {
   type BullmqQueues,
 } from './bullmq-job-queue.js';
 export { inJobSpan, jobTraceContext } from './job-trace.js';
+export { FORCE_CLOSE_GRACE_MS } from './bullmq-close.js';
