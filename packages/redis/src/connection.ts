@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Ioredis from 'ioredis';
 import type { Cluster, Redis as StandaloneRedis, RedisOptions } from 'ioredis';
+import { wakeOnSwitchMaster } from './sentinel-wake.js';
 import { parseRedisUrl, type RedisTarget } from './target.js';
 
 /**
@@ -66,7 +67,8 @@ function loadIoredis(): typeof Ioredis {
  * replies after a failover force a reconnect to the new primary; commands issued while
  * disconnected are queued but bounded by `maxRetriesPerRequest`, so nobody waits forever.
  * Sentinel: the client asks the sentinels for the master at every (re)connect and listens for
- * their `+switch-master`, so a failover moves it to the promoted replica. Cluster: the client
+ * their `+switch-master`, so a failover moves it to the promoted replica; a client waiting to
+ * reconnect (its master died) reconnects the moment they announce it (`sentinel-wake.ts`). Cluster: the client
  * follows `MOVED`/`ASK` redirections and refreshes its slot map, reconnecting with the same
  * backoff.
  */
@@ -94,11 +96,12 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
         ...options.redisOptions,
       });
       break;
-    case 'sentinel':
-      redis = new StandaloneRedis({
+    case 'sentinel': {
+      const sentinels = resolved.sentinels.map(hostPort);
+      const client = new StandaloneRedis({
         ...parseRedisUrl(resolved.url),
         ...common,
-        sentinels: resolved.sentinels.map(hostPort),
+        sentinels,
         name: resolved.name,
         failoverDetector: true,
         lazyConnect: false,
@@ -106,7 +109,10 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
         sentinelRetryStrategy: backoff,
         ...options.redisOptions,
       });
+      wakeOnSwitchMaster(client, StandaloneRedis, sentinels, resolved.name);
+      redis = client;
       break;
+    }
     case 'cluster':
       redis = new Cluster(resolved.nodes.map(hostPort), {
         lazyConnect: false,
@@ -150,7 +156,16 @@ export function duplicateRedis(source: Redis, overrides: RedisOptions = {}): Red
       redisOptions: { ...cluster.options.redisOptions, ...overrides },
     });
   }
-  return (source as StandaloneRedis).duplicate(overrides);
+  const copy = (source as StandaloneRedis).duplicate(overrides);
+  const { sentinels, name } = copy.options;
+  if (sentinels && name)
+    wakeOnSwitchMaster(
+      copy,
+      loadIoredis().Redis,
+      sentinels as Array<{ host: string; port: number }>,
+      name,
+    );
+  return copy;
 }
 
 /** The connection name (`CLIENT SETNAME`) `redis` was opened with, in any mode. */
