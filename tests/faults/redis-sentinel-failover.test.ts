@@ -2,7 +2,8 @@
  * REDIS_MODE=sentinel, the master's process killed (SIGKILL) under traffic: node tool calls, SSE
  * runs, chat-platform deliveries and scheduled tasks on 2 api, 2 gateway and 2 worker replicas.
  * The sentinels promote the replica; nobody heals anything. Nothing may hang, be lost or be
- * doubled; every node is listed again within one heartbeat interval of the promotion.
+ * doubled; every node is listed again within one heartbeat interval of the promotion; a run
+ * ends `unavailable` only when its own write failed.
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -98,9 +99,19 @@ describe('Sentinel failover under traffic', () => {
       },
       { redisUrl: url.toString() },
     );
+    // A run ends `unavailable` only when one of its own writes failed, which its replica logs.
+    const { cluster } = faults.fc;
+    const failedWrites = [...cluster.apis, ...cluster.workers]
+      .flatMap((p) => p.stdout)
+      .filter((line) => line.includes('run failed: a dependency is unavailable')).length;
+    const unavailableRuns = tally.counts('sse runs').failedBy.unavailable ?? 0;
     tally.note(`promotion ${promotedAt - killedAt} ms after the kill (sentinels' view)`);
     tally.note(`every node listed again ${relistMs} ms after the promotion`);
+    tally.note(
+      `runs ended unavailable: ${unavailableRuns}; runs whose write failed: ${failedWrites}`,
+    );
     expectNoHarm(tally);
     expect(relistMs).toBeLessThanOrEqual(NODE_HEARTBEAT_MS);
+    expect(unavailableRuns).toBeLessThanOrEqual(failedWrites);
   });
 });
