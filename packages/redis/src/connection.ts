@@ -66,9 +66,9 @@ function loadIoredis(): typeof Ioredis {
  * restart, so reconnects back off exponentially (with jitter, capped) forever; `READONLY`
  * replies after a failover force a reconnect to the new primary; commands issued while
  * disconnected are queued but bounded by `maxRetriesPerRequest`, so nobody waits forever.
- * Sentinel: the client asks the sentinels for the master at every (re)connect and listens for
- * their `+switch-master`, so a failover moves it to the promoted replica; a client waiting to
- * reconnect (its master died) reconnects the moment they announce it (`sentinel-wake.ts`). Cluster: the client
+ * Sentinel: the client asks the sentinels for the master at every (re)connect, and a client
+ * waiting to reconnect (its master died) reconnects the moment they announce the promoted
+ * replica (`+switch-master`, `sentinel-wake.ts`). Cluster: the client
  * follows `MOVED`/`ASK` redirections and refreshes its slot map, reconnecting with the same
  * backoff.
  */
@@ -103,7 +103,12 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
         ...common,
         sentinels,
         name: resolved.name,
-        failoverDetector: true,
+        // Off: ioredis's detector, when a second sentinel announces the same switch while the
+        // client is asking the sentinels again, closes the connector mid-attempt, and the client
+        // ends for good ('Connection is closed.'; seen in tests/redis-modes.test.ts under load).
+        // sentinel-wake.ts reconnects the clients waiting to; a client still on a master that was
+        // demoted (a manual failover) reconnects at its first write (READONLY, above).
+        failoverDetector: false,
         lazyConnect: false,
         retryStrategy: backoff,
         sentinelRetryStrategy: backoff,

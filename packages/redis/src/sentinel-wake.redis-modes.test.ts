@@ -11,6 +11,7 @@ it('reconnects at the promotion, not when its reconnect backoff next fires', asy
   const redis = createRedis(topologies.target('sentinel'), {
     name: `test-wake-${randomId()}`,
     maxRetriesPerRequest: null,
+    onError: () => undefined,
     redisOptions: { retryStrategy: () => 120_000 },
   });
   const copy = duplicateRedis(redis);
