@@ -22,6 +22,7 @@ const ORDER = [
   'redis-client-kill',
   'redis-stall',
   'redis-drop',
+  'redis-sentinel-failover',
   'postgres-stall',
   'postgres-drop',
   'postgres-restart',

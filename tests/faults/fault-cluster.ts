@@ -1,5 +1,5 @@
 /**
- * The deployment under test: 2 api, 2 gateway and 1 worker replicas (tests/cluster.ts) on the
+ * The deployment under test: 2 api, 2 gateway and 1 worker replicas (or more workers) (tests/cluster.ts) on the
  * Redis and PostgreSQL the test chooses (its own Redis, or a proxy in front of either), plus the
  * scripted model, the fake chat platform and the nodes.
  */
@@ -42,6 +42,8 @@ export async function startFaultCluster(options: {
   env?: Record<string, string>;
   /** The worker's model name; only {@link WORKER_MODEL} comes with answers scripted. */
   workerModel?: string;
+  /** How many worker replicas. @default 1 */
+  workers?: number;
 }): Promise<FaultCluster> {
   const model = await startScriptedModel();
   const lark = await startFakeLark({ appId: LARK.appId, appSecret: LARK.secret });
@@ -57,7 +59,7 @@ export async function startFaultCluster(options: {
   const cluster = await startCluster({
     gateways: 2,
     apis: 2,
-    workers: 1,
+    workers: options.workers ?? 1,
     env: {
       ...(options.redisUrl ? { REDIS_URL: options.redisUrl } : {}),
       ...(options.databaseUrl ? { DATABASE_URL: options.databaseUrl } : {}),

@@ -12,6 +12,7 @@ import {
   createBullmqJobQueue,
   jobQueueAtFirstUse,
   createMemoryJobQueue,
+  FORCE_CLOSE_GRACE_MS,
   type BullmqQueues,
   type JobQueue,
   type JobRetentionPolicy,
@@ -122,6 +123,13 @@ export class PendingMigrationsError extends Error {
   }
 }
 
+/**
+ * How long closing one port or connection may take before the next goes on (the job queue gets
+ * its drain on top). Ports wait on their connections (an `UNSUBSCRIBE` queued until Redis comes
+ * back); the connections, closed after the ports, end forcibly and reject what still waits.
+ */
+export const ENGINE_CLOSE_GRACE_MS = 3_000;
+
 const elapsedMs = (since: number) => Math.round(performance.now() - since);
 const seconds = (since: number) => `${((performance.now() - since) / 1000).toFixed(1)} s`;
 
@@ -153,10 +161,26 @@ export async function createEngines(
   logger: Logger,
   options: CreateEnginesOptions = {},
 ): Promise<Engines> {
-  const closers: Array<() => Promise<void>> = [];
+  const closers: Array<{ what: string; close: () => Promise<void>; withinMs?: number }> = [];
+  // Every step bounded, so a SIGTERM while Redis is down (or mid-failover) still exits in time.
   const close = async () => {
-    for (const fn of closers.splice(0).reverse()) {
-      await fn().catch((error: unknown) => logger.warn({ err: error }, 'engine close failed'));
+    for (const { what, close: fn, withinMs = ENGINE_CLOSE_GRACE_MS } of closers
+      .splice(0)
+      .reverse()) {
+      let timer: NodeJS.Timeout | undefined;
+      const closing = fn().then(
+        () => 'closed' as const,
+        (error: unknown) => void logger.warn({ err: error, what }, 'engine close failed'),
+      );
+      const expired = new Promise<'expired'>((resolve) => {
+        timer = setTimeout(resolve, withinMs, 'expired');
+      });
+      if ((await Promise.race([closing, expired])) === 'expired')
+        logger.warn(
+          { what, ms: withinMs },
+          `engine close: ${what} still closing after ${withinMs} ms, going on`,
+        );
+      clearTimeout(timer);
     }
   };
   try {
@@ -169,7 +193,7 @@ export async function createEngines(
           queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
         })
       : await openEmbeddedDatabase(join(config.DATA_DIR, 'pglite'), logger);
-    closers.push(() => db.close());
+    closers.push({ what: 'database', close: () => db.close() });
     if (options.databaseReadiness !== false)
       checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();
     if (options.migrate || (options.requireMigrated && db.dialect === 'pglite')) {
@@ -205,14 +229,14 @@ export async function createEngines(
         commandTimeoutMs: config.REDIS_COMMAND_TIMEOUT_MS,
         redisOptions: { enableAutoPipelining: true },
       });
-      closers.push(() => closeRedis(redis));
+      closers.push({ what: 'redis', close: () => closeRedis(redis) });
       const subscriber = createRedis(target, {
         name: `${name}:sub`,
         onError,
         maxRetriesPerRequest: null,
         shardedSubscriber: true,
       });
-      closers.push(() => closeRedis(subscriber));
+      closers.push({ what: 'redis subscriber', close: () => closeRedis(subscriber) });
       const prefix = config.REDIS_KEY_PREFIX;
       bus = createRedisBus({
         publisher: redis,
@@ -227,8 +251,11 @@ export async function createEngines(
       runLog = createRedisRunLog({ redis, prefix, retentionMs: config.RUN_LOG_RETENTION_MS });
       // BullMQ blocks on its connections, so it gets its own, which never give up on a command.
       let jobsConnection: Redis | undefined;
-      closers.push(async () => {
-        if (jobsConnection) await closeRedis(jobsConnection);
+      closers.push({
+        what: 'redis jobs connection',
+        close: async () => {
+          if (jobsConnection) await closeRedis(jobsConnection);
+        },
       });
       const openBullmq = () => {
         jobsConnection = createRedis(target, {
@@ -272,12 +299,17 @@ export async function createEngines(
     }
     // Registered after the connections, so they close before the connections (reverse order).
     closers.push(
-      () => runLog.close(),
-      () => jobs.close(),
-      () => presence.close(),
-      () => limits.close(),
-      () => ephemeral.close(),
-      () => bus.close(),
+      { what: 'run log', close: () => runLog.close() },
+      {
+        what: 'jobs',
+        close: () => jobs.close(),
+        // The drain, then BullMQ's forced steps (closeBullmq), then a margin.
+        withinMs: config.SHUTDOWN_TIMEOUT_MS + 3 * FORCE_CLOSE_GRACE_MS,
+      },
+      { what: 'presence', close: () => presence.close() },
+      { what: 'limits', close: () => limits.close() },
+      { what: 'ephemeral', close: () => ephemeral.close() },
+      { what: 'bus', close: () => bus.close() },
     );
 
     // Measured only when metrics are on: off, the ports are the adapters themselves.

@@ -8,6 +8,7 @@ import {
   type AddJobOptions,
   type JobQueue,
 } from './job-queue.js';
+import { closeBullmq } from './bullmq-close.js';
 import { cronRepeatStrategy } from './cron.js';
 import { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
 import { jobRetention, type JobRetention } from './job-retention.js';
@@ -26,7 +27,10 @@ export interface BullmqJobQueueOptions {
    * @default 30_000
    */
   lockDurationMs?: number;
-  /** How long `close()` waits for running handlers. @default 10_000 */
+  /**
+   * How long `close()` waits for running handlers; then it forces the workers closed, and the
+   * whole close stays within this plus a few seconds (see `closeBullmq`). @default 10_000
+   */
   drainTimeoutMs?: number;
   /**
    * How many finished jobs each queue keeps, and for how long (their ids deduplicate `add` while
@@ -293,16 +297,7 @@ export async function createBullmqJobQueue(
       if (closed) return;
       closed = true;
       shutdown.abort(new JobQueueClosedError());
-      let timer: NodeJS.Timeout | undefined;
-      const drained = Promise.allSettled(workers.map((w) => w.close()));
-      await Promise.race([
-        drained,
-        new Promise((resolve) => (timer = setTimeout(resolve, options.drainTimeoutMs ?? 10_000))),
-      ]);
-      clearTimeout(timer);
-      // Force-close workers that did not drain: their jobs stall and are delivered again.
-      await Promise.allSettled(workers.map((w) => w.close(true)));
-      await Promise.allSettled([...queues.values()].map((q) => q.close()));
+      await closeBullmq(workers, [...queues.values()], options.drainTimeoutMs ?? 10_000);
     },
   };
   const ms = options.commandTimeoutMs;

@@ -27,3 +27,4 @@ export {
 } from './bullmq-job-queue.js';
 export { jobQueueAtFirstUse } from './first-use-job-queue.js';
 export { inJobSpan, jobTraceContext } from './job-trace.js';
+export { FORCE_CLOSE_GRACE_MS } from './bullmq-close.js';

@@ -248,4 +248,27 @@ describe('bullmq job retention', () => {
       await queue.close();
     }
   });
+
+  it('closes within its drain bound while a handler ignores the abort and never returns', async () => {
+    const queue = await createBullmqJobQueue({
+      connection: connect(),
+      prefix: freshPrefix(),
+      drainTimeoutMs: 300,
+    });
+    const started = vi.fn();
+    await queue.process('q', () => {
+      started();
+      return new Promise<void>(() => undefined);
+    });
+    await queue.add('q', {});
+    await vi.waitFor(() => expect(started).toHaveBeenCalled(), { timeout: 10_000 });
+    // Far past the bound (drain plus the forced steps): only a close that never ends misses it.
+    let timer: NodeJS.Timeout | undefined;
+    const outcome = await Promise.race([
+      queue.close().then(() => 'closed'),
+      new Promise((resolve) => (timer = setTimeout(resolve, 20_000, 'still closing'))),
+    ]);
+    clearTimeout(timer);
+    expect(outcome).toBe('closed');
+  }, 30_000);
 });

@@ -1,6 +1,7 @@
 import { createRequire } from 'node:module';
 import type * as Ioredis from 'ioredis';
 import type { Cluster, Redis as StandaloneRedis, RedisOptions } from 'ioredis';
+import { wakeOnSwitchMaster } from './sentinel-wake.js';
 import { parseRedisUrl, type RedisTarget } from './target.js';
 
 /**
@@ -72,8 +73,9 @@ function loadIoredis(): typeof Ioredis {
  * restart, so reconnects back off exponentially (with jitter, capped) forever; `READONLY`
  * replies after a failover force a reconnect to the new primary; commands issued while
  * disconnected are queued but bounded by `maxRetriesPerRequest`, so nobody waits forever.
- * Sentinel: the client asks the sentinels for the master at every (re)connect and listens for
- * their `+switch-master`, so a failover moves it to the promoted replica. Cluster: the client
+ * Sentinel: the client asks the sentinels for the master at every (re)connect, and a client
+ * waiting to reconnect (its master died) reconnects the moment they announce the promoted
+ * replica (`+switch-master`, `sentinel-wake.ts`). Cluster: the client
  * follows `MOVED`/`ASK` redirections and refreshes its slot map, reconnecting with the same
  * backoff.
  */
@@ -101,19 +103,28 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
         ...options.redisOptions,
       });
       break;
-    case 'sentinel':
-      redis = new StandaloneRedis({
+    case 'sentinel': {
+      const sentinels = resolved.sentinels.map(hostPort);
+      const client = new StandaloneRedis({
         ...parseRedisUrl(resolved.url),
         ...common,
-        sentinels: resolved.sentinels.map(hostPort),
+        sentinels,
         name: resolved.name,
-        failoverDetector: true,
+        // Off: ioredis's detector, when a second sentinel announces the same switch while the
+        // client is asking the sentinels again, closes the connector mid-attempt, and the client
+        // ends for good ('Connection is closed.'; seen in tests/redis-modes.test.ts under load).
+        // sentinel-wake.ts reconnects the clients waiting to; a client still on a master that was
+        // demoted (a manual failover) reconnects at its first write (READONLY, above).
+        failoverDetector: false,
         lazyConnect: false,
         retryStrategy: backoff,
         sentinelRetryStrategy: backoff,
         ...options.redisOptions,
       });
+      wakeOnSwitchMaster(client, StandaloneRedis, sentinels, resolved.name);
+      redis = client;
       break;
+    }
     case 'cluster':
       redis = new Cluster(resolved.nodes.map(hostPort), {
         lazyConnect: false,
@@ -160,7 +171,16 @@ export function duplicateRedis(source: Redis, overrides: RedisOptions = {}): Red
       redisOptions: { ...cluster.options.redisOptions, ...overrides },
     });
   }
-  return (source as StandaloneRedis).duplicate(overrides);
+  const copy = (source as StandaloneRedis).duplicate(overrides);
+  const { sentinels, name } = copy.options;
+  if (sentinels && name)
+    wakeOnSwitchMaster(
+      copy,
+      loadIoredis().Redis,
+      sentinels as Array<{ host: string; port: number }>,
+      name,
+    );
+  return copy;
 }
 
 /** The connection name (`CLIENT SETNAME`) `redis` was opened with, in any mode. */
