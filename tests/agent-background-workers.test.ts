@@ -29,12 +29,7 @@ describe('background runs on worker replicas: run slots and drain', () => {
     modelName,
   });
   const url = (i: number) => cluster.api[i]!.url;
-  const runStatus = async (runId: string) =>
-    (
-      await cluster.sql<{ status: string }>('SELECT status FROM agent_runs WHERE run_id = $1', [
-        runId,
-      ])
-    )[0]?.status;
+  const runStatus = (runId: string) => cluster.runStatus(runId);
   /** Where the lease of a run's slot ends (Redis ms), as its holders renew it; null: not held. */
   const slotEnd = async (userId: string, runId: string) => {
     const key = `${cluster.env.REDIS_KEY_PREFIX}limit:runs:${userId}`;

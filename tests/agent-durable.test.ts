@@ -32,12 +32,7 @@ describe('durable runs across API replicas and a worker', () => {
     modelName,
   });
   const url = (i: number) => cluster.api[i]!.url;
-  const runStatus = async (runId: string) =>
-    (
-      await cluster.sql<{ status: string }>('SELECT status FROM agent_runs WHERE run_id = $1', [
-        runId,
-      ])
-    )[0]?.status;
+  const runStatus = (runId: string) => cluster.runStatus(runId);
 
   beforeAll(async () => {
     cluster = await startAgentCluster({

@@ -178,6 +178,8 @@ export interface AgentCluster {
   logs(): string;
   /** Runs SQL on the cluster's PostgreSQL schema (to check what the service recorded). */
   sql<R extends Record<string, unknown>>(text: string, params?: unknown[]): Promise<R[]>;
+  /** The status of a run as stored (`agent_runs.status`); undefined when no row exists. */
+  runStatus(runId: string): Promise<string | undefined>;
   /** Starts one more API replica on the same engines (stopped with the cluster). */
   startReplica(id: string): Promise<ServiceProcess>;
   stop(): Promise<void>;
@@ -226,6 +228,13 @@ export async function startAgentCluster(env: Record<string, string> = {}): Promi
       } finally {
         await client.end();
       }
+    },
+    async runStatus(this: AgentCluster, runId) {
+      const rows = await this.sql<{ status: string }>(
+        'SELECT status FROM agent_runs WHERE run_id = $1',
+        [runId],
+      );
+      return rows[0]?.status;
     },
     async startReplica(id) {
       const replica = await startServiceProcess({

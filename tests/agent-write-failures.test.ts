@@ -27,12 +27,7 @@ describe('agent: durable writes that fail, and resume', () => {
     modelName,
   });
   const url = (i: 0 | 1) => cluster.api[i]!.url;
-  const runStatus = async (runId: string) =>
-    (
-      await cluster.sql<{ status: string }>('SELECT status FROM agent_runs WHERE run_id = $1', [
-        runId,
-      ])
-    )[0]?.status;
+  const runStatus = (runId: string) => cluster.runStatus(runId);
 
   beforeAll(async () => {
     cluster = await startAgentCluster({
