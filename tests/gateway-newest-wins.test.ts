@@ -1,6 +1,9 @@
 import { connect, createServer, type Server, type Socket } from 'node:net';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { createRedisBus } from '@agent-backend/bus';
 import { NodeClient } from '@agent-backend/node-client';
+import { gatewayChannel } from '@agent-backend/node-rpc';
+import { testRedisUrl } from '@agent-backend/testing';
 import { startCluster, type Cluster } from './cluster.js';
 import { ofType, openSocket, type TestSocket } from './ws-client.js';
 
@@ -93,6 +96,31 @@ describe('gateway: the newer connection of a client instance wins', () => {
     expect(await b.closed).toMatchObject({ code: 4009 });
     await alive(plain);
     expect(await devices(user)).toEqual(['pc']);
+  });
+
+  it('a replace command from an older connection of the instance leaves the later one open', async () => {
+    const user = 'racer';
+    const held = await node(1, user, { instance: 'dev-a', seq: 4 });
+    await held.next(ofType('registered'));
+    const bus = createRedisBus({ url: testRedisUrl(), prefix: cluster.prefix });
+    try {
+      const replace = { kind: 'replace', userId: user, nodeId: 'pc', byReplica: 'gateway-1' };
+      const ask = (command: object) =>
+        bus.request(gatewayChannel('gateway-2'), command, { timeoutMs: 5_000 });
+      // Sent by a replica that registered attempt 3 late (it lost presence's compare meanwhile).
+      expect(await ask({ ...replace, connection: { instance: 'dev-a', seq: 3 } })).toEqual({
+        closed: false,
+      });
+      await stillOpen(held);
+      await alive(held);
+      // A later attempt, another instance, or a sender naming no order: closed as before.
+      expect(await ask({ ...replace, connection: { instance: 'dev-b', seq: 1 } })).toEqual({
+        closed: true,
+      });
+      expect(await held.closed).toMatchObject({ code: 4009 });
+    } finally {
+      await bus.close();
+    }
   });
 
   it('keeps an SDK client connected when its first socket, given up on, reaches the gateway late', async () => {
