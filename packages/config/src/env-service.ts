@@ -32,6 +32,12 @@ export const serviceEnv = {
   REDIS_SENTINEL_NAME: optionalString.describe(
     'the master name the sentinels monitor (`sentinel monitor <name> ...`); required with `REDIS_MODE=sentinel`',
   ),
+  REDIS_SENTINEL_USERNAME: optionalString.describe(
+    "the user the sentinels require (an ACL user in sentinel.conf), with `REDIS_SENTINEL_PASSWORD`; only with `REDIS_MODE=sentinel`. The master's own credentials go in `REDIS_URL`",
+  ),
+  REDIS_SENTINEL_PASSWORD: optionalString.describe(
+    "the password the sentinels require (`requirepass` in sentinel.conf); only with `REDIS_MODE=sentinel`. The master's own password goes in `REDIS_URL`",
+  ),
   REDIS_COMMAND_TIMEOUT_MS: z.coerce
     .number()
     .int()

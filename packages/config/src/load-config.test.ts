@@ -245,5 +245,21 @@ describe('loadConfig', () => {
     expect(problemsOf(() => loadConfig('all-in-one', { REDIS_MODE: 'cluster' }))).toEqual([
       'REDIS_CLUSTER_NODES: required with REDIS_MODE=cluster',
     ]);
+    // The sentinels' own credentials: only where there are sentinels.
+    expect(
+      loadConfig('all-in-one', {
+        REDIS_MODE: 'sentinel',
+        REDIS_SENTINELS: 's1:26379',
+        REDIS_SENTINEL_NAME: 'main',
+        REDIS_SENTINEL_PASSWORD: 'sentinel-secret',
+      }).REDIS_SENTINEL_PASSWORD,
+    ).toBe('sentinel-secret');
+    expect(
+      problemsOf(() =>
+        loadConfig('all-in-one', { REDIS_URL: 'redis://r:6379', REDIS_SENTINEL_PASSWORD: 'x' }),
+      ),
+    ).toEqual([
+      'REDIS_SENTINEL_PASSWORD: only used with REDIS_MODE=sentinel (so is REDIS_SENTINEL_USERNAME)',
+    ]);
   });
 });

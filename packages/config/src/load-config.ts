@@ -142,6 +142,10 @@ function resolveRedisMode(values: Env, problems: string[]): void {
     problems.push(
       'REDIS_SENTINELS: only used with REDIS_MODE=sentinel (so is REDIS_SENTINEL_NAME)',
     );
+  if (mode !== 'sentinel' && (values.REDIS_SENTINEL_PASSWORD || values.REDIS_SENTINEL_USERNAME))
+    problems.push(
+      'REDIS_SENTINEL_PASSWORD: only used with REDIS_MODE=sentinel (so is REDIS_SENTINEL_USERNAME)',
+    );
   const first = mode === 'cluster' ? values.REDIS_CLUSTER_NODES[0] : values.REDIS_SENTINELS[0];
   if (mode !== 'standalone' && !values.REDIS_URL && first) values.REDIS_URL = `redis://${first}`;
 }

@@ -75,6 +75,12 @@ export function redisTargetOf(config: Config, url: string): RedisTarget {
         url,
         sentinels: config.REDIS_SENTINELS,
         name: config.REDIS_SENTINEL_NAME ?? '',
+        ...(config.REDIS_SENTINEL_USERNAME
+          ? { sentinelUsername: config.REDIS_SENTINEL_USERNAME }
+          : {}),
+        ...(config.REDIS_SENTINEL_PASSWORD
+          ? { sentinelPassword: config.REDIS_SENTINEL_PASSWORD }
+          : {}),
       };
     case 'standalone':
       return { mode: 'standalone', url };

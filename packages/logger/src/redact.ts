@@ -24,6 +24,8 @@ const SECRET_KEYS = new Set(
     'id_token',
     'token',
     'password',
+    'sentinelpassword',
+    'redis_sentinel_password',
     'secret',
     'client_secret',
     'app_secret',

@@ -105,11 +105,13 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
       break;
     case 'sentinel': {
       const sentinels = resolved.sentinels.map(hostPort);
+      const credentials = sentinelCredentials(resolved);
       const client = new StandaloneRedis({
         ...parseRedisUrl(resolved.url),
         ...common,
         sentinels,
         name: resolved.name,
+        ...credentials,
         // Off: ioredis's detector, when a second sentinel announces the same switch while the
         // client is asking the sentinels again, closes the connector mid-attempt, and the client
         // ends for good ('Connection is closed.'; seen in tests/redis-modes.test.ts under load).
@@ -121,7 +123,7 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
         sentinelRetryStrategy: backoff,
         ...options.redisOptions,
       });
-      wakeOnSwitchMaster(client, StandaloneRedis, sentinels, resolved.name);
+      wakeOnSwitchMaster(client, StandaloneRedis, sentinels, resolved.name, credentials);
       redis = client;
       break;
     }
@@ -143,6 +145,17 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
   }
   if (options.onError) redis.on('error', options.onError);
   return redis;
+}
+
+/** ioredis's options for the sentinels' own credentials, only those that are set. */
+function sentinelCredentials(target: Extract<RedisTarget, { mode: 'sentinel' }>): {
+  sentinelUsername?: string;
+  sentinelPassword?: string;
+} {
+  return {
+    ...(target.sentinelUsername ? { sentinelUsername: target.sentinelUsername } : {}),
+    ...(target.sentinelPassword ? { sentinelPassword: target.sentinelPassword } : {}),
+  };
 }
 
 /** A cluster has database 0 only (`SELECT` is refused). */
@@ -172,13 +185,14 @@ export function duplicateRedis(source: Redis, overrides: RedisOptions = {}): Red
     });
   }
   const copy = (source as StandaloneRedis).duplicate(overrides);
-  const { sentinels, name } = copy.options;
+  const { sentinels, name, sentinelUsername, sentinelPassword } = copy.options;
   if (sentinels && name)
     wakeOnSwitchMaster(
       copy,
       loadIoredis().Redis,
       sentinels as Array<{ host: string; port: number }>,
       name,
+      { sentinelUsername, sentinelPassword },
     );
   return copy;
 }

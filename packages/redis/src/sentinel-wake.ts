@@ -31,6 +31,8 @@ export function wakeOnSwitchMaster(
   Redis: new (options: RedisOptions) => StandaloneRedis,
   sentinels: ReadonlyArray<{ host: string; port: number }>,
   name: string,
+  /** The sentinels' own credentials, if they require any. */
+  credentials: { sentinelUsername?: string; sentinelPassword?: string } = {},
 ): void {
   const key = `${name}@${sentinels.map((s) => `${s.host}:${s.port}`).join(',')}`;
   let watch = watches.get(key);
@@ -48,6 +50,8 @@ export function wakeOnSwitchMaster(
     const watchers = sentinels.map((address) => {
       const watcher = new Redis({
         ...address,
+        ...(credentials.sentinelUsername ? { username: credentials.sentinelUsername } : {}),
+        ...(credentials.sentinelPassword ? { password: credentials.sentinelPassword } : {}),
         connectionName: 'sentinel-watch',
         maxRetriesPerRequest: null,
         retryStrategy: () => 1_000,

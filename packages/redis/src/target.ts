@@ -14,6 +14,12 @@ export type RedisTarget =
       readonly sentinels: readonly string[];
       /** The master's name the sentinels monitor. */
       readonly name: string;
+      /**
+       * What the sentinels themselves require (`requirepass`, ACL users in sentinel.conf);
+       * the master's and replicas' credentials stay in `url`.
+       */
+      readonly sentinelUsername?: string;
+      readonly sentinelPassword?: string;
     }
   | {
       readonly mode: 'cluster';

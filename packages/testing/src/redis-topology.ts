@@ -80,10 +80,11 @@ function startServer(dir: string, args: string[], port: number): RedisProcess {
 }
 
 /** Resolves once `port` answers PING (a fresh connection per try, no reconnect noise). */
-async function waitForPing(port: number, timeoutMs = 10_000): Promise<void> {
+async function waitForPing(port: number, password?: string, timeoutMs = 10_000): Promise<void> {
   const deadline = Date.now() + timeoutMs;
+  const auth = password ? ['-a', password, '--no-auth-warning'] : [];
   for (;;) {
-    const ok = await run('redis-cli', ['-h', HOST, '-p', String(port), 'PING']).then(
+    const ok = await run('redis-cli', ['-h', HOST, '-p', String(port), ...auth, 'PING']).then(
       ({ stdout }) => stdout.trim() === 'PONG',
       () => false,
     );
@@ -181,7 +182,14 @@ export async function startTestRedisCluster(): Promise<TestRedisCluster> {
  * a master is judged down after 1 s), each in a temp directory, and waits until every sentinel
  * knows the master and the replica.
  */
-export async function startTestRedisSentinel(name = 'abmaster'): Promise<TestRedisSentinel> {
+export async function startTestRedisSentinel(
+  name = 'abmaster',
+  options: {
+    /** The sentinels require it (`requirepass`), and give it to each other. */
+    sentinelPassword?: string;
+  } = {},
+): Promise<TestRedisSentinel> {
+  const { sentinelPassword } = options;
   const root = mkdtempSync(join(tmpdir(), 'redis-sentinel-'));
   const [masterPort, replicaPort, ...sentinelPorts] = (await freePorts(5, false)) as [
     number,
@@ -206,6 +214,9 @@ export async function startTestRedisSentinel(name = 'abmaster'): Promise<TestRed
         `sentinel down-after-milliseconds ${name} 1000`,
         `sentinel failover-timeout ${name} 5000`,
         `sentinel parallel-syncs ${name} 1`,
+        ...(sentinelPassword
+          ? [`requirepass ${sentinelPassword}`, `sentinel sentinel-pass ${sentinelPassword}`]
+          : []),
         '',
       ].join('\n'),
     );
@@ -217,11 +228,21 @@ export async function startTestRedisSentinel(name = 'abmaster'): Promise<TestRed
     rmSync(root, { recursive: true, force: true });
   });
   try {
-    await Promise.all(all.map((p) => waitForPing(p.port)));
+    await Promise.all(
+      all.map((p) =>
+        waitForPing(p.port, sentinelPorts.includes(p.port) ? sentinelPassword : undefined),
+      ),
+    );
     await waitFor(async () => {
       const known = await Promise.all(
         sentinelPorts.map(async (port) => {
-          const client = new Redis({ host: HOST, port, lazyConnect: true, retryStrategy: null });
+          const client = new Redis({
+            host: HOST,
+            port,
+            lazyConnect: true,
+            retryStrategy: null,
+            ...(sentinelPassword ? { password: sentinelPassword } : {}),
+          });
           try {
             await client.connect();
             const replicas = (await client.call('SENTINEL', 'REPLICAS', name)) as unknown[];
