@@ -2,6 +2,8 @@ import type { Presence } from '@agent-backend/presence';
 
 interface Watched {
   readonly replicaId: string;
+  /** When the call started: only a read that began later may fail it. */
+  readonly since: number;
   /** Called once when presence no longer lists the replica alive. */
   readonly onGone: () => void;
 }
@@ -25,7 +27,7 @@ export class ReplicaWatch {
 
   /** Watches a call's replica until the returned function is called. */
   watch(replicaId: string, onGone: () => void): () => void {
-    const entry: Watched = { replicaId, onGone };
+    const entry: Watched = { replicaId, since: Date.now(), onGone };
     this.watched.add(entry);
     if (!this.timer) {
       this.timer = setInterval(() => this.check(), this.checkMs);
@@ -48,13 +50,15 @@ export class ReplicaWatch {
     // One read at a time: a slow Redis does not pile up reads.
     if (this.checking) return;
     this.checking = true;
+    const readAt = Date.now();
     this.presence
       .liveReplicas()
       .then(
         (live) => {
           const alive = new Set(live);
           for (const entry of [...this.watched]) {
-            if (alive.has(entry.replicaId)) continue;
+            // A call sent after the read began may have been routed on a newer one.
+            if (alive.has(entry.replicaId) || entry.since > readAt) continue;
             this.watched.delete(entry);
             entry.onGone();
           }
