@@ -60,6 +60,8 @@ export async function startSplitGateway(options: {
     // A node answers up to rate / NODES calls a second, over the per-connection frame limit
     // (50 a second by default): its answers would be dropped and the calls time out.
     GATEWAY_FRAMES_PER_SECOND: '0',
+    // Profiling the gateway processes, e.g. GATEWAY_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/p'.
+    ...(process.env.GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.GATEWAY_NODE_OPTIONS } : {}),
   };
   const gateways = await Promise.all(
     Array.from({ length: options.gateways ?? 1 }, (_, i) =>

@@ -5,6 +5,7 @@ import {
   GatewayCommand,
   GatewayCommandError,
   gatewayChannel,
+  toolCallCommandOf,
 } from '@agent-backend/node-rpc';
 import { isStaleConnection, WS_CLOSE } from '@agent-backend/protocol';
 import type { LocalRegistry } from './local-registry.js';
@@ -23,10 +24,9 @@ export function respondToCommands(
   registry: LocalRegistry,
 ): Promise<Subscription> {
   return bus.respond(gatewayChannel(replicaId), async (raw, meta) => {
-    const parsed = GatewayCommand.safeParse(raw);
-    if (!parsed.success)
-      throw new GatewayCommandError(GATEWAY_ERROR.invalidCommand, 'invalid gateway command');
-    const command = parsed.data;
+    // A tool call (the hot path) is checked by hand; anything else, and a malformed one, by the
+    // schema.
+    const command = toolCallCommandOf(raw) ?? parseCommand(raw);
     const node = registry.node(command.userId, command.nodeId);
     if (command.kind === 'replace') {
       // A later connection of the same client instance stays: the sender's is the stale one.
@@ -77,4 +77,11 @@ export function respondToCommands(
       span.end();
     }
   });
+}
+
+function parseCommand(raw: unknown): GatewayCommand {
+  const parsed = GatewayCommand.safeParse(raw);
+  if (!parsed.success)
+    throw new GatewayCommandError(GATEWAY_ERROR.invalidCommand, 'invalid gateway command');
+  return parsed.data;
 }

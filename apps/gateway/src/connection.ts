@@ -1,6 +1,12 @@
 import { randomUUID } from 'node:crypto';
 import WebSocket, { type RawData } from 'ws';
-import { fieldErrors, textProblems, WS_CLOSE, type ServerMessage } from '@agent-backend/protocol';
+import {
+  fieldErrors,
+  jsonTextNeedsTextCheck,
+  textProblems,
+  WS_CLOSE,
+  type ServerMessage,
+} from '@agent-backend/protocol';
 import type { Logger } from '@agent-backend/logger';
 import type { Count, GatewayMetrics } from '@agent-backend/metrics';
 import type { z } from 'zod';
@@ -169,8 +175,10 @@ export abstract class Connection {
   private async onFrame(data: RawData, isBinary: boolean): Promise<void> {
     if (!this.isOpen) return;
     let frame: unknown;
+    let text: string;
     try {
-      frame = JSON.parse(isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString());
+      text = isBinary ? Buffer.from(data as Buffer).toString('utf8') : data.toString();
+      frame = JSON.parse(text);
     } catch {
       this.sendError('invalid_json', 'frame is not valid JSON');
       return;
@@ -179,8 +187,9 @@ export abstract class Connection {
       this.sendError('invalid_message', 'frame must be a JSON object');
       return;
     }
-    // The HTTP text rules (NUL, unpaired surrogates, depth), before any handler or store sees it.
-    const problems = textProblems(frame);
+    // The HTTP text rules (NUL, unpaired surrogates, depth), before any handler or store sees it;
+    // a frame whose text cannot break them (a heartbeat, most tool results) is not walked.
+    const problems = jsonTextNeedsTextCheck(text) ? textProblems(frame) : [];
     if (problems.length > 0) {
       this.sendError('invalid_message', problems.map((p) => `${p.path}: ${p.message}`).join('; '));
       return;

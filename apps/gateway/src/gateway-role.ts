@@ -15,6 +15,7 @@ import type { GatewayServices } from './gateway-services.js';
 import { LocalRegistry } from './local-registry.js';
 import { NodeConnection } from './node-connection.js';
 import { startPings } from './pings.js';
+import { PresenceRefreshes } from './presence-refreshes.js';
 import { startReplicaHeartbeat } from './replica-heartbeat.js';
 import { createUpgradeHandler } from './upgrades.js';
 import { WebConnection } from './web-connection.js';
@@ -38,6 +39,10 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
     logger,
     timeoutMs: config.WORKFLOW_TIMEOUT_MS,
   });
+  // A flush every 100 ms, or sooner with a short TTL (tests): within a tenth of the refresh age.
+  const refreshes = new PresenceRefreshes(
+    Math.min(100, Math.floor(config.NODE_SILENT_TIMEOUT_MS / 30)),
+  );
   const services: GatewayServices = {
     replicaId,
     bus: engines.bus,
@@ -56,6 +61,7 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       onRateLimited: () => context.metrics.limits.refused('gateway_frames'),
     },
     presenceRefreshMs: Math.floor(config.NODE_SILENT_TIMEOUT_MS / 3),
+    refreshes,
     maxToolsPerNode: config.GATEWAY_MAX_TOOLS_PER_NODE,
     metrics: context.metrics.gateway,
   };
@@ -153,6 +159,7 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
     async close() {
       upgrades.stopAccepting();
       pings.stop();
+      refreshes.stop();
       heartbeat.stop();
       app.server.off('upgrade', upgrades.listener);
       workflows.close();

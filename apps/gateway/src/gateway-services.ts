@@ -5,6 +5,7 @@ import type { GatewayMetrics } from '@agent-backend/metrics';
 import type { Presence } from '@agent-backend/presence';
 import type { ConnectionLimits } from './connection.js';
 import type { LocalRegistry } from './local-registry.js';
+import type { PresenceRefreshes } from './presence-refreshes.js';
 import type { WorkflowTracker } from './workflows.js';
 
 /** What every connection of this replica works with. */
@@ -18,11 +19,13 @@ export interface GatewayServices {
   readonly logger: Logger;
   readonly limits: ConnectionLimits;
   /**
-   * A WebSocket pong refreshes the node's presence entry only when the last refresh is at least
-   * this old (a third of the entry's TTL, `NODE_SILENT_TIMEOUT_MS`): heartbeats refresh it too,
-   * and the pongs of one ping pass all arrive at once.
+   * A heartbeat, `ping` or WebSocket pong that changes nothing refreshes the node's presence
+   * entry only when the last write is at least this old (a third of the entry's TTL,
+   * `NODE_SILENT_TIMEOUT_MS`): an idle node's frames come far more often than its entry needs.
    */
   readonly presenceRefreshMs: number;
+  /** The refreshes that are due, sent to Redis together. */
+  readonly refreshes: PresenceRefreshes;
   /**
    * Tools one node may register (`GATEWAY_MAX_TOOLS_PER_NODE`): a `register` with more is
    * refused, so no node makes every run's tool list and `/node/devices` answer balloon.

@@ -1,5 +1,6 @@
 import type WebSocket from 'ws';
 import {
+  heartbeatOf,
   isStaleConnection,
   NodeClientMessage,
   NodeStatus,
@@ -22,6 +23,7 @@ import { Connection } from './connection.js';
 import { NodeCalls } from './node-calls.js';
 import type { ConnectionIdentity } from './connection-identity.js';
 import type { GatewayServices } from './gateway-services.js';
+import type { Refreshable } from './presence-refreshes.js';
 
 const NODE_TYPES = new Set(NodeClientMessage.options.map((o) => o.shape.type.value));
 
@@ -30,7 +32,7 @@ const NODE_TYPES = new Set(NodeClientMessage.options.map((o) => o.shape.type.val
  * holding it), the JSON-RPC calls in flight to it ({@link NodeCalls}), and the messages it may
  * send.
  */
-export class NodeConnection extends Connection {
+export class NodeConnection extends Connection implements Refreshable {
   nodeId: string;
   readonly nodeType: NodeType;
   private readonly record: NodeRecord;
@@ -41,7 +43,7 @@ export class NodeConnection extends Connection {
   private presenceStale = false;
   /** Presence writes are failing; the first failure was logged as a warning, the rest at debug. */
   private presenceFailing = false;
-  /** A refresh (TTL only) is in flight; another one meanwhile would add nothing. */
+  /** A refresh (TTL only) waits in the replica's batch or is in flight; another adds nothing. */
   private refreshing = false;
   /** Registered (and announced `online` to watching web clients). */
   private registered = false;
@@ -93,18 +95,20 @@ export class NodeConnection extends Connection {
   }
 
   /**
-   * A pong proves the node is there; its presence entry is refreshed only when no heartbeat or
-   * other frame refreshed it for a third of its TTL. Every pong of a ping pass arrives in one
+   * A pong proves the node is there; its presence entry is refreshed only when nothing wrote it
+   * for a third of its TTL (see {@link refreshIfDue}). Every pong of a ping pass arrives in one
    * burst, and a Redis write for each made heartbeats queue behind them: at 10,000 idle nodes,
    * 57 % of the gateway's busy time (docs/BENCHMARKS.md, "Against the peers").
    */
   protected override onPong(): void {
-    if (Date.now() - this.refreshedAt < this.services.presenceRefreshMs) return;
-    this.refresh();
+    this.refreshIfDue();
   }
 
   protected override async handle(frame: Record<string, unknown>): Promise<void> {
     if ('jsonrpc' in frame) return this.onRpcResponse(frame);
+    // The most frequent frame, checked by hand; an unusual one goes to the schema below.
+    const heartbeat = heartbeatOf(frame);
+    if (heartbeat) return this.onHeartbeat(heartbeat);
     if (typeof frame.type !== 'string' || !NODE_TYPES.has(frame.type as never)) {
       this.sendError('unknown_type', `unknown message type ${JSON.stringify(frame.type ?? null)}`);
       return;
@@ -119,7 +123,7 @@ export class NodeConnection extends Connection {
       case 'ping':
         // Changes nothing but the entry's TTL: answered at once (see onHeartbeat).
         this.send({ type: 'pong' });
-        this.refresh();
+        this.refreshIfDue();
         return;
       case 'status': {
         const status = NodeStatus.safeParse(message.status);
@@ -228,10 +232,10 @@ export class NodeConnection extends Connection {
    * A heartbeat that changes the node's record is acknowledged after presence holds the change,
    * so a client that waits for `heartbeat_ack` and then lists its nodes sees it. One that changes
    * nothing (every heartbeat of an idle node) only extends the entry's TTL and `lastSeenAt`,
-   * which no API returns: it is acknowledged at once, and its refresh (one Redis command) runs
-   * without holding up this connection's next frame. A failed write is logged and retried by the
-   * next heartbeat (which writes the record's status and tasks again if a change was lost) or
-   * pong.
+   * which no API returns: it is acknowledged at once, and the entry is refreshed when due (see
+   * {@link refreshIfDue}) without holding up this connection's next frame. A failed write is
+   * logged and retried by the next heartbeat (which writes the record's status and tasks again
+   * if a change was lost) or pong.
    */
   private async onHeartbeat(message: HeartbeatMessage): Promise<void> {
     const { status, current_tasks } = message;
@@ -241,7 +245,7 @@ export class NodeConnection extends Connection {
       current_tasks === this.record.current_tasks
     ) {
       this.send({ type: 'heartbeat_ack' });
-      this.refresh();
+      this.refreshIfDue();
       return;
     }
     this.record.status = status;
@@ -360,13 +364,37 @@ export class NodeConnection extends Connection {
   }
 
   /**
-   * Extends the entry's TTL without waiting for Redis. It changes no data, so it needs no order
-   * against the connection's other writes, and one in flight at a time is enough (a client
+   * Extends the entry's TTL when nothing wrote it for a third of its TTL: an idle node's
+   * heartbeats, pings and pongs come far more often than that, and a Redis command for each was
+   * most of an idle gateway's work. The entry's TTL still has two thirds left when refreshed,
+   * and an entry Redis lost is written again at the next due refresh.
+   */
+  private refreshIfDue(): void {
+    if (Date.now() - this.refreshedAt < this.services.presenceRefreshMs) return;
+    this.refresh();
+  }
+
+  /**
+   * Extends the entry's TTL without waiting for Redis, with the replica's next batch of
+   * refreshes ({@link PresenceRefreshes}). It changes no data, so it needs no order against the
+   * connection's other writes, and one waiting or in flight at a time is enough (a client
    * flooding pings cannot pile up Redis commands).
    */
   private refresh(): void {
     if (this.refreshing) return;
     this.refreshing = true;
+    this.services.refreshes.add(this);
+  }
+
+  /**
+   * Runs the refresh {@link refresh} queued (called by the batch), unless a write meanwhile (the
+   * node's registration, a change) made it needless.
+   */
+  refreshNow(): void {
+    if (Date.now() - this.refreshedAt < this.services.presenceRefreshMs) {
+      this.refreshing = false;
+      return;
+    }
     void this.touch().finally(() => {
       this.refreshing = false;
     });
@@ -382,6 +410,7 @@ export class NodeConnection extends Connection {
 
   private async onClosed(): Promise<void> {
     this.calls.rejectAll();
+    this.services.refreshes.delete(this);
     const { registry, presence, replicaId } = this.services;
     if (registry.removeNode(this)) {
       await presence.removeNode(this.userId, this.nodeId, { replicaId }).then(

@@ -17,13 +17,8 @@ import {
   type ParsedToolResult,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
-import {
-  GATEWAY_ERROR,
-  gatewayChannel,
-  ToolCallNotHere,
-  ToolCallReply,
-  type ToolCallCommand,
-} from './gateway-commands.js';
+import { GATEWAY_ERROR, gatewayChannel, type ToolCallCommand } from './gateway-commands.js';
+import { ReplicaWatch } from './replica-watch.js';
 import { RouteCache, type CachedRoute, type PresentNode } from './route-cache.js';
 
 export type { PresentNode };
@@ -88,6 +83,7 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): Routing
     options.routeMaxAgeMs ?? ROUTE_MAX_AGE_MS,
     replicaCheckMs,
   );
+  const watch = new ReplicaWatch(presence, replicaCheckMs);
 
   return {
     routes: () => routes.routes(),
@@ -107,9 +103,13 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): Routing
     async callTool(call: NodeToolCall): Promise<ParsedToolResult> {
       const deadline = Date.now() + (call.timeoutMs ?? defaultTimeoutMs);
       if (call.signal?.aborted) throw new NodeCallError('aborted', 'the tool call was cancelled');
-      // The deadline covers the presence lookup too: with Redis unreachable its commands wait in
-      // the client's queue for reconnects, far past any deadline (tests/faults/network-faults).
-      const first = await withinDeadline(routes.nodes(call.userId, listNodeRecords), deadline);
+      // A cached route is taken as it is (no timer, no promise); the deadline covers a presence
+      // lookup: with Redis unreachable its commands wait in the client's queue for reconnects,
+      // far past any deadline (tests/faults/network-faults).
+      const hit = routes.cached(call.userId);
+      const first = hit
+        ? { nodes: hit, cached: true }
+        : await withinDeadline(routes.nodes(call.userId, listNodeRecords), deadline);
       if (first.cached) {
         // A cached route may be stale: a node missing from it, or a replica that no longer holds
         // it (nothing was sent to the node then), sends the call once more on a fresh read.
@@ -161,26 +161,16 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): Routing
       ...(cached ? { notHereOk: true as const } : {}),
     };
 
-    const watch = new AbortController();
+    const aborter = new AbortController();
     const onCallerAbort = () =>
-      watch.abort(new NodeCallError('aborted', 'the tool call was cancelled'));
+      aborter.abort(new NodeCallError('aborted', 'the tool call was cancelled'));
     call.signal?.addEventListener('abort', onCallerAbort, { once: true });
-    const timer = setInterval(() => {
-      presence.liveReplicas().then(
-        (live) => {
-          if (!live.includes(node.replicaId)) {
-            watch.abort(
-              new NodeCallError(
-                'node_disconnected',
-                `the gateway holding node "${node.nodeId}" is gone`,
-              ),
-            );
-          }
-        },
-        () => {},
-      );
-    }, replicaCheckMs);
-    timer.unref();
+    // The replica holding the node is checked alive with every other call's, one read a tick.
+    const unwatch = watch.watch(node.replicaId, () =>
+      aborter.abort(
+        new NodeCallError('node_disconnected', `the gateway holding node "${node.nodeId}" is gone`),
+      ),
+    );
     // A client span around the bus round trip; its context travels in the bus envelope, so
     // the gateway replica's span is its child (or, not sampled here, is not sampled there
     // either). Off: a span with no context, nothing injected.
@@ -200,24 +190,27 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): Routing
     try {
       const raw = await bus.request(gatewayChannel(node.replicaId), command, {
         timeoutMs: timeoutMs + BUS_GRACE_MS,
-        signal: watch.signal,
+        signal: aborter.signal,
         ...traceOptions(span),
       });
-      if (cached && ToolCallNotHere.safeParse(raw).success) return NOT_HERE;
-      const reply = ToolCallReply.parse(raw);
-      const result = toResult(reply.response, call.toolName);
+      // The gateway's own reply (ToolCallReply or ToolCallNotHere) needs no schema; the node's
+      // response in it is validated by toResult.
+      if (typeof raw !== 'object' || raw === null)
+        throw new NodeCallError('tool_failed', 'the gateway sent an invalid reply');
+      if (cached && (raw as { notHere?: unknown }).notHere === true) return NOT_HERE;
+      const result = toResult((raw as { response?: unknown }).response, call.toolName);
       if (!result.success) span.setStatus({ code: SpanStatusCode.ERROR, message: 'tool error' });
       return result;
     } catch (error) {
       // An older replica answers `node_not_found` (before sending anything to the node); a
       // replica that is gone answers nobody.
-      if (cached && !watch.signal.aborted && notHeld(error)) return NOT_HERE;
-      const failure = toNodeCallError(error, node, timeoutMs, watch.signal);
+      if (cached && !aborter.signal.aborted && notHeld(error)) return NOT_HERE;
+      const failure = toNodeCallError(error, node, timeoutMs, aborter.signal);
       span.setStatus({ code: SpanStatusCode.ERROR, message: failure.code });
       throw failure;
     } finally {
       span.end();
-      clearInterval(timer);
+      unwatch();
       call.signal?.removeEventListener('abort', onCallerAbort);
     }
   }

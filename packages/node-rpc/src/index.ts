@@ -20,6 +20,7 @@ export {
   DISCONNECT_USER_CHANNEL,
   GatewayCommand,
   ToolCallCommand,
+  toolCallCommandOf,
   DeliverCommand,
   ReplaceCommand,
   ToolCallReply,

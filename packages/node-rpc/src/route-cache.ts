@@ -56,6 +56,13 @@ export class RouteCache {
     private readonly replicaCheckMs: number,
   ) {}
 
+  /** The user's nodes as cached, when a read younger than `maxAgeMs` is; no Redis command. */
+  cached(userId: string): PresentNode[] | undefined {
+    if (this.maxAgeMs <= 0 || this.closed) return undefined;
+    const hit = this.users.get(userId);
+    return hit && Date.now() - hit.readAt < this.maxAgeMs ? hit.nodes : undefined;
+  }
+
   /** The user's nodes, cached or read now; `cached` tells which. */
   async nodes(
     userId: string,

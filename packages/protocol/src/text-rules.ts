@@ -73,3 +73,27 @@ export function textProblems(value: unknown, root = ''): TextProblem[] {
   }
   return problems.reverse();
 }
+
+/** A JSON escape that may spell a NUL or a surrogate: `\u0000`, `\uD800` to `\uDFFF`. */
+const SUSPECT_ESCAPE = /\\u(?:0000|[dD][89a-fA-F])/;
+
+/** Longer texts are walked with {@link textProblems} whatever they hold. */
+const SHORT_JSON = 4_096;
+
+/**
+ * Whether the value `JSON.parse` made of `text` can break the text rules, judged from the text
+ * alone: false for a short text with no escape that may spell a NUL or a surrogate and fewer
+ * opening brackets than {@link MAX_JSON_DEPTH}, whose value then needs no walk. `text` must come
+ * from decoding UTF-8 (`Buffer#toString`), which never yields an unpaired surrogate; a raw NUL
+ * is not valid JSON. True means "walk it": most such texts are fine.
+ */
+export function jsonTextNeedsTextCheck(text: string): boolean {
+  if (text.length > SHORT_JSON || SUSPECT_ESCAPE.test(text)) return true;
+  let open = 0;
+  for (const bracket of ['{', '[']) {
+    for (let at = text.indexOf(bracket); at !== -1; at = text.indexOf(bracket, at + 1)) {
+      if (++open >= MAX_JSON_DEPTH) return true;
+    }
+  }
+  return false;
+}

@@ -60,6 +60,20 @@ export const HeartbeatMessage = z.object({
 export type HeartbeatMessage = z.infer<typeof HeartbeatMessage>;
 export type HeartbeatMessageInput = z.input<typeof HeartbeatMessage>;
 
+/**
+ * A well-formed heartbeat checked by hand, as {@link HeartbeatMessage} would parse it (defaults
+ * applied, unknown keys left out); undefined for anything else, which then goes to the schema
+ * (and its error messages). The most frequent frame of an idle node: a schema parse of each was
+ * a measurable share of an idle gateway's time.
+ */
+export function heartbeatOf(frame: Record<string, unknown>): HeartbeatMessage | undefined {
+  const { type, status = 'online', current_tasks: tasks = 0 } = frame;
+  if (type !== 'heartbeat' || (status !== 'online' && status !== 'busy' && status !== 'offline'))
+    return undefined;
+  if (!Number.isSafeInteger(tasks) || (tasks as number) < 0) return undefined;
+  return { type, status, current_tasks: tasks as number };
+}
+
 /** Keepalive from any client; from a node it also counts as a heartbeat. Answered by `pong`. */
 export const PingMessage = z.object({
   type: z.literal('ping'),
