@@ -146,7 +146,9 @@ export class AgentRunner {
             () => undefined,
           ),
       };
-      return this.ready(run, lease, { written, freshSession });
+      const held = leased.then(() => undefined);
+      held.catch(() => undefined);
+      return this.ready(run, lease, { written, freshSession, leased: held });
     }
     const lease = await acquire();
     if (!lease) throw new SessionBusyError(sessionId);
@@ -200,7 +202,9 @@ export class AgentRunner {
   private ready(
     run: { runId: string; sessionId: string; userId: string; request: RunRequest; state: RunState },
     lease: SessionLease,
-    behind: { written: Promise<void>; freshSession: boolean } | undefined = undefined,
+    behind:
+      | { written: Promise<void>; freshSession: boolean; leased?: Promise<void> }
+      | undefined = undefined,
   ): PreparedRun {
     const { runId, sessionId, userId, request, state } = run;
     return {
