@@ -224,8 +224,10 @@ async function conversation(options: RunOptions): Promise<void> {
   if (history.length === 0 && request.history.length > 0) {
     // A session the service has not seen: the client's history starts the stored conversation.
     history = request.history.map((m) => ({ role: m.role, content: m.content }) as ChatMessage);
-    await written;
-    await sessions.append(run, run.runId, history);
+    if (!options.openingStored) {
+      await written;
+      await sessions.append(run, run.runId, history);
+    }
   }
 
   let acceptedPlan: { summary: string; steps: string[] } | undefined;
@@ -240,8 +242,11 @@ async function conversation(options: RunOptions): Promise<void> {
   }
 
   const user = userMessage(request.message, request.attachments, limits);
-  // Stored while the model starts answering; every later write of the run waits for it.
-  const userStored = written.then(() => sessions.append(run, run.runId, [user]));
+  // Stored while the model starts answering (with the run's rows when they open a new
+  // session); every later write of the run waits for it.
+  const userStored = options.openingStored
+    ? written
+    : written.then(() => sessions.append(run, run.runId, [user]));
   userStored.catch(() => undefined);
   try {
     await answer(options, {

@@ -69,6 +69,11 @@ export interface ExecuteRunOptions extends RunEngines {
    */
   readonly leased?: Promise<void>;
   /**
+   * The run's opening messages (a new session's history from the client, the user message) are
+   * stored with its rows by `written`, in the same statement: nothing more to write for them.
+   */
+  readonly openingStored?: boolean;
+  /**
    * The session is new, its id generated for this run: it has no stored conversation or state
    * to read before the model request.
    */
