@@ -6,7 +6,7 @@ import {
   GatewayCommandError,
   gatewayChannel,
 } from '@agent-backend/node-rpc';
-import { WS_CLOSE } from '@agent-backend/protocol';
+import { isStaleConnection, WS_CLOSE } from '@agent-backend/protocol';
 import type { LocalRegistry } from './local-registry.js';
 
 /** The API's tracer: the no-op one unless tracing is on in this process. */
@@ -29,8 +29,12 @@ export function respondToCommands(
     const command = parsed.data;
     const node = registry.node(command.userId, command.nodeId);
     if (command.kind === 'replace') {
-      node?.close(WS_CLOSE.replaced, 'replaced by a newer connection of this node');
-      return { closed: Boolean(node) };
+      // A later connection of the same client instance stays: the sender's is the stale one.
+      if (!node || isStaleConnection(command.connection, node.identity.connection)) {
+        return { closed: false };
+      }
+      node.close(WS_CLOSE.replaced, 'replaced by a newer connection of this node');
+      return { closed: true };
     }
     if (!node?.isOpen) {
       // A caller that routed on a cached route sends the call again on a fresh presence read.

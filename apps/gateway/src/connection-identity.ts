@@ -1,5 +1,12 @@
 import type { IncomingMessage } from 'node:http';
-import { WS_CLOSE, WS_PATHS, type NodeType, type WsClientKind } from '@agent-backend/protocol';
+import {
+  connectionOrderOf,
+  WS_CLOSE,
+  WS_PATHS,
+  type ConnectionOrder,
+  type NodeType,
+  type WsClientKind,
+} from '@agent-backend/protocol';
 
 /** Who a WebSocket connection is, once the URL and the token have been checked. */
 export interface ConnectionIdentity {
@@ -7,6 +14,11 @@ export interface ConnectionIdentity {
   userId: string;
   /** Nodes only: from `node_id`, else `ext_<user>` / `desktop_<user>` (spec 4.3). */
   nodeId?: string;
+  /**
+   * Nodes only: the connection's order, when the URL names one (`instance_id`,
+   * `connection_seq`): a connection never replaces a later one of the same client instance.
+   */
+  connection?: ConnectionOrder;
   /** False only when the legacy switch let an unauthenticated connection in. */
   authenticated: boolean;
   /** The token's `iat` (epoch seconds), when it has one: a later revocation closes the socket. */
@@ -61,6 +73,7 @@ export async function identify(
 ): Promise<ConnectionIdentity | IdentityRefusal> {
   let userId: string;
   let nodeId: string | undefined;
+  let connection: ConnectionOrder | undefined;
   if (kind === 'web') {
     const value = url.searchParams.get('user_id');
     if (!value) return { code: WS_CLOSE.missingIdentity, reason: 'user_id is required' };
@@ -78,7 +91,9 @@ export async function identify(
     }
     userId = clientId.slice(prefix.length);
     nodeId = url.searchParams.get('node_id') || `${DEFAULT_NODE_PREFIX[kind]}${userId}`;
+    connection = connectionOrderOf(url.searchParams);
   }
+  const named = connection ? { nodeId, connection } : { nodeId };
   if (userId.length > 128 || (nodeId !== undefined && nodeId.length > 128)) {
     return {
       code: WS_CLOSE.invalidIdentity,
@@ -88,7 +103,7 @@ export async function identify(
 
   const token = url.searchParams.get('token') || bearer(request.headers.authorization);
   if (!token) {
-    if (options.allowUnauthenticated) return { kind, userId, nodeId, authenticated: false };
+    if (options.allowUnauthenticated) return { kind, userId, ...named, authenticated: false };
     return { code: WS_CLOSE.unauthorized, reason: 'access token required' };
   }
   let issuedAt: number | undefined;
@@ -102,7 +117,7 @@ export async function identify(
   } catch (error) {
     return { code: WS_CLOSE.unauthorized, reason: (error as Error).message };
   }
-  return { kind, userId, nodeId, authenticated: true, issuedAt };
+  return { kind, userId, ...named, authenticated: true, issuedAt };
 }
 
 function bearer(header: string | undefined): string | undefined {

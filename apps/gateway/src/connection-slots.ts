@@ -16,8 +16,11 @@ export interface ConnectionSlotOptions {
   readonly maxWeb: number;
   /** `LIMITS_ON_REDIS_ERROR` is `open`. */
   readonly failOpen: boolean;
-  /** The close code of a node connection replaced by a newer one of the same node. */
-  readonly replacedCode: number;
+  /**
+   * Close codes of a node connection that leaves the node to a newer one of the same node
+   * (replaced, or refused as stale): that one holds the slot now.
+   */
+  readonly keptByNewer: readonly number[];
   readonly logger: Logger;
   onRefused(limit: string): void;
 }
@@ -60,7 +63,7 @@ export function connectionSlots(options: ConnectionSlotOptions) {
     return {
       held: true,
       release: async (closeCode) => {
-        if (!web && closeCode === options.replacedCode) return;
+        if (!web && options.keptByNewer.includes(closeCode)) return;
         await release().catch((error: unknown) =>
           logger.warn({ err: error, pool }, 'slot release failed; its lease will free it'),
         );

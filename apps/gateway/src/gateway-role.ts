@@ -87,7 +87,7 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
     maxNode: config.MAX_NODE_CONNECTIONS_PER_USER,
     maxWeb: config.MAX_WEB_CONNECTIONS_PER_USER,
     failOpen: config.LIMITS_ON_REDIS_ERROR === 'open',
-    replacedCode: WS_CLOSE.replaced,
+    keptByNewer: [WS_CLOSE.replaced, WS_CLOSE.stale],
     logger,
     onRefused: (limit) => context.metrics.limits.refused(limit),
   });

@@ -1,5 +1,6 @@
 import type WebSocket from 'ws';
 import {
+  isStaleConnection,
   NodeClientMessage,
   NodeStatus,
   WS_CLOSE,
@@ -189,7 +190,7 @@ export class NodeConnection extends Connection {
       max_concurrent_tasks: message.max_concurrent_tasks,
       ...(message.tools ? { tools: message.tools } : {}),
     });
-    await this.publishPresence();
+    if (!(await this.publishPresence())) return;
     this.send({ type: 'registered', node_id: this.nodeId, success: true });
     this.registered = true;
     this.announce(this.record.status);
@@ -265,19 +266,38 @@ export class NodeConnection extends Connection {
     );
   }
 
-  private async publishPresence(): Promise<void> {
+  /**
+   * Lists this connection as the node's, here and in presence, and closes its older one (4009)
+   * here or on the replica holding it; but a connection older than one the node has from the
+   * same client instance (`isStaleConnection`: here, or in presence's atomic compare) is
+   * refused (4011) instead. @returns whether this connection is now the node's.
+   */
+  private async publishPresence(): Promise<boolean> {
+    // A register frame read before the socket closed must not list a closed connection.
+    if (!this.isOpen) return false;
     const { registry, presence, replicaId, bus, logger } = this.services;
+    const { connection } = this.identity;
+    const held = registry.node(this.userId, this.nodeId);
+    if (held && held !== this && isStaleConnection(connection, held.identity.connection)) {
+      this.refuseAsStale();
+      return false;
+    }
     const older = registry.addNode(this);
     older?.close(WS_CLOSE.replaced, 'replaced by a newer connection of this node');
     const existing = await presence.getNode(this.userId, this.nodeId);
-    await presence.upsertNode({
+    const stored = await presence.upsertNode({
       userId: this.userId,
       nodeId: this.nodeId,
       nodeType: this.nodeType,
       replicaId,
       ...(existing?.replicaId === replicaId ? { connectedAt: existing.connectedAt } : {}),
+      ...(connection ? { connection } : {}),
       data: this.record,
     });
+    if (isStaleConnection(connection, stored.connection)) {
+      this.refuseAsStale();
+      return false;
+    }
     this.refreshedAt = Date.now();
     this.announcedStatus = this.record.status;
     this.announceChange(this.nodeId);
@@ -287,6 +307,7 @@ export class NodeConnection extends Connection {
         userId: this.userId,
         nodeId: this.nodeId,
         byReplica: replicaId,
+        ...(connection ? { connection } : {}),
       };
       await bus
         .request(gatewayChannel(existing.replicaId), replace, { timeoutMs: 2_000 })
@@ -297,6 +318,14 @@ export class NodeConnection extends Connection {
           );
         });
     }
+    return true;
+  }
+
+  /** Leaves the node to a later connection of the same client instance, and closes (4011). */
+  private refuseAsStale(): void {
+    this.services.registry.removeNode(this);
+    this.logger.debug({ node: this.nodeId, user: this.userId }, 'refused a stale node connection');
+    this.close(WS_CLOSE.stale, 'stale: a later connection of this client instance holds the node');
   }
 
   /**

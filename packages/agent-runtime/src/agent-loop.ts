@@ -76,8 +76,16 @@ export interface AgentLoopOptions {
 export interface TurnBudget {
   /** Before the run's first model request: false when the budget is already used up. */
   allows(): Promise<boolean>;
-  /** After each model request, with the tokens it reported: false when it is now used up. */
+  /** After a model request that called tools, with the tokens it reported: false when it is now used up. */
   spend(tokens: number): Promise<boolean>;
+  /**
+   * After the run's final answer (a model request without tool calls), with its tokens: where
+   * the budget stands after it changes nothing (the run ends anyway), so they are kept for
+   * {@link settle} and go out with the run's last writes instead of a write of their own.
+   */
+  spendAtEnd(tokens: number): void;
+  /** Adds what `spendAtEnd` kept (nothing kept: no call); never rejects. */
+  settle(): Promise<void>;
 }
 
 /**
@@ -140,8 +148,9 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       throw error;
     }
     const assistant: AssistantMessage = { role: 'assistant', content: turn.content || null };
-    const within = budget ? await budget.spend(turn.tokens) : true;
     if (turn.toolCalls.length === 0) {
+      // Counted with the run's last writes (see TurnBudget.spendAtEnd), before `done`.
+      budget?.spendAtEnd(turn.tokens);
       if (!turn.content && turn.finishReason === null) {
         throw new AgentRunError(
           'llm_bad_response',
@@ -151,6 +160,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       await options.commit([{ ...assistant, content: turn.content }], step);
       return;
     }
+    const within = budget ? await budget.spend(turn.tokens) : true;
     if (!within) {
       // Its tool calls are not run: the stored turn keeps only the text (a valid conversation).
       if (turn.content) await options.commit([{ role: 'assistant', content: turn.content }], step);

@@ -80,11 +80,13 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     },
   };
   const progress: RunProgress = { usage, lastSeq: () => lastSeq };
+  const budget = given.tokenBudget?.(run);
   const options: RunOptions = {
     ...given,
     emit,
     metrics: countingMetrics,
     progress,
+    ...(budget ? { budget } : {}),
   };
   if (!given.resume) emit({ type: 'session', session_id: run.sessionId, run_id: run.runId });
   logger.info(
@@ -131,9 +133,12 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
     .forgetTurn?.()
     .catch((err: unknown) => logger.warn({ ...log, err }, 'could not delete the turn record'));
   // Free the session before the last event: a client that got `done` may invoke again at once.
-  await options
-    .release()
-    .catch((err: unknown) => logger.warn({ ...log, err }, 'lease release failed'));
+  // The final answer's tokens go out in the same tick (one write, auto-pipelined), counted
+  // before `done`.
+  await Promise.all([
+    budget?.settle(),
+    options.release().catch((err: unknown) => logger.warn({ ...log, err }, 'lease release failed')),
+  ]);
   emit(final);
   logger.info({ ...log, status: result.status, code: result.code }, 'run ended');
   return result;
@@ -153,9 +158,12 @@ async function suspended(
   await Promise.all(approvals);
   const held = heldApprovals(turn);
   const last = Math.max(...held.map((a) => Date.parse(a.expires_at)));
-  await options
-    .release(Math.max(0, last - Date.now()) + SUSPEND_HOLD_MARGIN_MS)
-    .catch((err: unknown) => logger.warn({ ...log, err }, 'lease hand-over failed'));
+  await Promise.all([
+    options.budget?.settle(),
+    options
+      .release(Math.max(0, last - Date.now()) + SUSPEND_HOLD_MARGIN_MS)
+      .catch((err: unknown) => logger.warn({ ...log, err }, 'lease hand-over failed')),
+  ]);
   emit({ type: 'suspended', run_id: run.runId, approvals: held });
   logger.info({ ...log, approvals: held.length }, 'run suspended');
   return { status: 'suspended' };
@@ -172,9 +180,10 @@ async function handedOver(options: RunOptions, approvals: Promise<void>[]): Prom
   // Its events in the run log and its rows first: a takeover continues from them.
   await options.durable?.();
   await options.written?.catch(() => undefined);
-  await options
-    .release()
-    .catch((err: unknown) => logger.warn({ ...log, err }, 'lease release failed'));
+  await Promise.all([
+    options.budget?.settle(),
+    options.release().catch((err: unknown) => logger.warn({ ...log, err }, 'lease release failed')),
+  ]);
   logger.info(log, 'run handed over');
   return { status: 'handed_over' };
 }

@@ -122,7 +122,7 @@ export async function answer(options: RunOptions, prepared: Prepared): Promise<v
       ? { guard: options.modelUrlGuard }
       : {}),
   });
-  const budget = options.tokenBudget?.(run);
+  const { budget } = options;
   await runAgentLoop({
     client,
     model: request.model.name,

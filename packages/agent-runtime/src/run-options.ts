@@ -100,4 +100,8 @@ export interface RunProgress {
   suspended?: PendingTurn;
 }
 
-export type RunOptions = ExecuteRunOptions & { readonly progress: RunProgress };
+export type RunOptions = ExecuteRunOptions & {
+  readonly progress: RunProgress;
+  /** This run's view of the token budget (from `tokenBudget`); absent: not limited. */
+  readonly budget?: TurnBudget;
+};

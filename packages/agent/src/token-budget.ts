@@ -15,7 +15,9 @@ interface RunBudgetDeps {
  * Every run's view of its user's daily token budget (docs/limits.md), for every kind of run
  * (invoke, scheduled tasks, chat replies): checked before the first model request (unless the
  * caller did, `budgetChecked`: invoke's admission), and each
- * request's tokens added to the user's counter of the day. Undefined when budgets are off.
+ * request's tokens added to the user's counter of the day: at once after a request that called
+ * tools (where the budget stands decides whether the run goes on), with the run's last writes
+ * after its final answer. Undefined when budgets are off.
  * A store failure during a run is logged and the run goes on (its tokens uncounted): the
  * request path's check already applied `LIMITS_ON_REDIS_ERROR`, and ending a run half-way on an
  * outage would lose the work for nothing.
@@ -41,9 +43,18 @@ export function runTokenBudget(
       logger.info({ ...log, used: status.used, budget: status.limit }, 'token budget used up');
       return false;
     };
+    // The final answer's tokens, until the run's last writes (see TurnBudget.spendAtEnd).
+    let atEnd = 0;
     return {
       allows: async () => run.request.budgetChecked === true || within(0),
       spend: within,
+      spendAtEnd: (tokens: number) => void (atEnd += tokens),
+      settle: async () => {
+        if (atEnd === 0) return;
+        const tokens = atEnd;
+        atEnd = 0;
+        await within(tokens);
+      },
     };
   };
 }

@@ -27,6 +27,8 @@ export const WS_CLOSE_MEANINGS: Record<keyof typeof WS_CLOSE, string> = {
     'Slow consumer: more than `GATEWAY_MAX_BUFFERED_BYTES` unsent. Reconnect after a backoff.',
   replaced:
     'The same node (user + node id) connected again; this older connection is closed. Stop.',
+  stale:
+    'The URL named `instance_id` and `connection_seq`, and the node already has a later connection of the same instance: this stale one is refused, the later one stays. A client that has moved on ignores it; on its current socket, reconnect after a backoff.',
   unauthorized: 'No access token, or an invalid or expired one. Refresh the token, then reconnect.',
   forbidden: 'The token belongs to another user, or the Origin is not allowed. Stop.',
   tooBig: 'A frame over `GATEWAY_MAX_FRAME_BYTES`. Send smaller frames.',
@@ -86,12 +88,30 @@ const token = {
     'The access token (also accepted as `Authorization: Bearer`); its `sub` must be the user of the URL.',
 };
 
+/** The optional order of a node's connections (`ConnectionOrder`), the same on both node paths. */
+const order = {
+  instance_id: {
+    type: 'string',
+    minLength: 1,
+    maxLength: 128,
+    description:
+      'Optional, with `connection_seq`: random for each client instance. A connection never replaces a later one (higher `connection_seq`) of the same instance; it is closed with 4011 instead.',
+  },
+  connection_seq: {
+    type: 'string',
+    pattern: '^\\d{1,15}$',
+    description:
+      'Optional, with `instance_id`: grows with each connection attempt of the instance.',
+  },
+} as const;
+
 const QUERIES: Record<WsClientKind, JsonSchema> = {
   extension: {
     type: 'object',
     properties: {
       client_id: { type: 'string', pattern: '^user_.+', description: '`user_<user_id>`.' },
       node_id: { type: 'string', description: 'The device; default `ext_<user_id>`.' },
+      ...order,
       token,
     },
     required: ['client_id'],
@@ -101,6 +121,7 @@ const QUERIES: Record<WsClientKind, JsonSchema> = {
     properties: {
       client_id: { type: 'string', pattern: '^desktop_.+', description: '`desktop_<user_id>`.' },
       node_id: { type: 'string', description: 'The device; default `desktop_<user_id>`.' },
+      ...order,
       token,
     },
     required: ['client_id'],

@@ -8,12 +8,12 @@ export interface LimiterRule {
   duration: number;
 }
 
-/** One limiter per rule that is on (points > 0); rules that are off are left out. */
-export function rateLimiters(
+/** One limiter per rule that is on (points > 0); rules that are off are null. */
+export function rateLimiters<T>(
   rules: Readonly<Record<string, RateRule>>,
-  make: (rule: LimiterRule) => RateLimiterAbstract,
-): Map<string, RateLimiterAbstract | null> {
-  const limiters = new Map<string, RateLimiterAbstract | null>();
+  make: (rule: LimiterRule) => T,
+): Map<string, T | null> {
+  const limiters = new Map<string, T | null>();
   for (const [name, rule] of Object.entries(rules)) {
     if (!Number.isInteger(rule.points) || rule.points < 0) {
       throw new RangeError(`rate limit ${name}: points must be a whole number >= 0`);

@@ -1,5 +1,4 @@
 import type { Redis } from '@agent-backend/redis';
-import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { defineScript, redisKeys, scanKeys, unlinkKeys } from '@agent-backend/redis';
 import {
   SLOT_POOLS,
@@ -13,7 +12,8 @@ import {
   type SlotLeaseOptions,
   type SlotPool,
 } from './limits.js';
-import { consumeWith, forgetKey, rateLimiters } from './rate-rules.js';
+import { RateLeases } from './rate-leases.js';
+import { rateLimiters } from './rate-rules.js';
 
 export interface RedisLimitsOptions extends SlotLeaseOptions {
   /** The service's shared connection (not closed by `close()`). */
@@ -22,6 +22,11 @@ export interface RedisLimitsOptions extends SlotLeaseOptions {
   prefix: string;
   /** The rate limits by name. */
   rules: Readonly<Record<string, RateRule>>;
+  /**
+   * The most units of a rate limit one replica leases at a time (docs/limits.md, "Leases");
+   * 1: every request asks Redis. @default 20
+   */
+  maxLease?: number;
 }
 
 /**
@@ -83,14 +88,16 @@ interface Holding {
 }
 
 /**
- * The distributed limits: rate-limiter-flexible's atomic Redis counters (one Lua call a
- * request) under `<prefix>limit:<name>:`; each user's slots of a pool as a sorted set
+ * The distributed limits: a counter per rate limit and key under `<prefix>limit:<name>:<key>`
+ * for its fixed window, leased to replicas a few units at a time (see {@link RateLeases}); each user's slots of a pool as a sorted set
  * `<prefix>limit:<pool>:<userId>` of holder ids scored by the end of their lease, renewed by the
  * replica holding them; counters as plain integers `<prefix>limit:<key>` (INCRBY and PEXPIRE in
  * one script).
  */
 class RedisLimits implements Limits {
-  private readonly limiters;
+  /** The rules that are on (points > 0), in whole seconds as the window's unit; off: null. */
+  private readonly rules = new Map<string, RateRule | null>();
+  private readonly leases: RateLeases;
   private readonly keys;
   private readonly leaseMs: number;
   private readonly renewEveryMs: number;
@@ -109,20 +116,22 @@ class RedisLimits implements Limits {
     this.keys = redisKeys(options.prefix);
     this.leaseMs = options.leaseMs ?? DEFAULT_SLOT_LEASE_MS;
     this.renewEveryMs = options.renewEveryMs ?? renewEvery(this.leaseMs);
-    this.limiters = rateLimiters(
-      options.rules,
-      (rule) =>
-        new RateLimiterRedis({
-          ...rule,
-          storeClient: options.redis,
-          keyPrefix: this.keys.limit(rule.keyPrefix),
-        }),
+    for (const [name, rule] of rateLimiters(options.rules, (rule) => rule)) {
+      this.rules.set(name, rule && { points: rule.points, windowMs: rule.duration * 1000 });
+    }
+    this.leases = new RateLeases(
+      options.redis,
+      (name, key) => this.keys.limit(`${name}:${key}`),
+      options.maxLease,
     );
   }
 
   async consume(name: string, key: string): Promise<RateDecision> {
     this.assertOpen();
-    return consumeWith(this.limiters, name, key);
+    const rule = this.rules.get(name);
+    if (rule === undefined) throw new RangeError(`no rate limit named ${name}`);
+    if (rule === null) return { allowed: true, limit: 0, remaining: 0, resetMs: 0 };
+    return this.leases.consume(name, rule, key);
   }
 
   async acquireSlot(
@@ -188,8 +197,10 @@ class RedisLimits implements Limits {
     // The user's daily token counters, whatever their day.
     const glob = this.keys.limit(`tokens:${userId}:`).replace(/[*?[\]\\]/g, '\\$&');
     for await (const page of scanKeys(redis, `${glob}*`)) keys.push(...page);
-    const removed = await unlinkKeys(redis, keys);
-    return removed + (await forgetKey(this.limiters, userId));
+    for (const [name, rule] of this.rules)
+      if (rule) keys.push(this.keys.limit(`${name}:${userId}`));
+    this.leases.forget(userId);
+    return unlinkKeys(redis, keys);
   }
 
   async close(): Promise<void> {
@@ -197,6 +208,7 @@ class RedisLimits implements Limits {
     clearInterval(this.renewTimer);
     this.renewTimer = undefined;
     this.held.clear();
+    this.leases.close();
     for (const holding of this.holdings.values()) clearTimeout(holding.forget);
   }
 

@@ -15,6 +15,7 @@ export const CloseCode = {
   InvalidIdentity: WS_CLOSE.invalidIdentity,
   SlowConsumer: WS_CLOSE.slowConsumer,
   Replaced: WS_CLOSE.replaced,
+  Stale: WS_CLOSE.stale,
   Unauthorized: WS_CLOSE.unauthorized,
   Forbidden: WS_CLOSE.forbidden,
 } as const;
@@ -22,7 +23,9 @@ export const CloseCode = {
 /**
  * What a client does after its socket ended:
  * - `reconnect`: wait a backoff delay and connect again (network failures, restarts, 4008,
- *   1009, any code not listed below);
+ *   1009, 4011, any code not listed below). 4011 (stale) closes a socket a later attempt of
+ *   this client superseded, which the client has normally abandoned already; on its current
+ *   socket, a new attempt (with a higher sequence) is what it needs;
  * - `refresh_token`: ask `getToken()` for a fresh token and reconnect once; stop with
  *   `unauthorized` when there is no `getToken()` or the fresh token is refused too;
  * - `stop`: final, with the error code to report.

@@ -161,6 +161,25 @@ describe('node client, raw frames and transport failures', () => {
     expect((await stopped).error.code).toBe('missing_identity');
   });
 
+  it('names each attempt in the URL (one instance id, a growing sequence), and reconnects on 4011', async () => {
+    const { client, userId } = await registered();
+    const urls = record(client, 'connecting');
+    const down = nextEvent(client, 'disconnected');
+    gateway.closeUser(userId, 4011, 'stale');
+    expect(await down).toMatchObject({ code: 4011, willReconnect: true });
+    await nextEvent(client, 'registered');
+    const again = new URL(urls[0]!.url).searchParams;
+    expect(again.get('connection_seq')).toBe('2');
+    expect(again.get('instance_id')).toMatch(/^[0-9a-f-]{36}$/);
+    const other = new NodeClient({ url: gateway.url, kind: 'desktop', userId: 'x' });
+    const first = nextEvent(other, 'connecting');
+    other.start().catch(() => {});
+    const params = new URL((await first).url).searchParams;
+    await other.close();
+    expect(params.get('connection_seq')).toBe('1');
+    expect(params.get('instance_id')).not.toBe(again.get('instance_id'));
+  });
+
   it('keeps retrying while the server is down and stops cleanly when closed meanwhile', async () => {
     const before = await settledHandles();
     const server: Server = createServer();

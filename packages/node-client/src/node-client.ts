@@ -130,6 +130,7 @@ export class NodeClient extends TypedEmitter<NodeClientEvents> {
         keepaliveMs: heartbeatMs,
         idleTimeoutMs: options.idleTimeoutMs ?? 3 * heartbeatMs,
         options,
+        ordered: true,
       },
       {
         onConnecting: (attempt, at) => this.emit('connecting', { attempt, url: at }),

@@ -1,4 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import WebSocket from 'ws';
+import { CONNECTION_ORDER_PARAMS } from '@agent-backend/protocol';
 import { Backoff, resolveReconnectOptions, type ReconnectOptions } from './backoff.js';
 import { closeAction, handshakeAction, type CloseAction } from './close-codes.js';
 import { ClientError } from './errors.js';
@@ -69,6 +71,12 @@ export interface SocketSettings {
   /** Without any inbound frame (or WebSocket ping) for this long, the socket is dropped. */
   readonly idleTimeoutMs: number;
   readonly options: ConnectionOptions;
+  /**
+   * Name each attempt's order in the URL (`instance_id`, random per socket object, and
+   * `connection_seq`, the attempt number), so the gateway never lets a socket this client gave
+   * up on, processed late, replace a later one (it closes the stale one with 4011). Nodes only.
+   */
+  readonly ordered?: boolean;
 }
 
 type State = 'idle' | 'connecting' | 'open' | 'waiting' | 'closing' | 'stopped';
@@ -99,6 +107,9 @@ export class ReconnectingSocket {
   #tickTimer: ReturnType<typeof setInterval> | undefined;
   #stableTimer: ReturnType<typeof setTimeout> | undefined;
   #closing: Promise<void> | undefined;
+  /** The socket given up on by `drop()`: whatever code it ends with, the client reconnects. */
+  #abandoned: WebSocket | undefined;
+  readonly #instance = randomUUID();
 
   constructor(settings: SocketSettings, hooks: SocketHooks, random?: () => number) {
     this.#settings = settings;
@@ -131,6 +142,7 @@ export class ReconnectingSocket {
   drop(reason: string): void {
     if (!this.#ws || this.isStopped) return;
     this.#downReason = reason;
+    this.#abandoned = this.#ws;
     this.#ws.terminate();
   }
 
@@ -187,6 +199,10 @@ export class ReconnectingSocket {
 
     const { url: baseUrl, options } = this.#settings;
     const url = new URL(baseUrl.href);
+    if (this.#settings.ordered) {
+      url.searchParams.set(CONNECTION_ORDER_PARAMS.instance, this.#instance);
+      url.searchParams.set(CONNECTION_ORDER_PARAMS.seq, String(attempt));
+    }
     const headers: Record<string, string> = { ...options.headers };
     if (token !== undefined && options.tokenTransport === 'query')
       url.searchParams.set('token', token);
@@ -275,8 +291,15 @@ export class ReconnectingSocket {
     const reason = closeReason || this.#downReason || '';
     this.#downReason = undefined;
     const base = httpStatus === undefined ? { code, reason } : { code, reason, httpStatus };
-    const action: CloseAction =
-      httpStatus === undefined ? closeAction(code) : handshakeAction(httpStatus);
+    // A socket the client gave up on may still bring a final code (a 4009 from a gateway that
+    // processed it late): the client already moved on, so it only reconnects.
+    const abandoned = ws === this.#abandoned;
+    this.#abandoned = undefined;
+    const action: CloseAction = abandoned
+      ? { action: 'reconnect' }
+      : httpStatus === undefined
+        ? closeAction(code)
+        : handshakeAction(httpStatus);
 
     if (action.action === 'stop') {
       this.#hooks.onDown({ ...base, willReconnect: false });

@@ -17,7 +17,7 @@ describe('close codes', () => {
     });
     expect(closeAction(CloseCode.Replaced)).toMatchObject({ action: 'stop', code: 'replaced' });
     expect(closeAction(CloseCode.Unauthorized)).toEqual({ action: 'refresh_token' });
-    for (const code of [1000, 1001, 1006, 1009, 1011, 4008, 4000, 4999])
+    for (const code of [1000, 1001, 1006, 1009, 1011, 4008, CloseCode.Stale, 4000, 4999])
       expect(closeAction(code)).toEqual({ action: 'reconnect' });
   });
 

@@ -1,5 +1,5 @@
 import { z } from 'zod';
-import { ToolCallRequest } from '@agent-backend/protocol';
+import { ConnectionOrder, ToolCallRequest } from '@agent-backend/protocol';
 
 /**
  * What crosses the bus between any process and the gateway replica holding a connection.
@@ -52,6 +52,12 @@ export const ReplaceCommand = z.object({
   nodeId: z.string().min(1),
   /** The replica that holds the newer connection. */
   byReplica: z.string().min(1),
+  /**
+   * The newer connection's order, when its client named one: a connection held here that is a
+   * later one of the same client instance is kept (the command comes from a stale socket
+   * processed late). A replica that predates the field drops it and closes, as before.
+   */
+  connection: ConnectionOrder.optional(),
 });
 export type ReplaceCommand = z.infer<typeof ReplaceCommand>;
 

@@ -6,6 +6,7 @@ import {
   storedData,
   type Ttls,
 } from './entries.js';
+import { isStaleConnection } from '@agent-backend/protocol';
 import { PresenceClosedError } from './errors.js';
 import type { Presence, PresenceEntry, PresenceOptions, PresenceUpsert } from './presence.js';
 
@@ -55,10 +56,23 @@ class MemoryPresence implements Presence {
   async upsertNode(input: PresenceUpsert): Promise<PresenceEntry> {
     const { userId, nodeId, nodeType, replicaId } = input;
     this.check({ userId, nodeId, replicaId });
+    const held = this.live(userId, nodeId);
+    if (held && isStaleConnection(input.connection, held.entry.connection)) return toEntry(held);
     const now = this.now();
     const connectedAt = checkConnectedAt(input.connectedAt) ?? now;
+    const { connection } = input;
     const stored: Stored = {
-      entry: { userId, nodeId, nodeType, replicaId, connectedAt, lastSeenAt: now },
+      entry: {
+        userId,
+        nodeId,
+        nodeType,
+        replicaId,
+        connectedAt,
+        lastSeenAt: now,
+        ...(connection
+          ? { connection: { instance: connection.instance, seq: connection.seq } }
+          : {}),
+      },
       data: storedData(input.data),
       expiresAt: now + this.ttls.nodeTtlMs,
     };

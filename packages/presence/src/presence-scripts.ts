@@ -49,10 +49,20 @@ return redis.call('ZRANGE', KEYS[1], 0, -1)
 `);
 
 /**
- * KEYS: user hash, replicas. ARGV: nodeId, nodeTtlMs, connectedAt ('' for now), and the JSON
- * tail `"<replicaId>",{...}]`. Returns the stored value.
+ * KEYS: user hash, replicas. ARGV: nodeId, nodeTtlMs, connectedAt ('' for now), the JSON tail
+ * `"<replicaId>",{...}]`, and the connection's instance id and sequence ('' for none). Returns
+ * the stored value: the visible entry unchanged when it holds a later connection of the same
+ * instance (its body's `conn`, `[instance, seq]`), else the new one.
  */
 export const upsertScript = defineScript(`${PRELUDE}
+if ARGV[5] ~= '' then
+  local held = redis.call('HGET', KEYS[1], ARGV[1])
+  local entry = held and visible(held)
+  local conn = entry and type(entry[5]) == 'table' and entry[5].conn
+  if type(conn) == 'table' and conn[1] == ARGV[5] and tonumber(conn[2]) > tonumber(ARGV[6]) then
+    return held
+  end
+end
 local ttl = tonumber(ARGV[2])
 local connectedAt = ARGV[3] ~= '' and ARGV[3] or ms(now)
 local v = '[' .. ms(now + ttl) .. ',' .. ms(now) .. ',' .. connectedAt .. ',' .. ARGV[4]

@@ -90,6 +90,44 @@ export function describePresenceContract(name: string, makePresence: MakePresenc
       expect(await p.touchNode('u1', 'missing')).toBe(false);
     });
 
+    it('keeps a later connection of the same instance against an older one upserted late', async () => {
+      const p = await make();
+      await p.heartbeatReplica('r1');
+      await p.heartbeatReplica('r2');
+      const second = { instance: 'dev-a', seq: 2 };
+      const kept = await p.upsertNode(node('n1', 'r2', { connection: second, data: { v: 2 } }));
+      expect(kept.connection).toEqual(second);
+      // The first attempt of the same instance, processed late (another replica or the same).
+      for (const replica of ['r1', 'r2']) {
+        const late = { instance: 'dev-a', seq: 1 };
+        const answer = await p.upsertNode(node('n1', replica, { connection: late, data: {} }));
+        expect(answer).toEqual(kept);
+        expect(await p.getNode('u1', 'n1')).toEqual(kept);
+      }
+      // The same connection again, and a touch with a patch, keep its order.
+      expect(
+        await p.upsertNode(node('n1', 'r2', { connection: second, data: { v: 3 } })),
+      ).toMatchObject({ connection: second, data: { v: 3 } });
+      expect(await p.touchNode('u1', 'n1', { w: 1 })).toBe(true);
+      expect(await p.getNode('u1', 'n1')).toMatchObject({
+        connection: second,
+        data: { v: 3, w: 1 },
+      });
+      // Another instance, or a connection that names no order, replaces as before.
+      const other = { instance: 'dev-b', seq: 0 };
+      expect(await p.upsertNode(node('n1', 'r1', { connection: other }))).toMatchObject({
+        replicaId: 'r1',
+        connection: other,
+      });
+      const plain = await p.upsertNode(node('n1', 'r2'));
+      expect(plain.replicaId).toBe('r2');
+      expect(plain.connection).toBeUndefined();
+      // An old order against an entry without one is written too.
+      expect(
+        await p.upsertNode(node('n1', 'r1', { connection: { instance: 'dev-a', seq: 0 } })),
+      ).toMatchObject({ replicaId: 'r1', connection: { instance: 'dev-a', seq: 0 } });
+    });
+
     it('removes a node only for its owner, so a late cleanup spares a reconnected node', async () => {
       const p = await make();
       await p.heartbeatReplica('r1');

@@ -1,3 +1,5 @@
+import type { ConnectionOrder } from '@agent-backend/protocol';
+
 /**
  * The presence port: which nodes (browser extensions, desktop apps) are connected, to which
  * gateway replica, and which replicas are alive.
@@ -32,6 +34,11 @@ export interface Presence {
   /**
    * Creates or replaces a node entry and refreshes its TTL. `lastSeenAt` is stamped by the
    * adapter; `connectedAt` defaults to now. Resolves to the stored entry.
+   *
+   * Newer connection wins by the client's order: when the entry's `connection` is stale next to
+   * the visible stored one's (same instance, lower sequence: `isStaleConnection`), nothing is
+   * written and the stored entry is returned unchanged, so the caller sees another `connection`
+   * than its own. The compare and the write are one atomic step (one Lua script in Redis).
    */
   upsertNode(entry: PresenceUpsert): Promise<PresenceEntry>;
   /**
@@ -69,6 +76,8 @@ export interface PresenceEntry {
   readonly lastSeenAt: number;
   /** The node's record (spec 2.1 fields), JSON. */
   readonly data: Record<string, unknown>;
+  /** The order of the connection the client named (`instance_id`, `connection_seq`), if any. */
+  readonly connection?: ConnectionOrder;
 }
 
 /**

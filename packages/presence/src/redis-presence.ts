@@ -5,6 +5,7 @@ import {
   type Redis,
   type RedisKeys,
 } from '@agent-backend/redis';
+import type { ConnectionOrder } from '@agent-backend/protocol';
 import {
   byConnection,
   checkConnectedAt,
@@ -83,11 +84,19 @@ class RedisPresence implements Presence {
     const { userId, nodeId, nodeType, replicaId } = input;
     this.check({ userId, nodeId, replicaId });
     const connectedAt = checkConnectedAt(input.connectedAt) ?? '';
+    const { connection } = input;
     const tail = JSON.stringify([
       replicaId,
-      { nodeType, data: JSON.parse(storedData(input.data)) },
+      body(nodeType, JSON.parse(storedData(input.data)), connection),
     ]);
-    const args = [nodeId, this.ttls.nodeTtlMs, connectedAt, tail.slice(1)];
+    const args = [
+      nodeId,
+      this.ttls.nodeTtlMs,
+      connectedAt,
+      tail.slice(1),
+      connection?.instance ?? '',
+      connection?.seq ?? '',
+    ];
     const value = (await upsertScript(this.redis, this.userKeys(userId), args)) as string;
     return decodeEntry(userId, nodeId, value);
   }
@@ -109,7 +118,7 @@ class RedisPresence implements Presence {
       const tail = JSON.stringify([
         entry.connectedAt,
         entry.replicaId,
-        { nodeType: entry.nodeType, data },
+        body(entry.nodeType, data, entry.connection),
       ]);
       const args = [nodeId, this.ttls.nodeTtlMs, current, tail.slice(1)];
       const result = await touchScript(this.redis, keys, args);
@@ -172,23 +181,37 @@ class RedisPresence implements Presence {
   }
 }
 
-/** Parses `[expiresAt, lastSeenAt, connectedAt, replicaId, {nodeType, data}]`. */
+/** The last element of a stored entry; `conn` only for a connection that named its order. */
+interface Body {
+  nodeType: string;
+  data: unknown;
+  conn?: [instance: string, seq: number];
+}
+
+function body(nodeType: string, data: unknown, connection: ConnectionOrder | undefined): Body {
+  return connection
+    ? { nodeType, data, conn: [connection.instance, connection.seq] }
+    : { nodeType, data };
+}
+
+/** Parses `[expiresAt, lastSeenAt, connectedAt, replicaId, {nodeType, data, conn?}]`. */
 function decodeEntry(userId: string, nodeId: string, value: string): PresenceEntry {
-  const [, lastSeenAt, connectedAt, replicaId, body] = JSON.parse(value) as [
+  const [, lastSeenAt, connectedAt, replicaId, stored] = JSON.parse(value) as [
     number,
     number,
     number,
     string,
-    { nodeType: string; data: Record<string, unknown> },
+    Body & { data: Record<string, unknown> },
   ];
   return {
     userId,
     nodeId,
-    nodeType: body.nodeType,
+    nodeType: stored.nodeType,
     replicaId,
     connectedAt,
     lastSeenAt,
-    data: body.data,
+    data: stored.data,
+    ...(stored.conn ? { connection: { instance: stored.conn[0], seq: stored.conn[1] } } : {}),
   };
 }
 

@@ -8,6 +8,7 @@ export * from './audit.js';
 export * from './auth.js';
 export * from './token-service.js';
 export * from './chat-platform.js';
+export * from './connection-order.js';
 export * from './conversations.js';
 export * from './dependency-errors.js';
 export * from './errors.js';

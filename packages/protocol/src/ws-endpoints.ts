@@ -45,4 +45,10 @@ export const WS_CLOSE = {
   goingAway: 1001,
   /** The operator disconnected the user (operator API); a client reconnects with backoff. */
   operatorDisconnect: 4010,
+  /**
+   * A connection that names its order (`instance_id`, `connection_seq`) is older than the one
+   * the node already has from the same client instance: the client has moved on to the newer
+   * one, so this one is refused. A client reconnects only if this was its current socket.
+   */
+  stale: 4011,
 } as const;
