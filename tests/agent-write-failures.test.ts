@@ -44,6 +44,10 @@ describe('agent: durable writes that fail, and resume', () => {
       `CREATE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$`,
     );
+    await cluster.sql(
+      `CREATE FUNCTION slower_write() RETURNS trigger LANGUAGE plpgsql AS $$
+       BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$`,
+    );
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -80,12 +84,22 @@ describe('agent: durable writes that fail, and resume', () => {
     const body = { message: 'hello', session_id: sessionId, llm_config: llm('w-run') };
     const stream = await invoke(url(0), token, body);
     const events = await stream.ended;
-    // Written behind the stream's start, its failure is the stream's error event (a 5xx when
-    // it was written before the stream).
-    // The run row is written behind the stream's start (the API's write-behind): its failure is
-    // the stream's error event, after the `session` event.
+    // The run row is written behind the stream's start (the API's write-behind), while the
+    // answer already streams: its failure is the stream's error event, after the chunks.
     expect(stream.response.status).toBe(200);
-    expect(types(events)).toEqual(['session', 'error']);
+    expect(types(events)[0]).toBe('session');
+    expect(types(events).slice(1, -1)).toEqual(
+      types(events)
+        .slice(1, -1)
+        .map(() => 'message_chunk'),
+    );
+    expect(
+      events
+        .slice(1, -1)
+        .map((e) => e.data.content)
+        .join(''),
+    ).toBe('Not recorded.');
+    expect(types(events).at(-1)).toBe('error');
     expect(events.at(-1)!.data.code).toBe('internal_error');
     expect(types(events)).not.toContain('done');
     await cluster.sql(`DROP TRIGGER "refuse_${sessionId}" ON agent_runs`);
@@ -217,6 +231,52 @@ describe('agent: durable writes that fail, and resume', () => {
     const events = await stream.ended;
     expect(types(events).at(-1)).toBe('done');
     await cluster.sql(`DROP TRIGGER "slow_${sessionId}" ON agent_messages`);
+  });
+
+  it('streams before its rows are stored; joined on the other replica by run id and by session meanwhile', async () => {
+    const userId = `writes-slow-${randomUUID()}`;
+    const own = await cluster.token(userId);
+    // A new session (the bench's case): its run row takes 3 s to store.
+    await cluster.sql(
+      `CREATE TRIGGER "slow_${userId}" BEFORE INSERT ON agent_runs FOR EACH ROW
+       WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION slower_write()`,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    cluster.model.script('w-slow', [
+      {
+        kind: 'stream',
+        pieces: [{ text: 'Early ' }, { waitFor: held }, { text: 'answer.' }, { finish: 'stop' }],
+      },
+    ]);
+    const first = await invoke(url(0), own, { message: 'go', llm_config: llm('w-slow') });
+    try {
+      const chunk = await first.waitFor((e) => e.data.type === 'message_chunk');
+      const session = first.events[0]!;
+      const runId = String(session.data.run_id);
+      const sessionId = String(session.data.session_id);
+      // The first chunk came while the run row was still being written.
+      const rows = await cluster.sql('SELECT 1 FROM agent_runs WHERE run_id = $1', [runId]);
+      expect(rows).toHaveLength(0);
+      const byRun = await joinRun(url(1), own, runId);
+      const bySession = await resume(url(1), own, sessionId, session.id);
+      expect(byRun.response.status).toBe(200);
+      expect(bySession.response.status).toBe(200);
+      await byRun.waitFor((e) => e.id === chunk.id);
+      // Another user is not shown the run.
+      const other = await cluster.token(`writes-other-${randomUUID()}`);
+      expect((await joinRun(url(1), other, runId)).response.status).toBe(404);
+      expect((await resume(url(1), other, sessionId, session.id)).response.status).toBe(404);
+      release();
+      const all = await first.ended;
+      expect(types(all)).toEqual(['session', 'message_chunk', 'message_chunk', 'done']);
+      expect((await byRun.ended).map((e) => e.id)).toEqual(all.map((e) => e.id));
+      expect((await bySession.ended).map((e) => e.id)).toEqual(all.slice(1).map((e) => e.id));
+      expect(await runStatus(runId)).toBe('done');
+    } finally {
+      release();
+      await cluster.sql(`DROP TRIGGER "slow_${userId}" ON agent_runs`);
+    }
   });
 
   it('resumes on the other replica from Last-Event-ID after a tool step; the run and its rows complete', async () => {

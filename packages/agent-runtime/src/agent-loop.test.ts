@@ -68,6 +68,7 @@ async function run(
     maxParallelTools?: number;
     recordTurn?: (assistant: ChatMessage, step: number) => Promise<void>;
     logger?: Logger;
+    durable?: () => Promise<void>;
   } = {},
 ) {
   const name = `loop-${++counter}`;
@@ -110,6 +111,7 @@ async function run(
     ...(options.beforeToolCall ? { beforeToolCall: options.beforeToolCall } : {}),
     ...(options.recordTurn ? { recordTurn: options.recordTurn } : {}),
     ...(options.logger ? { logger: options.logger } : {}),
+    ...(options.durable ? { durable: options.durable } : {}),
     emit: (e) => events.push(e),
     commit: async (messages) => {
       committed.push(messages);
@@ -609,6 +611,45 @@ describe('the tool calls of one turn', () => {
     });
     expect(parallel.outcome).toBe('finished');
     expect(log).not.toContain('record');
+  });
+  it('runs a repeat-safe tool without waiting for its tool_call to be durable; any other tool waits', async () => {
+    const log: string[] = [];
+    const logTool = (name: string, repeatSafe: boolean) =>
+      defineTool({
+        name,
+        description: name,
+        schema: z.object({}),
+        writes: false,
+        repeatSafe,
+        run: () => {
+          log.push(`run ${name}`);
+          return { content: 'ok' };
+        },
+      });
+    // The run log answers only once the test says so.
+    let logged!: () => void;
+    const appended = new Promise<void>((resolve) => (logged = resolve));
+    const durable = async () => {
+      log.push('durable?');
+      await appended;
+    };
+    const safe = run(
+      [toolCallsReply([{ id: 's1', name: 'todo_like', args: {} }]), textReply('ok')],
+      { tools: [logTool('todo_like', true)], durable },
+    );
+    const waited = new Promise((resolve) => setTimeout(() => resolve('waited for the log'), 5_000));
+    expect(await Promise.race([safe.then((r) => r.outcome), waited])).toBe('finished');
+    expect(log).toEqual(['run todo_like']);
+    log.length = 0;
+    const other = run(
+      [toolCallsReply([{ id: 'o1', name: 'side_effect', args: {} }]), textReply('ok')],
+      { tools: [logTool('side_effect', false)], durable },
+    );
+    while (!log.includes('durable?')) await new Promise((resolve) => setTimeout(resolve, 5));
+    expect(log).toEqual(['durable?']);
+    logged();
+    expect((await other).outcome).toBe('finished');
+    expect(log).toEqual(['durable?', 'run side_effect']);
   });
   it('goes on when the turn record cannot be written (the store down): it only serves a takeover', async () => {
     const lines: string[] = [];

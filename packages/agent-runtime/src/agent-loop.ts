@@ -49,7 +49,8 @@ export interface AgentLoopOptions {
   commit(messages: ChatMessage[], step: number): Promise<void>;
   /**
    * Writes still under way when the loop starts (the run's rows, see `ExecuteRunOptions.written`):
-   * the first model request goes out at once, its text and tools wait for them.
+   * the first model request goes out at once and its text is streamed at once; its tools run,
+   * and its answer is stored, once they are (the run's `done` waits for them too).
    */
   readonly after?: Promise<void>;
   /** @see ExecuteOptions.durable */
@@ -110,12 +111,16 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
     throw new AgentRunError('budget_exceeded');
   }
   // The previous tool step's rows, written while the next model request starts (see `after`).
-  let storing: Promise<void> | undefined = options.after;
+  let storing: Promise<void> | undefined;
+  // The run's rows: the first turn's end waits for them, its text does not.
+  let rows = options.after;
   for (let step = (options.stepsTaken ?? 0) + 1; step <= options.maxSteps; step++) {
     let text = '';
     let turn;
     const after = storing;
+    const endsAfter = rows;
     storing = undefined;
+    rows = undefined;
     try {
       turn = await streamModelTurn({
         client: options.client,
@@ -128,6 +133,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
         apiKey: options.apiKey,
         ...(options.metrics ? { metrics: options.metrics } : {}),
         ...(after ? { after } : {}),
+        ...(endsAfter ? { endsAfter } : {}),
         onText: (piece) => {
           text += piece;
           options.emit({ type: 'message_chunk', content: piece });
@@ -137,6 +143,7 @@ export async function runAgentLoop(options: AgentLoopOptions): Promise<void> {
       // The previous step settled first (the turn's text waited for it), then the part of the
       // answer the user already saw.
       await after?.catch(() => undefined);
+      await endsAfter?.catch(() => undefined);
       if (text) await options.commit([{ role: 'assistant', content: text }], step);
       throw error;
     }

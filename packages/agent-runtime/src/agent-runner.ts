@@ -2,6 +2,8 @@ import { randomUUID } from 'node:crypto';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { Database } from '@agent-backend/store';
+import type { ChatMessage } from './chat-message.js';
+import { userMessage } from './context.js';
 import { SessionBusyError } from './errors.js';
 import { executeRun, type RunEngines, type RunResult } from './execute-run.js';
 import { RunRepository, type StoredRun } from './run-repository.js';
@@ -100,6 +102,11 @@ export class AgentRunner {
     const { userId } = request;
     const sessionId = request.sessionId ?? `sess_${randomUUID()}`;
     const runId = options.runId ?? newRunId();
+    const behind = options.writeBehind === true && !options.background;
+    const freshSession = request.sessionId === undefined;
+    // A session new with a run written behind its start: its first messages are stored with
+    // the run's rows, in one statement (see `ExecuteRunOptions.openingStored`).
+    const opening = behind && freshSession ? openingMessages(request, this.settings) : undefined;
     const startRun = () =>
       this.sessions.startRun({
         runId,
@@ -110,9 +117,8 @@ export class AgentRunner {
         request,
         state: initialRunState(),
         ...(options.background ? { background: true } : {}),
+        ...(opening ? { opening } : {}),
       });
-    const behind = options.writeBehind === true && !options.background;
-    const freshSession = request.sessionId === undefined;
     if (!behind) await this.sessions.claim(sessionId, userId);
     const acquire = () =>
       acquireSessionLease(
@@ -146,7 +152,14 @@ export class AgentRunner {
             () => undefined,
           ),
       };
-      return this.ready(run, lease, { written, freshSession });
+      const held = leased.then(() => undefined);
+      held.catch(() => undefined);
+      return this.ready(run, lease, {
+        written,
+        freshSession,
+        leased: held,
+        openingStored: true,
+      });
     }
     const lease = await acquire();
     if (!lease) throw new SessionBusyError(sessionId);
@@ -200,7 +213,14 @@ export class AgentRunner {
   private ready(
     run: { runId: string; sessionId: string; userId: string; request: RunRequest; state: RunState },
     lease: SessionLease,
-    behind: { written: Promise<void>; freshSession: boolean } | undefined = undefined,
+    behind:
+      | {
+          written: Promise<void>;
+          freshSession: boolean;
+          leased?: Promise<void>;
+          openingStored?: boolean;
+        }
+      | undefined = undefined,
   ): PreparedRun {
     const { runId, sessionId, userId, request, state } = run;
     return {
@@ -249,4 +269,12 @@ export class AgentRunner {
       handOver: () => lease.handOver(this.settings.leaseTtlMs),
     };
   }
+}
+
+/** The first messages of a session new with the run: the client's history, the user message. */
+function openingMessages(request: RunRequest, settings: AgentSettings): ChatMessage[] {
+  return [
+    ...request.history.map((m) => ({ role: m.role, content: m.content }) as ChatMessage),
+    userMessage(request.message, request.attachments, settings.limits),
+  ];
 }

@@ -39,16 +39,18 @@ async function executeRunInSpan(given: ExecuteRunOptions): Promise<RunResult> {
   const approvals: Promise<void>[] = [];
   // Events sent so far: the `seq` of the last one (stored with each step, see RunState).
   let lastSeq = given.resume?.lastSeq ?? 0;
-  // Rows written behind the start: no event goes out before they are stored (a client that
-  // got one can resume the run on any replica); the events meanwhile wait here, in order.
+  // A lease taken while the run starts: no event goes out before it is held (a client that got
+  // one joins the run on any replica through the lease and the run log, before its rows are
+  // stored); the events meanwhile wait here, in order. The rows themselves are not waited for:
+  // `done` is (see below), and a failed write ends the run with `error`.
   let waiting: AgentEvent[] | undefined;
-  if (given.written) {
+  if (given.leased) {
     const queue: AgentEvent[] = (waiting = []);
     const flush = () => {
       waiting = undefined;
       for (const event of queue) given.emit(event);
     };
-    given.written.then(flush, flush);
+    given.leased.then(flush, flush);
   }
   const emit = (event: AgentEvent): void => {
     // Handed over: the next holder continues the stream after the last logged event.
@@ -231,8 +233,10 @@ async function conversation(options: RunOptions): Promise<void> {
   if (history.length === 0 && request.history.length > 0) {
     // A session the service has not seen: the client's history starts the stored conversation.
     history = request.history.map((m) => ({ role: m.role, content: m.content }) as ChatMessage);
-    await written;
-    await sessions.append(run, run.runId, history);
+    if (!options.openingStored) {
+      await written;
+      await sessions.append(run, run.runId, history);
+    }
   }
 
   let acceptedPlan: { summary: string; steps: string[] } | undefined;
@@ -247,8 +251,11 @@ async function conversation(options: RunOptions): Promise<void> {
   }
 
   const user = userMessage(request.message, request.attachments, limits);
-  // Stored while the model starts answering; every later write of the run waits for it.
-  const userStored = written.then(() => sessions.append(run, run.runId, [user]));
+  // Stored while the model starts answering (with the run's rows when they open a new
+  // session); every later write of the run waits for it.
+  const userStored = options.openingStored
+    ? written
+    : written.then(() => sessions.append(run, run.runId, [user]));
   userStored.catch(() => undefined);
   try {
     await answer(options, {

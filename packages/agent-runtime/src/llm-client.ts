@@ -21,23 +21,48 @@ export const DEFAULT_LLM_TIMEOUT_MS = 60_000;
 /** One retry, not the SDK's two: a user watches the stream, a twice-failed provider is reported. */
 export const DEFAULT_LLM_MAX_RETRIES = 1;
 
+/** Clients kept for reuse (see {@link createLlmClient}); the least recently used goes first. */
+export const LLM_CLIENTS_KEPT = 64;
+
+/** The clients made, per guard ({@link UNGUARDED} for none), by their settings. */
+const clients = new WeakMap<object, Map<string, OpenAI>>();
+const UNGUARDED = {};
+
 /**
- * An OpenAI client for one run's model. The SDK's logging is off (it could print request
+ * An OpenAI client for a run's model. The SDK's logging is off (it could print request
  * details); the API key lives only in this client and in the Authorization header it sends.
- * Rejects with an `AgentRunError` when the guard refuses the base URL or cannot resolve it.
+ * Rejects with an `AgentRunError` when the guard refuses the base URL or cannot resolve it
+ * (checked on every call). A client of the same base URL, key, settings and guard is reused
+ * across runs (the last {@link LLM_CLIENTS_KEPT}): building one costs a share of a short run's
+ * CPU before its model request. Connections are pooled by the guard's fetch either way.
  */
 export async function createLlmClient<
   Model extends { readonly baseUrl: string; readonly apiKey: string },
 >(config: Model, options: LlmClientOptions = {}): Promise<OpenAI> {
   const baseURL = config.baseUrl.replace(/\/+$/, '');
   if (options.guard) await options.guard.preflight(new URL(baseURL));
+  const timeout = options.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS;
+  const maxRetries = options.maxRetries ?? DEFAULT_LLM_MAX_RETRIES;
+  const owner = options.guard ?? UNGUARDED;
+  let kept = clients.get(owner);
+  if (!kept) clients.set(owner, (kept = new Map()));
+  const key = JSON.stringify([baseURL, config.apiKey, timeout, maxRetries]);
+  const found = kept.get(key);
+  if (found) {
+    kept.delete(key);
+    kept.set(key, found);
+    return found;
+  }
   const { default: OpenAI } = await loadOpenai();
-  return new OpenAI({
+  const client = new OpenAI({
     baseURL,
     apiKey: config.apiKey,
-    timeout: options.timeoutMs ?? DEFAULT_LLM_TIMEOUT_MS,
-    maxRetries: options.maxRetries ?? DEFAULT_LLM_MAX_RETRIES,
+    timeout,
+    maxRetries,
     logLevel: 'off',
     ...(options.guard ? { fetch: options.guard.fetch } : {}),
   });
+  kept.set(key, client);
+  if (kept.size > LLM_CLIENTS_KEPT) kept.delete(kept.keys().next().value!);
+  return client;
 }

@@ -30,6 +30,12 @@ export interface ModelTurnRequest {
    * failure ends the turn with that error.
    */
   readonly after?: Promise<void>;
+  /**
+   * Writes the turn's end waits for, but not its text: the run's own rows, written while its
+   * first model request starts (its text goes out at once; its tool calls run, and its answer
+   * is stored, once they are). Their failure ends the turn with that error.
+   */
+  readonly endsAfter?: Promise<void>;
   /** Each piece of answer text as it arrives. */
   onText(text: string): void;
 }
@@ -159,6 +165,7 @@ async function modelTurn(request: ModelTurnRequest): Promise<ModelTurn> {
     request.signal.removeEventListener('abort', abort);
   }
   await passAfter(false);
+  await request.endsAfter;
   if (request.signal.aborted) throw new TurnAbortedError();
   if (idle)
     throw new AgentRunError('llm_timeout', `${RUN_ERROR_CODES.llm_timeout} (the answer stalled)`);

@@ -15,6 +15,11 @@ export const MAX_TODOS = 50;
 export const formatTodos = (todos: readonly TodoItem[]) =>
   todos.map((todo, i) => `${i + 1}. [${todo.status}] ${todo.content}`).join('\n');
 
+// Each built once per process (a JSON Schema from zod per run was a share of every run's CPU
+// before its model request): the tools keep no state of their own, a run's is in the context.
+let writeTodos: AgentTool | undefined;
+let proposePlan: AgentTool | undefined;
+
 /**
  * "Automatic planning" (the deepagents `write_todos` pattern): the model keeps a todo list for
  * multi-step work and rewrites it whole as it progresses. The list is session state (it
@@ -22,7 +27,7 @@ export const formatTodos = (todos: readonly TodoItem[]) =>
  * `todos` event. It changes nothing outside the conversation, so it is not a write tool.
  */
 export function writeTodosTool(): AgentTool {
-  return defineTool({
+  return (writeTodos ??= defineTool({
     name: WRITE_TODOS,
     description:
       'Create or update your todo list for the current task. Use it for work with three or ' +
@@ -39,7 +44,7 @@ export function writeTodosTool(): AgentTool {
         content: todos.length ? `Todo list updated:\n${formatTodos(todos)}` : 'Todo list cleared.',
       };
     },
-  });
+  }));
 }
 
 /**
@@ -49,7 +54,7 @@ export function writeTodosTool(): AgentTool {
  * `plan` mode again with feedback.
  */
 export function proposePlanTool(): AgentTool {
-  return defineTool({
+  return (proposePlan ??= defineTool({
     name: PROPOSE_PLAN,
     description:
       'Propose your plan to the user and stop. Call it once, when your research is done: a ' +
@@ -69,5 +74,5 @@ export function proposePlanTool(): AgentTool {
         endRun: true,
       };
     },
-  });
+  }));
 }

@@ -62,6 +62,18 @@ export interface ExecuteRunOptions extends RunEngines {
    */
   readonly written?: Promise<void>;
   /**
+   * The session's lease, when it is taken while the run starts (a session new with the run):
+   * no event goes out before it is held, so a client that got one can join the run on any
+   * replica before its rows are stored (the lease and the run log name it). Absent: held before
+   * the run was prepared.
+   */
+  readonly leased?: Promise<void>;
+  /**
+   * The run's opening messages (a new session's history from the client, the user message) are
+   * stored with its rows by `written`, in the same statement: nothing more to write for them.
+   */
+  readonly openingStored?: boolean;
+  /**
    * The session is new, its id generated for this run: it has no stored conversation or state
    * to read before the model request.
    */

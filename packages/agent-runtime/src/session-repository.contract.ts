@@ -142,5 +142,38 @@ export function describeSessionStoreContract(name: string, open: () => Promise<D
         state: { todos: [{ content: 'kept', status: 'pending' }] },
       });
     });
+
+    it("stores a new session's opening messages with its first run, in the same statement", async () => {
+      const db = await fresh();
+      await migrate(db);
+      const sessions = new SessionRepository(db);
+      const erin = { userId: 'erin', sessionId: 'sess_opened' };
+      await sessions.startRun({
+        runId: 'run_open',
+        ...erin,
+        mode: 'agent',
+        opening: [
+          { role: 'assistant', content: 'Earlier, elsewhere.' },
+          { role: 'user', content: 'What is stored first?' },
+        ],
+      });
+      expect(await sessions.messages(erin)).toEqual([
+        { role: 'assistant', content: 'Earlier, elsewhere.' },
+        { role: 'user', content: 'What is stored first?' },
+      ]);
+      expect(await sessions.hasRunMessages('run_open')).toBe(true);
+      const { rows } = await db.query<{ title: string | null }>(
+        'SELECT title FROM agent_sessions WHERE user_id = $1 AND session_id = $2',
+        ['erin', 'sess_opened'],
+      );
+      expect(rows[0]?.title).toBe('What is stored first?');
+      // The next messages follow them.
+      await sessions.append(erin, 'run_open', [{ role: 'assistant', content: 'These.' }]);
+      expect((await sessions.messages(erin)).at(-1)).toEqual({
+        role: 'assistant',
+        content: 'These.',
+      });
+      expect(await sessions.messages(erin)).toHaveLength(3);
+    });
   });
 }

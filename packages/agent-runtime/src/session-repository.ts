@@ -214,6 +214,10 @@ export class SessionRepository {
    * a replica that died mid-run and was not taken over: it is recorded as aborted
    * (`replica_lost`) in the same statement. `request` (the run's settings) and the initial
    * `state` are what a takeover or a resume reads back (`RunRepository`).
+   *
+   * `opening`: the first messages of a session new with this run (the client's history and the
+   * user message), stored in the same statement from the session's first position, the first
+   * user message giving the session its title; only for a session id generated for this run.
    */
   async startRun(run: {
     runId: string;
@@ -224,7 +228,11 @@ export class SessionRepository {
     request?: unknown;
     state?: RunState;
     background?: boolean;
+    opening?: readonly ChatMessage[];
   }): Promise<void> {
+    const opening = run.opening ?? [];
+    const first = opening.find((m) => m.role === 'user' && m.content.trim() !== '');
+    const title = first?.content ? titleFrom(first.content) : null;
     await this.db.query(
       `WITH stale AS (
          UPDATE agent_runs SET status = 'aborted', error_code = 'replica_lost', ended_at = now(),
@@ -234,8 +242,13 @@ export class SessionRepository {
          INSERT INTO agent_runs (run_id, session_id, user_id, mode, model, status, request, state,
                                  background)
          VALUES ($1, $2, $3, $4, $5, 'running', $6, $7, $8)
+       ), opening AS (
+         INSERT INTO agent_messages (user_id, session_id, seq, run_id, message)
+         SELECT $3, $2, m.ord::int, $1, m.message
+         FROM jsonb_array_elements($9::jsonb) WITH ORDINALITY AS m(message, ord)
        )
-       INSERT INTO agent_sessions (user_id, session_id, last_run_id) VALUES ($3, $2, $1)
+       INSERT INTO agent_sessions (user_id, session_id, last_run_id, title)
+       VALUES ($3, $2, $1, $10)
        ON CONFLICT (user_id, session_id) DO UPDATE SET last_run_id = $1, updated_at = now()`,
       [
         run.runId,
@@ -246,6 +259,8 @@ export class SessionRepository {
         run.request === undefined ? null : JSON.stringify(run.request),
         run.state ? JSON.stringify(run.state) : null,
         run.background ?? false,
+        JSON.stringify(opening),
+        title,
       ],
     );
   }

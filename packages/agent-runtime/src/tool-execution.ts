@@ -51,8 +51,9 @@ export interface ExecuteOptions {
   readonly slot?: ToolSlot;
   /**
    * Resolves once the events sent so far are durable (the run log): awaited after `tool_call`
-   * and before the tool executes, so a run taken over after a crash knows every call that may
-   * have started. @default none
+   * and before a tool that is not `repeatSafe` executes, so a run taken over after a crash knows
+   * every such call that may have started. A repeat-safe call does not wait: a takeover that
+   * does not know of it asks the model again, and one that does runs it again. @default none
    */
   readonly durable?: () => Promise<void>;
   emit(event: AgentEvent): void;
@@ -126,7 +127,7 @@ async function toolCall(call: AssembledToolCall, options: ExecuteOptions): Promi
   const { context, emit } = options;
   const args = parseArgs(call.arguments);
   emit({ type: 'tool_call', tool_name: call.name, tool_args: args ?? {}, tool_call_id: call.id });
-  await options.durable?.();
+  if (!options.registry.get(call.name)?.repeatSafe) await options.durable?.();
   const output = await outcome(call, args, options);
   // A held call has no result yet: it gets one when the run resumes.
   if (output.heldFor !== undefined) return output;

@@ -3,6 +3,7 @@
  * a retention window, so a dropped SSE stream can be resumed with `Last-Event-ID`.
  */
 export {
+  type AppendOptions,
   DEFAULT_RUN_LOG_IDLE_TIMEOUT_MS,
   DEFAULT_RUN_LOG_RETENTION_MS,
   type ReadOptions,

@@ -1,4 +1,5 @@
 import {
+  type AppendOptions,
   DEFAULT_RUN_LOG_IDLE_TIMEOUT_MS,
   DEFAULT_RUN_LOG_RETENTION_MS,
   type ReadOptions,
@@ -7,7 +8,7 @@ import {
   type RunLogInfo,
   type RunLogOptions,
 } from './run-log.js';
-import { RunLogClosedError, checkBatch, checkRetention } from './errors.js';
+import { RunLogClosedError, RunLogSequenceError, checkBatch, checkRetention } from './errors.js';
 import { waitForSignal } from './wait.js';
 
 interface StoredRun {
@@ -28,10 +29,18 @@ class MemoryRunLog implements RunLog {
 
   constructor(private readonly retentionMs: number) {}
 
-  async append(runId: string, entries: readonly RunLogEntry[]): Promise<void> {
+  async append(
+    runId: string,
+    entries: readonly RunLogEntry[],
+    options: AppendOptions = {},
+  ): Promise<void> {
     this.assertOpen();
     const run = this.runs.get(runId);
-    checkBatch(runId, entries, run?.entries.at(-1)?.seq ?? 0);
+    const lastSeq = run?.entries.at(-1)?.seq ?? 0;
+    if (options.after !== undefined && options.after !== lastSeq && entries[0]) {
+      throw new RunLogSequenceError(runId, entries[0].seq, lastSeq);
+    }
+    checkBatch(runId, entries, lastSeq);
     const stored = run ?? { entries: [], expiry: undefined!, waiters: new Set<() => void>() };
     if (!run) this.runs.set(runId, stored);
     clearTimeout(stored.expiry);

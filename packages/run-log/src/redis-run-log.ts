@@ -8,6 +8,7 @@ import {
   type RedisKeys,
 } from '@agent-backend/redis';
 import {
+  type AppendOptions,
   DEFAULT_RUN_LOG_IDLE_TIMEOUT_MS,
   DEFAULT_RUN_LOG_RETENTION_MS,
   type ReadOptions,
@@ -33,15 +34,18 @@ const PAGE = 500;
 
 /**
  * Appends a batch atomically: the whole batch or, when its first `seq` does not follow the
- * stream's last entry, nothing. Entry ids are `0-<seq>`, so readers can ask for "after seq n"
- * directly. ARGV: retention ms, then (seq, data, final) triples. Returns { ok, lastSeq }.
+ * stream's last entry (or that entry is not the expected one), nothing. Entry ids are
+ * `0-<seq>`, so readers can ask for "after seq n" directly. ARGV: retention ms, the expected
+ * last seq (-1: any), then (seq, data, final) triples. Returns { ok, lastSeq }.
  */
 const appendScript = defineScript(`
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local lastSeq = 0
 if #last > 0 then lastSeq = tonumber(string.match(last[1][1], '%-(%d+)$')) end
-if tonumber(ARGV[2]) <= lastSeq then return {0, lastSeq} end
-for i = 2, #ARGV, 3 do
+local expected = tonumber(ARGV[2])
+if expected >= 0 and expected ~= lastSeq then return {0, lastSeq} end
+if tonumber(ARGV[3]) <= lastSeq then return {0, lastSeq} end
+for i = 3, #ARGV, 3 do
   if ARGV[i + 2] == '1' then
     redis.call('XADD', KEYS[1], '0-' .. ARGV[i], 'd', ARGV[i + 1], 'f', '1')
   else
@@ -86,10 +90,14 @@ class RedisRunLog implements RunLog {
     this.pool = new BlockingPool(redis, idleConnections);
   }
 
-  async append(runId: string, entries: readonly RunLogEntry[]): Promise<void> {
+  async append(
+    runId: string,
+    entries: readonly RunLogEntry[],
+    options: AppendOptions = {},
+  ): Promise<void> {
     this.assertOpen();
     checkBatch(runId, entries, 0);
-    const args: (string | number)[] = [this.retentionMs];
+    const args: (string | number)[] = [this.retentionMs, options.after ?? -1];
     for (const entry of entries) args.push(entry.seq, entry.data, entry.final ? '1' : '0');
     const [ok, lastSeq] = (await appendScript(this.redis, [this.keys.runLog(runId)], args)) as [
       number,

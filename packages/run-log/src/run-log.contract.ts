@@ -149,6 +149,21 @@ export function describeRunLogContract(name: string, makeReplicas: MakeRunLogRep
       expect((await collect(other.read('seq', {}))).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
     });
 
+    it('appends with `after` only when the run ends at that entry, storing nothing otherwise', async () => {
+      const [writer, other] = await make();
+      await writer.append('after', entries(1, 2), { after: 0 });
+      // The batch before it never arrived: 5 would leave a gap after 2.
+      await expect(writer.append('after', entries(5, 5), { after: 4 })).rejects.toBeInstanceOf(
+        RunLogSequenceError,
+      );
+      await expect(writer.append('fresh', entries(1, 1), { after: 3 })).rejects.toBeInstanceOf(
+        RunLogSequenceError,
+      );
+      expect(await writer.info('fresh')).toBeNull();
+      await writer.append('after', entries(3, 4, true), { after: 2 });
+      expect((await collect(other.read('after', {}))).map((e) => e.seq)).toEqual([1, 2, 3, 4]);
+    });
+
     it('forgets a run retentionMs after its last append, and every append restarts the window', async () => {
       const retentionMs = 1_000;
       const [writer, reader] = await make({ retentionMs });

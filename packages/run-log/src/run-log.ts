@@ -23,8 +23,13 @@
  * the durable store), a bound on a run's size, several writers for one run.
  */
 export interface RunLog {
-  /** Appends `entries` (non-empty, increasing `seq`) to the run and restarts its retention. */
-  append(runId: string, entries: readonly RunLogEntry[]): Promise<void>;
+  /**
+   * Appends `entries` (non-empty, increasing `seq`) to the run and restarts its retention. With
+   * `options.after`, only when the run's last entry is that one (0: the run has none), else it
+   * rejects with {@link RunLogSequenceError} storing nothing: a writer that sends its next batch
+   * before the previous one was acknowledged never leaves a gap when that one failed.
+   */
+  append(runId: string, entries: readonly RunLogEntry[], options?: AppendOptions): Promise<void>;
   /** The run's last `seq` and whether it ended; null when the run is unknown or expired. */
   info(runId: string): Promise<RunLogInfo | null>;
   read(runId: string, options: ReadOptions): AsyncIterable<RunLogEntry>;
@@ -34,6 +39,12 @@ export interface RunLog {
    */
   delete(runIds: readonly string[]): Promise<number>;
   close(): Promise<void>;
+}
+
+/** How an append checks where the run stands. */
+export interface AppendOptions {
+  /** The `seq` the run's last entry must have (0: none), or the append stores nothing. */
+  readonly after?: number;
 }
 
 /** One event of a run, as stored. */

@@ -14,6 +14,7 @@ import { refuseReservedSessionId } from './reserved-session-id.js';
 import { streamRemoteRun } from './resume-remote.js';
 import type { SseStream } from './sse-stream.js';
 import { streamLocalRun } from './stream-run.js';
+import { unstoredRun } from './unstored-run.js';
 
 /** The answer of invoke and of joining a run: the run's events. */
 export const SSE_STREAM: ResponseDoc = {
@@ -71,6 +72,9 @@ export function registerJoinRoutes(
 ): void {
   const { app, engines, requireUser, limits } = context;
   const { runner, settings } = agent;
+
+  const holder = async (userId: string, sessionId: string) =>
+    (await sessionLeaseHolder(engines.ephemeral, userId, sessionId)) ?? '';
 
   // A joined stream holds one of the user's `MAX_OPEN_STREAMS_PER_USER` stream slots while open
   // (a client may not keep many tabs of one run open).
@@ -146,13 +150,28 @@ export function registerJoinRoutes(
       const userId = request.userId;
       const at = position(request);
       const session = await runner.sessions.find(sessionId, userId);
-      if (!session) throw new AppError('not_found', `session ${sessionId} not found`);
-      const runId = at?.runId ?? session.lastRunId;
-      const owner = runId ? await runner.sessions.findRun(runId) : null;
-      if (!runId || !owner || owner.sessionId !== sessionId || owner.userId !== userId) {
+      const runId = at?.runId ?? session?.lastRunId;
+      const stored = runId ? await runner.sessions.findRun(runId) : null;
+      // A run whose rows are still being written is named by its session's lease.
+      const owner =
+        stored && runId
+          ? { ...stored, runId }
+          : await unstoredRun(
+              engines,
+              userId,
+              runId ?? (await holder(userId, sessionId)),
+              sessionId,
+            );
+      if (!owner) {
+        throw new AppError(
+          'not_found',
+          session ? `session ${sessionId} has no run to resume` : `session ${sessionId} not found`,
+        );
+      }
+      if (owner.sessionId !== sessionId || owner.userId !== userId) {
         throw new AppError('not_found', `session ${sessionId} has no run to resume`);
       }
-      await join(reply, { ...owner, runId }, at?.seq ?? 0);
+      await join(reply, owner, at?.seq ?? 0);
     },
   );
 
@@ -184,7 +203,10 @@ export function registerJoinRoutes(
           { path: 'Last-Event-ID', message: `must be an event id of run ${runId}` },
         ]);
       }
-      const owner = await runner.sessions.findRun(runId);
+      // A run whose rows are still being written is named by its run log and session lease.
+      const owner =
+        (await runner.sessions.findRun(runId)) ??
+        (await unstoredRun(engines, request.userId, runId));
       if (!owner || owner.userId !== request.userId) {
         throw new AppError('not_found', `run ${runId} not found`);
       }
