@@ -38,6 +38,9 @@ import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import WebSocket from 'ws';
 import { importKeys, signAccessToken } from '../packages/auth/src/index.js';
+import { loadConfig } from '../packages/config/src/index.js';
+import { applyMigrations } from '../packages/engines/src/index.js';
+import { createLogger } from '../packages/logger/src/index.js';
 import { createRedisPresence } from '../packages/presence/src/index.js';
 import { closeRedis, createRedis, redisKeys, type Redis } from '../packages/redis/src/index.js';
 import { createTestSchema, uniquePrefix, type TestSchema } from '../packages/testing/src/index.js';
@@ -290,6 +293,16 @@ async function main(): Promise<void> {
     });
     const keys = await importKeys(pair);
     schema = await createTestSchema('bench_idle');
+    // The gateway reads its token cutoffs from the database every 2 s: give it the tables.
+    await applyMigrations(
+      loadConfig('gateway', {
+        DATABASE_URL: databaseUrl,
+        DATABASE_SCHEMA: schema.schema,
+        REDIS_URL: redisUrl,
+        JWT_PUBLIC_KEY: pair.publicKey,
+      }),
+      createLogger({ level: 'warn' }),
+    );
     const port = await freePort();
     const gateway = spawn(gatewayCommand, gatewayArgs, {
       cwd: ROOT,

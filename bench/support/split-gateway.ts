@@ -9,7 +9,7 @@
 import { generateKeyPairSync } from 'node:crypto';
 import { importKeys, signAccessToken } from '../../packages/auth/src/index.js';
 import { loadConfig } from '../../packages/config/src/index.js';
-import { createEngines } from '../../packages/engines/src/index.js';
+import { applyMigrations, createEngines } from '../../packages/engines/src/index.js';
 import { createLogger } from '../../packages/logger/src/index.js';
 import { createNodeToolCaller, type NodeToolCaller } from '../../packages/node-rpc/src/index.js';
 import { createTestSchema, uniquePrefix } from '../../packages/testing/src/index.js';
@@ -47,7 +47,7 @@ export async function startSplitGateway(options: {
   });
   const keys = await importKeys(pair);
   const prefix = uniquePrefix('bench-split');
-  // The split roles require a database; the gateway never queries it.
+  // The split roles require a database; the gateway reads its token cutoffs from it.
   const schema = await createTestSchema('bench_split');
   const env = {
     JWT_PUBLIC_KEY: pair.publicKey,
@@ -63,6 +63,7 @@ export async function startSplitGateway(options: {
     // Profiling the gateway processes, e.g. GATEWAY_NODE_OPTIONS='--cpu-prof --cpu-prof-dir=/tmp/p'.
     ...(process.env.GATEWAY_NODE_OPTIONS ? { NODE_OPTIONS: process.env.GATEWAY_NODE_OPTIONS } : {}),
   };
+  await applyMigrations(loadConfig('api', env), createLogger({ level: 'warn' }));
   const gateways = await Promise.all(
     Array.from({ length: options.gateways ?? 1 }, (_, i) =>
       startEntry('apps/gateway/dist/main.js', { ...env, INSTANCE_ID: `bench-gateway-${i}` }),
