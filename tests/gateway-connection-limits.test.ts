@@ -145,4 +145,21 @@ describe('gateway connections per user across gateways', () => {
     await eventually(async () => (await held('node_connections', 'kim')) === 0, 10_000);
     await registered(await node(0, 'kim', 'k3'));
   });
+
+  it('gives back the slot of a node that moved to a gateway SIGKILLed since, within the lease', async () => {
+    const doomed = await cluster.startReplica('gateway', 'gateway-doomed-2');
+    const query = { client_id: 'desktop_fay', node_id: 'pc', token: await cluster.token('fay') };
+    const first = await node(0, 'fay', 'pc');
+    await registered(first);
+    // The node reconnects through another gateway: the first one closes its old socket (4009).
+    const moved = new URL('/ws/desktop', doomed.url.replace('http', 'ws'));
+    for (const [name, value] of Object.entries(query)) moved.searchParams.set(name, value);
+    await registered(await node(0, 'fay', 'pc', moved.toString()));
+    expect((await first.closed).code).toBe(4009);
+    expect(await held('node_connections', 'fay')).toBe(1);
+
+    await doomed.stop('SIGKILL');
+    // The first gateway no longer renews the slot it left to the other one.
+    await eventually(async () => (await held('node_connections', 'fay')) === 0, 10_000);
+  });
 });

@@ -1,4 +1,6 @@
-import type { Limits } from '@agent-backend/limits';
+import type { Limits, SlotDecision } from '@agent-backend/limits';
+
+type SlotDecisionHeld = Extract<SlotDecision, { granted: true }>;
 import type { Logger } from '@agent-backend/logger';
 import type { ConnectionIdentity } from './connection-identity.js';
 
@@ -38,11 +40,11 @@ export function connectionSlots(options: ConnectionSlotOptions) {
   let seq = 0;
   /**
    * A node's acquisitions on this replica, by user and holder: the connections open, and the
-   * latest acquisition's release, the one the store honours (an earlier one's frees nothing). A
+   * latest acquisition's decision, the one the store honours (an earlier one's frees nothing). A
    * stale connection refused late (4011) acquired after the node's live one, so the live one
-   * frees the slot with the stale one's release when it closes.
+   * frees the slot with the stale one's decision when it closes.
    */
-  const nodes = new Map<string, { open: number; release: () => Promise<void> }>();
+  const nodes = new Map<string, { open: number; latest: SlotDecisionHeld }>();
   return async (identity: ConnectionIdentity): Promise<ConnectionSlot> => {
     const web = identity.kind === 'web';
     const max = web ? options.maxWeb : options.maxNode;
@@ -72,9 +74,9 @@ export function connectionSlots(options: ConnectionSlotOptions) {
       );
     if (web) return { held: true, release: () => free(decision.release) };
     const id = `${identity.userId}\n${holder}`;
-    const node = nodes.get(id) ?? { open: 0, release: decision.release };
+    const node = nodes.get(id) ?? { open: 0, latest: decision };
     node.open += 1;
-    node.release = decision.release;
+    node.latest = decision;
     nodes.set(id, node);
     return {
       held: true,
@@ -82,10 +84,15 @@ export function connectionSlots(options: ConnectionSlotOptions) {
         node.open -= 1;
         const last = node.open === 0;
         if (last && nodes.get(id) === node) nodes.delete(id);
-        // A newer connection of the node holds the slot: here (it frees it), or on another replica.
-        if (options.keptByNewer.includes(closeCode)) return;
+        if (options.keptByNewer.includes(closeCode)) {
+          // A newer connection of the node holds the slot: here, it frees it; on another
+          // replica, that one renews it, and this one stops (else it would keep the slot of a
+          // node whose replica was killed).
+          if (last) node.latest.leave();
+          return;
+        }
         // The node's last connection here frees the latest acquisition, whichever took it.
-        await free(last ? node.release : decision.release);
+        await free(last ? node.latest.release : decision.release);
       },
     };
   };
