@@ -85,6 +85,27 @@ describe('gateway connections per user across gateways', () => {
     await registered(c3);
   });
 
+  it('frees the slot when the live connection closes after a stale one of its instance was refused', async () => {
+    const ordered = async (seq: number) => {
+      const query = {
+        client_id: 'desktop_eve',
+        node_id: 'pc',
+        token: await cluster.token('eve'),
+        instance_id: 'dev-a',
+        connection_seq: String(seq),
+      };
+      return node(0, 'eve', 'pc', cluster.wsUrl(0, '/ws/desktop', query));
+    };
+    const live = await ordered(2);
+    await registered(live);
+    // Attempt 1, processed late on the same gateway, takes the node's slot again, then is refused.
+    const stale = await ordered(1);
+    expect((await stale.closed).code).toBe(4011);
+    expect(await held('node_connections', 'eve')).toBe(1);
+    await live.close();
+    await eventually(async () => (await held('node_connections', 'eve')) === 0);
+  });
+
   it('holds web connections per user for both gateways', async () => {
     const w1 = await web(0, 'carl');
     const w2 = await web(1, 'carl');
@@ -123,5 +144,22 @@ describe('gateway connections per user across gateways', () => {
     await doomed.stop('SIGKILL');
     await eventually(async () => (await held('node_connections', 'kim')) === 0, 10_000);
     await registered(await node(0, 'kim', 'k3'));
+  });
+
+  it('gives back the slot of a node that moved to a gateway SIGKILLed since, within the lease', async () => {
+    const doomed = await cluster.startReplica('gateway', 'gateway-doomed-2');
+    const query = { client_id: 'desktop_fay', node_id: 'pc', token: await cluster.token('fay') };
+    const first = await node(0, 'fay', 'pc');
+    await registered(first);
+    // The node reconnects through another gateway: the first one closes its old socket (4009).
+    const moved = new URL('/ws/desktop', doomed.url.replace('http', 'ws'));
+    for (const [name, value] of Object.entries(query)) moved.searchParams.set(name, value);
+    await registered(await node(0, 'fay', 'pc', moved.toString()));
+    expect((await first.closed).code).toBe(4009);
+    expect(await held('node_connections', 'fay')).toBe(1);
+
+    await doomed.stop('SIGKILL');
+    // The first gateway no longer renews the slot it left to the other one.
+    await eventually(async () => (await held('node_connections', 'fay')) === 0, 10_000);
   });
 });

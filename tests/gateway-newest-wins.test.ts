@@ -3,6 +3,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { createRedisBus } from '@agent-backend/bus';
 import { NodeClient } from '@agent-backend/node-client';
 import { gatewayChannel } from '@agent-backend/node-rpc';
+import { createRedisPresence } from '@agent-backend/presence';
 import { testRedisUrl } from '@agent-backend/testing';
 import { startCluster, type Cluster } from './cluster.js';
 import { ofType, openSocket, type TestSocket } from './ws-client.js';
@@ -83,6 +84,36 @@ describe('gateway: the newer connection of a client instance wins', () => {
       expect(await devices(user)).toEqual(['pc']);
     });
   }
+
+  it('closes a superseded connection still open (its replace lost) on its next heartbeat', async () => {
+    const user = 'lost-replace';
+    const first = await node(1, user, { instance: 'dev-a', seq: 1 });
+    await first.next(ofType('registered'));
+    // Attempt 2 registered on the other gateway, whose replace command never reached this one.
+    const presence = createRedisPresence({ url: testRedisUrl(), prefix: cluster.prefix });
+    try {
+      const later = { instance: 'dev-a', seq: 2 };
+      await presence.upsertNode({
+        ...{ userId: user, nodeId: 'pc', nodeType: 'desktop', replicaId: 'gateway-1' },
+        connection: later,
+        data: { status: 'online' },
+      });
+      first.send({ type: 'heartbeat', status: 'busy', current_tasks: 1 });
+      const outcome = await Promise.race([
+        first.closed,
+        new Promise((resolve) => setTimeout(() => resolve('still open'), 3_000)),
+      ]);
+      expect(outcome).toMatchObject({ code: 4011 });
+      // The later connection's entry is untouched.
+      expect(await presence.getNode(user, 'pc')).toMatchObject({
+        replicaId: 'gateway-1',
+        connection: later,
+        data: { status: 'online' },
+      });
+    } finally {
+      await presence.close();
+    }
+  });
 
   it('lets two instances (or clients naming no order) replace each other as before', async () => {
     const user = 'twins';

@@ -180,4 +180,24 @@ describe('the round trips the limits add', () => {
       expect.stringContaining('agent:session-lease:rt-carol'),
     ]);
   });
+
+  it('counts the tokens of a final answer that the run then ends in an error on', async () => {
+    const token = await accessToken(keys.privateKey, 'rt-dave');
+    // An answer with no text, no tool call and no finish reason: an error after its tokens.
+    model.script('rt-empty', [{ kind: 'stream', pieces: [{ text: '' }] }]);
+    const client = await invoke(on.service.url, token, {
+      message: 'Say nothing',
+      llm_config: llm('rt-empty'),
+    });
+    const last = (await client.ended).at(-1)!.data as { type: string; code?: string };
+    expect(last).toMatchObject({ type: 'error', code: 'llm_bad_response' });
+    const [request] = model.requests('rt-empty');
+    // The scripted model reports the prompt's characters as its tokens (no completion here).
+    const prompt = JSON.stringify(request!.body.messages).length;
+    const response = await fetch(`${on.service.url}/api/usage`, {
+      headers: { authorization: `Bearer ${token}` },
+    });
+    const { budget } = (await response.json()) as { budget: { used: number } };
+    expect(budget.used).toBe(prompt);
+  });
 });

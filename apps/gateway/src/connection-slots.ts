@@ -1,4 +1,6 @@
-import type { Limits } from '@agent-backend/limits';
+import type { Limits, SlotDecision } from '@agent-backend/limits';
+
+type SlotDecisionHeld = Extract<SlotDecision, { granted: true }>;
 import type { Logger } from '@agent-backend/logger';
 import type { ConnectionIdentity } from './connection-identity.js';
 
@@ -36,6 +38,13 @@ export interface ConnectionSlotOptions {
 export function connectionSlots(options: ConnectionSlotOptions) {
   const { limits, logger } = options;
   let seq = 0;
+  /**
+   * A node's acquisitions on this replica, by user and holder: the connections open, and the
+   * latest acquisition's decision, the one the store honours (an earlier one's frees nothing). A
+   * stale connection refused late (4011) acquired after the node's live one, so the live one
+   * frees the slot with the stale one's decision when it closes.
+   */
+  const nodes = new Map<string, { open: number; latest: SlotDecisionHeld }>();
   return async (identity: ConnectionIdentity): Promise<ConnectionSlot> => {
     const web = identity.kind === 'web';
     const max = web ? options.maxWeb : options.maxNode;
@@ -59,14 +68,31 @@ export function connectionSlots(options: ConnectionSlotOptions) {
       options.onRefused(pool);
       return { held: false, reason: 'too_many' };
     }
-    const { release } = decision;
+    const free = (release: () => Promise<void>) =>
+      release().catch((error: unknown) =>
+        logger.warn({ err: error, pool }, 'slot release failed; its lease will free it'),
+      );
+    if (web) return { held: true, release: () => free(decision.release) };
+    const id = `${identity.userId}\n${holder}`;
+    const node = nodes.get(id) ?? { open: 0, latest: decision };
+    node.open += 1;
+    node.latest = decision;
+    nodes.set(id, node);
     return {
       held: true,
       release: async (closeCode) => {
-        if (!web && options.keptByNewer.includes(closeCode)) return;
-        await release().catch((error: unknown) =>
-          logger.warn({ err: error, pool }, 'slot release failed; its lease will free it'),
-        );
+        node.open -= 1;
+        const last = node.open === 0;
+        if (last && nodes.get(id) === node) nodes.delete(id);
+        if (options.keptByNewer.includes(closeCode)) {
+          // A newer connection of the node holds the slot: here, it frees it; on another
+          // replica, that one renews it, and this one stops (else it would keep the slot of a
+          // node whose replica was killed).
+          if (last) node.latest.leave();
+          return;
+        }
+        // The node's last connection here frees the latest acquisition, whichever took it.
+        await free(last ? node.latest.release : decision.release);
       },
     };
   };

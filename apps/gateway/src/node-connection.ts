@@ -341,7 +341,10 @@ export class NodeConnection extends Connection implements Refreshable {
     if (!this.isOpen) return;
     let found: boolean;
     try {
-      found = await this.services.presence.touchNode(this.userId, this.nodeId, patch);
+      // Not found either when a later connection of this client instance holds the entry:
+      // the upsert below is then refused and this one closes as stale (4011).
+      const { connection } = this.identity;
+      found = await this.services.presence.touchNode(this.userId, this.nodeId, patch, connection);
     } catch (error) {
       this.presenceWriteFailed(error, patch !== undefined);
       return;

@@ -1,3 +1,4 @@
+import { RateLimiterRedis } from 'rate-limiter-flexible';
 import { closeRedis, createRedis, type Redis } from '@agent-backend/redis';
 import { redisTestKeys, testRedisUrl } from '@agent-backend/testing';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
@@ -125,5 +126,40 @@ describe('redis rate leases', () => {
     const next = await limits!.consume('burst', 'alice');
     expect(next).toMatchObject({ allowed: true, remaining: 999 });
     expect(Number(await testRedis.raw.get(`${prefix}limit:burst:alice`))).toBeLessThanOrEqual(20);
+  });
+
+  it('drops the leases with the Redis connection: a restarted Redis starts the window afresh', async () => {
+    const prefix = testRedis.fresh();
+    const [limits] = replicas(1, prefix, { small: { points: 3, windowMs: 60_000 } });
+    for (let i = 0; i < 3; i++)
+      expect((await limits!.consume('small', 'alice')).allowed).toBe(true);
+    expect((await limits!.consume('small', 'alice')).allowed).toBe(false);
+    // Redis restarts without its data: the counter is gone and the connection closes.
+    await testRedis.raw.del(`${prefix}limit:small:alice`);
+    const connection = connections[0]!;
+    const ready = new Promise((resolve) => connection.once('ready', resolve));
+    connection.disconnect(true);
+    await ready;
+    // The spent window remembered here went with the connection: the new window admits again.
+    expect(await limits!.consume('small', 'alice')).toMatchObject({ allowed: true, remaining: 2 });
+  });
+
+  it('counts on from a window rate-limiter-flexible started (a rolling upgrade)', async () => {
+    const prefix = testRedis.fresh();
+    // The code before leases: rate-limiter-flexible's counter under the same key.
+    const old = new RateLimiterRedis({
+      storeClient: testRedis.raw,
+      keyPrefix: `${prefix}limit:invoke`,
+      points: 10,
+      duration: 60,
+    });
+    for (let i = 0; i < 7; i++) await old.consume('alice');
+    const [limits] = replicas(1, prefix, { invoke: { points: 10, windowMs: 60_000 } });
+    const decisions: RateDecision[] = [];
+    for (let i = 0; i < 5; i++) decisions.push(await limits!.consume('invoke', 'alice'));
+    expect(decisions.map((d) => d.allowed)).toEqual([true, true, true, false, false]);
+    expect(decisions[0]!.resetMs).toBeGreaterThan(55_000);
+    // And the old code sees what the leases took: the window is full for it too.
+    await expect(old.consume('alice')).rejects.toMatchObject({ remainingPoints: 0 });
   });
 });

@@ -6,7 +6,7 @@ import {
   storedData,
   type Ttls,
 } from './entries.js';
-import { isStaleConnection } from '@agent-backend/protocol';
+import { isStaleConnection, type ConnectionOrder } from '@agent-backend/protocol';
 import { PresenceClosedError } from './errors.js';
 import type { Presence, PresenceEntry, PresenceOptions, PresenceUpsert } from './presence.js';
 
@@ -86,10 +86,11 @@ class MemoryPresence implements Presence {
     userId: string,
     nodeId: string,
     patch?: Record<string, unknown>,
+    connection?: ConnectionOrder,
   ): Promise<boolean> {
     this.check({ userId, nodeId });
     const stored = this.live(userId, nodeId);
-    if (!stored) return false;
+    if (!stored || isStaleConnection(connection, stored.entry.connection)) return false;
     const now = this.now();
     this.users.get(userId)?.set(nodeId, {
       entry: { ...stored.entry, lastSeenAt: now },

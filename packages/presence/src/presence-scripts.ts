@@ -73,16 +73,25 @@ return v
 
 /**
  * KEYS: user hash, replicas. ARGV: nodeId, nodeTtlMs, expected value ('' for any), new tail
- * `connectedAt,"<replicaId>",{...}]` ('' to keep). Returns the new value, 0 when the entry is
- * gone or invisible (and deletes it), -1 when it changed since the caller read `expected`.
+ * `connectedAt,"<replicaId>",{...}]` ('' to keep), and the toucher's connection instance id and
+ * sequence ('' for none). Returns the new value, 0 when the entry is gone or invisible (and
+ * deletes it) or holds a later connection of the toucher's instance (kept as it is), -1 when it
+ * changed since the caller read `expected`.
  */
 export const touchScript = defineScript(`${PRELUDE}
 local v = redis.call('HGET', KEYS[1], ARGV[1])
 if not v then return 0 end
 if ARGV[3] ~= '' and v ~= ARGV[3] then return -1 end
-if not visible(v) then
+local entry = visible(v)
+if not entry then
   redis.call('HDEL', KEYS[1], ARGV[1])
   return 0
+end
+if ARGV[5] ~= '' then
+  local conn = type(entry[5]) == 'table' and entry[5].conn
+  if type(conn) == 'table' and conn[1] == ARGV[5] and tonumber(conn[2]) > tonumber(ARGV[6]) then
+    return 0
+  end
 end
 local ttl = tonumber(ARGV[2])
 local tail = ARGV[4] ~= '' and ARGV[4] or string.match(v, '^%[%d+,%d+,(.*)$')

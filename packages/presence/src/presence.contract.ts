@@ -128,6 +128,28 @@ export function describePresenceContract(name: string, makePresence: MakePresenc
       ).toMatchObject({ replicaId: 'r1', connection: { instance: 'dev-a', seq: 0 } });
     });
 
+    it('leaves an entry of a later connection of the same instance to it on a touch', async () => {
+      const p = await make();
+      await p.heartbeatReplica('r1');
+      await p.heartbeatReplica('r2');
+      const later = { instance: 'dev-a', seq: 2 };
+      await p.upsertNode(node('n1', 'r2', { connection: later, data: { status: 'online' } }));
+      const before = await p.getNode('u1', 'n1');
+      // The connection it superseded, still open elsewhere (its replace command lost).
+      const stale = { instance: 'dev-a', seq: 1 };
+      expect(await p.touchNode('u1', 'n1', { status: 'busy' }, stale)).toBe(false);
+      expect(await p.touchNode('u1', 'n1', undefined, stale)).toBe(false);
+      expect(await p.getNode('u1', 'n1')).toEqual(before);
+      // The connection itself, another instance, or a toucher naming no order: as before.
+      expect(await p.touchNode('u1', 'n1', { w: 1 }, later)).toBe(true);
+      expect(await p.touchNode('u1', 'n1', undefined, { instance: 'dev-b', seq: 0 })).toBe(true);
+      expect(await p.touchNode('u1', 'n1', { v: 2 })).toBe(true);
+      expect(await p.getNode('u1', 'n1')).toMatchObject({
+        connection: later,
+        data: { status: 'online', w: 1, v: 2 },
+      });
+    });
+
     it('removes a node only for its owner, so a late cleanup spares a reconnected node', async () => {
       const p = await make();
       await p.heartbeatReplica('r1');

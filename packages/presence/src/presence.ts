@@ -44,8 +44,16 @@ export interface Presence {
   /**
    * Refreshes a node's TTL and `lastSeenAt`, and shallow-merges `patch` into its data (a key set
    * to `undefined` is removed, as JSON drops it); false when the entry is gone or invisible.
+   * With the toucher's `connection`: false too, and nothing written, when the entry holds a later
+   * connection of the same instance (`isStaleConnection`), so a superseded connection still open
+   * neither refreshes nor rewrites its successor's entry (its caller upserts, and is refused).
    */
-  touchNode(userId: string, nodeId: string, patch?: Record<string, unknown>): Promise<boolean>;
+  touchNode(
+    userId: string,
+    nodeId: string,
+    patch?: Record<string, unknown>,
+    connection?: ConnectionOrder,
+  ): Promise<boolean>;
   /**
    * @returns whether a live entry was removed. An expired or invisible entry is deleted too
    * (whoever owned it) but reported as false.

@@ -105,11 +105,15 @@ class RedisPresence implements Presence {
     userId: string,
     nodeId: string,
     patch?: Record<string, unknown>,
+    connection?: ConnectionOrder,
   ): Promise<boolean> {
     this.check({ userId, nodeId });
     const keys = this.userKeys(userId);
-    if (!patch)
-      return (await touchScript(this.redis, keys, [nodeId, this.ttls.nodeTtlMs, '', ''])) !== 0;
+    const order = [connection?.instance ?? '', connection?.seq ?? ''];
+    if (!patch) {
+      const args = [nodeId, this.ttls.nodeTtlMs, '', '', ...order];
+      return (await touchScript(this.redis, keys, args)) !== 0;
+    }
     for (let attempt = 0; attempt < TOUCH_ATTEMPTS; attempt++) {
       const current = await this.redis.hget(keys[0]!, nodeId);
       if (current === null) return false;
@@ -120,7 +124,7 @@ class RedisPresence implements Presence {
         entry.replicaId,
         body(entry.nodeType, data, entry.connection),
       ]);
-      const args = [nodeId, this.ttls.nodeTtlMs, current, tail.slice(1)];
+      const args = [nodeId, this.ttls.nodeTtlMs, current, tail.slice(1), ...order];
       const result = await touchScript(this.redis, keys, args);
       if (result !== -1) return result !== 0;
       await new Promise((resolve) =>

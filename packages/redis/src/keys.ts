@@ -16,7 +16,7 @@
  * | `ab:eph:<key>` | string with PX TTL | ephemeral store |
  * | `ab:presence:user:<userId>` | hash nodeId → entry | presence |
  * | `ab:presence:replicas` | sorted set replicaId → expiry (ms) | presence |
- * | `ab:limit:<name>:<key>` | rate-limiter-flexible's counter, EX window | limits, request rates |
+ * | `ab:limit:<name>:<key>` | integer: units of the rate window leased to replicas, PX window | limits, request rates |
  * | `ab:limit:<pool>:<userId>` | sorted set holder id → lease end (ms) (`runs`, `streams`, `node_connections`, `web_connections`) | limits, slots |
  * | `ab:limit:tokens:<userId>:<day>` | integer: model tokens of a UTC day, PEXPIRE 2 days | limits, token budgets |
  * | `ab:runlog:<runId>` | stream of a run's events, PX retention | run log (resumable agent streams) |
