@@ -171,6 +171,22 @@ async function testServices() {
   return env;
 }
 
+/** The commands that start a long-lived service (not the one-shot ones like token:issue). */
+const SERVICES = new Set(['start', 'start:api', 'start:gateway', 'start:worker', 'demo']);
+
+/**
+ * V8's young generation capped at 2 × 4 MB for a service (infra/Dockerfile sets the same in
+ * NODE_OPTIONS): its two semi-spaces otherwise grow to 16 MB each while thousands of modules
+ * load at start and stay committed when idle, ~20 MB of every process's resident memory
+ * (docs/deployment.md, "Memory"). An operator's own `--max-semi-space-size` in NODE_OPTIONS
+ * wins: a flag on the command line would override it, so none is added then.
+ */
+function serviceFlags(name) {
+  if (!SERVICES.has(name) || /--max-semi-space-size\b/.test(process.env.NODE_OPTIONS ?? ''))
+    return [];
+  return ['--max-semi-space-size=4'];
+}
+
 /** Runs a long-lived child with our stdio, forwarding termination signals, and exits with it. */
 function handOver(argv, env = process.env) {
   const child = spawn(argv[0], argv.slice(1), { stdio: 'inherit', env });
@@ -198,7 +214,7 @@ if (command === 'setup') {
   say('ready');
 } else if (command in ENTRIES) {
   await ensureBuilt();
-  handOver([process.execPath, ENTRIES[command], ...args]);
+  handOver([process.execPath, ...serviceFlags(command), ENTRIES[command], ...args]);
 } else if (command === 'test') {
   await ensureBuilt();
   handOver(
