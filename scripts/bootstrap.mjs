@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_ENV, serviceNodeFlags } from './service-defaults.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -174,17 +175,14 @@ async function testServices() {
 /** The commands that start a long-lived service (not the one-shot ones like token:issue). */
 const SERVICES = new Set(['start', 'start:api', 'start:gateway', 'start:worker', 'demo']);
 
-/**
- * V8's young generation capped at 2 × 4 MB for a service (infra/Dockerfile sets the same in
- * NODE_OPTIONS): its two semi-spaces otherwise grow to 16 MB each while thousands of modules
- * load at start and stay committed when idle, ~20 MB of every process's resident memory
- * (docs/deployment.md, "Memory"). An operator's own `--max-semi-space-size` in NODE_OPTIONS
- * wins: a flag on the command line would override it, so none is added then.
- */
+/** Node flags of a service (scripts/service-defaults.mjs); none for a one-shot command. */
 function serviceFlags(name) {
-  if (!SERVICES.has(name) || /--max-semi-space-size\b/.test(process.env.NODE_OPTIONS ?? ''))
-    return [];
-  return ['--max-semi-space-size=4'];
+  return SERVICES.has(name) ? serviceNodeFlags(process.env.NODE_OPTIONS) : [];
+}
+
+/** A service's environment: the defaults of scripts/service-defaults.mjs under ours. */
+function serviceEnv(name) {
+  return SERVICES.has(name) ? { ...SERVICE_ENV, ...process.env } : process.env;
 }
 
 /** Runs a long-lived child with our stdio, forwarding termination signals, and exits with it. */
@@ -214,7 +212,10 @@ if (command === 'setup') {
   say('ready');
 } else if (command in ENTRIES) {
   await ensureBuilt();
-  handOver([process.execPath, ...serviceFlags(command), ENTRIES[command], ...args]);
+  handOver(
+    [process.execPath, ...serviceFlags(command), ENTRIES[command], ...args],
+    serviceEnv(command),
+  );
 } else if (command === 'test') {
   await ensureBuilt();
   handOver(

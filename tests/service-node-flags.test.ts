@@ -1,9 +1,9 @@
 /**
  * `npm run start:*` (scripts/bootstrap.mjs) starts a service with V8's young generation capped
- * at 2 × 4 MB (`--max-semi-space-size=4`, docs/deployment.md "Memory"): the bootstrap hands
- * over to a child process, whose command line is read from /proc. An operator's own
- * `--max-semi-space-size` in NODE_OPTIONS wins, so none is added then (the control: the same
- * check fails on a child started without the flag).
+ * at 2 × 4 MB (`--max-semi-space-size=4`) and glibc's malloc trim threshold fixed
+ * (`MALLOC_TRIM_THRESHOLD_`), docs/deployment.md "Memory": the bootstrap hands over to a child
+ * process, whose command line and environment are read from /proc. An operator's own values
+ * win, so the flag is not added then (the control: the same reading sees its absence).
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,15 +19,14 @@ import {
 import { Redis } from 'ioredis';
 import { keyFiles, requireBuild } from './helpers.js';
 
-/** The command line of the child of `pid` that runs `entry` (the bootstrap also runs esbuild). */
-function childCommandLine(pid: number, entry: string): string[] {
+/** The child of `pid` that runs `entry` (the bootstrap also runs esbuild's service). */
+function serviceChild(pid: number, entry: string): { argv: string[]; env: string[] } {
   const children = readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8').trim().split(' ');
-  const lines = children.map((child) =>
-    readFileSync(`/proc/${child}/cmdline`, 'utf8').split('\0').filter(Boolean),
-  );
-  const found = lines.filter((argv) => argv.includes(entry));
+  const read = (child: string, file: string) =>
+    readFileSync(`/proc/${child}/${file}`, 'utf8').split('\0').filter(Boolean);
+  const found = children.filter((child) => read(child, 'cmdline').includes(entry));
   expect(found).toHaveLength(1);
-  return found[0]!;
+  return { argv: read(found[0]!, 'cmdline'), env: read(found[0]!, 'environ') };
 }
 
 describe.runIf(process.platform === 'linux')(
@@ -53,7 +52,9 @@ describe.runIf(process.platform === 'linux')(
       }
     });
 
-    async function startGateway(env: Record<string, string> = {}): Promise<string[]> {
+    async function startGateway(
+      env: Record<string, string> = {},
+    ): Promise<{ argv: string[]; env: string[] }> {
       requireBuild('apps/gateway/dist/main.js');
       const keys = keyFiles();
       prefix = uniquePrefix('node-flags');
@@ -72,17 +73,23 @@ describe.runIf(process.platform === 'linux')(
         },
       });
       expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
-      return childCommandLine(service.child.pid!, 'apps/gateway/dist/main.js');
+      return serviceChild(service.child.pid!, 'apps/gateway/dist/main.js');
     }
 
-    it('start:gateway runs the gateway with --max-semi-space-size=4', async () => {
-      const argv = await startGateway();
-      expect(argv.slice(1)).toEqual(['--max-semi-space-size=4', 'apps/gateway/dist/main.js']);
+    it('start:gateway runs the gateway with --max-semi-space-size=4 and a fixed malloc trim threshold', async () => {
+      const child = await startGateway();
+      expect(child.argv.slice(1)).toEqual(['--max-semi-space-size=4', 'apps/gateway/dist/main.js']);
+      expect(child.env).toContain('MALLOC_TRIM_THRESHOLD_=131072');
     });
 
-    it("an operator's --max-semi-space-size in NODE_OPTIONS is left to win", async () => {
-      const argv = await startGateway({ NODE_OPTIONS: '--max-semi-space-size=8' });
-      expect(argv.slice(1)).toEqual(['apps/gateway/dist/main.js']);
+    it("an operator's --max-semi-space-size and MALLOC_TRIM_THRESHOLD_ are left to win", async () => {
+      const child = await startGateway({
+        NODE_OPTIONS: '--max-semi-space-size=8',
+        MALLOC_TRIM_THRESHOLD_: '262144',
+      });
+      expect(child.argv.slice(1)).toEqual(['apps/gateway/dist/main.js']);
+      expect(child.env).toContain('MALLOC_TRIM_THRESHOLD_=262144');
+      expect(child.env).not.toContain('MALLOC_TRIM_THRESHOLD_=131072');
     });
   },
 );
