@@ -18,7 +18,10 @@
  * MAPPINGS (largest resident mappings to list, default 6), REDIS_URL (default
  * redis://127.0.0.1:6379), DATABASE_URL (default postgres://postgres@127.0.0.1:5432/test), and
  * EXTRA_ENV (`A=1,B=2`: added to every role's environment, to compare a setting), EXEC_ARGV
- * (Node or V8 flags for every role, space-separated, e.g. `--liftoff-only`).
+ * (Node or V8 flags for every role, space-separated, e.g. `--liftoff-only`), SERVICE_DEFAULTS
+ * (default 1: every process, floors included, starts with what `npm start` gives a service,
+ * scripts/service-defaults.mjs: `--max-semi-space-size=4` and `MALLOC_TRIM_THRESHOLD_=131072`,
+ * before EXEC_ARGV and EXTRA_ENV; `0` measures Node's own defaults).
  */
 import { spawn } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -26,6 +29,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createTestSchema, uniquePrefix } from '../packages/testing/src/index.js';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../scripts/service-defaults.mjs';
 import { machineLine, procMemory, sleep, startEntry, stopChild } from './support/processes.js';
 import { unlinkPrefix } from './support/redis.js';
 
@@ -37,14 +41,21 @@ const ROLES = (process.env.ROLES ?? 'node,express-ioredis,all-in-one,api,gateway
 const ROUNDS = Number(process.env.ROUNDS ?? 2);
 const IDLE_S = Number(process.env.IDLE_S ?? 15);
 const MAPPINGS = Number(process.env.MAPPINGS ?? 6);
-const EXTRA_ENV = Object.fromEntries(
-  (process.env.EXTRA_ENV ?? '')
-    .split(',')
-    .filter(Boolean)
-    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
-);
+const DEFAULTS = process.env.SERVICE_DEFAULTS !== '0';
+const EXTRA_ENV: Record<string, string> = {
+  ...(DEFAULTS ? SERVICE_ENV : {}),
+  ...Object.fromEntries(
+    (process.env.EXTRA_ENV ?? '')
+      .split(',')
+      .filter(Boolean)
+      .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+  ),
+};
 
-const EXEC_ARGV = (process.env.EXEC_ARGV ?? '').split(' ').filter(Boolean);
+const EXEC_ARGV = [
+  ...(DEFAULTS ? SERVICE_NODE_FLAGS : []),
+  ...(process.env.EXEC_ARGV ?? '').split(' ').filter(Boolean),
+];
 
 const mb = (bytes: number) => (bytes / 2 ** 20).toFixed(0);
 
@@ -86,6 +97,7 @@ const ENTRIES: Record<string, string> = { 'express-ioredis': 'bench/support/floo
 /** A bare Node process idling IDLE_S seconds: the floor under every role. */
 async function measureBareNode(): Promise<string> {
   const child = spawn(process.execPath, [...EXEC_ARGV, '-e', 'setInterval(() => {}, 1000)'], {
+    env: { ...process.env, ...EXTRA_ENV },
     stdio: 'ignore',
   });
   try {

@@ -9,6 +9,7 @@ import { existsSync, readdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { connect } from 'node:net';
 import { dirname, join } from 'node:path';
 import { fileURLToPath } from 'node:url';
+import { SERVICE_ENV, serviceNodeFlags } from './service-defaults.mjs';
 
 const root = join(dirname(fileURLToPath(import.meta.url)), '..');
 process.chdir(root);
@@ -171,6 +172,19 @@ async function testServices() {
   return env;
 }
 
+/** The commands that start a long-lived service (not the one-shot ones like token:issue). */
+const SERVICES = new Set(['start', 'start:api', 'start:gateway', 'start:worker', 'demo']);
+
+/** Node flags of a service (scripts/service-defaults.mjs); none for a one-shot command. */
+function serviceFlags(name) {
+  return SERVICES.has(name) ? serviceNodeFlags(process.env.NODE_OPTIONS) : [];
+}
+
+/** A service's environment: the defaults of scripts/service-defaults.mjs under ours. */
+function serviceEnv(name) {
+  return SERVICES.has(name) ? { ...SERVICE_ENV, ...process.env } : process.env;
+}
+
 /** Runs a long-lived child with our stdio, forwarding termination signals, and exits with it. */
 function handOver(argv, env = process.env) {
   const child = spawn(argv[0], argv.slice(1), { stdio: 'inherit', env });
@@ -198,7 +212,10 @@ if (command === 'setup') {
   say('ready');
 } else if (command in ENTRIES) {
   await ensureBuilt();
-  handOver([process.execPath, ENTRIES[command], ...args]);
+  handOver(
+    [process.execPath, ...serviceFlags(command), ENTRIES[command], ...args],
+    serviceEnv(command),
+  );
 } else if (command === 'test') {
   await ensureBuilt();
   handOver(

@@ -14,6 +14,7 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { parse } from 'yaml';
 import { ConfigError, DEFAULT_PORT, loadConfig, Role, type Config } from '@agent-backend/config';
 import { WS_PATHS } from '@agent-backend/protocol';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../scripts/service-defaults.mjs';
 
 const root = fileURLToPath(new URL('..', import.meta.url));
 const read = (path: string) => readFileSync(join(root, path), 'utf8');
@@ -449,6 +450,14 @@ describe('infra/Dockerfile', () => {
     expect(JSON.parse(cmd ?? '[]')).toEqual(['node', 'apps/all-in-one/dist/main.js']);
     expect(existsSync(join(root, 'apps/all-in-one/src/main.ts')), 'all-in-one entry').toBe(true);
     expect(existsSync(join(root, 'infra/Dockerfile.dockerignore'))).toBe(true);
+  });
+
+  it('starts every process with the service defaults npm start uses (scripts/service-defaults.mjs)', () => {
+    const env = dockerfile.slice(dockerfile.lastIndexOf('\nENV '));
+    const options = /NODE_OPTIONS="([^"]*)"/.exec(env)?.[1]?.split(' ') ?? [];
+    for (const flag of SERVICE_NODE_FLAGS) expect(options).toContain(flag);
+    for (const [name, value] of Object.entries(SERVICE_ENV))
+      expect(env).toMatch(new RegExp(`^\\s+${name}=${value}\\b`, 'm'));
   });
 
   it('creates the key mount points the compose services use, owned by that user', () => {

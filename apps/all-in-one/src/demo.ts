@@ -51,7 +51,9 @@ async function main(): Promise<void> {
   env.PORT = String(port);
   const base = `http://${host.includes(':') ? `[${host}]` : host}:${port}`;
 
-  service = spawn(process.execPath, [fileURLToPath(new URL('./main.js', import.meta.url))], {
+  // The service gets this process's Node flags (the bootstrap's --max-semi-space-size).
+  const main = fileURLToPath(new URL('./main.js', import.meta.url));
+  service = spawn(process.execPath, [...process.execArgv, main], {
     env,
     stdio: 'inherit',
   });

@@ -19,6 +19,8 @@ export interface ServiceProcess {
 export interface StartServiceProcessOptions {
   /** Built entry relative to the repo root, e.g. `apps/api/dist/main.js`. */
   entry: string;
+  /** Arguments after the entry, e.g. `['start:gateway']` for `scripts/bootstrap.mjs`. */
+  args?: readonly string[];
   /** Added to a minimal environment (PATH, HOME); PORT defaults to 0 (any free port). */
   env?: Record<string, string | undefined>;
   /** How long to wait for the `listening` log line. @default 60_000 (PGlite compiles WebAssembly at start; slow on a loaded machine) */
@@ -74,7 +76,7 @@ export async function startServiceProcess(
   };
   for (const [key, value] of Object.entries(options.env ?? {}))
     if (value !== undefined) env[key] = value;
-  const child = spawn(process.execPath, [options.entry], {
+  const child = spawn(process.execPath, [options.entry, ...(options.args ?? [])], {
     cwd: REPO_ROOT,
     env,
     stdio: ['ignore', 'pipe', 'pipe'],
