@@ -3,7 +3,8 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import jwt from 'jsonwebtoken';
-import { REPO_ROOT } from '@agent-backend/testing';
+import { Redis } from 'ioredis';
+import { REPO_ROOT, testRedisUrl } from '@agent-backend/testing';
 
 /** Integration tests run the built entry points; `npm test` builds before running vitest. */
 export function requireBuild(...entries: string[]): void {
@@ -92,4 +93,15 @@ registerHooks({
   },
 });`;
   return `--import=data:text/javascript,${encodeURIComponent(hook)}`;
+}
+
+/** Deletes the test Redis's keys under `prefix` (a service process's `REDIS_KEY_PREFIX`). */
+export async function deletePrefixedKeys(prefix: string): Promise<void> {
+  const redis = new Redis(testRedisUrl());
+  try {
+    const keys = await redis.keys(`${prefix}*`);
+    if (keys.length > 0) await redis.del(...keys);
+  } finally {
+    redis.disconnect();
+  }
 }

@@ -16,8 +16,7 @@ import {
   type ServiceProcess,
   type TestSchema,
 } from '@agent-backend/testing';
-import { Redis } from 'ioredis';
-import { keyFiles, requireBuild } from './helpers.js';
+import { deletePrefixedKeys, keyFiles, requireBuild } from './helpers.js';
 
 /** The child of `pid` that runs `entry` (the bootstrap also runs esbuild's service). */
 function serviceChild(pid: number, entry: string): { argv: string[]; env: string[] } {
@@ -41,15 +40,7 @@ describe.runIf(process.platform === 'linux')(
       service = undefined;
       await schema?.drop();
       schema = undefined;
-      if (prefix) {
-        const redis = new Redis(testRedisUrl());
-        try {
-          const keys = await redis.keys(`${prefix}*`);
-          if (keys.length > 0) await redis.del(...keys);
-        } finally {
-          redis.disconnect();
-        }
-      }
+      if (prefix) await deletePrefixedKeys(prefix);
     });
 
     async function startGateway(

@@ -17,8 +17,7 @@ import {
   type ServiceProcess,
   type TestSchema,
 } from '@agent-backend/testing';
-import { Redis } from 'ioredis';
-import { keyFiles, refusingModules, requireBuild } from './helpers.js';
+import { deletePrefixedKeys, keyFiles, refusingModules, requireBuild } from './helpers.js';
 
 /** Loaded at first use by every split role: none of them uses it while idle. */
 const AT_FIRST_USE = ['@modelcontextprotocol/sdk', 'yauzl', '@electric-sql/pglite', 'nodemailer'];
@@ -39,15 +38,7 @@ describe('each split role loads only what it serves', { timeout: 120_000 }, () =
     service = undefined;
     await schema?.drop();
     schema = undefined;
-    if (prefix) {
-      const redis = new Redis(testRedisUrl());
-      try {
-        const keys = await redis.keys(`${prefix}*`);
-        if (keys.length > 0) await redis.del(...keys);
-      } finally {
-        redis.disconnect();
-      }
-    }
+    if (prefix) await deletePrefixedKeys(prefix);
   });
 
   for (const { role, refused } of ROLES) {
