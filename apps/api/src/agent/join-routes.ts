@@ -149,19 +149,19 @@ export function registerJoinRoutes(
       refuseReservedSessionId(sessionId);
       const userId = request.userId;
       const at = position(request);
-      const session = await runner.sessions.find(sessionId, userId);
-      const runId = at?.runId ?? session?.lastRunId;
+      // The session's current run: the one holding its lease, whose rows may still be being
+      // written (the session row then names the run before it), else the last one stored.
+      const [session, current] = await Promise.all([
+        runner.sessions.find(sessionId, userId),
+        at ? '' : holder(userId, sessionId),
+      ]);
+      const runId = at?.runId ?? (current || session?.lastRunId);
       const stored = runId ? await runner.sessions.findRun(runId) : null;
       // A run whose rows are still being written is named by its session's lease.
       const owner =
         stored && runId
           ? { ...stored, runId }
-          : await unstoredRun(
-              engines,
-              userId,
-              runId ?? (await holder(userId, sessionId)),
-              sessionId,
-            );
+          : await unstoredRun(engines, userId, runId ?? '', sessionId);
       if (!owner) {
         throw new AppError(
           'not_found',
