@@ -329,6 +329,47 @@ describe('agent: durable writes that fail, and resume', () => {
     }
   });
 
+  it('a run whose rows are still being written is cancelled from the other replica', async () => {
+    const userId = `writes-cancel-${randomUUID()}`;
+    const own = await cluster.token(userId);
+    await cluster.sql(
+      `CREATE TRIGGER "slow_${userId}" BEFORE INSERT ON agent_runs FOR EACH ROW
+       WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION slow_write()`,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    cluster.model.script('w-cancel', [
+      {
+        kind: 'stream',
+        pieces: [{ text: 'Never ' }, { waitFor: held }, { text: 'finished.' }, { finish: 'stop' }],
+      },
+    ]);
+    const stream = await invoke(url(0), own, { message: 'go', llm_config: llm('w-cancel') });
+    try {
+      await stream.waitFor((e) => e.data.type === 'message_chunk');
+      const runId = String(stream.events[0]!.data.run_id);
+      expect(await cluster.sql('SELECT 1 FROM agent_runs WHERE run_id = $1', [runId])).toHaveLength(
+        0,
+      );
+      const other = await cluster.token(`writes-other-${randomUUID()}`);
+      const cancel = (token: string) =>
+        fetch(`${url(1)}/api/agent/runs/${runId}/cancel`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        });
+      // Not another user's to cancel.
+      expect((await cancel(other)).status).toBe(404);
+      const cancelled = await cancel(own);
+      expect(cancelled.status).toBe(200);
+      expect(await cancelled.json()).toMatchObject({ run_id: runId, status: 'aborted' });
+      const events = await stream.ended;
+      expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'run_aborted' });
+    } finally {
+      release();
+      await cluster.sql(`DROP TRIGGER "slow_${userId}" ON agent_runs`);
+    }
+  });
+
   it('resumes on the other replica from Last-Event-ID after a tool step; the run and its rows complete', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));

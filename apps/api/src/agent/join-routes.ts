@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Agent, HostedRun } from '@agent-backend/agent';
+import { unstoredRun, type Agent, type HostedRun } from '@agent-backend/agent';
 import { sessionLeaseHolder } from '@agent-backend/agent-runtime';
 import { AppError, type ResponseDoc, type RouteDocs } from '@agent-backend/http-server';
 import {
@@ -14,7 +14,6 @@ import { refuseReservedSessionId } from './reserved-session-id.js';
 import { streamRemoteRun } from './resume-remote.js';
 import type { SseStream } from './sse-stream.js';
 import { streamLocalRun } from './stream-run.js';
-import { unstoredRun } from './unstored-run.js';
 
 /** The answer of invoke and of joining a run: the run's events. */
 export const SSE_STREAM: ResponseDoc = {

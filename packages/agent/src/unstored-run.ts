@@ -2,7 +2,7 @@ import { sessionLeaseHolder } from '@agent-backend/agent-runtime';
 import type { EphemeralStore } from '@agent-backend/ephemeral';
 import type { RunLog } from '@agent-backend/run-log';
 
-/** A run a client may join, as the join routes know it. */
+/** A run a client may join or cancel, as the join routes and the stopper know it. */
 export interface JoinableRun {
   readonly runId: string;
   readonly sessionId: string;
