@@ -17,7 +17,17 @@ export const SERVICE_NODE_FLAGS = ['--max-semi-space-size=4'];
  */
 export const SERVICE_ENV = { MALLOC_TRIM_THRESHOLD_: '131072' };
 
-/** The flags to add for a process whose NODE_OPTIONS are `nodeOptions`: none it sets itself. */
+/**
+ * The flags to add for a process whose NODE_OPTIONS are `nodeOptions`: none it sets itself. A
+ * flag on the command line overrides NODE_OPTIONS, and V8 reads `_` in a flag's name as `-`
+ * (`--max_semi_space_size=16`), so both spellings count as the operator's own.
+ */
 export function serviceNodeFlags(nodeOptions = '') {
-  return SERVICE_NODE_FLAGS.filter((flag) => !nodeOptions.includes(flag.split('=')[0]));
+  const names = new Set(
+    nodeOptions
+      .split(/\s+/)
+      .filter((option) => option.startsWith('--'))
+      .map((option) => option.split('=')[0].replaceAll('_', '-')),
+  );
+  return SERVICE_NODE_FLAGS.filter((flag) => !names.has(flag.split('=')[0]));
 }

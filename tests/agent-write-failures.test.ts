@@ -279,6 +279,97 @@ describe('agent: durable writes that fail, and resume', () => {
     }
   });
 
+  it("a session's stream without Last-Event-ID joins its current run while that run's rows are still being written, not the run before", async () => {
+    const userId = `writes-current-${randomUUID()}`;
+    const own = await cluster.token(userId);
+    const sessionId = `writes-current-${randomUUID()}`;
+    cluster.model.script('w-before', [textReply('The first run.')]);
+    const before = await (
+      await invoke(url(0), own, {
+        message: 'one',
+        session_id: sessionId,
+        llm_config: llm('w-before'),
+      })
+    ).ended;
+    expect(types(before).at(-1)).toBe('done');
+    // The second run's row (and with it the session's last run) takes 3 s to store.
+    await cluster.sql(
+      `CREATE TRIGGER "slow_${userId}" BEFORE INSERT ON agent_runs FOR EACH ROW
+       WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION slower_write()`,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    cluster.model.script('w-current', [
+      {
+        kind: 'stream',
+        pieces: [{ text: 'Second ' }, { waitFor: held }, { text: 'run.' }, { finish: 'stop' }],
+      },
+    ]);
+    const second = await invoke(url(0), own, {
+      message: 'two',
+      session_id: sessionId,
+      llm_config: llm('w-current'),
+    });
+    try {
+      await second.waitFor((e) => e.data.type === 'message_chunk');
+      const runId = String(second.events[0]!.data.run_id);
+      expect(await cluster.sql('SELECT 1 FROM agent_runs WHERE run_id = $1', [runId])).toHaveLength(
+        0,
+      );
+      const joined = await resume(url(1), own, sessionId);
+      expect(joined.response.status).toBe(200);
+      const first = await joined.waitFor(() => true);
+      expect(first.data).toMatchObject({ type: 'session', run_id: runId });
+      release();
+      const all = await second.ended;
+      expect((await joined.ended).map((e) => e.id)).toEqual(all.map((e) => e.id));
+    } finally {
+      release();
+      await cluster.sql(`DROP TRIGGER "slow_${userId}" ON agent_runs`);
+    }
+  });
+
+  it('a run whose rows are still being written is cancelled from the other replica', async () => {
+    const userId = `writes-cancel-${randomUUID()}`;
+    const own = await cluster.token(userId);
+    await cluster.sql(
+      `CREATE TRIGGER "slow_${userId}" BEFORE INSERT ON agent_runs FOR EACH ROW
+       WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION slow_write()`,
+    );
+    let release!: () => void;
+    const held = new Promise<void>((resolve) => (release = resolve));
+    cluster.model.script('w-cancel', [
+      {
+        kind: 'stream',
+        pieces: [{ text: 'Never ' }, { waitFor: held }, { text: 'finished.' }, { finish: 'stop' }],
+      },
+    ]);
+    const stream = await invoke(url(0), own, { message: 'go', llm_config: llm('w-cancel') });
+    try {
+      await stream.waitFor((e) => e.data.type === 'message_chunk');
+      const runId = String(stream.events[0]!.data.run_id);
+      expect(await cluster.sql('SELECT 1 FROM agent_runs WHERE run_id = $1', [runId])).toHaveLength(
+        0,
+      );
+      const other = await cluster.token(`writes-other-${randomUUID()}`);
+      const cancel = (token: string) =>
+        fetch(`${url(1)}/api/agent/runs/${runId}/cancel`, {
+          method: 'POST',
+          headers: { authorization: `Bearer ${token}` },
+        });
+      // Not another user's to cancel.
+      expect((await cancel(other)).status).toBe(404);
+      const cancelled = await cancel(own);
+      expect(cancelled.status).toBe(200);
+      expect(await cancelled.json()).toMatchObject({ run_id: runId, status: 'aborted' });
+      const events = await stream.ended;
+      expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'run_aborted' });
+    } finally {
+      release();
+      await cluster.sql(`DROP TRIGGER "slow_${userId}" ON agent_runs`);
+    }
+  });
+
   it('resumes on the other replica from Last-Event-ID after a tool step; the run and its rows complete', async () => {
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));

@@ -3,7 +3,8 @@
  * at 2 × 4 MB (`--max-semi-space-size=4`) and glibc's malloc trim threshold fixed
  * (`MALLOC_TRIM_THRESHOLD_`), docs/deployment.md "Memory": the bootstrap hands over to a child
  * process, whose command line and environment are read from /proc. An operator's own values
- * win, so the flag is not added then (the control: the same reading sees its absence).
+ * win, so the flag is not added then, however it is spelled (the control: the same reading
+ * sees its absence).
  */
 import { readFileSync } from 'node:fs';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -81,6 +82,12 @@ describe.runIf(process.platform === 'linux')(
       expect(child.argv.slice(1)).toEqual(['apps/gateway/dist/main.js']);
       expect(child.env).toContain('MALLOC_TRIM_THRESHOLD_=262144');
       expect(child.env).not.toContain('MALLOC_TRIM_THRESHOLD_=131072');
+    });
+
+    it("an operator's flag spelled with underscores (V8 reads them as dashes) still wins", async () => {
+      // Added on the command line, the default would override NODE_OPTIONS' own value.
+      const child = await startGateway({ NODE_OPTIONS: '--max_semi_space_size=8' });
+      expect(child.argv.slice(1)).toEqual(['apps/gateway/dist/main.js']);
     });
   },
 );

@@ -19,5 +19,6 @@ export {
   type RunJobsDeps,
 } from './run-jobs.js';
 export { RUN_CANCEL_CHANNEL, RunStopper } from './run-stopper.js';
+export { unstoredRun, type JoinableRun } from './unstored-run.js';
 export { takeoverState } from './takeover-state.js';
 export { startTakeoverSweep } from './takeover-sweep.js';

@@ -9,6 +9,7 @@ import type { Engines } from '@agent-backend/engines';
 import type { Logger } from '@agent-backend/logger';
 import type { RunLog } from '@agent-backend/run-log';
 import type { HostedRun } from './hosted-run.js';
+import { unstoredRun } from './unstored-run.js';
 /** The bus channel a cancel goes out on: every process hosting runs stops it if it runs there. */
 export const RUN_CANCEL_CHANNEL = 'agent:run-cancel';
 
@@ -60,10 +61,25 @@ export class RunStopper {
    * it is not the user's. A run still `running` then is recorded as ended here (`aborted`,
    * `run_aborted`): no process ran it (a background run whose start job is still queued, a run
    * whose replica died) or its process did not stop in time, and no worker may start or take it
-   * over later (they continue only a run still `running`).
+   * over later (they continue only a run still `running`). A run whose rows are not stored yet
+   * is cancelled too when its run log and session lease name it as this user's; null when its
+   * rows do not appear within `timeoutMs` (its write failed).
    */
   async stop(userId: string, runId: string, timeoutMs = STOP_WAIT_MS) {
     let run = await this.conversations.run(userId, runId);
+    const deadline = Date.now() + timeoutMs;
+    if (!run) {
+      // An invoked run streams while its rows are written: its run log and its session's lease
+      // (under this user's id) name it meanwhile. Stopped, it records its end once they are.
+      const deps = { runLog: this.runLog, ephemeral: this.ephemeral };
+      if (!(await unstoredRun(deps, userId, runId))) return null;
+      await this.cancel(runId);
+      while (!run && Date.now() < deadline) {
+        await sleep(STOP_POLL_MS);
+        run = await this.conversations.run(userId, runId);
+      }
+      if (!run) return null;
+    }
     if (run?.status === 'suspended') {
       // Nobody holds it: it ends here, unless a decision resumed it meanwhile.
       const owner = await this.stored.cancelSuspended(runId);
@@ -72,7 +88,6 @@ export class RunStopper {
     }
     if (!run || run.status !== 'running') return run;
     await this.cancel(runId);
-    const deadline = Date.now() + timeoutMs;
     while (run?.status === 'running' && Date.now() < deadline) {
       await sleep(STOP_POLL_MS);
       run = await this.conversations.run(userId, runId);

@@ -1,5 +1,5 @@
 import type { Request, Response } from 'express';
-import type { Agent, HostedRun } from '@agent-backend/agent';
+import { unstoredRun, type Agent, type HostedRun } from '@agent-backend/agent';
 import { sessionLeaseHolder } from '@agent-backend/agent-runtime';
 import { AppError, type ResponseDoc, type RouteDocs } from '@agent-backend/http-server';
 import {
@@ -14,7 +14,6 @@ import { refuseReservedSessionId } from './reserved-session-id.js';
 import { streamRemoteRun } from './resume-remote.js';
 import type { SseStream } from './sse-stream.js';
 import { streamLocalRun } from './stream-run.js';
-import { unstoredRun } from './unstored-run.js';
 
 /** The answer of invoke and of joining a run: the run's events. */
 export const SSE_STREAM: ResponseDoc = {
@@ -149,19 +148,19 @@ export function registerJoinRoutes(
       refuseReservedSessionId(sessionId);
       const userId = request.userId;
       const at = position(request);
-      const session = await runner.sessions.find(sessionId, userId);
-      const runId = at?.runId ?? session?.lastRunId;
+      // The session's current run: the one holding its lease, whose rows may still be being
+      // written (the session row then names the run before it), else the last one stored.
+      const [session, current] = await Promise.all([
+        runner.sessions.find(sessionId, userId),
+        at ? '' : holder(userId, sessionId),
+      ]);
+      const runId = at?.runId ?? (current || session?.lastRunId);
       const stored = runId ? await runner.sessions.findRun(runId) : null;
       // A run whose rows are still being written is named by its session's lease.
       const owner =
         stored && runId
           ? { ...stored, runId }
-          : await unstoredRun(
-              engines,
-              userId,
-              runId ?? (await holder(userId, sessionId)),
-              sessionId,
-            );
+          : await unstoredRun(engines, userId, runId ?? '', sessionId);
       if (!owner) {
         throw new AppError(
           'not_found',

@@ -1,8 +1,8 @@
 import { sessionLeaseHolder } from '@agent-backend/agent-runtime';
-import type { EphemeralStore } from '@agent-backend/ephemeral';
+import type { Engines } from '@agent-backend/engines';
 import type { RunLog } from '@agent-backend/run-log';
 
-/** A run a client may join, as the join routes know it. */
+/** A run a client may join or cancel, as the join routes and the stopper know it. */
 export interface JoinableRun {
   readonly runId: string;
   readonly sessionId: string;
@@ -20,7 +20,7 @@ export interface JoinableRun {
  * from the run log. Null when nothing names the run as running for this user.
  */
 export async function unstoredRun(
-  deps: { readonly runLog: RunLog; readonly ephemeral: EphemeralStore },
+  deps: { readonly runLog: RunLog; readonly ephemeral: Engines['ephemeral'] },
   userId: string,
   runId: string,
   sessionId?: string,
