@@ -1,4 +1,8 @@
-import { sessionLeaseHolder, type AgentRunner } from '@agent-backend/agent-runtime';
+import {
+  isReservedSessionId,
+  sessionLeaseHolder,
+  type AgentRunner,
+} from '@agent-backend/agent-runtime';
 import type { Engines } from '@agent-backend/engines';
 import type { Logger } from '@agent-backend/logger';
 import { enqueueRunJob } from './run-jobs.js';
@@ -6,8 +10,10 @@ import { enqueueRunJob } from './run-jobs.js';
 /**
  * Looks every `intervalMs` for runs recorded as `running` whose session lease expired (their
  * holder died: SIGKILL, OOM, a lost node) and queues a `takeover` job for each. Any worker may
- * queue one; the job takes the lease with `ifAbsent`, so one holder continues the run. Returns
- * the stop function.
+ * queue one; the job takes the lease with `ifAbsent`, so one holder continues the run. A run of
+ * a scheduled task or a chat message (a reserved session id) is not taken over but recorded as
+ * ended (`aborted`): its own job, retried by the queue, runs the occurrence or the message again
+ * in a run of its own, and a takeover as well would run it twice. Returns the stop function.
  */
 export function startTakeoverSweep(
   deps: {
@@ -24,6 +30,15 @@ export function startTakeoverSweep(
     for (const run of candidates) {
       const holder = await sessionLeaseHolder(engines.ephemeral, run.userId, run.sessionId);
       if (holder !== null) continue;
+      if (isReservedSessionId(run.sessionId)) {
+        if (await runner.runs.abandon(run.runId)) {
+          logger.warn(
+            { runId: run.runId, sessionId: run.sessionId },
+            'run lost its holder; its job runs it again, so it is recorded as ended',
+          );
+        }
+        continue;
+      }
       logger.warn(
         { runId: run.runId, sessionId: run.sessionId },
         'run lost its holder; taking it over',
