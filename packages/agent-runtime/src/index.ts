@@ -63,6 +63,7 @@ export {
   DEFAULT_LEASE_TTL_MS,
   sessionLeaseHolder,
   sessionLeaseKey,
+  userLeaseHolders,
   type SessionLease,
 } from './session-lease.js';
 export {

@@ -9,7 +9,22 @@ export const DEFAULT_LEASE_TTL_MS = 30_000;
  * (user, session) pairs share a key.
  */
 export const sessionLeaseKey = (userId: string, sessionId: string): string =>
-  `agent:session-lease:${encodeURIComponent(userId)}:${sessionId}`;
+  `${sessionLeasePrefix(userId)}${sessionId}`;
+
+/** What every session lease of `userId` starts with, and no other user's does. */
+const sessionLeasePrefix = (userId: string): string =>
+  `agent:session-lease:${encodeURIComponent(userId)}:`;
+
+/**
+ * The runs holding a session lease of `userId` now: every run of the user that is running
+ * (its lease is held before its first event, and renewed until it ends), including one whose
+ * rows are not stored yet. A scan of the ephemeral store: for erasing a user, not per request.
+ */
+export async function userLeaseHolders(store: EphemeralStore, userId: string): Promise<string[]> {
+  const keys = await store.keysWithPrefix(sessionLeasePrefix(userId));
+  const holders = await Promise.all(keys.map((key) => store.get(key)));
+  return [...new Set(holders.filter((runId): runId is string => runId !== null))];
+}
 
 /** A held lease: renewed in the background until released. */
 export interface SessionLease {

@@ -2,6 +2,7 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import {
   AgentRunError,
   releaseSessionLease,
+  userLeaseHolders,
   type RunRepository,
   type ConversationRepository,
 } from '@agent-backend/agent-runtime';
@@ -115,7 +116,12 @@ export class RunStopper {
    * @returns how many runs were stopped.
    */
   async stopUser(userId: string, timeoutMs = STOP_WAIT_MS): Promise<number> {
-    const runIds = await this.stored.unfinished(userId);
+    // An invoked run streams while its rows are written: only its session lease names it then.
+    const [stored, leased] = await Promise.all([
+      this.stored.unfinished(userId),
+      userLeaseHolders(this.ephemeral, userId),
+    ]);
+    const runIds = [...new Set([...stored, ...leased])];
     await Promise.all(runIds.map((runId) => this.stop(userId, runId, timeoutMs)));
     return runIds.length;
   }

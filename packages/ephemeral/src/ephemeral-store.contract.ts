@@ -124,6 +124,22 @@ export function describeEphemeralContract(name: string, makeStore: MakeEphemeral
       await expect(store.increment('k', { ttlMs: -1 })).rejects.toBeInstanceOf(RangeError);
     });
 
+    it('lists the live keys of a prefix, taken literally', async () => {
+      store = await make();
+      await store.set('lease:u%3A1:s1', 'r1');
+      await store.set('lease:u%3A1:s2', 'r2', { ttlMs: 10_000 });
+      await store.set('lease:u%3A1:gone', 'r3', { ttlMs: 1 });
+      await store.set('lease:u%3A12:s1', 'other user');
+      await store.set('lease:*:s1', 'a glob character in the key');
+      await vi.waitFor(async () => expect(await store.get('lease:u%3A1:gone')).toBeNull(), gone);
+      expect((await store.keysWithPrefix('lease:u%3A1:')).sort()).toEqual([
+        'lease:u%3A1:s1',
+        'lease:u%3A1:s2',
+      ]);
+      expect(await store.keysWithPrefix('lease:*:')).toEqual(['lease:*:s1']);
+      expect(await store.keysWithPrefix('nothing:')).toEqual([]);
+    });
+
     it('rejects every method after close, and close is idempotent', async () => {
       store = await make();
       await Promise.all([store.close(), store.close()]);
@@ -135,6 +151,7 @@ export function describeEphemeralContract(name: string, makeStore: MakeEphemeral
       await expect(store.take('k')).rejects.toBeInstanceOf(closed);
       await expect(store.increment('k', { ttlMs: 1 })).rejects.toBeInstanceOf(closed);
       await expect(store.ttl('k')).rejects.toBeInstanceOf(closed);
+      await expect(store.keysWithPrefix('k')).rejects.toBeInstanceOf(closed);
     });
   });
 }

@@ -30,6 +30,11 @@ export interface EphemeralStore {
   increment(key: string, options: { ttlMs: number; by?: number }): Promise<number>;
   /** Remaining time to live in ms; null when the key does not exist or has no TTL. */
   ttl(key: string): Promise<number | null>;
+  /**
+   * The live keys that start with `prefix` (taken literally), in no particular order. A scan of
+   * the whole store on Redis: for rare operations (erasing a user), never on a request's path.
+   */
+  keysWithPrefix(prefix: string): Promise<string[]>;
   close(): Promise<void>;
 }
 

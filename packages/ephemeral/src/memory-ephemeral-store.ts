@@ -78,6 +78,11 @@ class MemoryEphemeralStore implements EphemeralStore {
     return expiresAt == null ? null : expiresAt - this.now();
   }
 
+  async keysWithPrefix(prefix: string): Promise<string[]> {
+    this.assertOpen();
+    return [...this.entries.keys()].filter((key) => key.startsWith(prefix) && this.live(key));
+  }
+
   async close(): Promise<void> {
     this.closed = true;
     clearInterval(this.sweeper);

@@ -3,6 +3,7 @@ import {
   createRedis,
   defineScript,
   redisKeys,
+  scanKeys,
   type Redis,
   type RedisKeys,
 } from '@agent-backend/redis';
@@ -77,6 +78,18 @@ class RedisEphemeralStore implements EphemeralStore {
     this.assertOpen();
     const ms = await this.redis.pttl(this.keys.ephemeral(key));
     return ms < 0 ? null : ms;
+  }
+
+  async keysWithPrefix(prefix: string): Promise<string[]> {
+    this.assertOpen();
+    const base = this.keys.ephemeral('');
+    // SCAN's MATCH is a glob: the prefix's own `*`, `?`, `[`, `]` and `\` are escaped.
+    const glob = `${this.keys.ephemeral(prefix).replace(/[*?[\]\\]/g, '\\$&')}*`;
+    const found: string[] = [];
+    for await (const page of scanKeys(this.redis, glob)) {
+      for (const key of page) found.push(key.slice(base.length));
+    }
+    return found;
   }
 
   close(): Promise<void> {
