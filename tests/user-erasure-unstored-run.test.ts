@@ -3,7 +3,7 @@
  * rows are written while its events already go out, docs/agent.md): the erasure finds the run
  * by its session lease, stops it, waits for its rows and removes them with the rest, so nothing
  * of the user is written after the erasure answered. A trigger on the test's own user makes the
- * run row's insert take 2 s.
+ * run row's insert take 4 s (longer than the 2.5 s an erasure waits after refusing the user's tokens).
  */
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
@@ -17,7 +17,7 @@ describe('erasing a user whose run has no rows yet', () => {
     cluster = await startAgentCluster({ AGENT_LLM_MAX_RETRIES: '0', AGENT_TAKEOVER: 'false' });
     await cluster.sql(
       `CREATE FUNCTION slow_run_write() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$`,
+       BEGIN PERFORM pg_sleep(4); RETURN NEW; END $$`,
     );
   });
   afterAll(async () => {
@@ -57,7 +57,7 @@ describe('erasing a user whose run has no rows yet', () => {
       expect(erased.status).toBe(200);
       const events = await stream.ended;
       expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'run_aborted' });
-      // Past the insert's 2 s and the run's own end: nothing of the user was written after.
+      // Past the insert's 4 s and the run's own end: nothing of the user was written after.
       await new Promise((resolve) => setTimeout(resolve, 500));
       for (const table of ['agent_runs', 'agent_sessions', 'agent_messages']) {
         expect(
