@@ -70,6 +70,16 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
     replicaId,
     replicaTtlMs: config.GATEWAY_REPLICA_TTL_MS,
     logger,
+    onRevived: () => {
+      const { nodes } = registry.size;
+      if (nodes === 0) return;
+      // Batched like the refreshes, 500 a loop turn: tens of thousands are seconds, not a stall.
+      for (const conn of registry.allNodes()) conn.writePresenceAgain();
+      logger.warn(
+        { nodes },
+        'this replica was missing from presence (Redis restarted empty, or this replica stalled past GATEWAY_REPLICA_TTL_MS); writing its nodes again',
+      );
+    },
   });
   const commands = await respondToCommands(engines.bus, replicaId, registry);
   // The operator API's disconnect: every replica closes the user's sockets it holds.

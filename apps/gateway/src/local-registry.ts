@@ -6,6 +6,8 @@ export interface RegisteredNode extends Connection {
   readonly nodeId: string;
   /** Sends a JSON-RPC request and resolves with the node's raw response. */
   call(request: ToolCallRequest, timeoutMs: number): Promise<unknown>;
+  /** Writes the node's presence entry again soon (presence lost this replica's entries). */
+  writePresenceAgain(): void;
 }
 
 /**

@@ -5,18 +5,27 @@ import type { Presence } from '@agent-backend/presence';
  * Keeps this replica alive in shared presence: one heartbeat now, then every third of
  * `replicaTtlMs`. A replica that dies without cleaning up stops beating, and its nodes disappear
  * from every listing within the TTL.
+ *
+ * A beat that finds the replica was not live (Redis restarted empty, or this replica stalled
+ * past its TTL and was taken for dead) calls `onRevived`: its node entries may be gone with it,
+ * and the gateway writes them again instead of waiting for each one's next refresh. (The first
+ * beat finds it not live too, before the replica holds any node.)
  */
 export async function startReplicaHeartbeat(options: {
   presence: Presence;
   replicaId: string;
   replicaTtlMs: number;
   logger: Logger;
+  onRevived: () => void;
 }): Promise<{ stop(): void }> {
-  const { presence, replicaId, logger } = options;
+  const { presence, replicaId, logger, onRevived } = options;
   const beat = () =>
-    presence
-      .heartbeatReplica(replicaId)
-      .catch((error: unknown) => logger.warn({ err: error }, 'replica heartbeat failed'));
+    presence.heartbeatReplica(replicaId).then(
+      (wasLive) => {
+        if (!wasLive) onRevived();
+      },
+      (error: unknown) => logger.warn({ err: error }, 'replica heartbeat failed'),
+    );
   await beat();
   const timer = setInterval(beat, Math.max(100, Math.floor(options.replicaTtlMs / 3)));
   timer.unref();

@@ -38,9 +38,11 @@ class MemoryPresence implements Presence {
     this.now = options.now ?? Date.now;
   }
 
-  async heartbeatReplica(replicaId: string): Promise<void> {
+  async heartbeatReplica(replicaId: string): Promise<boolean> {
     this.check({ replicaId });
+    const was = this.replicaLive(replicaId);
     this.replicas.set(replicaId, this.now() + this.ttls.replicaTtlMs);
+    return was;
   }
 
   async removeReplica(replicaId: string): Promise<void> {

@@ -33,13 +33,18 @@ local function visible(v)
 end
 `;
 
-/** KEYS: replicas. ARGV: replicaId, replicaTtlMs. Also drops dead replicas. */
+/**
+ * KEYS: replicas. ARGV: replicaId, replicaTtlMs. Also drops dead replicas. Returns 1 when the
+ * replica was live before this beat, 0 when it was not (its first beat, or its entry was lost).
+ */
 export const heartbeatScript = defineScript(`${PRELUDE}
 local ttl = tonumber(ARGV[2])
 redis.call('ZREMRANGEBYSCORE', KEYS[1], '-inf', now)
+local was = redis.call('ZSCORE', KEYS[1], ARGV[1])
 redis.call('ZADD', KEYS[1], ms(now + ttl), ARGV[1])
 extend(KEYS[1], ttl)
-return 1
+if was then return 1 end
+return 0
 `);
 
 /** KEYS: replicas. Returns the live replica ids, dropping dead ones. */

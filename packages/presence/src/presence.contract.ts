@@ -209,6 +209,18 @@ export function describePresenceContract(name: string, makePresence: MakePresenc
       expect((await p.listNodes('u1')).map((e) => e.nodeId)).toEqual(['kept']);
     });
 
+    it('tells a replica whether it was live before its beat: not on its first, after removal or expiry', async () => {
+      const p = await make({ replicaTtlMs: 300 });
+      expect(await p.heartbeatReplica('r1')).toBe(false);
+      expect(await p.heartbeatReplica('r1')).toBe(true);
+      expect(await p.heartbeatReplica('r2')).toBe(false);
+      await p.removeReplica('r1');
+      expect(await p.heartbeatReplica('r1')).toBe(false);
+      await vi.waitFor(async () => expect(await p.liveReplicas()).toEqual([]), poll);
+      expect(await p.heartbeatReplica('r2')).toBe(false);
+      expect(await p.heartbeatReplica('r2')).toBe(true);
+    });
+
     it('hides nodes of a removed or never-seen replica at once', async () => {
       const p = await make();
       await p.heartbeatReplica('r1');

@@ -21,12 +21,17 @@ import type { ConnectionOrder } from '@agent-backend/protocol';
  * - After `close()` every method rejects with `PresenceClosedError`; `close()` is idempotent.
  *
  * Not in the contract: prompt deletion of expired entries (they are filtered out on every read
- * and deleted lazily), and durability (a Redis restart forgets presence: `touchNode` then
- * returns false, and the gateway upserts the node again).
+ * and deleted lazily), and durability (a Redis restart forgets presence: the gateway's next
+ * `heartbeatReplica` resolves false, and it upserts every node it holds again).
  */
 export interface Presence {
-  /** Marks `replicaId` alive for `replicaTtlMs`. Gateways call it on an interval. */
-  heartbeatReplica(replicaId: string): Promise<void>;
+  /**
+   * Marks `replicaId` alive for `replicaTtlMs`. Gateways call it on an interval. Resolves to
+   * whether the replica was live before this beat: false on its first beat, after
+   * `removeReplica`, after it stalled past its TTL, or when the store lost it (a Redis restarted
+   * empty), and then the replica's node entries may be gone too.
+   */
+  heartbeatReplica(replicaId: string): Promise<boolean>;
   /** Marks a replica gone at once (clean shutdown); its nodes disappear from listings with it. */
   removeReplica(replicaId: string): Promise<void>;
   /** Ids of the live replicas, sorted. */

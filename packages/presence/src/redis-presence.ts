@@ -56,13 +56,14 @@ class RedisPresence implements Presence {
     private readonly owned: boolean,
   ) {}
 
-  async heartbeatReplica(replicaId: string): Promise<void> {
+  async heartbeatReplica(replicaId: string): Promise<boolean> {
     this.check({ replicaId });
-    await heartbeatScript(
+    const was = await heartbeatScript(
       this.redis,
       [this.keys.presenceReplicas()],
       [replicaId, this.ttls.replicaTtlMs],
     );
+    return was === 1;
   }
 
   async removeReplica(replicaId: string): Promise<void> {
