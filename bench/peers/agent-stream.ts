@@ -51,7 +51,10 @@
  * 1000), BOUND_MS (default 50), EDGE (default 0.1), REFINE (default 2), TRIALS (default 3),
  * LIMIT (default 1), PEERS (default all: `@openai/agents,mastra,langgraph`), OURS_STORE
  * (`pglite`: ours as the all-in-one on PGlite in a fresh DATA_DIR, no Redis; default the
- * api role on PostgreSQL and Redis), REDIS_URL, DATABASE_URL.
+ * api role on PostgreSQL and Redis), SERVICE_DEFAULTS (default 1: ours starts with what
+ * `npm start` gives a service, scripts/service-defaults.mjs: `--max-semi-space-size=4` and
+ * `MALLOC_TRIM_THRESHOLD_=131072`; `0`: Node's own defaults, as the peers run), REDIS_URL,
+ * DATABASE_URL.
  */
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -62,6 +65,7 @@ import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { fileURLToPath } from 'node:url';
 import OpenAI from 'openai';
+import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../../scripts/service-defaults.mjs';
 import { importKeys, signAccessToken } from '../../packages/auth/src/index.js';
 import {
   createTestSchema,
@@ -115,6 +119,7 @@ const measureLimit = process.env.LIMIT !== '0';
 const peerNames = process.env.PEERS?.split(',').filter(Boolean);
 /** `pglite`: ours on PGlite (a fresh `DATA_DIR`) instead of PostgreSQL. */
 const oursStore = process.env.OURS_STORE === 'pglite' ? 'pglite' : 'postgres';
+const serviceDefaults = process.env.SERVICE_DEFAULTS !== '0';
 
 async function main(): Promise<void> {
   const machineAtStart = machineLine();
@@ -168,7 +173,9 @@ async function main(): Promise<void> {
         JWT_PRIVATE_KEY: pair.privateKey,
         MCP_ALLOW_PRIVATE_NETWORKS: 'true',
         LOG_LEVEL: 'warn',
+        ...(serviceDefaults ? SERVICE_ENV : {}),
       },
+      serviceDefaults ? [...SERVICE_NODE_FLAGS] : [],
     );
     const peers = Object.keys(PEER_STREAMS).filter((peer) => peerNames?.includes(peer) ?? true);
     const servers = new Map<string, Service>();
@@ -425,6 +432,9 @@ async function main(): Promise<void> {
     if (measureLimit) console.log(`machine before the limit ramp: ${machineBeforeLimit}`);
     console.log(`machine at the end: ${machineLine()}`);
     console.log(`versions: ${versions.join(', ')}`);
+    console.log(
+      `ours: ${oursStore}, ${serviceDefaults ? `started as npm start does (${SERVICE_NODE_FLAGS.join(' ')})` : "Node's own defaults"}`,
+    );
     console.log(
       `${samples} samples per variant (alternating) of a 3-chunk answer after 5 warm-ups; ${toolSamples} one-tool-call runs per variant (alternating) after 3 warm-ups; CPU over ${paced} answers of ${chunkCount} chunks 1 ms apart per server (alternating), after one warm-up; RSS with ${open} streams open at once, the first of ${rssRoundCount} rounds per server (alternating)\n`,
     );
