@@ -23,6 +23,7 @@ const ORDER = [
   'redis-stall',
   'redis-drop',
   'redis-sentinel-failover',
+  'redis-cluster-failover',
   'postgres-stall',
   'postgres-drop',
   'postgres-restart',

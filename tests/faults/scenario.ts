@@ -7,7 +7,7 @@
  * streams to `done`.
  */
 import { expect } from 'vitest';
-import { Redis } from 'ioredis';
+import { Redis, type Cluster } from 'ioredis';
 import {
   callEffect,
   deliverUntilAcked,
@@ -29,6 +29,11 @@ export interface Fault {
 export interface ScenarioOptions {
   /** Where to look for the daily schedule after the fault (the Redis the cluster uses). */
   redisUrl: string;
+  /**
+   * The same on a Redis Cluster: a client of it, and the name of the schedules' key (hash-tagged
+   * there). @default a client of `redisUrl` and the standalone key
+   */
+  schedules?: { connect(): Redis | Cluster; key: string };
   /** Do scheduled tasks and chat messages take part (they need the worker). @default true */
   jobs?: boolean;
 }
@@ -140,11 +145,11 @@ export async function runScenario(
     const settleBy = Date.now() + 90_000;
     for (const id of [onceId, ...atFaultIds]) await countTask(tally, fc, id, settleBy - Date.now());
     await countReplies(tally, fc, acked, Math.max(1_000, settleBy - Date.now()));
-    const redis = new Redis(options.redisUrl);
+    const redis = options.schedules?.connect() ?? new Redis(options.redisUrl);
     try {
       const kept = tally.counts('daily schedule kept');
       kept.made++;
-      const key = `${cluster.prefix}bull:scheduled-tasks:repeat`;
+      const key = options.schedules?.key ?? `${cluster.prefix}bull:scheduled-tasks:repeat`;
       const present = await until(
         async () => (await redis.zscore(key, dailyId)) !== null,
         30_000,
