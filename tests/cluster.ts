@@ -9,6 +9,7 @@ import {
   type TestSchema,
 } from '@agent-backend/testing';
 import { keyFiles, requireBuild } from './helpers.js';
+import { ofType, openSocket, type TestSocket } from './ws-client.js';
 
 /** Replicas of the split roles sharing one Redis (a unique prefix) and one PostgreSQL schema. */
 export interface Cluster {
@@ -89,4 +90,27 @@ export async function startCluster(options: {
       await schema.drop();
     },
   };
+}
+
+/**
+ * A desktop node `nodeId` of `userId` connected to gateway `gateway` of `cluster` and
+ * registered (with no tools), its `registered` read.
+ */
+export async function registerDesktop(
+  cluster: Cluster,
+  gateway: number,
+  userId: string,
+  nodeId: string,
+): Promise<TestSocket> {
+  const token = await cluster.token(userId);
+  const socket = await openSocket(
+    cluster.wsUrl(gateway, '/ws/desktop', {
+      client_id: `desktop_${userId}`,
+      node_id: nodeId,
+      token,
+    }),
+  );
+  socket.send({ type: 'register', node_id: nodeId, node_type: 'desktop' });
+  await socket.next(ofType('registered'));
+  return socket;
 }

@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
 import { testRedisUrl } from '@agent-backend/testing';
-import { startCluster, type Cluster } from './cluster.js';
+import { registerDesktop, startCluster, type Cluster } from './cluster.js';
 import { ofType, openSocket, type TestSocket } from './ws-client.js';
 
 /**
@@ -28,13 +28,8 @@ describe('gateway presence refreshes of idle nodes', () => {
     redis.disconnect();
   });
   const connectNode = async (userId: string, nodeId: string) => {
-    const token = await cluster.token(userId);
-    const socket = await openSocket(
-      cluster.wsUrl(0, '/ws/desktop', { client_id: `desktop_${userId}`, node_id: nodeId, token }),
-    );
+    const socket = await registerDesktop(cluster, 0, userId, nodeId);
     sockets.push(socket);
-    socket.send({ type: 'register', node_id: nodeId, node_type: 'desktop' });
-    await socket.next(ofType('registered'));
     return socket;
   };
 

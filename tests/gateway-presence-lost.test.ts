@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startCluster, type Cluster } from './cluster.js';
+import { registerDesktop, startCluster, type Cluster } from './cluster.js';
 import { startOwnRedis, type OwnRedis } from './faults/redis-server.js';
-import { ofType, openSocket, type TestSocket } from './ws-client.js';
+import { ofType, type TestSocket } from './ws-client.js';
 
 /**
  * Redis restarts empty while nodes stay connected to their gateway: the gateway's next replica
@@ -35,13 +35,8 @@ describe('gateway presence after Redis restarts empty', () => {
   });
 
   const connectNode = async (userId: string, nodeId: string) => {
-    const token = await cluster.token(userId);
-    const socket = await openSocket(
-      cluster.wsUrl(0, '/ws/desktop', { client_id: `desktop_${userId}`, node_id: nodeId, token }),
-    );
+    const socket = await registerDesktop(cluster, 0, userId, nodeId);
     sockets.push(socket);
-    socket.send({ type: 'register', node_id: nodeId, node_type: 'desktop' });
-    await socket.next(ofType('registered'));
     return socket;
   };
   const listed = async (userId: string): Promise<string[] | undefined> => {

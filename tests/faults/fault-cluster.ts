@@ -277,3 +277,21 @@ export function viaProxy(url: string, proxy: { readonly port: number }): string 
   parsed.port = String(proxy.port);
   return parsed.toString();
 }
+
+/** Whether every user of the fleet lists its node (`GET /node/devices`, online only). */
+export async function everyNodeListed(fc: FaultCluster): Promise<boolean> {
+  const { cluster, fleet } = fc;
+  const listed = await Promise.all(
+    fleet.users.map(async (userId, i) => {
+      const api = cluster.apis[i % cluster.apis.length]!;
+      const res = await fetch(`${api.url}/node/devices?user_id=${userId}&online_only=1`, {
+        headers: { authorization: `Bearer ${await cluster.token(userId)}` },
+        signal: AbortSignal.timeout(2_000),
+      });
+      if (res.status !== 200) return false;
+      const body = (await res.json()) as { nodes: Array<{ node_id?: string }> };
+      return body.nodes.length === 1;
+    }),
+  );
+  return listed.every(Boolean);
+}

@@ -11,7 +11,7 @@ import { Cluster } from 'ioredis';
 import { redisKeys } from '@agent-backend/redis';
 import { startTestRedisCluster, type TestRedisCluster } from '@agent-backend/testing';
 import { describe, expect, it } from 'vitest';
-import { useFaultCluster } from './fault-cluster.js';
+import { everyNodeListed as everyNodeListedIn, useFaultCluster } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { expectNoHarm, runScenario } from './scenario.js';
 import { Tally, until } from './tally.js';
@@ -53,23 +53,7 @@ describe('Redis Cluster failover under traffic', () => {
     return undefined;
   };
 
-  /** Whether every user of the fleet lists its node (`GET /node/devices`, online only). */
-  const everyNodeListed = async (): Promise<boolean> => {
-    const { cluster, fleet } = faults.fc;
-    const listed = await Promise.all(
-      fleet.users.map(async (userId, i) => {
-        const api = cluster.apis[i % cluster.apis.length]!;
-        const res = await fetch(`${api.url}/node/devices?user_id=${userId}&online_only=1`, {
-          headers: { authorization: `Bearer ${await cluster.token(userId)}` },
-          signal: AbortSignal.timeout(2_000),
-        });
-        if (res.status !== 200) return false;
-        const body = (await res.json()) as { nodes: Array<{ node_id?: string }> };
-        return body.nodes.length === 1;
-      }),
-    );
-    return listed.every(Boolean);
-  };
+  const everyNodeListed = () => everyNodeListedIn(faults.fc);
 
   it("the master of presence's slot killed (SIGKILL), its replica promoted", async () => {
     const tally = new Tally(
