@@ -18,7 +18,9 @@
  * Env: NODES (default 10000), GATEWAYS (default 7: after one dies each survivor must stay under
  * the 20,000 descriptors a process may open), CLIENTS (default 8), NODES_PER_USER (default 10),
  * CONNECT_RATE (new connections a second per swarm, default 250), RATE (calls/s, default 50),
- * CALL_S (seconds of calls, default 20), HEARTBEAT_MS (default 20000), DATABASE_URL.
+ * CALL_S (seconds of calls, default 20), HEARTBEAT_MS (default 20000), EXTRA_ENV (`A=1,B=2`:
+ * added to the API's and every gateway's environment, e.g. a longer `GATEWAY_PING_INTERVAL_MS`
+ * for a large fleet), DATABASE_URL.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
@@ -49,6 +51,12 @@ const connectRate = Number(process.env.CONNECT_RATE ?? 250);
 const rate = Number(process.env.RATE ?? 50);
 const callS = Number(process.env.CALL_S ?? 20);
 const heartbeatMs = Number(process.env.HEARTBEAT_MS ?? 20_000);
+const extraEnv = Object.fromEntries(
+  (process.env.EXTRA_ENV ?? '')
+    .split(',')
+    .filter(Boolean)
+    .map((pair) => [pair.slice(0, pair.indexOf('=')), pair.slice(pair.indexOf('=') + 1)]),
+);
 const users = Math.ceil(nodes / perUser);
 const log = (line: string) => console.log(`[${new Date().toISOString().slice(11, 19)}] ${line}`);
 const fds = (pid: number) => {
@@ -73,7 +81,7 @@ async function main(): Promise<void> {
   });
   try {
     log(
-      `${machineLine()}; ${nodes} nodes, ${users} users, ${gatewayCount} gateways, ${clientCount} swarms`,
+      `${machineLine()}; ${nodes} nodes, ${users} users, ${gatewayCount} gateways, ${clientCount} swarms, ${connectRate} connections/s per swarm, heartbeats every ${heartbeatMs} ms${Object.keys(extraEnv).length > 0 ? `, ${JSON.stringify(extraEnv)}` : ''}`,
     );
     const pair = generateKeyPairSync('rsa', {
       modulusLength: 2048,
@@ -96,6 +104,7 @@ async function main(): Promise<void> {
       DATABASE_SCHEMA: schema.schema,
       RATE_LIMIT_NODE_TOOL_CALLS_PER_MINUTE: '0',
       MAX_NODE_CONNECTIONS_PER_USER: '0',
+      ...extraEnv,
     };
     // The API first: it applies the migrations the gateways read (token revocations).
     const api = await startEntry('apps/api/dist/main.js', { ...env, INSTANCE_ID: 'bench-api' });
