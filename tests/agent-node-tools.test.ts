@@ -1,4 +1,4 @@
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
   startScriptedModel,
   textReply,
@@ -142,6 +142,53 @@ describe('agent with device tools', () => {
     expect(otherNames.some((n) => n.includes('read_clock') || n.includes('delete_file'))).toBe(
       false,
     );
+  });
+
+  it("a run's tools follow a device that connects, registers other tools, and leaves (the listing cached between them)", async () => {
+    const token = await cluster.token('rita');
+    let n = 0;
+    /** The tool names the model was offered by a run on API replica 0, started now. */
+    const offered = async () => {
+      const name = `rita-${++n}`;
+      model.script(name, [textReply('ok')]);
+      const stream = await invoke(cluster.apis[0]!.url, token, {
+        message: 'hi',
+        llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-dev', modelName: name },
+      });
+      expect((await stream.ended).at(-1)!.data.type).toBe('done');
+      return (model.requests(name)[0]!.body.tools ?? []).map((t) => t.function.name);
+    };
+    const register = async (socket: TestSocket, tools: string[]) => {
+      socket.send({
+        type: 'register',
+        node_id: 'tablet',
+        node_type: 'desktop',
+        available_tools: tools,
+      });
+      await socket.next(ofType('registered'));
+    };
+    // Each run below starts right after the one before it, within the listing's route age:
+    // only the gateways' announcements can tell the API replica what changed.
+    expect((await offered()).some((name) => name.startsWith('rita_'))).toBe(false);
+    const tablet = await openSocket(
+      cluster.wsUrl(0, '/ws/desktop', { client_id: 'desktop_rita', node_id: 'tablet', token }),
+    );
+    await register(tablet, ['rita_alpha']);
+    expect(await offered()).toContain('rita_alpha');
+    await register(tablet, ['rita_alpha', 'rita_beta']);
+    expect(await offered()).toEqual(expect.arrayContaining(['rita_alpha', 'rita_beta']));
+    await tablet.close();
+    // The gateway removes the node from presence once it saw the socket close.
+    const devices = async () =>
+      (await (
+        await fetch(`${cluster.apis[1]!.url}/node/devices?user_id=rita`, {
+          headers: { authorization: `Bearer ${token}` },
+        })
+      ).json()) as { total: number };
+    await vi.waitFor(async () => expect((await devices()).total).toBe(0), {
+      timeout: 5_000,
+    });
+    expect((await offered()).some((name) => name.startsWith('rita_'))).toBe(false);
   });
 
   it('returns a device screenshot to the client in tool_result, and tells the model about it', async () => {

@@ -89,8 +89,12 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): Routing
     routes: () => routes.routes(),
     close: () => routes.close(),
 
+    // Through the routes the tool calls use: a run's tool list costs no Redis read while they
+    // are cached, and a node that connects, registers other tools, changes status or leaves
+    // drops them (the gateways announce it), as does the age bound.
     async listTools(userId: string): Promise<NodeTools[]> {
-      return (await listNodeRecords(presence, userId))
+      const { nodes } = await routes.nodes(userId, listNodeRecords);
+      return nodes
         .filter(({ record }) => record.status !== 'offline')
         .map(({ record }) => ({
           nodeId: record.node_id,

@@ -59,6 +59,7 @@ export async function startScriptedModel(
         path: req.url ?? '',
         headers: req.headers,
         body,
+        receivedAt: Date.now(),
         aborted: false,
         completed: false,
       };

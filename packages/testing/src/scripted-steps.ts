@@ -55,6 +55,8 @@ export interface RecordedRequest {
     tools?: Array<{ function: { name: string; description?: string; parameters?: unknown } }>;
     [key: string]: unknown;
   };
+  /** `Date.now()` when the whole request had arrived. */
+  readonly receivedAt: number;
   /** True once the client closed the connection before the answer was complete. */
   aborted: boolean;
   /** True once the whole answer was sent. */
