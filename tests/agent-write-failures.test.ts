@@ -225,7 +225,7 @@ describe('agent: durable writes that fail, and resume', () => {
     await removeSlow();
   });
 
-  it('streams before its rows are stored; joined on the other replica by run id and by session meanwhile', async () => {
+  it('streams before its rows are stored; read and joined on the other replica by run id and by session meanwhile', async () => {
     const userId = `writes-slow-${randomUUID()}`;
     const own = await cluster.token(userId);
     // A new session (the bench's case): its run row takes 3 s to store.
@@ -252,8 +252,23 @@ describe('agent: durable writes that fail, and resume', () => {
       expect(byRun.response.status).toBe(200);
       expect(bySession.response.status).toBe(200);
       await byRun.waitFor((e) => e.id === chunk.id);
+      const read = (token: string) =>
+        fetch(`${url(1)}/api/agent/runs/${runId}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+      const running = await read(own);
+      expect(running.status).toBe(200);
+      expect(await running.json()).toMatchObject({
+        run_id: runId,
+        session_id: sessionId,
+        status: 'running',
+        started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
+        ended_at: null,
+        error: null,
+      });
       // Another user is not shown the run.
       const other = await cluster.token(`writes-other-${randomUUID()}`);
+      expect((await read(other)).status).toBe(404);
       expect((await joinRun(url(1), other, runId)).response.status).toBe(404);
       expect((await resume(url(1), other, sessionId, session.id)).response.status).toBe(404);
       release();
