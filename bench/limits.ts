@@ -18,19 +18,11 @@
 import { Agent, request } from 'node:http';
 import { cpus, loadavg } from 'node:os';
 import { resolveKeys, signAccessToken } from '../packages/auth/src/index.js';
-import {
-  createTestSchema,
-  startScriptedModel,
-  startServiceProcess,
-  testDatabaseUrl,
-  testRedisUrl,
-  textReply,
-  uniquePrefix,
-} from '../packages/testing/src/index.js';
+import { startScriptedModel, testRedisUrl, textReply } from '../packages/testing/src/index.js';
 import { keyFiles } from '../tests/helpers.js';
 import { cpuMs } from './support/processes.js';
-import { redisServer, unlinkPrefix } from './support/redis.js';
-import { startRedisCounter } from './support/redis-counter.js';
+import { startCountedApi } from './support/counted-api.js';
+import { redisServer } from './support/redis.js';
 
 const REQUESTS = Number(process.env.REQUESTS ?? 1500);
 const ROUNDS = Number(process.env.ROUNDS ?? 3);
@@ -118,23 +110,11 @@ const routes: Route[] = [
 ];
 
 async function startSetting(name: string) {
-  const schema = await createTestSchema(`bench_limits_${name}`);
-  const prefix = uniquePrefix(`bench-limits-${name}`);
-  const counter = await startRedisCounter(new URL(REDIS_URL));
-  const service = await startServiceProcess({
-    entry: 'apps/api/dist/main.js',
-    env: {
-      REDIS_URL: counter.url,
-      DATABASE_URL: testDatabaseUrl(),
-      DATABASE_SCHEMA: schema.schema,
-      REDIS_KEY_PREFIX: prefix,
-      JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
-      JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
-      MCP_ALLOW_PRIVATE_NETWORKS: 'true',
-      INSTANCE_ID: `bench-${name}`,
-      ...SETTINGS[name],
-    },
-  });
+  const { service, counter, stop } = await startCountedApi(
+    `bench-limits-${name}`,
+    keys,
+    SETTINGS[name]!,
+  );
   const agent = new Agent({ keepAlive: true, maxSockets: CONCURRENCY });
   const send: Send = (method, path, body) =>
     new Promise((resolve, reject) => {
@@ -173,10 +153,7 @@ async function startSetting(name: string) {
     cpu: () => cpuMs(service.child.pid!) ?? NaN,
     async stop() {
       agent.destroy();
-      await service.stop('SIGTERM');
-      await counter.close();
-      await schema.drop();
-      await unlinkPrefix(REDIS_URL, prefix);
+      await stop();
     },
   };
 }

@@ -13,7 +13,7 @@ import {
   type AgentCluster,
   type SseEvent,
 } from './agent-helpers.js';
-import { joinRun } from './durable-helpers.js';
+import { joinRun, slowInserts } from './durable-helpers.js';
 
 const types = (events: SseEvent[]) => events.map((e) => e.data.type);
 const todos = (content: string) => ({ todos: [{ content }] });
@@ -39,14 +39,6 @@ describe('agent: durable writes that fail, and resume', () => {
     await cluster.sql(
       `CREATE FUNCTION refuse_write() RETURNS trigger LANGUAGE plpgsql AS $$
        BEGIN RAISE EXCEPTION 'write refused by the test'; END $$`,
-    );
-    await cluster.sql(
-      `CREATE FUNCTION slow_write() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM pg_sleep(2); RETURN NEW; END $$`,
-    );
-    await cluster.sql(
-      `CREATE FUNCTION slower_write() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM pg_sleep(3); RETURN NEW; END $$`,
     );
   });
   afterAll(async () => {
@@ -177,11 +169,11 @@ describe('agent: durable writes that fail, and resume', () => {
     const sessionId = `writes-usage-${randomUUID()}`;
     // The user message takes 2 s to store: the tool step's save waits for it while the next
     // model request streams.
-    await cluster.sql(
-      `CREATE TRIGGER "slow_${sessionId}" BEFORE INSERT ON agent_messages FOR EACH ROW
-       WHEN (NEW.session_id = '${sessionId}' AND NEW.message->>'role' = 'user')
-       EXECUTE FUNCTION slow_write()`,
-    );
+    const removeSlow = await slowInserts(cluster, {
+      seconds: 2,
+      table: 'agent_messages',
+      when: `NEW.session_id = '${sessionId}' AND NEW.message->>'role' = 'user'`,
+    });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     // The next turn reports tokens (a usage chunk, as a provider may send before its end)
@@ -230,17 +222,14 @@ describe('agent: durable writes that fail, and resume', () => {
     }
     const events = await stream.ended;
     expect(types(events).at(-1)).toBe('done');
-    await cluster.sql(`DROP TRIGGER "slow_${sessionId}" ON agent_messages`);
+    await removeSlow();
   });
 
-  it('streams before its rows are stored; joined on the other replica by run id and by session meanwhile', async () => {
+  it('streams before its rows are stored; read and joined on the other replica by run id and by session meanwhile', async () => {
     const userId = `writes-slow-${randomUUID()}`;
     const own = await cluster.token(userId);
     // A new session (the bench's case): its run row takes 3 s to store.
-    await cluster.sql(
-      `CREATE TRIGGER "slow_${userId}" BEFORE INSERT ON agent_runs FOR EACH ROW
-       WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION slower_write()`,
-    );
+    const removeSlow = await slowInserts(cluster, { userId, seconds: 3 });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     cluster.model.script('w-slow', [
@@ -263,8 +252,23 @@ describe('agent: durable writes that fail, and resume', () => {
       expect(byRun.response.status).toBe(200);
       expect(bySession.response.status).toBe(200);
       await byRun.waitFor((e) => e.id === chunk.id);
+      const read = (token: string) =>
+        fetch(`${url(1)}/api/agent/runs/${runId}`, {
+          headers: { authorization: `Bearer ${token}` },
+        });
+      const running = await read(own);
+      expect(running.status).toBe(200);
+      expect(await running.json()).toMatchObject({
+        run_id: runId,
+        session_id: sessionId,
+        status: 'running',
+        started_at: expect.stringMatching(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{6}Z$/),
+        ended_at: null,
+        error: null,
+      });
       // Another user is not shown the run.
       const other = await cluster.token(`writes-other-${randomUUID()}`);
+      expect((await read(other)).status).toBe(404);
       expect((await joinRun(url(1), other, runId)).response.status).toBe(404);
       expect((await resume(url(1), other, sessionId, session.id)).response.status).toBe(404);
       release();
@@ -275,7 +279,7 @@ describe('agent: durable writes that fail, and resume', () => {
       expect(await runStatus(runId)).toBe('done');
     } finally {
       release();
-      await cluster.sql(`DROP TRIGGER "slow_${userId}" ON agent_runs`);
+      await removeSlow();
     }
   });
 
@@ -293,10 +297,7 @@ describe('agent: durable writes that fail, and resume', () => {
     ).ended;
     expect(types(before).at(-1)).toBe('done');
     // The second run's row (and with it the session's last run) takes 3 s to store.
-    await cluster.sql(
-      `CREATE TRIGGER "slow_${userId}" BEFORE INSERT ON agent_runs FOR EACH ROW
-       WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION slower_write()`,
-    );
+    const removeSlow = await slowInserts(cluster, { userId, seconds: 3 });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     cluster.model.script('w-current', [
@@ -325,17 +326,14 @@ describe('agent: durable writes that fail, and resume', () => {
       expect((await joined.ended).map((e) => e.id)).toEqual(all.map((e) => e.id));
     } finally {
       release();
-      await cluster.sql(`DROP TRIGGER "slow_${userId}" ON agent_runs`);
+      await removeSlow();
     }
   });
 
   it('a run whose rows are still being written is cancelled from the other replica', async () => {
     const userId = `writes-cancel-${randomUUID()}`;
     const own = await cluster.token(userId);
-    await cluster.sql(
-      `CREATE TRIGGER "slow_${userId}" BEFORE INSERT ON agent_runs FOR EACH ROW
-       WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION slow_write()`,
-    );
+    const removeSlow = await slowInserts(cluster, { userId, seconds: 2 });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     cluster.model.script('w-cancel', [
@@ -366,7 +364,7 @@ describe('agent: durable writes that fail, and resume', () => {
       expect(events.at(-1)!.data).toMatchObject({ type: 'error', code: 'run_aborted' });
     } finally {
       release();
-      await cluster.sql(`DROP TRIGGER "slow_${userId}" ON agent_runs`);
+      await removeSlow();
     }
   });
 

@@ -1,5 +1,6 @@
+import { randomUUID } from 'node:crypto';
 import { startServiceProcess, type ServiceProcess } from '@agent-backend/testing';
-import { readSse, type SseClient } from './agent-helpers.js';
+import { readSse, type AgentCluster, type SseClient } from './agent-helpers.js';
 
 export const WORKER_ENTRY = 'apps/worker/dist/main.js';
 
@@ -60,3 +61,29 @@ export async function eventually<T>(
 /** The `seq` of each event id (`<run_id>:<seq>`). */
 export const seqs = (events: ReadonlyArray<{ id: string | undefined }>): number[] =>
   events.map((e) => Number(e.id!.slice(e.id!.lastIndexOf(':') + 1)));
+
+/**
+ * Makes PostgreSQL take `seconds` for each INSERT into `table` (the run's row by default) of
+ * `userId`'s rows, or of the rows `when` (an SQL condition on `NEW`) holds for: a trigger on the
+ * test's own rows, so a run streams while they are not stored yet. Resolves to the trigger's
+ * removal (call it in a `finally`).
+ */
+export async function slowInserts(
+  cluster: Pick<AgentCluster, 'sql'>,
+  rows: { seconds: number; table?: string } & ({ userId: string } | { when: string }),
+): Promise<() => Promise<void>> {
+  const table = rows.table ?? 'agent_runs';
+  const when = 'userId' in rows ? `NEW.user_id = '${rows.userId}'` : rows.when;
+  const name = `slow_insert_${randomUUID()}`;
+  await cluster.sql(
+    `CREATE OR REPLACE FUNCTION slow_insert() RETURNS trigger LANGUAGE plpgsql AS $$
+     BEGIN PERFORM pg_sleep(TG_ARGV[0]::float8); RETURN NEW; END $$`,
+  );
+  await cluster.sql(
+    `CREATE TRIGGER "${name}" BEFORE INSERT ON ${table} FOR EACH ROW
+     WHEN (${when}) EXECUTE FUNCTION slow_insert('${rows.seconds}')`,
+  );
+  return async () => {
+    await cluster.sql(`DROP TRIGGER "${name}" ON ${table}`);
+  };
+}

@@ -1,14 +1,21 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { Redis } from 'ioredis';
-import { testRedisUrl } from '@agent-backend/testing';
+import { testRedisUrl, type ServiceProcess } from '@agent-backend/testing';
 import { registerDesktop, startCluster, type Cluster } from './cluster.js';
 import { ofType, openSocket, type TestSocket } from './ws-client.js';
+
+/** The `config_warning` lines a process logged at start. */
+const configWarnings = (process: ServiceProcess): string[] =>
+  process.stdout
+    .filter((line) => line.includes('"config_warning"'))
+    .map((line) => String((JSON.parse(line) as { msg: unknown }).msg));
 
 /**
  * What an idle node costs its gateway: heartbeats that change nothing write presence only when
  * its entry needs it (a third of the TTL apart, in the replica's batch of refreshes), and the
  * server pings of one pass are spread over time instead of sent in a few loop turns.
  */
+
 describe('gateway presence refreshes of idle nodes', () => {
   const TTL_MS = 1_800;
   let cluster: Cluster;
@@ -32,6 +39,13 @@ describe('gateway presence refreshes of idle nodes', () => {
     sockets.push(socket);
     return socket;
   };
+
+  it('warns at start that pongs alone could not keep a node listed with these settings', () => {
+    const warnings = configWarnings(cluster.gateways[0]!);
+    expect(warnings).toHaveLength(1);
+    expect(warnings[0]).toContain('GATEWAY_PING_INTERVAL_MS (600000)');
+    expect(warnings[0]).toContain(`NODE_SILENT_TIMEOUT_MS (${TTL_MS})`);
+  });
 
   it('writes a heartbeating node a third of the TTL apart, keeps every one listed and lets a silent one expire', async () => {
     const busy = await Promise.all(
@@ -76,6 +90,10 @@ describe('gateway ping passes', () => {
   afterAll(async () => {
     for (const socket of sockets) socket.ws.terminate();
     await cluster?.stop();
+  });
+
+  it('gives no warning for pings well within the silent timeout', () => {
+    expect(configWarnings(cluster.gateways[0]!)).toEqual([]);
   });
 
   it('spreads the pings of one pass over time, each connection pinged once a pass', async () => {

@@ -1,20 +1,14 @@
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { Redis } from 'ioredis';
 import {
-  createTestSchema,
   startScriptedModel,
-  startServiceProcess,
-  testDatabaseUrl,
   testRedisUrl,
   textReply,
   toolCallsReply,
-  uniquePrefix,
   type ScriptedModel,
-  type ServiceProcess,
-  type TestSchema,
 } from '@agent-backend/testing';
-import { startRedisCounter, type RedisCounter } from '../bench/support/redis-counter.js';
-import { accessToken, API_ENTRY, invoke } from './agent-helpers.js';
+import { startCountedApi, type CountedApi } from '../bench/support/counted-api.js';
+import { accessToken, invoke } from './agent-helpers.js';
 import { keyFiles } from './helpers.js';
 
 const OFF = {
@@ -42,34 +36,12 @@ const ON = {
 describe('the round trips the limits add', () => {
   const keys = keyFiles();
   let model: ScriptedModel;
-  const started: {
-    service: ServiceProcess;
-    counter: RedisCounter;
-    schema: TestSchema;
-    prefix: string;
-  }[] = [];
-  let off: (typeof started)[number];
-  let on: (typeof started)[number];
+  const started: CountedApi[] = [];
+  let off: CountedApi;
+  let on: CountedApi;
 
   const start = async (name: string, env: Record<string, string>) => {
-    const schema = await createTestSchema(`limits_rt_${name}`);
-    const counter = await startRedisCounter(new URL(testRedisUrl()));
-    const prefix = uniquePrefix(`limits-rt-${name}`);
-    const service = await startServiceProcess({
-      entry: API_ENTRY,
-      env: {
-        REDIS_URL: counter.url,
-        DATABASE_URL: testDatabaseUrl(),
-        DATABASE_SCHEMA: schema.schema,
-        REDIS_KEY_PREFIX: prefix,
-        JWT_PUBLIC_KEY_FILE: keys.publicKeyFile,
-        JWT_PRIVATE_KEY_FILE: keys.privateKeyFile,
-        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
-        INSTANCE_ID: `rt-${name}`,
-        ...env,
-      },
-    });
-    const running = { service, counter, schema, prefix };
+    const running = await startCountedApi(`limits-rt-${name}`, keys, env);
     started.push(running);
     return running;
   };
@@ -79,11 +51,7 @@ describe('the round trips the limits add', () => {
     [off, on] = await Promise.all([start('off', OFF), start('on', ON)]);
   });
   afterAll(async () => {
-    for (const { service, counter, schema } of started) {
-      await service.stop('SIGTERM');
-      await counter.close();
-      await schema.drop();
-    }
+    for (const running of started) await running.stop();
     await model?.close();
   });
 

@@ -8,6 +8,7 @@
 import { randomUUID } from 'node:crypto';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { invoke, startAgentCluster, type AgentCluster } from './agent-helpers.js';
+import { slowInserts } from './durable-helpers.js';
 import { eraseMe } from './user-data-scenario.js';
 
 describe('erasing a user whose run has no rows yet', () => {
@@ -15,10 +16,6 @@ describe('erasing a user whose run has no rows yet', () => {
 
   beforeAll(async () => {
     cluster = await startAgentCluster({ AGENT_LLM_MAX_RETRIES: '0', AGENT_TAKEOVER: 'false' });
-    await cluster.sql(
-      `CREATE FUNCTION slow_run_write() RETURNS trigger LANGUAGE plpgsql AS $$
-       BEGIN PERFORM pg_sleep(4); RETURN NEW; END $$`,
-    );
   });
   afterAll(async () => {
     await cluster?.stop();
@@ -27,10 +24,7 @@ describe('erasing a user whose run has no rows yet', () => {
   it('stops the run on the other replica and leaves no row of it', async () => {
     const userId = `erase-unstored-${randomUUID()}`;
     const token = await cluster.token(userId);
-    await cluster.sql(
-      `CREATE TRIGGER "slow_${userId}" BEFORE INSERT ON agent_runs FOR EACH ROW
-       WHEN (NEW.user_id = '${userId}') EXECUTE FUNCTION slow_run_write()`,
-    );
+    const removeSlow = await slowInserts(cluster, { userId, seconds: 4 });
     let release!: () => void;
     const held = new Promise<void>((resolve) => (release = resolve));
     cluster.model.script('erase-unstored', [
@@ -67,7 +61,7 @@ describe('erasing a user whose run has no rows yet', () => {
       }
     } finally {
       release();
-      await cluster.sql(`DROP TRIGGER "slow_${userId}" ON agent_runs`);
+      await removeSlow();
     }
   });
 });

@@ -94,13 +94,17 @@ export const chatEnv = {
     .int()
     .min(100)
     .default(30_000)
-    .describe('interval of server-side WebSocket pings; a peer that misses one is terminated'),
+    .describe(
+      'interval of server-side WebSocket pings; a peer that misses one is terminated. At 2/3 of `NODE_SILENT_TIMEOUT_MS` or more, a node that sends no heartbeat of its own drops out of presence between pongs (a `config_warning` at start)',
+    ),
   NODE_SILENT_TIMEOUT_MS: z.coerce
     .number()
     .int()
     .min(100)
     .default(90_000)
-    .describe('a node that sent nothing (no frame, no pong) for this long is gone from presence'),
+    .describe(
+      'a node that sent nothing (no frame, no pong) for this long is gone from presence; keep it above 1.5 × `GATEWAY_PING_INTERVAL_MS`, or a node whose only frames are pongs drops out between them (a `config_warning` at start)',
+    ),
   GATEWAY_REPLICA_TTL_MS: z.coerce
     .number()
     .int()

@@ -98,7 +98,10 @@ const HEADER = `# Configuration
 
 Every role reads its environment once at start, validates it with the schema in
 \`packages/config/src/schema.ts\` (assembled from one \`env-<domain>.ts\` module per area), and
-exits 1 listing every problem at once. Empty values count as unset.
+exits 1 listing every problem at once. Empty values count as unset. Settings that are valid but
+defeat what they set up are logged at start as warnings (\`code: config_warning\`,
+\`packages/config/src/config-warnings.ts\`), not refused, so a deployment that started before an
+upgrade still starts after it.
 
 This page is generated from that schema (types, defaults, and meanings: each variable's
 \`.describe()\` in its \`env-<domain>.ts\` module) by \`pnpm docs:config\`; a test fails when

@@ -1,4 +1,4 @@
-import { loadConfigOrExit, type Config, type Role } from '@agent-backend/config';
+import { configWarnings, loadConfigOrExit, type Config, type Role } from '@agent-backend/config';
 import { createLogger, type Logger } from '@agent-backend/logger';
 import { createEngines, type Engines } from '@agent-backend/engines';
 import {
@@ -106,6 +106,7 @@ export async function startService(
     base: { role, instance: config.instanceId },
     traceIds: tracing.enabled,
   });
+  for (const warning of configWarnings(config)) logger.warn({ code: 'config_warning' }, warning);
   process.on('unhandledRejection', (reason) =>
     logger.error({ err: reason }, 'unhandled rejection'),
   );

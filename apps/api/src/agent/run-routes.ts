@@ -2,7 +2,7 @@ import type { ConversationRepository } from '@agent-backend/agent-runtime';
 import { AppError } from '@agent-backend/http-server';
 import { AgentRun, RunParams } from '@agent-backend/protocol';
 import type { ServiceContext } from '@agent-backend/runtime';
-import type { RunStopper } from '@agent-backend/agent';
+import { unstoredRun, type RunStopper } from '@agent-backend/agent';
 
 const notFound = (runId: string) => new AppError('not_found', `run ${runId} not found`);
 
@@ -12,7 +12,7 @@ const notFound = (runId: string) => new AppError('not_found', `run ${runId} not 
  * any API replica: the one running the run stops it (through the bus).
  */
 export function registerRunRoutes(
-  { app, requireUser }: ServiceContext,
+  { app, engines, requireUser }: ServiceContext,
   conversations: ConversationRepository,
   stopper: RunStopper,
 ): void {
@@ -24,13 +24,22 @@ export function registerRunRoutes(
       doc: {
         tag: 'agent',
         summary: 'Read a run: status, times, error code and token usage',
+        description:
+          'A run whose rows are not stored yet (an invoked run streams while they are written) ' +
+          'is answered to its own user as `running`, `started_at` being the time of the answer ' +
+          'and `usage` zero until they are.',
         responses: { 200: { description: 'The run.', json: AgentRun } },
         errors: ['not_found'],
       },
     },
     async (request) => {
-      const run = await conversations.run(request.userId, request.params.run_id);
-      if (!run) throw notFound(request.params.run_id);
+      const { run_id: runId } = request.params;
+      const run =
+        (await conversations.run(request.userId, runId)) ??
+        (await unstoredRunAnswer(engines, request.userId, runId)) ??
+        // Its rows stored and its lease freed between the two reads: a run that just ended.
+        (await conversations.run(request.userId, runId));
+      if (!run) throw notFound(runId);
       return run satisfies AgentRun;
     },
   );
@@ -61,4 +70,29 @@ export function registerRunRoutes(
       return run satisfies AgentRun;
     },
   );
+}
+
+/**
+ * The caller's run while its rows are not stored yet, as the join routes find it (its run log and
+ * its session's lease): `running`, started now as far as this answer knows (the row's own start,
+ * a few ms earlier, is not readable yet), no tokens counted. Null when nothing names it as the
+ * caller's running run.
+ */
+async function unstoredRunAnswer(
+  engines: ServiceContext['engines'],
+  userId: string,
+  runId: string,
+): Promise<AgentRun | null> {
+  const run = await unstoredRun(engines, userId, runId);
+  if (!run) return null;
+  return {
+    run_id: run.runId,
+    session_id: run.sessionId,
+    status: 'running',
+    // The stored times' form: microseconds (docs/protocol.md).
+    started_at: new Date().toISOString().replace('Z', '000Z'),
+    ended_at: null,
+    error: null,
+    usage: { prompt_tokens: 0, completion_tokens: 0 },
+  };
 }
