@@ -6,7 +6,8 @@ import {
   slotOwner,
   uniquePrefix,
 } from '@agent-backend/testing';
-import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
+import { LIVE_REPLICAS_MAX_AGE_MS } from './live-replicas-cache.js';
 import type { Presence } from './presence.js';
 import { describePresenceContract, node } from './presence.contract.js';
 import { entryScripts } from './presence-scripts.js';
@@ -99,6 +100,23 @@ describe('redis presence on a Cluster: a slot per user', () => {
     expect(await b.removeNode('u1', 'n2', { replicaId: 'rb' })).toBe(false);
     expect(await b.touchNode('u1', 'n2')).toBe(true);
     expect(await a.getNode('u1', 'n2')).toMatchObject({ replicaId: 'ra' });
+  });
+
+  it('hides the nodes of a replica another store removed once its list is read again, long before the TTL', async () => {
+    const { stores } = setup(2);
+    const [a, b] = stores as [Presence, Presence];
+    await a.heartbeatReplica('ra');
+    await a.upsertNode(node('n1', 'ra'));
+    expect((await b.listNodes('u1')).map((e) => e.nodeId)).toEqual(['n1']);
+    const removedAt = Date.now();
+    await a.removeReplica('ra');
+    expect(await a.listNodes('u1')).toEqual([]);
+    // `b` may show it while its list is younger than LIVE_REPLICAS_MAX_AGE_MS, not 15 s (the TTL).
+    await vi.waitFor(async () => expect(await b.listNodes('u1')).toEqual([]), {
+      timeout: 5_000,
+      interval: 20,
+    });
+    expect(Date.now() - removedAt).toBeLessThan(LIVE_REPLICAS_MAX_AGE_MS + 2_000);
   });
 
   it('reads and erases what an older version stored in the one-slot layout (rolling upgrade)', async () => {
