@@ -1,5 +1,5 @@
 /**
- * REDIS_MODE=cluster, the master holding presence's slot killed (SIGKILL) under traffic: node
+ * REDIS_MODE=cluster, the master holding presence's replica set killed (SIGKILL) under traffic: node
  * tool calls, SSE runs, chat-platform deliveries and scheduled tasks on 2 api, 2 gateway and 2
  * worker replicas. The Cluster promotes that master's replica (`cluster-node-timeout` 2 s);
  * nobody heals anything. Nothing may hang, be lost or be doubled; every node is listed again
@@ -55,10 +55,10 @@ describe('Redis Cluster failover under traffic', () => {
 
   const everyNodeListed = () => everyNodeListedIn(faults.fc);
 
-  it("the master of presence's slot killed (SIGKILL), its replica promoted", async () => {
+  it("the master of presence's replica set killed (SIGKILL), its replica promoted", async () => {
     const tally = new Tally(
       'redis-cluster-failover',
-      "REDIS_MODE=cluster: the master of presence's slot killed (SIGKILL) mid-traffic, its replica promoted",
+      "REDIS_MODE=cluster: the master of presence's replica set killed (SIGKILL) mid-traffic, its replica promoted",
     );
     expect(await everyNodeListed()).toBe(true);
     const keys = redisKeys(faults.fc.cluster.prefix, { cluster: true });

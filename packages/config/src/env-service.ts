@@ -21,7 +21,7 @@ export const serviceEnv = {
     .enum(['standalone', 'cluster', 'sentinel'])
     .default('standalone')
     .describe(
-      '`standalone`: the server of `REDIS_URL`. `cluster`: a Redis Cluster reached through `REDIS_CLUSTER_NODES` (keys of presence and of the job queues get hash tags, the bus uses sharded pub/sub). `sentinel`: the master that `REDIS_SENTINELS` name `REDIS_SENTINEL_NAME`, followed through failovers. In the last two `REDIS_URL` only carries credentials and TLS (`rediss:`); unset, it is `redis://` + the first node or sentinel',
+      '`standalone`: the server of `REDIS_URL`. `cluster`: a Redis Cluster reached through `REDIS_CLUSTER_NODES` (keys of presence, a slot per user, and of the job queues get hash tags; the bus uses sharded pub/sub). `sentinel`: the master that `REDIS_SENTINELS` name `REDIS_SENTINEL_NAME`, followed through failovers. In the last two `REDIS_URL` only carries credentials and TLS (`rediss:`); unset, it is `redis://` + the first node or sentinel',
     ),
   REDIS_CLUSTER_NODES: hostPortList.describe(
     'comma-separated `host:port` of some Redis Cluster nodes (the client discovers the rest); required with `REDIS_MODE=cluster`',

@@ -28,12 +28,14 @@
  *
  * | name | on a Cluster | why |
  * |---|---|---|
- * | `presenceUser`, `presenceReplicas` | `ab:{ab:presence}:user:<userId>`, `ab:{ab:presence}:replicas` | every presence script reads a user's hash and the replicas' set together |
+ * | `presenceUser` | `ab:{ab:presence:<userId>}:user:<userId>` | a slot per user: each presence script uses one user's hash alone (the live replicas come as arguments), so users spread over the masters |
+ * | `presenceReplicas` | `ab:{ab:presence}:replicas` | untouched by the tag change: one key, read and written alone |
+ * | `presenceUserOneSlot` | `ab:{ab:presence}:user:<userId>` | where versions before the per-user slots kept every user's hash (beside the replicas' set); read and erased during a rolling upgrade (`redis-presence.ts`) |
  * | `jobs` | `ab:{ab:bull}` | BullMQ's scripts use several keys of a queue (BullMQ's documented Cluster setup: a `{...}` prefix) |
  *
  * Everything else names one key per command (or is a pub/sub channel, which has no slot under
- * plain PUBLISH) and stays as above. So all presence sits in one slot, and so do all queues:
- * Cluster spreads the bus, the run logs, the limits and the ephemeral keys, not those two.
+ * plain PUBLISH) and stays as above. So all queues sit in one slot: Cluster spreads the bus,
+ * each user's presence, the run logs, the limits and the ephemeral keys, not the queues.
  * Off Cluster (standalone, Sentinel) no name has a tag: the names are exactly those of the
  * table above, so an upgrade keeps reading what an older version stored (sessions' presence,
  * queued jobs, run logs). Switching an existing Redis to Cluster starts with empty presence
@@ -59,6 +61,12 @@ export interface RedisKeys {
   ephemeral(key: string): string;
   /** Hash of one user's connected nodes. */
   presenceUser(userId: string): string;
+  /**
+   * On a Cluster, the name {@link presenceUser} had before each user got a slot of their own
+   * (every user in the slot of {@link presenceReplicas}); off a Cluster, the same as
+   * {@link presenceUser}. Only the presence store's upgrade fallback uses it.
+   */
+  presenceUserOneSlot(userId: string): string;
   /** Sorted set of gateway replicas scored by the expiry of their last heartbeat. */
   presenceReplicas(): string;
   /** A key of the limits (`<name>` a rate limit's prefix, `<pool>:<userId>` or `tokens:<userId>:<day>`). */
@@ -84,7 +92,9 @@ export function redisKeys(
   options: RedisKeysOptions = {},
 ): RedisKeys {
   // `ab:{ab:presence}`: under the prefix (so prefix scans and cleanups find it), the prefix in
-  // the tag (so deployments sharing a Cluster land in different slots).
+  // the tag (so deployments sharing a Cluster land in different slots). A user id holding `}`
+  // ends its presence tag early: it then shares a slot with a shorter id, which is harmless,
+  // as every presence command still names one key.
   const group = (name: string) =>
     options.cluster ? `${prefix}{${prefix}${name}}` : `${prefix}${name}`;
   return Object.freeze({
@@ -93,7 +103,11 @@ export function redisKeys(
     busRequests: (channel: string) => `${prefix}bus:req:${channel}`,
     busInbox: (nodeId: string) => `${prefix}bus:inbox:${nodeId}`,
     ephemeral: (key: string) => `${prefix}eph:${key}`,
-    presenceUser: (userId: string) => `${group('presence')}:user:${userId}`,
+    presenceUser: (userId: string) =>
+      options.cluster
+        ? `${prefix}{${prefix}presence:${userId}}:user:${userId}`
+        : `${prefix}presence:user:${userId}`,
+    presenceUserOneSlot: (userId: string) => `${group('presence')}:user:${userId}`,
     presenceReplicas: () => `${group('presence')}:replicas`,
     limit: (name: string) => `${prefix}limit:${name}`,
     runLog: (runId: string) => `${prefix}runlog:${runId}`,

@@ -35,6 +35,7 @@ describe('redisKeys', () => {
     for (const keys of [redisKeys('ab:'), redisKeys('ab:', { cluster: false })]) {
       expect(keys.presenceUser('u1')).toBe('ab:presence:user:u1');
       expect(keys.presenceReplicas()).toBe('ab:presence:replicas');
+      expect(keys.presenceUserOneSlot('u1')).toBe('ab:presence:user:u1');
       expect(keys.jobs()).toBe('ab:bull');
       expect(keys.runLog('r1')).toBe('ab:runlog:r1');
       expect(keys.limit('runs:u1')).toBe('ab:limit:runs:u1');
@@ -44,8 +45,10 @@ describe('redisKeys', () => {
 
   it('on a Cluster, tags the names used together with one slot per group, under the prefix', () => {
     const keys = redisKeys('ab:', { cluster: true });
-    expect(keys.presenceUser('u1')).toBe('ab:{ab:presence}:user:u1');
+    // A slot per user; the replicas' set, and the one-slot layout of older versions, as before.
+    expect(keys.presenceUser('u1')).toBe('ab:{ab:presence:u1}:user:u1');
     expect(keys.presenceReplicas()).toBe('ab:{ab:presence}:replicas');
+    expect(keys.presenceUserOneSlot('u1')).toBe('ab:{ab:presence}:user:u1');
     expect(keys.jobs()).toBe('ab:{ab:bull}');
     // One key per command: no tag, so Cluster spreads them over the slots.
     expect(keys.runLog('r1')).toBe('ab:runlog:r1');
