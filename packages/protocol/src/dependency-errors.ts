@@ -18,12 +18,27 @@ const NETWORK_CODES = new Set([
  */
 const PG_UNAVAILABLE = /^(08...|57P0[123])$/;
 
-/** Messages of `pg` and ioredis when their connection ended under a query or command. */
+/**
+ * Messages of `pg` and ioredis when their connection ended under a query or command, and of
+ * Redis and ioredis while a Redis Cluster or Sentinel group fails over: a master's slots
+ * unserved (`CLUSTERDOWN`, `TRYAGAIN`; ioredis gives up with "Too many Cluster redirections"
+ * when they last longer than its redirections), a replica not yet promoted (`READONLY`,
+ * `MASTERDOWN`), a restarted server loading (`LOADING`), no node reachable for the slot map.
+ */
 const CLIENT_MESSAGES = [
   'Connection terminated',
   'Connection is closed',
   'Reached the max retries per request limit',
   'Command timed out',
+  'Too many Cluster redirections',
+  'CLUSTERDOWN',
+  'TRYAGAIN',
+  'READONLY',
+  'MASTERDOWN',
+  'LOADING',
+  'Failed to refresh slots cache',
+  'None of startup nodes is available',
+  "Cluster isn't ready",
 ];
 
 /**
