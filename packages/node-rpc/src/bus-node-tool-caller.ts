@@ -14,6 +14,7 @@ import {
   JsonRpcResponse,
   NodeRecord,
   parseToolCallResult,
+  toolCallSuccessOf,
   type ParsedToolResult,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
@@ -327,7 +328,13 @@ export function toolsOf(record: NodeRecord): NodeTools['tools'] {
   return tools;
 }
 
+/**
+ * The node's response, checked: a success by hand (the hot path), anything else by the schema
+ * (an error response, or a malformed one and its failure).
+ */
 function toResult(raw: unknown, toolName: string): ParsedToolResult {
+  const success = toolCallSuccessOf(raw);
+  if (success) return parseToolCallResult(success);
   const response = JsonRpcResponse.safeParse(raw);
   if (!response.success)
     throw new NodeCallError('tool_failed', `the node sent an invalid response to "${toolName}"`);
