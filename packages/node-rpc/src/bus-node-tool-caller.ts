@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
   SpanKind,
   SpanStatusCode,
@@ -232,7 +233,10 @@ function notHeld(error: unknown): boolean {
  * this sampling decision instead of taking one of its own); nothing when tracing is off.
  */
 function traceOptions(span: Span): { trace?: Record<string, string> } {
-  if (!trace.isSpanContextValid(span.spanContext())) return {};
+  // Tracing off: the no-op tracer's span holds the shared invalid context, known without the
+  // validity check's hex tests on its ids.
+  const spanContext = span.spanContext();
+  if (spanContext === INVALID_SPAN_CONTEXT || !trace.isSpanContextValid(spanContext)) return {};
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(context.active(), span), carrier);
   return { trace: carrier };
