@@ -6,6 +6,7 @@ import {
   GatewayCommandError,
   gatewayChannel,
   toolCallCommandOf,
+  toolCallReply,
 } from '@agent-backend/node-rpc';
 import { isStaleConnection, WS_CLOSE } from '@agent-backend/protocol';
 import type { LocalRegistry } from './local-registry.js';
@@ -69,7 +70,7 @@ export function respondToCommands(
       });
     }
     try {
-      return { response: await node.call(command.request, command.timeoutMs) };
+      return toolCallReply(await node.call(command.request, command.timeoutMs));
     } catch (error) {
       span.setStatus({ code: SpanStatusCode.ERROR, message: (error as Error).message });
       throw error;

@@ -166,8 +166,11 @@ export abstract class Connection {
     return undefined;
   }
 
-  /** Handles one parsed JSON object frame. */
-  protected abstract handle(frame: Record<string, unknown>): Promise<void>;
+  /**
+   * Handles one parsed JSON object frame; `text` is the JSON text it was parsed from (checked
+   * against the text rules like the frame), for a handler that passes the frame on whole.
+   */
+  protected abstract handle(frame: Record<string, unknown>, text: string): Promise<void>;
 
   /** Called on each pong; nodes refresh their presence here. */
   protected onPong(): void {}
@@ -195,7 +198,7 @@ export abstract class Connection {
       return;
     }
     try {
-      await this.handle(frame as Record<string, unknown>);
+      await this.handle(frame as Record<string, unknown>, text);
     } catch (error) {
       this.logger.error({ err: error, conn: this.id, user: this.userId }, 'frame handler failed');
       this.sendError('internal_error', 'the server could not handle this message');

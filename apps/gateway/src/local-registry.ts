@@ -1,11 +1,12 @@
 import type { ToolCallRequest } from '@agent-backend/protocol';
 import type { Connection } from './connection.js';
+import type { NodeResponse } from './node-calls.js';
 
 /** A node's connection as the registry and the gateway's commands use it. */
 export interface RegisteredNode extends Connection {
   readonly nodeId: string;
-  /** Sends a JSON-RPC request and resolves with the node's raw response. */
-  call(request: ToolCallRequest, timeoutMs: number): Promise<unknown>;
+  /** Sends a JSON-RPC request and resolves with the node's response, unvalidated. */
+  call(request: ToolCallRequest, timeoutMs: number): Promise<NodeResponse>;
   /** Writes the node's presence entry again soon (presence lost this replica's entries). */
   writePresenceAgain(): void;
 }

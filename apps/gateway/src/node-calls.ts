@@ -4,10 +4,17 @@ import {
   type McpResponseMessage,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
+import { RawJson } from '@agent-backend/bus';
 import { GATEWAY_ERROR, GatewayCommandError } from '@agent-backend/node-rpc';
 
+/**
+ * A node's answer to a call, unvalidated (the caller validates it): the JSON text of its
+ * JSON-RPC response frame as it arrived, or the response made of a legacy `mcp_response`.
+ */
+export type NodeResponse = RawJson | Record<string, unknown>;
+
 interface PendingCall {
-  resolve(response: unknown): void;
+  resolve(response: NodeResponse): void;
   reject(error: Error): void;
   timer: NodeJS.Timeout;
 }
@@ -30,8 +37,8 @@ export class NodeCalls {
 
   constructor(private readonly node: CallChannel) {}
 
-  /** Sends a JSON-RPC request and resolves with the node's raw response (matched by `id`). */
-  call(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
+  /** Sends a JSON-RPC request and resolves with the node's response (matched by `id`). */
+  call(request: ToolCallRequest, timeoutMs: number): Promise<NodeResponse> {
     return new Promise((resolve, reject) => {
       if (!this.node.isOpen) {
         reject(
@@ -55,7 +62,6 @@ export class NodeCalls {
       if (!this.node.send(request)) {
         this.settle(
           request.id,
-          undefined,
           new GatewayCommandError(
             GATEWAY_ERROR.nodeDisconnected,
             `node "${this.node.nodeId}" disconnected`,
@@ -66,14 +72,14 @@ export class NodeCalls {
   }
 
   /**
-   * Settles the call a JSON-RPC response frame answers, as it is: the caller validates the
-   * response, and an invalid one must still settle its call at once. False: no call has its id.
+   * Settles the call a JSON-RPC response frame answers with `text`, the JSON text the connection
+   * parsed `frame` from (and checked against the text rules): it goes to the caller as it is, not
+   * serialised again, and the caller validates it; an invalid one still settles its call at
+   * once. False: no call has its id.
    */
-  answer(frame: Record<string, unknown>): boolean {
+  answer(frame: Record<string, unknown>, text: string): boolean {
     const id = frame.id;
-    if (typeof id !== 'string' || !this.pending.has(id)) return false;
-    this.settle(id, frame);
-    return true;
+    return typeof id === 'string' && this.settle(id, new RawJson(text));
   }
 
   /** Settles the call a legacy `mcp_response` answers, as a JSON-RPC response; false: none. */
@@ -104,15 +110,17 @@ export class NodeCalls {
       GATEWAY_ERROR.nodeDisconnected,
       `node "${this.node.nodeId}" disconnected during the call`,
     );
-    for (const id of [...this.pending.keys()]) this.settle(id, undefined, gone);
+    for (const id of [...this.pending.keys()]) this.settle(id, gone);
   }
 
-  private settle(id: string, response: unknown, error?: Error): void {
+  /** Resolves the call with the node's response, or rejects it; false: no call has `id`. */
+  private settle(id: string, outcome: NodeResponse | Error): boolean {
     const call = this.pending.get(id);
-    if (!call) return;
+    if (!call) return false;
     this.pending.delete(id);
     clearTimeout(call.timer);
-    if (error) call.reject(error);
-    else call.resolve(response);
+    if (outcome instanceof Error) call.reject(outcome);
+    else call.resolve(outcome);
+    return true;
   }
 }

@@ -13,7 +13,7 @@ import {
 } from '@agent-backend/protocol';
 import { userWebChannel } from '@agent-backend/node-rpc';
 import { Connection } from './connection.js';
-import { NodeCalls } from './node-calls.js';
+import { NodeCalls, type NodeResponse } from './node-calls.js';
 import type { ConnectionIdentity } from './connection-identity.js';
 import type { GatewayServices } from './gateway-services.js';
 import { NodePresence, type PresentNode } from './node-presence.js';
@@ -70,8 +70,8 @@ export class NodeConnection extends Connection implements PresentNode {
     await published;
   }
 
-  /** Sends a JSON-RPC request and resolves with the node's raw response (matched by `id`). */
-  call(request: ToolCallRequest, timeoutMs: number): Promise<unknown> {
+  /** Sends a JSON-RPC request and resolves with the node's response (see {@link NodeCalls.call}). */
+  call(request: ToolCallRequest, timeoutMs: number): Promise<NodeResponse> {
     return this.calls.call(request, timeoutMs);
   }
 
@@ -90,8 +90,8 @@ export class NodeConnection extends Connection implements PresentNode {
     this.presence.refreshIfDue();
   }
 
-  protected override async handle(frame: Record<string, unknown>): Promise<void> {
-    if ('jsonrpc' in frame) return this.onRpcResponse(frame);
+  protected override async handle(frame: Record<string, unknown>, text: string): Promise<void> {
+    if ('jsonrpc' in frame) return this.onRpcResponse(frame, text);
     // The most frequent frame, checked by hand; an unusual one goes to the schema below.
     const heartbeat = heartbeatOf(frame);
     if (heartbeat) return this.onHeartbeat(heartbeat);
@@ -231,8 +231,8 @@ export class NodeConnection extends Connection implements PresentNode {
     this.send({ type: 'heartbeat_ack' });
   }
 
-  private onRpcResponse(frame: Record<string, unknown>): void {
-    if (this.calls.answer(frame)) return;
+  private onRpcResponse(frame: Record<string, unknown>, text: string): void {
+    if (this.calls.answer(frame, text)) return;
     this.sendError(
       'invalid_message',
       `no pending call with id ${JSON.stringify(frame.id ?? null)}`,

@@ -1,6 +1,7 @@
 /** Request/reply part of the bus contract; see `describeBusContract`. */
 import { expect, it } from 'vitest';
 import type { Bus } from './bus.js';
+import { RawJson } from './envelope.js';
 import {
   BusClosedError,
   BusError,
@@ -37,6 +38,15 @@ export function describeRequestContract(ctx: ContractContext): void {
     });
     expect(await a!.request('double', { n: 21 }, { timeoutMs: 15_000 })).toEqual({ n: 42 });
     expect(seen).toEqual([a!.nodeId]);
+  });
+
+  it('answers with a RawJson reply as JSON.parse of its text, escapes and non-ASCII kept', async () => {
+    const [a, b] = await ctx.setup(2);
+    const text =
+      '{"response":{"text":"\\u00e9 – 🌍","n":[1,{"x":null}]},"big":"' + 'x'.repeat(300_000) + '"}';
+    await b!.respond('raw', () => new RawJson(text));
+    expect(await a!.request('raw', {}, { timeoutMs: 15_000 })).toEqual(JSON.parse(text));
+    expect(ctx.errors).toEqual([]);
   });
 
   it('matches many concurrent requests from several nodes to their replies', async () => {

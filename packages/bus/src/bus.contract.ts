@@ -10,6 +10,7 @@ import {
   type ContractContext,
 } from './bus-request.contract.js';
 import { BusClosedError, BusHandlerError, BusMalformedMessageError } from './errors.js';
+import { RawJson } from './envelope.js';
 
 export type MakeBusNodes = (
   count: number,
@@ -117,6 +118,19 @@ export function describeBusContract(name: string, makeNodes: MakeBusNodes): void
       await untilMarker(got.messages);
       expect(got.messages[0]).toEqual({ at: '1970-01-01T00:00:00.000Z', list: [null] });
       await expect(a!.publish('json', { big: 1n })).rejects.toThrow(TypeError);
+    });
+
+    it('carries RawJson text as it is: what arrives is what JSON.parse of the text returns', async () => {
+      const [a, b] = await ctx.setup(2);
+      const got = collector();
+      await b!.subscribe('raw', got.handler);
+      // Escapes, spacing and key order JSON.stringify would not write; non-ASCII text.
+      const text = ' { "b" : [1, 2.50] , "a" : "\\u00e9 é 🌍 \\u2028 \\n" } ';
+      await a!.publish('raw', new RawJson(text));
+      await a!.publish('raw', 'end');
+      await untilMarker(got.messages);
+      expect(got.messages[0]).toEqual(JSON.parse(text));
+      expect(got.messages[0]).toEqual({ b: [1, 2.5], a: 'é é 🌍 \u2028 \n' });
     });
 
     it('drops malformed payloads and reports them, never calling subscribers', async () => {

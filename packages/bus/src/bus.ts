@@ -6,9 +6,10 @@ import type { TraceCarrier } from './envelope.js';
  * In the contract:
  * - A message is JSON: it arrives as `JSON.parse(JSON.stringify(message))` would return it
  *   (dates become strings, `undefined` fields vanish); a message JSON cannot encode (BigInt,
- *   cycles) makes `publish`/`request` reject with a `TypeError`. It reaches every live
- *   subscription of its channel on every node (the publishing node included) at most once;
- *   per channel and publisher, in order.
+ *   cycles) makes `publish`/`request` reject with a `TypeError`. A `RawJson` message (or a
+ *   responder's `RawJson` reply) is JSON text sent as it is: it arrives as `JSON.parse(text)`
+ *   would return it. It reaches every live subscription of its channel on every node (the
+ *   publishing node included) at most once; per channel and publisher, in order.
  * - `publish` resolves to the number of nodes that received it (a node with several
  *   subscriptions counts once); 0 means nobody is listening, and callers that need an answer
  *   fail fast on it instead of waiting for a deadline.

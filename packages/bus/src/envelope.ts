@@ -54,9 +54,28 @@ export function topicKey(topic: Topic): string {
   return `${topic.kind}:${topic.name}`;
 }
 
+/**
+ * A message body that is already JSON text, sent as it is: the envelope embeds the text instead
+ * of serialising a value, and the receiver gets what `JSON.parse(text)` returns. For a payload
+ * that arrived as JSON text and is passed on whole (a node's tool-call response), so it is not
+ * serialised a second time.
+ *
+ * The sender vouches for the text: exactly one JSON value that `JSON.parse` accepted in this
+ * process, decoded from UTF-8 (so without unpaired surrogates). The bus does not check it (that
+ * would cost what it saves); text that is not JSON would make the whole envelope malformed, and
+ * text that closes the value early could add fields to the envelope.
+ */
+export class RawJson {
+  constructor(readonly text: string) {}
+}
+
 /** @throws TypeError when the body is not JSON-serializable (cycles, BigInt). */
 export function encodeEnvelope(envelope: Envelope): string {
-  return JSON.stringify(envelope);
+  const { body } = envelope as { body?: unknown };
+  if (!(body instanceof RawJson)) return JSON.stringify(envelope);
+  // The envelope without its body always ends with `}` (it has `v`, `k` and `from`).
+  const head = JSON.stringify({ ...envelope, body: undefined });
+  return `${head.slice(0, -1)},"body":${body.text}}`;
 }
 
 /** @returns the envelope, or a string saying why the payload is malformed. */

@@ -16,7 +16,7 @@ export {
   BusRemoteError,
   BusTimeoutError,
 } from './errors.js';
-export type { TraceCarrier, Topic } from './envelope.js';
+export { RawJson, type TraceCarrier, type Topic } from './envelope.js';
 export {
   createMemoryBus,
   createMemoryHub,

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import {
   context,
+  INVALID_SPAN_CONTEXT,
   propagation,
   SpanKind,
   SpanStatusCode,
@@ -14,6 +15,7 @@ import {
   JsonRpcResponse,
   NodeRecord,
   parseToolCallResult,
+  toolCallSuccessOf,
   type ParsedToolResult,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
@@ -235,7 +237,10 @@ function notHeld(error: unknown): boolean {
  * this sampling decision instead of taking one of its own); nothing when tracing is off.
  */
 function traceOptions(span: Span): { trace?: Record<string, string> } {
-  if (!trace.isSpanContextValid(span.spanContext())) return {};
+  // Tracing off: the no-op tracer's span holds the shared invalid context, known without the
+  // validity check's hex tests on its ids.
+  const spanContext = span.spanContext();
+  if (spanContext === INVALID_SPAN_CONTEXT || !trace.isSpanContextValid(spanContext)) return {};
   const carrier: Record<string, string> = {};
   propagation.inject(trace.setSpan(context.active(), span), carrier);
   return { trace: carrier };
@@ -331,7 +336,13 @@ export function toolsOf(record: NodeRecord): NodeTools['tools'] {
   return tools;
 }
 
+/**
+ * The node's response, checked: a success by hand (the hot path), anything else by the schema
+ * (an error response, or a malformed one and its failure).
+ */
 function toResult(raw: unknown, toolName: string): ParsedToolResult {
+  const success = toolCallSuccessOf(raw);
+  if (success) return parseToolCallResult(success);
   const response = JsonRpcResponse.safeParse(raw);
   if (!response.success)
     throw new NodeCallError('tool_failed', `the node sent an invalid response to "${toolName}"`);

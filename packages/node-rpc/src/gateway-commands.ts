@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { RawJson } from '@agent-backend/bus';
 import { ConnectionOrder, ToolCallRequest } from '@agent-backend/protocol';
 
 /**
@@ -117,9 +118,24 @@ function isId(value: unknown): value is string {
   return typeof value === 'string' && value.length > 0;
 }
 
-/** The gateway's answer to a {@link ToolCallCommand}: the node's raw JSON-RPC response. */
+/**
+ * The gateway's answer to a {@link ToolCallCommand}: the node's JSON-RPC response, unvalidated
+ * (the caller validates it).
+ */
 export const ToolCallReply = z.object({ response: z.unknown() });
 export type ToolCallReply = z.infer<typeof ToolCallReply>;
+
+/**
+ * The {@link ToolCallReply} carrying `response`: a response frame's JSON text as the node sent
+ * it (which the gateway parsed, so it is one JSON value) is embedded in the reply as it is, so
+ * the reply is serialised once and the caller parses it once; a response object (made of a
+ * legacy `mcp_response`) is serialised with the reply.
+ */
+export function toolCallReply(
+  response: RawJson | Record<string, unknown>,
+): RawJson | ToolCallReply {
+  return response instanceof RawJson ? new RawJson(`{"response":${response.text}}`) : { response };
+}
 
 /**
  * The answer of a replica that does not hold the node to a {@link ToolCallCommand} with

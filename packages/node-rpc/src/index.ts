@@ -24,6 +24,7 @@ export {
   DeliverCommand,
   ReplaceCommand,
   ToolCallReply,
+  toolCallReply,
   ToolCallNotHere,
   PRESENCE_CHANGES_CHANNEL,
   PresenceChange,
