@@ -1,5 +1,10 @@
-import { request, type IncomingMessage } from 'node:http';
+import type { IncomingMessage } from 'node:http';
 import { SandboxError } from '../sandbox.js';
+
+// Node's http as its CommonJS object, not `import ... from 'node:http'`: an ES import of it reads
+// every export, and its lazy `WebSocket`, `CloseEvent` and `MessageEvent` load Node's bundled
+// undici, ~5 MB resident in a process that never uses fetch (docs/BENCHMARKS.md, "Footprint").
+const { request } = process.getBuiltinModule('node:http');
 
 /**
  * A minimal client of the Docker Engine API (also served by Podman's Docker-compatible API):
