@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import type * as Http from 'node:http';
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { redactUrl, traceFields } from '@agent-backend/logger';
@@ -29,7 +30,10 @@ import { requestSpan, traceRequests } from './trace-requests.js';
 // Node's http as its CommonJS object, not `import ... from 'node:http'`: an ES import of it reads
 // every export, and its lazy `WebSocket`, `CloseEvent` and `MessageEvent` load Node's bundled
 // undici, ~5 MB resident in a process that never uses fetch (docs/BENCHMARKS.md, "Footprint").
-const { createServer, IncomingMessage, ServerResponse } = process.getBuiltinModule('node:http');
+// `createRequire`, not `process.getBuiltinModule`, which Node 22 has only since 22.3.
+const { createServer, IncomingMessage, ServerResponse } = createRequire(import.meta.url)(
+  'node:http',
+) as typeof Http;
 
 export { REJECTED_BODY_DRAIN } from './body-reader.js';
 export type { CreateHttpServerOptions, HttpServer } from './server-types.js';

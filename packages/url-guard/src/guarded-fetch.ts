@@ -1,5 +1,7 @@
+import type * as Http from 'node:http';
 import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { RedirectRefusedError } from './errors.js';
@@ -10,7 +12,8 @@ import type { UrlGuard } from './url-guard.js';
 // Node's http as its CommonJS object, not `import ... from 'node:http'`: an ES import of it reads
 // every export, and its lazy `WebSocket`, `CloseEvent` and `MessageEvent` load Node's bundled
 // undici, ~5 MB resident in a process that never uses fetch (docs/BENCHMARKS.md, "Footprint").
-const http = process.getBuiltinModule('node:http');
+// `createRequire`, not `process.getBuiltinModule`, which Node 22 has only since 22.3.
+const http = createRequire(import.meta.url)('node:http') as typeof Http;
 
 /** The fetch signature libraries accept as a custom `fetch` (MCP SDK, OpenAI SDK, ...). */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
