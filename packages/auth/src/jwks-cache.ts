@@ -2,7 +2,7 @@ import { createPublicKey, type KeyObject } from 'node:crypto';
 import type JwksRsa from 'jwks-rsa';
 
 /**
- * jwks-rsa (with jose, ~65 modules), loaded once per process by the first {@link JwksCache}: only
+ * jwks-rsa (with jose, ~75 modules), loaded once per process by the first {@link JwksCache}: only
  * a configured identity provider (`AUTH_JWKS_URL`) makes one, so a service without it never loads
  * them (docs/BENCHMARKS.md, "Footprint").
  */
