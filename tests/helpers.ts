@@ -81,8 +81,14 @@ export function post(
 /**
  * `NODE_OPTIONS` with a module hook that refuses `names` (a package, or any subpath of it) to
  * `import` and `require` alike: loading one fails the process with `loaded <specifier>`.
+ * `internals` are Node's own bundled dependencies (`internal/deps/<name>`, such as undici behind
+ * `fetch`), which no module hook sees: a check every 10 ms writes `loaded <name>` to stderr once
+ * one is loaded (the process goes on).
  */
-export function refusingModules(names: readonly string[]): string {
+export function refusingModules(
+  names: readonly string[],
+  internals: readonly string[] = [],
+): string {
   const hook = `import { registerHooks } from 'node:module';
 const refused = ${JSON.stringify(names)};
 registerHooks({
@@ -91,7 +97,19 @@ registerHooks({
       throw new Error('loaded ' + specifier);
     return next(specifier, context);
   },
-});`;
+});
+const internals = ${JSON.stringify(internals)};
+if (internals.length > 0) {
+  const timer = setInterval(() => {
+    const loaded = internals.find((name) =>
+      process.moduleLoadList.some((m) => m.startsWith('NativeModule internal/deps/' + name + '/')),
+    );
+    if (loaded === undefined) return;
+    process.stderr.write('loaded ' + loaded + ' (bundled with Node)\\n');
+    clearInterval(timer);
+  }, 10);
+  timer.unref();
+}`;
   return `--import=data:text/javascript,${encodeURIComponent(hook)}`;
 }
 

@@ -5,7 +5,10 @@
  * MCP server, runs no job and reads no skill archive; the api and the worker load the MCP SDK and
  * yauzl at their first MCP connection or skill archive, and the OpenAI client in the background
  * right after start (they run agents; their first run does not wait for it). None of them loads
- * PGlite (they run on PostgreSQL) nor nodemailer (no email sent).
+ * PGlite (they run on PostgreSQL), nodemailer (no email sent), jwks-rsa and jose (no identity
+ * provider configured), rate-limiter-flexible (the rates are counted in Redis) nor htmlparser2
+ * (only the splitting thread reads HTML). The gateway does not load Node's bundled undici either:
+ * nothing in it calls `fetch`, and `node:http` is taken as its CommonJS object.
  */
 import { afterEach, describe, expect, it } from 'vitest';
 import {
@@ -19,12 +22,29 @@ import {
 } from '@agent-backend/testing';
 import { deletePrefixedKeys, keyFiles, refusingModules, requireBuild } from './helpers.js';
 
-/** Loaded at first use by every split role: none of them uses it while idle. */
-const AT_FIRST_USE = ['@modelcontextprotocol/sdk', 'yauzl', '@electric-sql/pglite', 'nodemailer'];
+/** Loaded at first use (or never) by every split role: none of them uses it while idle. */
+const AT_FIRST_USE = [
+  '@modelcontextprotocol/sdk',
+  'yauzl',
+  '@electric-sql/pglite',
+  'nodemailer',
+  'jwks-rsa',
+  'jose',
+  'rate-limiter-flexible',
+  'htmlparser2',
+];
 
-const ROLES: ReadonlyArray<{ role: string; refused: readonly string[] }> = [
+const ROLES: ReadonlyArray<{
+  role: string;
+  refused: readonly string[];
+  /**
+   * Node's bundled dependencies that must stay unloaded (the api and the worker preload openai,
+   * which loads undici).
+   */
+  internals?: readonly string[];
+}> = [
   // The gateway relays; it enqueues no job, so BullMQ stays unloaded as well.
-  { role: 'gateway', refused: [...AT_FIRST_USE, 'openai', 'bullmq', 'htmlparser2'] },
+  { role: 'gateway', refused: [...AT_FIRST_USE, 'openai', 'bullmq'], internals: ['undici'] },
   { role: 'api', refused: AT_FIRST_USE },
   { role: 'worker', refused: AT_FIRST_USE },
 ];
@@ -41,8 +61,8 @@ describe('each split role loads only what it serves', { timeout: 120_000 }, () =
     if (prefix) await deletePrefixedKeys(prefix);
   });
 
-  for (const { role, refused } of ROLES) {
-    it(`the ${role} starts and answers without ${refused.join(', ')}`, async () => {
+  for (const { role, refused, internals = [] } of ROLES) {
+    it(`the ${role} starts and answers without ${[...refused, ...internals].join(', ')}`, async () => {
       const entry = `apps/${role}/dist/main.js`;
       requireBuild(entry);
       const keys = keyFiles();
@@ -58,10 +78,12 @@ describe('each split role loads only what it serves', { timeout: 120_000 }, () =
           DATABASE_URL: testDatabaseUrl(),
           DATABASE_SCHEMA: schema.schema,
           LOG_LEVEL: 'info',
-          NODE_OPTIONS: refusingModules(refused),
+          NODE_OPTIONS: refusingModules(refused, internals),
         },
       });
       expect((await fetch(`${service.url}/healthz`)).status).toBe(200);
+      // The internals' check runs every 10 ms.
+      await new Promise((resolve) => setTimeout(resolve, 100));
       expect([...service.stdout, ...service.stderr].join('\n')).not.toContain('loaded ');
     });
   }

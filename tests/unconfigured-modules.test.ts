@@ -1,9 +1,10 @@
 /**
  * The modules of features that are not configured stay unloaded: the all-in-one on its
- * embedded default (no REDIS_URL, no DATABASE_URL, no SMTP_URL) never loads the Redis client,
- * BullMQ, the PostgreSQL driver nor nodemailer (docs/BENCHMARKS.md, "Footprint"). Each process
- * starts with a module hook that refuses those packages, so loading one fails the start with
- * `loaded <name>`.
+ * embedded default (no REDIS_URL, no DATABASE_URL, no SMTP_URL, no AUTH_JWKS_URL) never loads the
+ * Redis client, BullMQ, the PostgreSQL driver, nodemailer nor jwks-rsa and jose; nor, until its
+ * first rate-limited request, rate-limiter-flexible; htmlparser2 only in the splitting thread
+ * (docs/BENCHMARKS.md, "Footprint"). Each process starts with a module hook that refuses those
+ * packages, so loading one fails the start with `loaded <name>`.
  */
 import { afterAll, describe, expect, it } from 'vitest';
 import {
@@ -18,7 +19,16 @@ import { keyFiles, refusingModules, requireBuild, tempDir } from './helpers.js';
 
 const MAIN = 'apps/all-in-one/dist/main.js';
 const API = 'apps/api/dist/main.js';
-const REFUSED = ['ioredis', 'bullmq', 'pg', 'nodemailer'];
+const REFUSED = [
+  'ioredis',
+  'bullmq',
+  'pg',
+  'nodemailer',
+  'jwks-rsa',
+  'jose',
+  'rate-limiter-flexible',
+  'htmlparser2',
+];
 
 const refusing = () => refusingModules(REFUSED);
 
@@ -28,7 +38,7 @@ describe('modules of unconfigured features', { timeout: 120_000 }, () => {
     await service?.stop('SIGKILL');
   });
 
-  it('the embedded all-in-one starts and answers without Redis, BullMQ, pg or nodemailer', async () => {
+  it('the embedded all-in-one starts and answers without Redis, BullMQ, pg, nodemailer, jwks-rsa, rate-limiter-flexible or htmlparser2', async () => {
     requireBuild(MAIN);
     service = await startServiceProcess({
       entry: MAIN,

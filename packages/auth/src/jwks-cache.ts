@@ -1,5 +1,13 @@
 import { createPublicKey, type KeyObject } from 'node:crypto';
-import jwksRsa from 'jwks-rsa';
+import type JwksRsa from 'jwks-rsa';
+
+/**
+ * jwks-rsa (with jose, ~75 modules), loaded once per process by the first {@link JwksCache}: only
+ * a configured identity provider (`AUTH_JWKS_URL`) makes one, so a service without it never loads
+ * them (docs/BENCHMARKS.md, "Footprint").
+ */
+let jwksRsa: Promise<typeof JwksRsa> | undefined;
+const loadJwksRsa = () => (jwksRsa ??= import('jwks-rsa').then((module) => module.default));
 
 export interface JwksCacheOptions {
   /** An OIDC discovery URL (`.../.well-known/openid-configuration`) or the JWKS URL itself. */
@@ -45,7 +53,7 @@ const DISCOVERY_PATH = /\/\.well-known\/(openid-configuration|oauth-authorizatio
  */
 export class JwksCache {
   private keys = new Map<string, ProviderKey>();
-  private client: jwksRsa.JwksClient | undefined;
+  private client: JwksRsa.JwksClient | undefined;
   private lastAttemptAt = Number.NEGATIVE_INFINITY;
   private lastSuccessAt = Number.NEGATIVE_INFINITY;
   private inFlight: Promise<void> | undefined;
@@ -59,6 +67,11 @@ export class JwksCache {
     this.minRefetchIntervalMs = options.minRefetchIntervalMs ?? 30_000;
     this.maxAgeMs = options.maxAgeMs ?? 600_000;
     this.now = options.now ?? Date.now;
+    // In the background, after the start-up work, so the first provider token waits for the
+    // provider's answer only. A failure is left to the first fetch, which reports it.
+    setImmediate(() => {
+      loadJwksRsa().catch(() => undefined);
+    }).unref();
   }
 
   /**
@@ -106,7 +119,8 @@ export class JwksCache {
   }
 
   private async fetchKeys(): Promise<Map<string, ProviderKey>> {
-    this.client ??= new jwksRsa.JwksClient({
+    const { JwksClient } = await loadJwksRsa();
+    this.client ??= new JwksClient({
       jwksUri: await this.jwksUri(),
       // This class caches and limits itself: jwks-rsa's per-kid cache would expire keys while
       // the provider is down, and its limiter counts requests rather than spacing them.

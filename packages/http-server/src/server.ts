@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { createServer, IncomingMessage, ServerResponse } from 'node:http';
+import type * as Http from 'node:http';
+import { createRequire } from 'node:module';
 import { performance } from 'node:perf_hooks';
 import express, { type Request, type RequestHandler, type Response } from 'express';
 import { redactUrl, traceFields } from '@agent-backend/logger';
@@ -25,6 +26,14 @@ import type {
   RouteOptions,
 } from './route-types.js';
 import { requestSpan, traceRequests } from './trace-requests.js';
+
+// Node's http as its CommonJS object, not `import ... from 'node:http'`: an ES import of it reads
+// every export, and its lazy `WebSocket`, `CloseEvent` and `MessageEvent` load Node's bundled
+// undici, ~5 MB resident in a process that never uses fetch (docs/BENCHMARKS.md, "Footprint").
+// `createRequire`, not `process.getBuiltinModule`, which Node 22 has only since 22.3.
+const { createServer, IncomingMessage, ServerResponse } = createRequire(import.meta.url)(
+  'node:http',
+) as typeof Http;
 
 export { REJECTED_BODY_DRAIN } from './body-reader.js';
 export type { CreateHttpServerOptions, HttpServer } from './server-types.js';
@@ -284,7 +293,7 @@ export function createHttpServer(options: CreateHttpServerOptions): HttpServer {
  * prototype is already the one Express sets, that call changes nothing. A measurable part of the
  * HTTP layer's CPU per request (bench/http-stack.ts).
  */
-function withPrototype<T extends typeof IncomingMessage | typeof ServerResponse>(
+function withPrototype<T extends typeof Http.IncomingMessage | typeof Http.ServerResponse>(
   base: T,
   prototype: object,
 ): T {

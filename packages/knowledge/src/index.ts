@@ -37,5 +37,4 @@ export const KB_INGEST_QUEUE = 'kb-ingest';
  */
 export const KB_INGEST_ATTEMPTS = 6;
 export { knowledgeCapability, type KnowledgeCapability, type KnowledgeDeps } from './capability.js';
-export { htmlToText } from './html-text.js';
-export { splitDocument, splitNow, type SplitJob } from './split-document.js';
+export { splitDocument, type SplitJob } from './split-document.js';

@@ -1,19 +1,12 @@
-import { ChunkLimitError, splitText, type Chunk, type SplitOptions } from '@agent-backend/chunking';
+import { ChunkLimitError, type Chunk, type SplitOptions } from '@agent-backend/chunking';
 import type { KnowledgeDocumentType } from '@agent-backend/protocol';
 import { TaskThread } from '@agent-backend/threads';
-import { htmlToText } from './html-text.js';
 
 /** One split: a document's content (HTML is read as the text a reader sees) and the options. */
 export interface SplitJob {
   readonly type: KnowledgeDocumentType;
   readonly content: string;
   readonly options?: SplitOptions;
-}
-
-/** {@link SplitJob} done in the calling thread. */
-export function splitNow(job: SplitJob): Chunk[] {
-  const text = job.type === 'html' ? htmlToText(job.content) : job.content;
-  return splitText(text, job.options);
 }
 
 /** The worker's entry, compiled next to this module (`dist/split-worker.js`; `src/*.ts` unbuilt). */
@@ -36,7 +29,7 @@ export type SplitAnswer =
  */
 const splitter = new TaskThread<{ job: SplitJob }, SplitAnswer>(WORKER_FILE, 'splitting');
 
-/** {@link splitNow} in the process's splitting worker thread. */
+/** The split of `job` (`splitNow` in `split-now.ts`) in the process's splitting worker thread. */
 export async function splitDocument(job: SplitJob): Promise<Chunk[]> {
   const answer = await splitter.run({ job });
   if ('chunks' in answer) return answer.chunks;

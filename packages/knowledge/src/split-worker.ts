@@ -4,7 +4,8 @@
  */
 import { parentPort } from 'node:worker_threads';
 import { ChunkLimitError } from '@agent-backend/chunking';
-import { splitNow, type SplitAnswer, type SplitJob } from './split-document.js';
+import type { SplitAnswer, SplitJob } from './split-document.js';
+import { splitNow } from './split-now.js';
 
 parentPort?.on('message', ({ id, job }: { id: number; job: SplitJob }) => {
   let answer: SplitAnswer;

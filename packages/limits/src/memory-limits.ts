@@ -1,4 +1,3 @@
-import { RateLimiterMemory } from 'rate-limiter-flexible';
 import {
   DEFAULT_SLOT_LEASE_MS,
   SLOT_POOLS,
@@ -9,7 +8,7 @@ import {
   type SlotLeaseOptions,
   type SlotPool,
 } from './limits.js';
-import { rateLimiters, consumeWith, forgetKey } from './rate-rules.js';
+import { MemoryRates } from './memory-rates.js';
 
 export interface MemoryLimitsOptions extends SlotLeaseOptions {
   /** The rate limits by name. */
@@ -23,13 +22,13 @@ interface Holding {
 }
 
 /**
- * The embedded limits (when `REDIS_URL` is unset): rate-limiter-flexible's in-memory counters,
- * a map of held slots and one of counters. The embedded engine is one process, so this is the
- * deployment. A slot is freed by `release()`, or one lease after `leave()` unless taken again:
- * a crashed process takes its slots with it.
+ * The embedded limits (when `REDIS_URL` is unset): rate-limiter-flexible's in-memory counters
+ * ({@link MemoryRates}), a map of held slots and one of counters. The embedded engine is one
+ * process, so this is the deployment. A slot is freed by `release()`, or one lease after
+ * `leave()` unless taken again: a crashed process takes its slots with it.
  */
 class MemoryLimits implements Limits {
-  private readonly limiters;
+  private readonly rates: MemoryRates;
   /** Held slots by `<pool>:<userId>`. */
   private readonly slots = new Map<string, Set<string>>();
   private readonly counters = new Map<string, { value: number; endsAt: number }>();
@@ -42,13 +41,13 @@ class MemoryLimits implements Limits {
   private closed = false;
 
   constructor(options: MemoryLimitsOptions) {
-    this.limiters = rateLimiters(options.rules, (rule) => new RateLimiterMemory(rule));
+    this.rates = new MemoryRates(options.rules);
     this.leaseMs = options.leaseMs ?? DEFAULT_SLOT_LEASE_MS;
   }
 
   async consume(name: string, key: string) {
     this.assertOpen();
-    return consumeWith(this.limiters, name, key);
+    return this.rates.consume(name, key);
   }
 
   async acquireSlot(
@@ -125,7 +124,7 @@ class MemoryLimits implements Limits {
     for (const key of [...this.counters.keys()]) {
       if (key.startsWith(counters) && this.counters.delete(key)) forgotten++;
     }
-    return forgotten + (await forgetKey(this.limiters, userId));
+    return forgotten + (await this.rates.forget(userId));
   }
 
   async close(): Promise<void> {

@@ -1,11 +1,19 @@
-import { Agent as HttpAgent, request as httpRequest, type IncomingMessage } from 'node:http';
+import type * as Http from 'node:http';
+import type { Agent as HttpAgent, IncomingMessage } from 'node:http';
 import { Agent as HttpsAgent, request as httpsRequest } from 'node:https';
+import { createRequire } from 'node:module';
 import type { Socket } from 'node:net';
 import { Readable } from 'node:stream';
 import { RedirectRefusedError } from './errors.js';
 import { FORBIDDEN_REQUEST_HEADERS } from './forbidden-headers.js';
 import { toWebResponse } from './web-response.js';
 import type { UrlGuard } from './url-guard.js';
+
+// Node's http as its CommonJS object, not `import ... from 'node:http'`: an ES import of it reads
+// every export, and its lazy `WebSocket`, `CloseEvent` and `MessageEvent` load Node's bundled
+// undici, ~5 MB resident in a process that never uses fetch (docs/BENCHMARKS.md, "Footprint").
+// `createRequire`, not `process.getBuiltinModule`, which Node 22 has only since 22.3.
+const http = createRequire(import.meta.url)('node:http') as typeof Http;
 
 /** The fetch signature libraries accept as a custom `fetch` (MCP SDK, OpenAI SDK, ...). */
 export type FetchLike = (input: string | URL | Request, init?: RequestInit) => Promise<Response>;
@@ -51,7 +59,7 @@ export class GuardedFetch {
     // No `lookup` on the agents: agent options override request options, and the lookup is the
     // request's own (an allowed origin's checks are not the guard's defaults). A pooled socket
     // is only reused for the same host, port and scheme, i.e. the origin it was vetted for.
-    this.#http = new HttpAgent({ keepAlive });
+    this.#http = new http.Agent({ keepAlive });
     this.#https = new HttpsAgent({ keepAlive });
     this.fetch = (input, init) =>
       this.#fetch(...fromRequest(input, init)).catch((error: unknown) => {
@@ -119,7 +127,7 @@ export class GuardedFetch {
       if (!FORBIDDEN_REQUEST_HEADERS.has(name)) outgoing[name] = value;
     if (Buffer.isBuffer(body)) outgoing['content-length'] = String(body.length);
     return new Promise((resolve, reject) => {
-      const req = (https ? httpsRequest : httpRequest)(
+      const req = (https ? httpsRequest : http.request)(
         {
           protocol: url.protocol,
           hostname: url.hostname.replace(/^\[|\]$/g, ''),

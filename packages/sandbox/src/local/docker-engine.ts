@@ -1,5 +1,13 @@
-import { request, type IncomingMessage } from 'node:http';
+import type * as Http from 'node:http';
+import type { IncomingMessage } from 'node:http';
+import { createRequire } from 'node:module';
 import { SandboxError } from '../sandbox.js';
+
+// Node's http as its CommonJS object, not `import ... from 'node:http'`: an ES import of it reads
+// every export, and its lazy `WebSocket`, `CloseEvent` and `MessageEvent` load Node's bundled
+// undici, ~5 MB resident in a process that never uses fetch (docs/BENCHMARKS.md, "Footprint").
+// `createRequire`, not `process.getBuiltinModule`, which Node 22 has only since 22.3.
+const { request } = createRequire(import.meta.url)('node:http') as typeof Http;
 
 /**
  * A minimal client of the Docker Engine API (also served by Podman's Docker-compatible API):
