@@ -75,6 +75,12 @@ export class NodePresence implements Refreshable {
     const older = registry.addNode(node);
     older?.close(WS_CLOSE.replaced, 'replaced by a newer connection of this node');
     const existing = await presence.getNode(node.userId, node.nodeId);
+    // The upsert compares with the entry it replaces; this also covers one the previous
+    // version of the service wrote (on a Cluster, under the one-slot layout `getNode` merges).
+    if (existing && isStaleConnection(connection, existing.connection)) {
+      this.refuseAsStale();
+      return false;
+    }
     const stored = await presence.upsertNode({
       userId: node.userId,
       nodeId: node.nodeId,

@@ -22,7 +22,11 @@ export async function startReplicaHeartbeat(options: {
   const beat = () =>
     presence.heartbeatReplica(replicaId).then(
       (wasLive) => {
-        if (!wasLive) onRevived();
+        try {
+          if (!wasLive) onRevived();
+        } catch (error) {
+          logger.error({ err: error }, 'could not write the nodes of this replica again');
+        }
       },
       (error: unknown) => logger.warn({ err: error }, 'replica heartbeat failed'),
     );

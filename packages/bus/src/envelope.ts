@@ -67,6 +67,11 @@ export function topicKey(topic: Topic): string {
  */
 export class RawJson {
   constructor(readonly text: string) {}
+
+  /** Only a whole message body is sent as it is: nested in a value, it would be `{"text":…}`. */
+  toJSON(): never {
+    throw new TypeError('RawJson is sent as it is only as a whole message body or reply');
+  }
 }
 
 /** @throws TypeError when the body is not JSON-serializable (cycles, BigInt). */

@@ -9,7 +9,8 @@
  *   says (its nodes were visible for up to `replicaTtlMs` after its last beat anyway).
  * - An entry of a replica missing from the list, written at or after `since` (the list's
  *   server time minus `replicaTtlMs`), is not hidden on the list's word alone: the script asks
- *   again, and the store reruns it with a list read after the script ran ({@link refresh}).
+ *   again, and the store reruns it with a list read after the script ran ({@link refresh}; the
+ *   scripts that ask in one turn of the event loop share that read).
  *   A replica that started after the list was read wrote nothing before `since`, so it is seen
  *   at once, even when the user's master's clock is behind the replicas' master's by up to
  *   `replicaTtlMs`. Older entries of a missing replica are hidden without a second read: a
@@ -37,6 +38,8 @@ interface Read {
 
 export class LiveReplicasCache {
   private last: Read | undefined;
+  /** The end of the turn in which a {@link refresh} asked, while one is awaited. */
+  private waiting: Promise<void> | undefined;
   private extra = new Set<string>();
   private gone = new Set<string>();
 
@@ -55,11 +58,25 @@ export class LiveReplicasCache {
     if (last && performance.now() - last.sentAt < LIVE_REPLICAS_MAX_AGE_MS) {
       return this.adjusted(await last.result);
     }
-    return this.refresh(performance.now());
+    return this.readAfter(performance.now());
+  }
+
+  /**
+   * A list read sent after every caller asked: the read waits for the end of the current turn of
+   * the event loop (`setImmediate`), so the scripts that asked again in one turn (after a
+   * gateway died, many entries of its replica are recent and every script asks) share one read.
+   */
+  async refresh(): Promise<LiveReplicas> {
+    this.waiting ??= new Promise<void>((resolve) => setImmediate(resolve)).then(() => {
+      this.waiting = undefined;
+    });
+    const after = performance.now();
+    await this.waiting;
+    return this.readAfter(after);
   }
 
   /** A list read at or after `after` (`performance.now()`): one read serves concurrent callers. */
-  async refresh(after: number): Promise<LiveReplicas> {
+  private async readAfter(after: number): Promise<LiveReplicas> {
     const last = this.last;
     if (last && last.sentAt >= after) return this.adjusted(await last.result);
     const sentAt = performance.now();

@@ -239,7 +239,7 @@ class RedisPresence implements Presence {
     const cached = await this.replicas.current();
     const first = await PER_USER[name](this.redis, [key], liveArgs(args, 'ask', cached));
     if (first !== ASK_AGAIN) return first;
-    const fresh = await this.replicas.refresh(performance.now());
+    const fresh = await this.replicas.refresh();
     return PER_USER[name](this.redis, [key], liveArgs(args, 'final', fresh));
   }
 
