@@ -39,4 +39,16 @@ describe('LiveReplicasCache', () => {
     expect([...(await cache.current()).ids]).toEqual(['r1']);
     expect(counter.reads).toBe(2);
   });
+
+  it('keeps its own beat made while a list read elsewhere was in flight', async () => {
+    const { cache } = counted([]);
+    const sentAt = performance.now();
+    cache.beat('mine'); // the beat's answer came after that read was sent
+    cache.store(sentAt, 1_000_000, ['other']);
+    expect([...(await cache.current()).ids].sort()).toEqual(['mine', 'other']);
+    // A read sent after the beat saw it (or its absence): the list is taken as it is.
+    await new Promise((resolve) => setTimeout(resolve, 2));
+    cache.store(performance.now(), 1_000_100, ['other']);
+    expect([...(await cache.current()).ids]).toEqual(['other']);
+  });
 });

@@ -40,8 +40,9 @@ export class LiveReplicasCache {
   private last: Read | undefined;
   /** The end of the turn in which a {@link refresh} asked, while one is awaited. */
   private waiting: Promise<void> | undefined;
-  private extra = new Set<string>();
-  private gone = new Set<string>();
+  /** This store's own beats and removals since the list was sent, by `performance.now()`. */
+  private extra = new Map<string, number>();
+  private gone = new Map<string, number>();
 
   /**
    * @param read Reads the live replicas and the server time (ms).
@@ -86,8 +87,8 @@ export class LiveReplicasCache {
     }));
     const read = { sentAt, result };
     this.last = read;
-    this.extra = new Set();
-    this.gone = new Set();
+    this.extra = new Map();
+    this.gone = new Map();
     // A failed read is not reused: the next caller reads again.
     result.catch(() => {
       if (this.last === read) this.last = undefined;
@@ -102,26 +103,27 @@ export class LiveReplicasCache {
       sentAt,
       result: Promise.resolve({ since: now - this.replicaTtlMs, ids: new Set(ids) }),
     };
-    this.extra = new Set();
-    this.gone = new Set();
+    // Only what the read saw: a beat or removal after it was sent still counts.
+    for (const map of [this.extra, this.gone])
+      for (const [id, at] of map) if (at < sentAt) map.delete(id);
   }
 
   /** This store's replica just beat: live whatever the cached list says. */
   beat(replicaId: string): void {
-    this.extra.add(replicaId);
+    this.extra.set(replicaId, performance.now());
     this.gone.delete(replicaId);
   }
 
   /** This store removed the replica: gone whatever the cached list says. */
   removed(replicaId: string): void {
-    this.gone.add(replicaId);
+    this.gone.set(replicaId, performance.now());
     this.extra.delete(replicaId);
   }
 
   private adjusted(list: LiveReplicas): LiveReplicas {
     if (this.extra.size === 0 && this.gone.size === 0) return list;
-    const ids = new Set([...list.ids, ...this.extra]);
-    for (const id of this.gone) ids.delete(id);
+    const ids = new Set([...list.ids, ...this.extra.keys()]);
+    for (const id of this.gone.keys()) ids.delete(id);
     return { since: list.since, ids };
   }
 }
