@@ -77,7 +77,7 @@ export async function mountGateway(context: ServiceContext): Promise<GatewayRole
       for (const conn of registry.allNodes()) conn.writePresenceAgain();
       logger.warn(
         { nodes },
-        'this replica was missing from presence (Redis restarted empty, or this replica stalled past GATEWAY_REPLICA_TTL_MS); writing its nodes again',
+        'this replica was missing from presence, or its heartbeat failed (Redis restarted empty, or this replica stalled past GATEWAY_REPLICA_TTL_MS); writing its nodes again',
       );
     },
   });
