@@ -5,7 +5,8 @@
  * after each). For tests that count statements on a path; the server's `log_statement` needs a
  * superuser setting the test database may not allow.
  */
-import { connect, createServer, type Socket } from 'node:net';
+import { startTcpProxy } from '../../packages/testing/src/index.js';
+import { proxiedUrl } from './proxied-url.js';
 
 /** One statement the client sent. */
 export interface PgStatement {
@@ -30,10 +31,8 @@ const GSS_REQUEST = 80877104;
 export async function startPgCounter(target: URL): Promise<PgCounter> {
   const statements: PgStatement[] = [];
   let roundTrips = 0;
-  const sockets = new Set<Socket>();
-  const server = createServer((client) => {
-    const upstream = connect(Number(target.port || 5432), target.hostname);
-    sockets.add(client).add(upstream);
+  /** Reads one connection's client messages: the statements it executes and its round trips. */
+  const observe = () => {
     let pending: Buffer = Buffer.alloc(0);
     let started = false;
     /** SQL of the connection's prepared statements by name ('' the unnamed one). */
@@ -76,31 +75,21 @@ export async function startPgCounter(target: URL): Promise<PgCounter> {
         }
       }
     };
-    client.on('data', (chunk: Buffer) => {
-      pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
-      read();
-      upstream.write(chunk);
-    });
-    upstream.on('data', (chunk: Buffer) => client.write(chunk));
-    const end = () => {
-      client.destroy();
-      upstream.destroy();
+    return {
+      up(chunk: Buffer) {
+        pending = pending.length ? Buffer.concat([pending, chunk]) : chunk;
+        read();
+      },
     };
-    client.on('close', end).on('error', end);
-    upstream.on('close', end).on('error', end);
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as { port: number };
-  const url = new URL(target);
-  url.hostname = '127.0.0.1';
-  url.port = String(port);
+  };
+  const proxy = await startTcpProxy(
+    { host: target.hostname, port: Number(target.port || 5432) },
+    { observe },
+  );
   return {
-    url: url.toString(),
+    url: proxiedUrl(target, proxy.port),
     statements: () => statements,
     roundTrips: () => roundTrips,
-    async close() {
-      for (const socket of sockets) socket.destroy();
-      await new Promise<void>((resolve) => server.close(() => resolve()));
-    },
+    close: () => proxy.close(),
   };
 }

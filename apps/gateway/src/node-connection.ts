@@ -168,7 +168,7 @@ export class NodeConnection extends Connection implements PresentNode {
         await this.services.presence.removeNode(this.userId, previousId, {
           replicaId: this.services.replicaId,
         });
-        this.presence.announceChange(previousId);
+        void this.presence.announceChange(previousId);
       }
       this.nodeId = message.node_id;
     }
@@ -253,7 +253,7 @@ export class NodeConnection extends Connection implements PresentNode {
     const { registry, presence, replicaId } = this.services;
     if (registry.removeNode(this)) {
       await presence.removeNode(this.userId, this.nodeId, { replicaId }).then(
-        () => this.presence.announceChange(this.nodeId),
+        () => void this.presence.announceChange(this.nodeId),
         (error: unknown) => {
           this.logger.warn(
             { err: error, node: this.nodeId },

@@ -96,7 +96,8 @@ export class NodePresence implements Refreshable {
     }
     this.refreshedAt = Date.now();
     this.announcedStatus = node.record.status;
-    this.announceChange(node.nodeId);
+    // Awaited: what the node is told next (`registered`) means callers' route caches heard it.
+    await this.announceChange(node.nodeId);
     if (existing && existing.replicaId !== replicaId) {
       const replace = {
         kind: 'replace',
@@ -141,7 +142,7 @@ export class NodePresence implements Refreshable {
       else this.refreshedAt = Date.now();
       if (found && patch?.status !== undefined && patch.status !== this.announcedStatus) {
         this.announcedStatus = patch.status;
-        this.announceChange(node.nodeId);
+        await this.announceChange(node.nodeId);
       }
     } catch (error) {
       this.writeFailed(error, true);
@@ -208,14 +209,17 @@ export class NodePresence implements Refreshable {
    * `nodeId` changed, after the write. Best effort: they read presence again at the latest after
    * their route age bound.
    */
-  announceChange(nodeId: string): void {
+  announceChange(nodeId: string): Promise<void> {
     const change: PresenceChange = { kind: 'node', userId: this.node.userId, nodeId };
-    void this.services.bus.publish(PRESENCE_CHANGES_CHANNEL, change).catch((error: unknown) => {
-      this.services.logger.debug(
-        { err: error, node: nodeId },
-        'could not announce the presence change',
-      );
-    });
+    return this.services.bus.publish(PRESENCE_CHANGES_CHANNEL, change).then(
+      () => undefined,
+      (error: unknown) => {
+        this.services.logger.debug(
+          { err: error, node: nodeId },
+          'could not announce the presence change',
+        );
+      },
+    );
   }
 
   /** Leaves the node to a later connection of the same client instance, and closes (4011). */

@@ -30,18 +30,35 @@ export interface TcpProxy {
   close(): Promise<void>;
 }
 
+/** Sees the bytes of one proxied connection as they pass, before the mode applies to them. */
+export interface ConnectionObserver {
+  /** Bytes from the client, on their way to the target. */
+  up?(chunk: Buffer): void;
+  /** Bytes from the target, on their way to the client. */
+  down?(chunk: Buffer): void;
+}
+
+export interface TcpProxyOptions {
+  /** Called for each accepted connection; what it returns sees that connection's bytes. */
+  observe?: () => ConnectionObserver;
+}
+
 interface Pair {
   client: Socket;
   upstream: Socket;
   held: Array<{ to: Socket; chunk: Buffer }>;
 }
 
-export async function startTcpProxy(target: { host: string; port: number }): Promise<TcpProxy> {
+export async function startTcpProxy(
+  target: { host: string; port: number },
+  options: TcpProxyOptions = {},
+): Promise<TcpProxy> {
   let mode: ProxyMode = 'forward';
   let accepted = 0;
   const pairs = new Set<Pair>();
-  const pipe = (pair: Pair, from: Socket, to: Socket) => {
+  const pipe = (pair: Pair, from: Socket, to: Socket, see?: (chunk: Buffer) => void) => {
     from.on('data', (chunk: Buffer) => {
+      see?.(chunk);
       if (mode === 'stall' || pair.held.length > 0) {
         pair.held.push({ to, chunk });
         return;
@@ -70,8 +87,9 @@ export async function startTcpProxy(target: { host: string; port: number }): Pro
     upstream.on('error', end).on('close', end);
     client.setNoDelay(true);
     upstream.setNoDelay(true);
-    pipe(pair, client, upstream);
-    pipe(pair, upstream, client);
+    const observer = options.observe?.();
+    pipe(pair, client, upstream, observer?.up?.bind(observer));
+    pipe(pair, upstream, client, observer?.down?.bind(observer));
   });
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
   const port = (server.address() as { port: number }).port;
