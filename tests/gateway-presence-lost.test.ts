@@ -5,25 +5,26 @@ import { registerDesktop, startCluster, type Cluster } from './cluster.js';
 import { startOwnRedis, type OwnRedis } from './faults/redis-server.js';
 import { ofType, type TestSocket } from './ws-client.js';
 
+const REPLICA_TTL_MS = 1_500;
+
 /**
- * Redis restarts empty while nodes stay connected to their gateway: the gateway's next replica
- * heartbeat finds itself gone from presence and writes every node it holds again, so they are
- * listed within about a replica heartbeat (a third of `GATEWAY_REPLICA_TTL_MS`), not at each
- * node's next spaced refresh (a third of `NODE_SILENT_TIMEOUT_MS`, 30 s here).
+ * One gateway and one API replica on a Redis of the test's own (optionally behind a proxy),
+ * replica beats every 500 ms, node entries refreshed only every 30 s: a node listed again within
+ * a few replica TTLs was rewritten by its gateway, not by its own refresh.
  */
-describe('gateway presence after Redis restarts empty', () => {
-  const REPLICA_TTL_MS = 1_500;
-  let redis: OwnRedis;
-  let cluster: Cluster;
+function useLosableRedis(options: { proxied: boolean; commandTimeoutMs: number }) {
+  const set = {} as { redis: OwnRedis; proxy?: TcpProxy; cluster: Cluster };
   const sockets: TestSocket[] = [];
   beforeAll(async () => {
-    redis = await startOwnRedis();
-    cluster = await startCluster({
+    set.redis = await startOwnRedis();
+    if (options.proxied)
+      set.proxy = await startTcpProxy({ host: '127.0.0.1', port: set.redis.port });
+    set.cluster = await startCluster({
       gateways: 1,
       apis: 1,
       env: {
-        REDIS_URL: redis.url,
-        REDIS_COMMAND_TIMEOUT_MS: '500',
+        REDIS_URL: set.proxy ? `redis://127.0.0.1:${set.proxy.port}` : set.redis.url,
+        REDIS_COMMAND_TIMEOUT_MS: String(options.commandTimeoutMs),
         GATEWAY_PING_INTERVAL_MS: '600000',
         GATEWAY_REPLICA_TTL_MS: String(REPLICA_TTL_MS),
         NODE_SILENT_TIMEOUT_MS: '90000',
@@ -32,23 +33,50 @@ describe('gateway presence after Redis restarts empty', () => {
   });
   afterAll(async () => {
     for (const socket of sockets) socket.ws.terminate();
-    await cluster?.stop();
-    await redis?.close();
+    await set.cluster?.stop();
+    await set.proxy?.close();
+    await set.redis?.close();
   });
 
   const connectNode = async (userId: string, nodeId: string) => {
-    const socket = await registerDesktop(cluster, 0, userId, nodeId);
+    const socket = await registerDesktop(set.cluster, 0, userId, nodeId);
     sockets.push(socket);
     return socket;
   };
+  /** The user's listed node ids, sorted (undefined while the API cannot answer). */
   const listed = async (userId: string): Promise<string[] | undefined> => {
-    const res = await fetch(`${cluster.apis[0]!.url}/node/devices?user_id=${userId}`, {
-      headers: { authorization: `Bearer ${await cluster.token(userId)}` },
+    const res = await fetch(`${set.cluster.apis[0]!.url}/node/devices?user_id=${userId}`, {
+      headers: { authorization: `Bearer ${await set.cluster.token(userId)}` },
     }).catch(() => undefined);
     if (!res?.ok) return undefined;
     const { nodes } = (await res.json()) as { nodes: Array<{ node_id: string }> };
     return nodes.map((n) => n.node_id).sort();
   };
+  /** Milliseconds until every user lists exactly its nodes (each once), 0 if not within 20 s. */
+  const timeToList = async (nodes: Record<string, string[]>): Promise<number> => {
+    const started = Date.now();
+    while (Date.now() - started < 20_000) {
+      const lists = await Promise.all(Object.keys(nodes).map((user) => listed(user)));
+      if (Object.values(nodes).every((ids, i) => JSON.stringify(lists[i]) === JSON.stringify(ids)))
+        return Date.now() - started;
+      await new Promise((resolve) => setTimeout(resolve, 100));
+    }
+    return 0;
+  };
+  return { set, connectNode, listed, timeToList };
+}
+
+/**
+ * Redis restarts empty while nodes stay connected to their gateway: the gateway's next replica
+ * heartbeat finds itself gone from presence and writes every node it holds again, so they are
+ * listed within about a replica heartbeat (a third of `GATEWAY_REPLICA_TTL_MS`), not at each
+ * node's next spaced refresh (a third of `NODE_SILENT_TIMEOUT_MS`, 30 s here).
+ */
+describe('gateway presence after Redis restarts empty', () => {
+  const { set, connectNode, listed, timeToList } = useLosableRedis({
+    proxied: false,
+    commandTimeoutMs: 500,
+  });
 
   it('lists every connected node again within a couple of replica heartbeats, each once', async () => {
     const nodes = { ana: ['desktop_a1', 'desktop_a2'], bo: ['desktop_b1'] };
@@ -62,21 +90,9 @@ describe('gateway presence after Redis restarts empty', () => {
       for (const socket of all) socket.send({ type: 'heartbeat', status: 'online' });
     }, 200);
     try {
-      await redis.stop();
-      await redis.start();
-      const started = Date.now();
-      let since = 0;
-      while (Date.now() - started < 20_000) {
-        const [ana, bo] = [await listed('ana'), await listed('bo')];
-        if (
-          JSON.stringify(ana) === JSON.stringify(nodes.ana) &&
-          JSON.stringify(bo) === JSON.stringify(nodes.bo)
-        ) {
-          since = Date.now() - started;
-          break;
-        }
-        await new Promise((resolve) => setTimeout(resolve, 100));
-      }
+      await set.redis.stop();
+      await set.redis.start();
+      const since = await timeToList(nodes);
       // Redis takes a moment to accept connections again; then one beat (500 ms) and the write.
       expect(since).toBeGreaterThan(0);
       expect(since).toBeLessThan(4 * REPLICA_TTL_MS);
@@ -99,61 +115,23 @@ describe('gateway presence after Redis restarts empty', () => {
  * when the connection flows again.
  */
 describe('gateway presence after its heartbeat timed out on a Redis that lost its data', () => {
-  const REPLICA_TTL_MS = 1_500;
-  let redis: OwnRedis;
-  let proxy: TcpProxy;
-  let cluster: Cluster;
-  const sockets: TestSocket[] = [];
-  beforeAll(async () => {
-    redis = await startOwnRedis();
-    proxy = await startTcpProxy({ host: '127.0.0.1', port: redis.port });
-    cluster = await startCluster({
-      gateways: 1,
-      apis: 1,
-      env: {
-        REDIS_URL: `redis://127.0.0.1:${proxy.port}`,
-        REDIS_COMMAND_TIMEOUT_MS: '400',
-        GATEWAY_PING_INTERVAL_MS: '600000',
-        GATEWAY_REPLICA_TTL_MS: String(REPLICA_TTL_MS),
-        NODE_SILENT_TIMEOUT_MS: '90000',
-      },
-    });
-  });
-  afterAll(async () => {
-    for (const socket of sockets) socket.ws.terminate();
-    await cluster?.stop();
-    await proxy?.close();
-    await redis?.close();
+  const { set, connectNode, listed, timeToList } = useLosableRedis({
+    proxied: true,
+    commandTimeoutMs: 400,
   });
 
   it('lists its nodes again soon after the connection flows', async () => {
-    for (const id of ['desktop_c1', 'desktop_c2'])
-      sockets.push(await registerDesktop(cluster, 0, 'cy', id));
-    const listed = async (): Promise<string[] | undefined> => {
-      const res = await fetch(`${cluster.apis[0]!.url}/node/devices?user_id=cy`, {
-        headers: { authorization: `Bearer ${await cluster.token('cy')}` },
-      }).catch(() => undefined);
-      if (!res?.ok) return undefined;
-      const { nodes } = (await res.json()) as { nodes: Array<{ node_id: string }> };
-      return nodes.map((n) => n.node_id).sort();
-    };
-    expect(await listed()).toEqual(['desktop_c1', 'desktop_c2']);
-    proxy.setMode('stall');
+    const nodes = { cy: ['desktop_c1', 'desktop_c2'] };
+    for (const id of nodes.cy) await connectNode('cy', id);
+    expect(await listed('cy')).toEqual(nodes.cy);
+    set.proxy!.setMode('stall');
     // Beats every 500 ms, each timing out after 400 ms while its bytes wait in the proxy.
     await new Promise((resolve) => setTimeout(resolve, 1_600));
-    const direct = new Redis(redis.url);
+    const direct = new Redis(set.redis.url);
     await direct.flushall();
     direct.disconnect();
-    proxy.setMode('forward');
-    const started = Date.now();
-    let since = 0;
-    while (Date.now() - started < 20_000) {
-      if (JSON.stringify(await listed()) === JSON.stringify(['desktop_c1', 'desktop_c2'])) {
-        since = Date.now() - started;
-        break;
-      }
-      await new Promise((resolve) => setTimeout(resolve, 100));
-    }
+    set.proxy!.setMode('forward');
+    const since = await timeToList(nodes);
     expect(since).toBeGreaterThan(0);
     expect(since).toBeLessThan(4 * REPLICA_TTL_MS);
   });
