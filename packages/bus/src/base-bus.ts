@@ -28,6 +28,9 @@ export function randomNodeId(): string {
 
 type Listener = (envelope: Envelope) => void;
 
+/** How long a reply that reached no subscriber is published again (see `sendReply`). */
+const REPLY_RETRY_MS = 5_000;
+
 /** Request ids remembered per node to drop a request delivered twice. */
 const RECENT_REQUESTS = 10_000;
 
@@ -229,10 +232,31 @@ export abstract class BaseBus implements Bus {
       const code = 'BUS_REPLY_NOT_JSON';
       payload = encodeEnvelope({ v: 1, k: 'err', from: this.nodeId, id: req.id, code, message });
     }
-    try {
-      await this.transportPublish({ kind: 'inbox', name: req.from }, payload);
-    } catch (err) {
-      if (!this.closed) this.reportError(asError(err));
+    await this.sendReply(req.from, payload);
+  }
+
+  /**
+   * Publishes a reply to the requester's inbox. One that reached no subscriber is published
+   * again, after 50 ms and then twice as long each time, for up to {@link REPLY_RETRY_MS}: the
+   * requester's subscriber may be reconnecting (Redis dropped its connections, or restarted)
+   * and Redis pub/sub keeps nothing for a channel nobody listens to, so the caller would wait
+   * out its deadline for an answer its node gave. The requester takes the first copy that
+   * reaches it and drops any other (its pending entry is gone); a requester that is gone for
+   * good costs a few publishes.
+   */
+  private async sendReply(to: string, payload: string): Promise<void> {
+    const topic: Topic = { kind: 'inbox', name: to };
+    const giveUpAt = Date.now() + REPLY_RETRY_MS;
+    for (let delay = 50; ; delay *= 2) {
+      try {
+        if ((await this.transportPublish(topic, payload)) > 0) return;
+      } catch (err) {
+        if (!this.closed) this.reportError(asError(err));
+        return;
+      }
+      if (this.closed || Date.now() + delay > giveUpAt) return;
+      await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      if (this.closed) return;
     }
   }
 

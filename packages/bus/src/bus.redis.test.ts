@@ -96,6 +96,23 @@ describe('redis bus adapter', () => {
     expect(await b.request('survive', 'ping', { timeoutMs: 5_000 })).toBe('pong');
   });
 
+  it('delivers a reply answered while the requester was resubscribing', async () => {
+    const [caller, responder] = [node(), node()];
+    let answer!: (value: string) => void;
+    let asked!: () => void;
+    const reached = new Promise<void>((resolve) => (asked = resolve));
+    await responder.respond('slow', () => {
+      asked();
+      return new Promise<string>((resolve) => (answer = resolve));
+    });
+    const reply = caller.request('slow', 'ping', { timeoutMs: 5_000 });
+    await reached;
+    // The caller's inbox is gone from Redis when the answer is published: nobody receives it.
+    await raw.client('KILL', 'ID', await clientId(`bus-sub:${caller.nodeId}`));
+    answer('pong');
+    await expect(reply).resolves.toBe('pong');
+  });
+
   it('counts nodes, not subscriptions, and isolates by prefix', async () => {
     const [a, b] = [node(), node()];
     const other = node({ prefix: uniquePrefix('bus-other') });
