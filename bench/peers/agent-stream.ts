@@ -28,6 +28,10 @@
  *
  * RSS per open stream: OPEN answers at once, each held open by the model after its first chunk;
  * the server's RSS delta over OPEN in the first of RSS_ROUNDS rounds (the others are printed).
+ * Live heap per open stream (HEAP_ROUNDS rounds, after every other phase; none by default): the
+ * same OPEN streams, measured by a heap snapshot of the server before and while they are open
+ * (`support/heap-snapshot.ts`: what is reachable after a full collection), with the kinds of
+ * object that grew most per stream.
  *
  * One tool call (`agent-stream-tool.ts`, after the RSS rounds): the model answers first with one
  * `write_todos` call, the server runs the tool (ours: its built-in planning tool; a peer: the
@@ -49,6 +53,7 @@
  * (default 3), OPEN (default 200), RSS_ROUNDS (default 3), LEVELS (default
  * 25,50,100,200,400,800), STREAM_CHUNKS (default 150), PACE_MS (default 20), RAMP_MS (default
  * 1000), BOUND_MS (default 50), EDGE (default 0.1), REFINE (default 2), TRIALS (default 3),
+ * HEAP_ROUNDS (default 0; the servers then start with `--heapsnapshot-signal`),
  * LIMIT (default 1), PEERS (default all: `@openai/agents,mastra,langgraph`), OURS_STORE
  * (`pglite`: ours as the all-in-one on PGlite in a fresh DATA_DIR, no Redis; default the
  * api role on PostgreSQL and Redis), SERVICE_DEFAULTS (default 1: ours starts with what
@@ -58,7 +63,7 @@
  */
 import type { ChildProcess } from 'node:child_process';
 import { generateKeyPairSync } from 'node:crypto';
-import { mkdtempSync } from 'node:fs';
+import { mkdirSync, mkdtempSync } from 'node:fs';
 import { rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -84,6 +89,12 @@ import {
   type Service,
 } from '../support/processes.js';
 import { unlinkPrefix } from '../support/redis.js';
+import {
+  heapGrowth,
+  heapSnapshotFlags,
+  takeHeapSnapshot,
+  type HeapSummary,
+} from '../support/heap-snapshot.js';
 import { API_KEY, PEER_STREAMS, runPeerServer } from './agent-peers.js';
 import { readChunks, streamChunks } from './agent-stream-client.js';
 import {
@@ -104,6 +115,7 @@ const chunkCount = Number(process.env.CHUNKS ?? 1_000);
 const paced = Number(process.env.PACED ?? 3);
 const open = Number(process.env.OPEN ?? 200);
 const rssRoundCount = Number(process.env.RSS_ROUNDS ?? 3);
+const heapRoundCount = Number(process.env.HEAP_ROUNDS ?? 0);
 const limitOptions: LimitOptions = {
   levels: (process.env.LEVELS ?? '25,50,100,200,400,800').split(',').map(Number),
   chunks: Number(process.env.STREAM_CHUNKS ?? 150),
@@ -145,8 +157,15 @@ async function main(): Promise<void> {
     cleanups.push(() => schema.drop());
     const prefix = uniquePrefix('bench-agent-peer');
     cleanups.push(() => unlinkPrefix(redisUrl, prefix));
+    const snapshotDir = join(tmpdir(), `bench-agent-heap-${process.pid}`);
+    if (heapRoundCount > 0) {
+      mkdirSync(snapshotDir, { recursive: true });
+      cleanups.push(() => rm(snapshotDir, { recursive: true, force: true }));
+    }
     const start = async (entry: string, env: Record<string, string>, execArgv: string[] = []) => {
-      const service = await startEntry(entry, env, { execArgv });
+      const flags =
+        heapRoundCount > 0 ? [...heapSnapshotFlags(snapshotDir), ...execArgv] : execArgv;
+      const service = await startEntry(entry, env, { execArgv: flags });
       children.push(service.child);
       cleanups.push(() => service.stop());
       return service;
@@ -283,7 +302,8 @@ async function main(): Promise<void> {
      * (they are printed, not counted).
      */
     const rssPerStream = new Map<string, number>();
-    const holdOpen = async (v: string, service: Service) => {
+    /** `open` answers held open through `v`; `measure` taken before and once all are open. */
+    const holdOpen = async <T>(v: string, measure: () => T | Promise<T>) => {
       let release!: () => void;
       const held = new Promise<void>((resolve) => (release = resolve));
       let started = 0;
@@ -294,7 +314,7 @@ async function main(): Promise<void> {
         pieces: [{ text: 'x' }, { waitFor: held }, { text: 'y' }, { finish: 'stop' }],
       });
       await sleep(200);
-      const before = procMemory(service.child.pid!);
+      const before = await measure();
       const answers = Array.from({ length: open }, () =>
         once(v, step(), () => {
           if (++started === open) allStarted();
@@ -303,16 +323,19 @@ async function main(): Promise<void> {
       // A failed answer must end the wait, not leave it hanging.
       await Promise.race([allFirst, Promise.all(answers)]);
       await sleep(200);
-      const during = procMemory(service.child.pid!);
+      const during = await measure();
       release();
       for (const { chunks } of await Promise.all(answers))
         if (chunks !== 2) throw new Error(`${v}: a held answer had ${chunks} chunks`);
-      return (during - before) / open;
+      return { before, during };
     };
     const rssRounds = new Map<string, number[]>([...servers.keys()].map((v) => [v, []]));
     for (let i = 0; i < rssRoundCount; i++) {
       const order = i % 2 === 0 ? [...servers] : [...servers].reverse();
-      for (const [v, service] of order) rssRounds.get(v)!.push(await holdOpen(v, service));
+      for (const [v, service] of order) {
+        const { before, during } = await holdOpen(v, () => procMemory(service.child.pid!));
+        rssRounds.get(v)!.push((during - before) / open);
+      }
     }
     for (const [v, rounds] of rssRounds) rssPerStream.set(v, rounds[0]!);
 
@@ -362,6 +385,18 @@ async function main(): Promise<void> {
         toolFirsts.get(v)!.push(await metered(toolCpu, v, () => toolOnce(v)));
         textFirsts.get(v)!.push((await metered(textCpu, v, () => once(v, short()))).first);
       }
+    }
+
+    /** Live heap per open stream, per server and round, with the kinds that grew most. */
+    const heapRounds = new Map<string, Array<{ before: HeapSummary; during: HeapSummary }>>(
+      [...servers.keys()].map((v) => [v, []]),
+    );
+    for (let i = 0; i < heapRoundCount; i++) {
+      const order = i % 2 === 0 ? [...servers] : [...servers].reverse();
+      for (const [v, service] of order)
+        heapRounds
+          .get(v)!
+          .push(await holdOpen(v, () => takeHeapSnapshot(service.child.pid!, snapshotDir)));
     }
 
     const machineBeforeLimit = machineLine();
@@ -460,6 +495,16 @@ async function main(): Promise<void> {
       console.log(
         `RSS per open stream, ${v}, each round (KB): ${rounds.map((r) => fmt(r / 1024)).join(', ')}`,
       );
+    for (const [v, rounds] of heapRounds) {
+      if (rounds.length === 0) continue;
+      const perStream = rounds.map(({ before, during }) => (during.bytes - before.bytes) / open);
+      console.log(
+        `live heap per open stream, ${v}, each round (KB): ${perStream.map((b) => fmt(b / 1024)).join(', ')}; heap before each round (MB): ${rounds.map(({ before }) => fmt(before.bytes / 2 ** 20)).join(', ')}`,
+      );
+      const { before, during } = rounds.at(-1)!;
+      for (const { kind, count, bytes } of heapGrowth(before, during, open))
+        console.log(`  last round, per stream: ${kind}: ${fmt(count)} objects, ${fmt(bytes)} B`);
+    }
 
     const pick = (values: Map<string, number[]>, v: string, q: number) =>
       percentile(
