@@ -101,6 +101,27 @@ table.insert(ids, 1, ms(now))
 return ids
 `);
 
+/**
+ * The upgrade fallback's step before an upsert on a Cluster (see `redis-presence.ts`). KEYS: the
+ * user's hash in the one-slot layout, replicas. ARGV: nodeId, the upserting connection's instance
+ * id and sequence ('' for none). Returns the node's entry there when it is visible and holds a
+ * later connection of that instance (the upsert must give way to it), else deletes the node's
+ * entry there (the upsert replaces it) and returns nil.
+ */
+export const takeOverOneSlotScript = defineScript(`${PRELUDE}
+local held = redis.call('HGET', KEYS[1], ARGV[1])
+if not held then return false end
+if ARGV[2] ~= '' then
+  local entry = visible(held)
+  local conn = entry and type(entry[5]) == 'table' and entry[5].conn
+  if type(conn) == 'table' and conn[1] == ARGV[2] and tonumber(conn[2]) > tonumber(ARGV[3]) then
+    return held
+  end
+end
+redis.call('HDEL', KEYS[1], ARGV[1])
+return false
+`);
+
 /** The scripts of a user's entries, for one kind of {@link Liveness}. */
 export interface EntryScripts {
   readonly upsert: RedisScript;

@@ -127,7 +127,7 @@ describe('redis presence on a Cluster: a slot per user', () => {
     // Written as versions before the per-user slots did: their script, their key.
     const oldKey = keys.presenceUserOneSlot('u1');
     expect(oldKey).not.toBe(keys.presenceUser('u1'));
-    const oldUpsert = (nodeId: string, data: object) =>
+    const oldUpsert = (nodeId: string, data: object, conn?: [string, number]) =>
       entryScripts('key').upsert(
         redis,
         [oldKey, keys.presenceReplicas()],
@@ -135,9 +135,8 @@ describe('redis presence on a Cluster: a slot per user', () => {
           nodeId,
           60_000,
           '1000',
-          `"r-old",${JSON.stringify({ nodeType: 'desktop', data })}]`,
-          '',
-          '',
+          `"r-old",${JSON.stringify({ nodeType: 'desktop', data, ...(conn ? { conn } : {}) })}]`,
+          ...(conn ?? ['', '']),
         ],
       );
     await oldUpsert('n-old', { v: 'old' });
@@ -146,15 +145,30 @@ describe('redis presence on a Cluster: a slot per user', () => {
       replicaId: 'r-old',
       data: { v: 'old' },
     });
-    // The node reconnected to an upgraded gateway: the new layout wins.
+    // The node reconnected to an upgraded gateway: the new layout wins, the old entry is erased.
     await p.upsertNode(node('n-both', 'r-new', { data: { v: 'new' } }));
     expect(await redis.hexists(keys.presenceUser('u1'), 'n-both')).toBe(1);
+    expect(await redis.hexists(oldKey, 'n-both')).toBe(0);
     const listed = await p.listNodes('u1');
     expect(listed.map((e) => [e.nodeId, e.replicaId, e.data])).toEqual([
       ['n-old', 'r-old', { v: 'old' }],
       ['n-both', 'r-new', { v: 'new' }],
     ]);
     expect(await p.getNode('u1', 'n-both')).toMatchObject({ replicaId: 'r-new' });
+    // A later connection of the instance in the old layout wins the compare: nothing is written.
+    await oldUpsert('n-later', { v: 'old' }, ['dev-a', 5]);
+    const refused = node('n-later', 'r-new', { connection: { instance: 'dev-a', seq: 4 } });
+    expect(await p.upsertNode(refused)).toMatchObject({
+      replicaId: 'r-old',
+      connection: { instance: 'dev-a', seq: 5 },
+    });
+    expect(await redis.hexists(keys.presenceUser('u1'), 'n-later')).toBe(0);
+    expect(await redis.hexists(oldKey, 'n-later')).toBe(1);
+    const taken = node('n-later', 'r-new', { connection: { instance: 'dev-a', seq: 6 } });
+    expect(await p.upsertNode(taken)).toMatchObject({ replicaId: 'r-new' });
+    expect(await redis.hexists(oldKey, 'n-later')).toBe(0);
+    expect(await p.removeNode('u1', 'n-later', { replicaId: 'r-new' })).toBe(true);
+    expect(await p.getNode('u1', 'n-later')).toBeNull();
     // The old gateway's cleanup, through an upgraded store.
     expect(await p.removeNode('u1', 'n-old', { replicaId: 'r-old' })).toBe(true);
     expect(await redis.hexists(oldKey, 'n-old')).toBe(0);

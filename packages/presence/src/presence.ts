@@ -43,7 +43,9 @@ export interface Presence {
    * Newer connection wins by the client's order: when the entry's `connection` is stale next to
    * the visible stored one's (same instance, lower sequence: `isStaleConnection`), nothing is
    * written and the stored entry is returned unchanged, so the caller sees another `connection`
-   * than its own. The compare and the write are one atomic step (one Lua script in Redis).
+   * than its own. The compare and the write are one atomic step (one Lua script in Redis); on a
+   * Cluster during an upgrade, the entry an older version left in the one-slot layout is compared
+   * (and erased) in a step of its own before it (`redis-presence.ts`).
    */
   upsertNode(entry: PresenceUpsert): Promise<PresenceEntry>;
   /**

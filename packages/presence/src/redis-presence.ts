@@ -22,6 +22,7 @@ import {
   heartbeatScript,
   liveReplicasAtScript,
   liveReplicasScript,
+  takeOverOneSlotScript,
 } from './presence-scripts.js';
 import { LiveReplicasCache, type LiveReplicas } from './live-replicas-cache.js';
 
@@ -58,8 +59,12 @@ const PER_USER = entryScripts('args');
  * Upgrade fallback, Cluster only: versions before the per-user slots kept every user's hash in
  * the replicas' slot (`presenceUserOneSlot`), and during a rolling upgrade old gateways still
  * write there. So `getNode` and `listNodes` also read that hash (with the old scripts, which
- * can read the replicas' set beside it) and merge it in, the new layout winning per node, and
- * `removeNode` and `removeUser` delete in both. Old replicas do not read the new layout: until
+ * can read the replicas' set beside it) and merge it in, the new layout winning per node;
+ * `upsertNode` first compares with the node's entry there (a later connection of the same
+ * instance wins, nothing is written) and deletes it, so a node taken over by an upgraded gateway
+ * leaves no older entry that would show again once the new one is removed; and `removeNode`
+ * and `removeUser` delete in both. The compare of the two layouts is not one atomic step (two
+ * slots): a write of an old gateway between them can still lose to an older connection. Old replicas do not read the new layout: until
  * every replica is upgraded, they miss the nodes of new gateways. The fallback can go in the
  * release after this one: by then no gateway writes the old layout, and what it wrote expired
  * `nodeTtlMs` after its last touch.
@@ -133,6 +138,13 @@ class RedisPresence implements Presence {
       connection?.instance ?? '',
       connection?.seq ?? '',
     ];
+    if (this.replicas) {
+      // The upgrade fallback (see the class): the entry an older version wrote gives way, or wins.
+      const keys = [this.keys.presenceUserOneSlot(userId), this.keys.presenceReplicas()];
+      const order = [nodeId, connection?.instance ?? '', connection?.seq ?? ''];
+      const held = (await takeOverOneSlotScript(this.redis, keys, order)) as string | null;
+      if (held !== null) return decodeEntry(userId, nodeId, held);
+    }
     const value = (await this.run('upsert', userId, args)) as string;
     return decodeEntry(userId, nodeId, value);
   }

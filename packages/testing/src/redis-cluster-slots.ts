@@ -58,8 +58,19 @@ export async function slotOwner(port: number, slot: number): Promise<ClusterMast
  * IMPORTING on the target, MIGRATING on the source, MIGRATE of its keys, then SETSLOT NODE on the
  * target, the source and every other master. On the last step the source drops the slot and
  * sends a `sunsubscribe` push to every shard-channel subscriber of that slot.
+ *
+ * With `pauseMs`, it waits that long after each step, so traffic meets every state of a move:
+ * the slot MIGRATING with its keys still on the source, the keys moved but the slot not yet
+ * (clients are sent `ASK`), and the slot owned by the target on some masters only (`MOVED`).
  */
-export async function migrateSlots(anyPort: number, slots: readonly number[], to: ClusterMaster) {
+export async function migrateSlots(
+  anyPort: number,
+  slots: readonly number[],
+  to: ClusterMaster,
+  options: { pauseMs?: number } = {},
+) {
+  const pause = () =>
+    options.pauseMs ? new Promise((resolve) => setTimeout(resolve, options.pauseMs)) : undefined;
   const masters = await clusterMasters(anyPort);
   const nodes = new Map(
     masters.map((m) => [m.id, new Redis({ host: HOST, port: m.port, retryStrategy: null })]),
@@ -72,13 +83,18 @@ export async function migrateSlots(anyPort: number, slots: readonly number[], to
       if (from.id === to.id) continue;
       await on(to).call('CLUSTER', 'SETSLOT', slot, 'IMPORTING', from.id);
       await on(from).call('CLUSTER', 'SETSLOT', slot, 'MIGRATING', to.id);
+      await pause();
       for (;;) {
         const keys = (await on(from).call('CLUSTER', 'GETKEYSINSLOT', slot, 100)) as string[];
         if (keys.length === 0) break;
         await on(from).call('MIGRATE', HOST, to.port, '', 0, 5_000, 'KEYS', ...keys);
       }
+      await pause();
       const order = [to, from, ...masters.filter((m) => m.id !== from.id && m.id !== to.id)];
-      for (const master of order) await on(master).call('CLUSTER', 'SETSLOT', slot, 'NODE', to.id);
+      for (const master of order) {
+        await on(master).call('CLUSTER', 'SETSLOT', slot, 'NODE', to.id);
+        await pause();
+      }
     }
   } finally {
     for (const node of nodes.values()) node.disconnect();
