@@ -42,13 +42,19 @@ export function whyBwrapUnusable(bwrap: string): string | undefined {
   return bwrapTooOld.get(bwrap);
 }
 
-/** The `/etc` entries code needs (dynamic linker, alternatives, certificates, fonts, matplotlib). */
+/**
+ * The `/etc` entries code needs (dynamic linker, alternatives, certificates, fonts, matplotlib).
+ * Of `/etc/ssl` only the public certificates and OpenSSL's configuration: not `private`, the
+ * host's private keys. (The sandbox's uid is mapped to the service's: when the service runs as
+ * root, root-only files of whatever is mounted read as the sandbox's own.)
+ */
 const ETC_ENTRIES = [
   'alternatives',
   'ld.so.cache',
   'ld.so.conf',
   'ld.so.conf.d',
-  'ssl',
+  'ssl/certs',
+  'ssl/openssl.cnf',
   'ca-certificates',
   'fonts',
   'localtime',

@@ -54,6 +54,16 @@ describe('bubblewrap sandbox: escapes tried', () => {
     await new Promise((resolve) => server.close(resolve));
   });
 
+  it("sees the host's public certificates but not its private keys folder", async () => {
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const look = await sandbox.runCommand(
+      'for p in /etc/ssl/private /etc/ssl/certs /etc/ssl/openssl.cnf; do test -e $p && echo "$p there"; done',
+      limits,
+    );
+    expect(look.stdout).not.toContain('/etc/ssl/private');
+    if (existsSync('/etc/ssl/certs')) expect(look.stdout).toContain('/etc/ssl/certs there');
+  });
+
   it('cannot read /etc/shadow or anything of the host but its working directory', async () => {
     const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
     const shadow = await sandbox.runCommand('cat /etc/shadow', limits);
