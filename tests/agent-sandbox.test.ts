@@ -32,6 +32,8 @@ describe('code execution in agent runs (local sandboxes)', () => {
     mkdirSync(join(usersRoot, 'alice-sbx', 'project'), { recursive: true });
     mkdirSync(join(usersRoot, 'bob-sbx'), { recursive: true });
     writeFileSync(join(usersRoot, 'alice-sbx', 'project', 'data.csv'), 'x,y\n1,1\n2,4\n3,9\n');
+    // A link sandboxed code could have left there, to a host file: not a file of the folder.
+    symlinkSync('/etc/hostname', join(usersRoot, 'alice-sbx', 'project', 'host.txt'));
     // A link inside alice's directory to bob's: the path looks like hers, it resolves to his.
     symlinkSync(join(usersRoot, 'bob-sbx'), join(usersRoot, 'alice-sbx', 'to-bob'));
     cluster = await startAgentCluster({
@@ -87,6 +89,7 @@ describe('code execution in agent runs (local sandboxes)', () => {
       sandbox_files: [
         { name: 'data.csv', path: 'data.csv', type: 'text/csv' },
         { name: 'gone.txt', path: 'gone.txt', type: 'text/plain' },
+        { name: 'host.txt', path: 'host.txt', type: 'text/plain' },
       ],
     });
     const events = await run.ended;
@@ -102,7 +105,8 @@ describe('code execution in agent runs (local sandboxes)', () => {
     );
     const system = String(cluster.model.requests('sbx-plot')[0]!.body.messages![0]!.content);
     expect(system).toContain('data.csv');
-    expect(system).toContain('not in the working directory: gone.txt');
+    // The link is not followed to tell whether its target exists.
+    expect(system).toContain('not in the working directory: gone.txt, host.txt');
     expect(events.filter((e) => e.data.type === 'notice').map((e) => e.data)).toEqual([
       expect.objectContaining({
         code: 'sandbox_files_missing',

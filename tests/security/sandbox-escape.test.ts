@@ -261,6 +261,33 @@ describe("each user's workspaces", () => {
   });
 });
 
+describe('working_directory tells nothing of host paths', () => {
+  it('refuses a missing, an outside and a linked-outside folder with one answer', () => {
+    const mine = project('mallory', 'app-of-mallory');
+    project('bob', 'bobs-app');
+    // Links sandboxed code could have made in its working directory: to another user's folder
+    // that exists, and to one that does not.
+    symlinkSync(join(usersRoot, 'bob', 'bobs-app'), join(mine, 'to-bob'));
+    symlinkSync(join(usersRoot, 'bob', 'nothing-here'), join(mine, 'to-nothing'));
+    const answers = [
+      join(usersRoot, 'bob', 'bobs-app'),
+      join(usersRoot, 'bob', 'nothing-here'),
+      secretFolder,
+      join(root, 'no-such-folder'),
+      'app-of-mallory/to-bob',
+      'app-of-mallory/to-nothing',
+      'app-of-mallory/missing',
+    ].map((dir) => {
+      const answer = resolveWorkingDirectory(usersRoot, 'mallory', dir);
+      expect(answer).toHaveProperty('refused');
+      return (answer as { refused: string }).refused.replace(dir, '<dir>');
+    });
+    expect(new Set(answers)).toEqual(
+      new Set(["working_directory <dir> is not a directory inside this user's directory"]),
+    );
+  });
+});
+
 describe.skipIf(skip)('hostile code in a bubblewrap sandbox', () => {
   it('runs as uid 65534 with no capability, not as the service', async () => {
     const sandbox = await new BubblewrapSandboxProvider({ stateDir }).create({

@@ -10,7 +10,7 @@ export const toolsEnv = {
     "the operator's skills: a folder of skill folders, each with a `SKILL.md`, offered to every user next to the shipped `skills/`; a skill here replaces a shipped one of the same name. Invalid skills are logged at start and left out (see [`skills.md`](skills.md))",
   ),
   SANDBOX_LOCAL_ROOT: optionalString.describe(
-    "enables `sandbox_mode: local` (bubblewrap, [`sandbox.md`](sandbox.md)): each user's `working_directory` must resolve, after symlinks, inside `<root>/<user id>` (the id as one path segment; a relative `working_directory` starts there). Unset: local runs get no code tools and a `notice`. Sandboxed code can read its folder's path within this root's file system in `/proc/self/mountinfo`: a volume of its own shows it `/<user id>/…` only",
+    "enables `sandbox_mode: local` (bubblewrap, [`sandbox.md`](sandbox.md)): each user's `working_directory` must resolve, after symlinks, inside `<root>/<user id>` (the id as one path segment; a relative `working_directory` starts there). Unset: local runs get no code tools and a `notice`. It must neither contain nor lie in `DATA_DIR` or `SANDBOX_STATE_DIR` (refused at start). Sandboxed code can read its folder's path within this root's file system in `/proc/self/mountinfo`: a volume of its own shows it `/<user id>/…` only",
   ),
   SANDBOX_STATE_DIR: optionalString.describe(
     "local sandboxes' own state (a private `/tmp` each, metadata); replicas on one host share it so any of them reconnects to a session's sandbox. Sandboxed code can read its state folder's path within this directory's file system in `/proc/self/mountinfo` (the whole host path, so `DATA_DIR`'s, by default): a volume of its own shows it `/<sandbox id>/…` only",

@@ -96,6 +96,32 @@ describe('loadConfig', () => {
     ).toHaveLength(1);
   });
 
+  it("refuses users' sandbox folders that hold or lie in the service's own folders", () => {
+    const inData = problemsOf(() =>
+      loadConfig('all-in-one', { DATA_DIR: '/srv/ab', SANDBOX_LOCAL_ROOT: '/srv/ab/users' }),
+    );
+    expect(inData).toEqual([
+      expect.stringMatching(/^SANDBOX_LOCAL_ROOT: must not contain or lie in DATA_DIR/),
+    ]);
+    const holdingState = problemsOf(() =>
+      loadConfig('all-in-one', {
+        DATA_DIR: '/srv/ab',
+        SANDBOX_STATE_DIR: '/srv/users/.state',
+        SANDBOX_LOCAL_ROOT: '/srv/users/',
+      }),
+    );
+    expect(holdingState).toEqual([
+      expect.stringMatching(/^SANDBOX_LOCAL_ROOT: must not contain or lie in SANDBOX_STATE_DIR/),
+    ]);
+    expect(
+      loadConfig('all-in-one', {
+        DATA_DIR: '/srv/ab',
+        SANDBOX_STATE_DIR: '/srv/state',
+        SANDBOX_LOCAL_ROOT: '/srv/users',
+      }).SANDBOX_LOCAL_ROOT,
+    ).toBe('/srv/users');
+  });
+
   it('requires E2B_API_KEY with the e2b cloud sandbox provider', () => {
     expect(problemsOf(() => loadConfig('all-in-one', { SANDBOX_CLOUD_PROVIDER: 'e2b' }))).toEqual([
       'E2B_API_KEY: required with SANDBOX_CLOUD_PROVIDER=e2b',

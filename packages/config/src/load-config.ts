@@ -1,4 +1,5 @@
 import { readFileSync } from 'node:fs';
+import { isAbsolute, join, relative, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { EnvSchema, type Env, type Role } from './schema.js';
 
@@ -107,6 +108,7 @@ export function loadConfig(role: Role, env: NodeJS.ProcessEnv = process.env): Co
 
   if (env.SANDBOX_CLOUD_PROVIDER?.trim() === 'e2b' && !isSet('E2B_API_KEY'))
     problems.push('E2B_API_KEY: required with SANDBOX_CLOUD_PROVIDER=e2b');
+  if (values?.SANDBOX_LOCAL_ROOT) sandboxFoldersApart(values, problems);
 
   if (problems.length > 0 || !values) throw new ConfigError(problems);
   return Object.freeze({
@@ -161,4 +163,29 @@ export function loadConfigOrExit(role: Role, env: NodeJS.ProcessEnv = process.en
     }
     throw error;
   }
+}
+
+/**
+ * The users' folders of local sandboxes must not hold, or lie in, the service's own (`DATA_DIR`:
+ * the database and keys of the all-in-one; `SANDBOX_STATE_DIR`: every sandbox's `/tmp`): a user
+ * whose id names one of them would get it as a working directory.
+ */
+function sandboxFoldersApart(
+  values: { DATA_DIR: string; SANDBOX_LOCAL_ROOT?: string; SANDBOX_STATE_DIR?: string },
+  problems: string[],
+): void {
+  const within = (outer: string, inner: string) => {
+    const path = relative(resolve(outer), resolve(inner));
+    return path === '' || (!path.startsWith('..') && !isAbsolute(path));
+  };
+  const root = values.SANDBOX_LOCAL_ROOT!;
+  const own = [
+    ['DATA_DIR', values.DATA_DIR],
+    ['SANDBOX_STATE_DIR', values.SANDBOX_STATE_DIR ?? join(values.DATA_DIR, 'sandboxes')],
+  ] as const;
+  for (const [name, dir] of own)
+    if (within(root, dir) || within(dir, root))
+      problems.push(
+        `SANDBOX_LOCAL_ROOT: must not contain or lie in ${name} (${dir}): users' working directories would reach the service's own files`,
+      );
 }

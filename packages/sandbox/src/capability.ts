@@ -1,5 +1,5 @@
-import { existsSync, realpathSync } from 'node:fs';
-import { isAbsolute, join, posix, resolve } from 'node:path';
+import { existsSync, lstatSync, realpathSync } from 'node:fs';
+import { isAbsolute, join, posix, relative, resolve, sep } from 'node:path';
 import {
   AgentRunError,
   type RunContribution,
@@ -80,17 +80,43 @@ export function resolveWorkingDirectory(
 ): { dir: string } | { refused: string } {
   const mine = userRoot(root, userId);
   if (!mine) return { refused: 'this user has no directory for local sandboxes on this service' };
+  // One answer for a path that is missing, outside, or leads outside through a link (which
+  // sandboxed code may have made): telling them apart would tell whether a host path exists.
+  const refused = {
+    refused: `working_directory ${workingDirectory} is not a directory inside this user's directory`,
+  };
   const wanted = isAbsolute(workingDirectory) ? workingDirectory : resolve(mine, workingDirectory);
+  // Looked up only when written inside the user's directory (as configured or as resolved).
+  if (!isWithin(resolve(root, userId), wanted) && !isWithin(mine, wanted)) return refused;
   let real: string;
   try {
     real = realpathSync(wanted);
   } catch {
-    return { refused: `working_directory ${workingDirectory} does not exist` };
+    return refused;
   }
-  if (!isWithin(mine, real)) {
-    return { refused: `working_directory ${workingDirectory} is outside this user's directory` };
+  return isWithin(mine, real) ? { dir: real } : refused;
+}
+
+/**
+ * Whether `path` (relative) names a regular file under `dir` reached through plain directories
+ * only: no component is a link (sandboxed code may have made one, to anywhere on the host).
+ */
+function plainFileUnder(dir: string, path: string): boolean {
+  const at = resolve(dir, path);
+  if (!isWithin(dir, at) || at === dir) return false;
+  let current = dir;
+  const parts = relative(dir, at).split(sep);
+  for (const [i, part] of parts.entries()) {
+    current = join(current, part);
+    let info;
+    try {
+      info = lstatSync(current);
+    } catch {
+      return false;
+    }
+    if (i < parts.length - 1 ? !info.isDirectory() : !info.isFile()) return false;
   }
-  return { dir: real };
+  return true;
 }
 
 /** The files the user named that are not there (the runtime's context lists the others). */
@@ -162,10 +188,7 @@ export function createSandboxCapability(options: SandboxCapabilityOptions): Sand
       // A local sandbox file is the file at `path` under the working directory.
       missing = files
         .slice(0, 100)
-        .filter((f) => {
-          const at = resolve(hostDir!, f.path);
-          return !isWithin(hostDir!, at) || !existsSync(at);
-        })
+        .filter((f) => !plainFileUnder(hostDir!, f.path))
         .map((f) => f.path);
     } else {
       if (!options.cloud) {
