@@ -16,7 +16,7 @@ export const toolsEnv = {
     "local sandboxes' own state (a private `/tmp` each, metadata); replicas on one host share it so any of them reconnects to a session's sandbox. Sandboxed code can read its state folder's path within this directory's file system in `/proc/self/mountinfo` (the whole host path, so `DATA_DIR`'s, by default): a volume of its own shows it `/<sandbox id>/…` only",
   ),
   SANDBOX_LOCAL_NETWORK: booleanString.describe(
-    "give local sandboxes the host's network (off: a network namespace with nothing in it; Docker: network `none`, on: `bridge`)",
+    "give local sandboxes the host's network (off: a network namespace with nothing in it; Docker: network `none`, on: `bridge`). On with bubblewrap, users' code reaches every service on the host's loopback, this service's Redis and PostgreSQL included: set it only where none may be reached",
   ),
   SANDBOX_LOCAL_RUNTIME: z
     .enum(['bwrap', 'docker'])
