@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { randomBytes } from 'node:crypto';
-import { mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, open, rm, type FileHandle } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type ServerResponse } from 'node:http';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -16,8 +17,10 @@ import { closeServer, killProcessGroup, readJsonBody, sendJson } from './fake-ht
  * process ends, `GET /exec/{id}/json`; errors as `{ message }`.
  *
  * Behind it a container is its create request: an exec runs in bubblewrap with the container's
- * `Binds` as they were mounted at its start (each source opened then, following links as the
- * daemon's mount does, and held: a later change of the path does not move it), the host's system read-only (the image is not pulled), `WorkingDir`, `Env` and a
+ * binds (`HostConfig.Mounts` of type `bind`, or `Binds`) as they were mounted at its start (each
+ * source opened then, following links as the daemon's mount does, and held: a later change of
+ * the path does not move it). A `Mounts` bind whose source is missing is refused at create and
+ * at start with the daemon's message; a missing `Binds` source is created, as the daemon does. the host's system read-only (the image is not pulled), `WorkingDir`, `Env` and a
  * shared PID view, so one exec can signal another's processes as in a container. Limits are
  * recorded (`containers`), not enforced: enforcing them is Docker's job.
  */
@@ -39,7 +42,10 @@ export interface FakeContainer {
     Cmd?: string[];
     Labels?: Record<string, string>;
     NetworkDisabled?: boolean;
-    HostConfig: Record<string, unknown> & { Binds?: string[] };
+    HostConfig: Record<string, unknown> & {
+      Binds?: string[];
+      Mounts?: Array<{ Type: string; Source: string; Target: string; ReadOnly?: boolean }>;
+    };
   };
   running: boolean;
   readonly created: number;
@@ -69,6 +75,34 @@ interface Exec {
   readonly env: string[];
   exitCode: number | null;
   running: boolean;
+}
+
+/** A container's binds, from `HostConfig.Mounts` (type `bind`) and `Binds`, in that order. */
+function bindsOf(
+  container: FakeContainer,
+): Array<{ host: string; inside: string; readOnly: boolean; mount: boolean }> {
+  const { Mounts = [], Binds = [] } = container.config.HostConfig;
+  return [
+    ...Mounts.filter((m) => m.Type === 'bind').map((m) => ({
+      host: m.Source,
+      inside: m.Target,
+      readOnly: m.ReadOnly === true,
+      mount: true,
+    })),
+    ...Binds.map((bind) => {
+      const [host, inside, mode] = bind.split(':') as [string, string, string | undefined];
+      return { host, inside, readOnly: mode === 'ro', mount: false };
+    }),
+  ];
+}
+
+/** The daemon's refusal of a `Mounts` bind whose source does not exist, or undefined. */
+function missingMountSource(container: FakeContainer): string | undefined {
+  const missing = bindsOf(container).find((b) => b.mount && !existsSync(b.host));
+  return (
+    missing &&
+    `invalid mount config for type "bind": bind source path does not exist: ${missing.host}`
+  );
 }
 
 export async function startFakeDocker(options: FakeDockerOptions = {}): Promise<FakeDocker> {
@@ -115,6 +149,8 @@ export async function startFakeDocker(options: FakeDockerOptions = {}): Promise<
         created: Math.floor(Date.now() / 1000),
         mounted: new Map(),
       };
+      const refused = missingMountSource(container);
+      if (refused) return sendJson(res, 400, { message: refused });
       containers.set(name, container);
       return sendJson(res, 201, { Id: container.id, Warnings: [] });
     }
@@ -160,9 +196,11 @@ export async function startFakeDocker(options: FakeDockerOptions = {}): Promise<
       if (req.method === 'POST' && action === '/start') {
         if (container.running) return void res.writeHead(304).end();
         await options.beforeMount?.(container);
+        const refused = missingMountSource(container);
+        if (refused) return sendJson(res, 400, { message: refused });
         const mounted = new Map<string, FileHandle>();
-        for (const bind of container.config.HostConfig.Binds ?? []) {
-          const [host, inside] = bind.split(':') as [string, string];
+        for (const { host, inside, mount } of bindsOf(container)) {
+          if (!mount) await mkdir(host, { recursive: true });
           mounted.set(inside, await open(host, 'r'));
         }
         container.mounted = mounted;
@@ -237,12 +275,11 @@ export async function startFakeDocker(options: FakeDockerOptions = {}): Promise<
     // The host's /proc: execs of one container see each other's processes (as in its PID
     // namespace), so a second exec can kill the first's process group.
     args.push('--dev', '/dev', '--ro-bind', '/proc', '/proc');
-    for (const bind of exec.container.config.HostConfig.Binds ?? []) {
-      const [host, inside, mode] = bind.split(':') as [string, string, string | undefined];
+    for (const { host, inside, readOnly } of bindsOf(exec.container)) {
       // The directory held since the start, through this process's descriptor of it.
       const held = exec.container.mounted.get(inside);
       args.push(
-        mode === 'ro' ? '--ro-bind' : '--bind',
+        readOnly ? '--ro-bind' : '--bind',
         held ? `/proc/${process.pid}/fd/${held.fd}` : host,
         inside,
       );

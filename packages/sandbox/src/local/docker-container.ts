@@ -59,7 +59,25 @@ export interface ContainerInfo {
   Name: string;
   State: { Running: boolean };
   Config?: { Labels?: Record<string, string> };
-  HostConfig: { Binds?: string[] };
+  HostConfig: { Binds?: string[]; Mounts?: BindMount[] };
+}
+
+/** One of `HostConfig.Mounts`: a host directory bound into the container. */
+export interface BindMount {
+  readonly Type: 'bind';
+  readonly Source: string;
+  readonly Target: string;
+  readonly ReadOnly?: boolean;
+}
+
+/**
+ * The host directory a container has at `target`: from `HostConfig.Mounts` (how containers are
+ * made now), or from `Binds` (`<host>:<inside>:<mode>`, containers made by versions before).
+ */
+export function mountedAt(found: ContainerInfo, target: string): string | undefined {
+  const mount = found.HostConfig.Mounts?.find((m) => m.Type === 'bind' && m.Target === target);
+  if (mount) return mount.Source;
+  return found.HostConfig.Binds?.find((b) => b.split(':')[1] === target)?.split(':')[0];
 }
 
 /** The metadata a container was labelled with. */
@@ -113,11 +131,13 @@ export function containerSpec(
       [LABEL.deployment]: metadata.deployment,
     },
     HostConfig: {
-      Binds: [
-        `${binds.workspace}:${LOCAL_WORKDIR}:rw`,
-        `${binds.tmp}:/tmp:rw`,
-        `${binds.code}:${LOCAL_CODE_DIR}:ro`,
-      ],
+      // `Mounts`, not `Binds`: the engine refuses a bind whose source is missing instead of
+      // creating it (as root, wherever a link on its path leads), and a `:` in a path is a path.
+      Mounts: [
+        { Type: 'bind', Source: binds.workspace, Target: LOCAL_WORKDIR, ReadOnly: false },
+        { Type: 'bind', Source: binds.tmp, Target: '/tmp', ReadOnly: false },
+        { Type: 'bind', Source: binds.code, Target: LOCAL_CODE_DIR, ReadOnly: true },
+      ] satisfies BindMount[],
       NetworkMode: network ? 'bridge' : 'none',
       ReadonlyRootfs: true,
       CapDrop: ['ALL'],

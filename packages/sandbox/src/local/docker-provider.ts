@@ -18,6 +18,7 @@ import {
   KILL_LEFTOVERS,
   LABEL,
   metadataOf,
+  mountedAt,
   MOUNT_IDENTITY,
   mountRefusal,
   type ContainerInfo,
@@ -122,15 +123,14 @@ export class DockerSandboxProvider implements SandboxProvider {
   async connect(id: string, spec?: SandboxSpec): Promise<SandboxHandle | undefined> {
     const found = await this.inspect(id);
     if (!found) return undefined;
-    const mounted = found.HostConfig.Binds?.find((b) => b.split(':')[1] === LOCAL_WORKDIR);
-    const current = mounted?.split(':')[0];
+    const current = mountedAt(found, LOCAL_WORKDIR);
     const wanted = spec?.hostWorkingDirectory
       ? await linkFreeDir(spec.hostWorkingDirectory, LOCAL_WORKDIR)
       : current;
     if (!wanted) return undefined;
     // A container made before code files came from the service's own read-only directory is
     // made again with it (its `/tmp` stays).
-    const hasCodeDir = found.HostConfig.Binds?.some((b) => b.split(':')[1] === LOCAL_CODE_DIR);
+    const hasCodeDir = mountedAt(found, LOCAL_CODE_DIR) !== undefined;
     if ((spec && wanted !== current) || !hasCodeDir) {
       await mkdir(this.dirs.codeDirOf(id), { recursive: true });
       await this.removeContainer(id);
@@ -331,10 +331,9 @@ export class DockerSandboxProvider implements SandboxProvider {
    * container meanwhile is its idle watchdog, never the sandbox's code.
    */
   private async start(id: string): Promise<void> {
-    const mounted = (await this.inspect(id))?.HostConfig.Binds?.find(
-      (b) => b.split(':')[1] === LOCAL_WORKDIR,
-    );
-    const pinned = mounted ? await pinDir(mounted.split(':')[0]!, LOCAL_WORKDIR) : undefined;
+    const found = await this.inspect(id);
+    const mounted = found && mountedAt(found, LOCAL_WORKDIR);
+    const pinned = mounted ? await pinDir(mounted, LOCAL_WORKDIR) : undefined;
     try {
       const { status, body } = await this.engine.json('POST', `/containers/${id}/start`);
       if (status !== 204 && status !== 304) {

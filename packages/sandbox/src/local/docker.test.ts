@@ -66,10 +66,20 @@ describe('Docker runtime', () => {
       },
       HostConfig: {
         // The code files come from the service's own directory, read-only inside.
-        Binds: [
-          `${dir}:/workspace:rw`,
-          `${join(stateDir, sandbox.id, 'tmp')}:/tmp:rw`,
-          `${join(stateDir, sandbox.id, 'code')}:/opt/code:ro`,
+        Mounts: [
+          { Type: 'bind', Source: dir, Target: '/workspace', ReadOnly: false },
+          {
+            Type: 'bind',
+            Source: join(stateDir, sandbox.id, 'tmp'),
+            Target: '/tmp',
+            ReadOnly: false,
+          },
+          {
+            Type: 'bind',
+            Source: join(stateDir, sandbox.id, 'code'),
+            Target: '/opt/code',
+            ReadOnly: true,
+          },
         ],
         NetworkMode: 'none',
         ReadonlyRootfs: true,
@@ -123,6 +133,25 @@ describe('Docker runtime', () => {
     const read = await again!.runCommand('cat /tmp/state.txt other.txt', limits);
     expect(read.stdout).toBe('kept\ntwo\n');
     expect(readFileSync(join(first, 'here.txt'), 'utf8')).toBe('one\n');
+    await provider.destroy(sandbox.id);
+  });
+
+  it('reconnects to a container an earlier version made with `Binds`', async () => {
+    const provider = new DockerSandboxProvider(options());
+    const dir = workingDirectory();
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: dir });
+    await provider.pause(sandbox.id);
+    // As versions before `Mounts` made it: the same binds as `<host>:<inside>:<mode>`.
+    const { HostConfig } = docker.containers.get(sandbox.id)!.config;
+    HostConfig.Binds = HostConfig.Mounts!.map(
+      (m) => `${m.Source}:${m.Target}:${m.ReadOnly ? 'ro' : 'rw'}`,
+    );
+    delete HostConfig.Mounts;
+    const again = await provider.connect(sandbox.id);
+    expect((await again!.runCommand('echo same > here.txt && cat here.txt', limits)).stdout).toBe(
+      'same\n',
+    );
+    expect(readFileSync(join(dir, 'here.txt'), 'utf8')).toBe('same\n');
     await provider.destroy(sandbox.id);
   });
 
