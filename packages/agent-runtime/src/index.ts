@@ -108,6 +108,8 @@ export { sanitizeToolName } from './tool-names.js';
 export {
   boundRunTools,
   DEFAULT_MAX_RUN_TOOLS,
+  MAX_RESULT_IMAGE_BYTES,
+  MAX_RESULT_IMAGES,
   TOOLS_LIMITED_NOTICE,
   toolsLimitedNotice,
   type RunTools,

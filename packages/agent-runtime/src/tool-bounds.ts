@@ -1,5 +1,5 @@
 import type { NoticeEvent } from '@agent-backend/protocol';
-import type { AgentTool } from './tool.js';
+import type { AgentTool, ToolOutput } from './tool.js';
 
 /**
  * Tools one run offers the model. OpenAI's Chat Completions API accepts at most 128 functions
@@ -63,4 +63,41 @@ export function toolsLimitedNotice(cut: {
     );
   if (parts.length === 0) return undefined;
   return { type: 'notice', code: TOOLS_LIMITED_NOTICE, message: `This run: ${parts.join('; ')}.` };
+}
+
+/**
+ * Images one tool result carries at most, whatever the tool (a sandbox's figures, an MCP
+ * server's, a device's screenshots): the rest are left out of `tool_result` and the model is
+ * told. Tools that collect images bound them before reading (the sandbox: docs/sandbox.md); this
+ * is the limit every tool result meets on its way to the model, the run log and the client.
+ */
+export const MAX_RESULT_IMAGES = 10;
+/** The images of one tool result together at most, in decoded bytes (base64 is 4/3 of it). */
+export const MAX_RESULT_IMAGE_BYTES = 10 * 1024 * 1024;
+
+/**
+ * `output` with its images cut to {@link MAX_RESULT_IMAGES} and {@link MAX_RESULT_IMAGE_BYTES},
+ * in order (an image that does not fit is left out, a later smaller one may still be kept), and a
+ * line added to `content` saying how many were left out; `output` itself when all fit.
+ */
+export function boundResultImages<T extends ToolOutput>(output: T): T {
+  if (!output.images?.length) return output;
+  const kept: Array<{ data: string; mimeType: string }> = [];
+  let bytes = 0;
+  for (const image of output.images) {
+    // Decoded size from the base64 length (padding aside): no decode needed to bound it.
+    const size = Math.floor((image.data.length * 3) / 4);
+    if (kept.length >= MAX_RESULT_IMAGES || bytes + size > MAX_RESULT_IMAGE_BYTES) continue;
+    kept.push(image);
+    bytes += size;
+  }
+  const leftOut = output.images.length - kept.length;
+  if (leftOut === 0) return output;
+  return {
+    ...output,
+    content:
+      `${output.content}\n[${leftOut} image(s) left out: a tool result carries at most ` +
+      `${MAX_RESULT_IMAGES} images and ${MAX_RESULT_IMAGE_BYTES / 1024 ** 2} MiB of them]`,
+    images: kept,
+  };
 }

@@ -1,6 +1,7 @@
 import type { AgentEvent } from '@agent-backend/protocol';
 import type { HeldApproval } from './run-state.js';
 import type { Release } from './semaphore.js';
+import { boundResultImages } from './tool-bounds.js';
 import type { AssembledToolCall } from './tool-call-accumulator.js';
 import {
   availability,
@@ -128,7 +129,7 @@ async function toolCall(call: AssembledToolCall, options: ExecuteOptions): Promi
   const args = parseArgs(call.arguments);
   emit({ type: 'tool_call', tool_name: call.name, tool_args: args ?? {}, tool_call_id: call.id });
   if (!options.registry.get(call.name)?.repeatSafe) await options.durable?.();
-  const output = await outcome(call, args, options);
+  const output = boundResultImages(await outcome(call, args, options));
   // A held call has no result yet: it gets one when the run resumes.
   if (output.heldFor !== undefined) return output;
   emit({

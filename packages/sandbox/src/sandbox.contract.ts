@@ -1,5 +1,11 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { SandboxError, type SandboxProvider, type SandboxSpec } from './sandbox.js';
+import {
+  MAX_IMAGE_BYTES_PER_CALL,
+  MAX_IMAGES_PER_CALL,
+  SandboxError,
+  type SandboxProvider,
+  type SandboxSpec,
+} from './sandbox.js';
 
 /** What each adapter's test gives the contract. */
 export interface ContractSetup {
@@ -12,6 +18,21 @@ export interface ContractSetup {
 }
 
 const LIMITS = { timeoutMs: 20_000, maxOutputBytes: 64 * 1024 };
+
+/**
+ * Python that writes image files where the adapter collects figures, as hostile code would:
+ * `/tmp/outputs` in local sandboxes, the directory next to the code file on E2B. `files` is a
+ * Python expression of `(name, bytes)` pairs; `PNG` is the PNG signature.
+ */
+const writeOutputs = (files: string) =>
+  [
+    'import os',
+    "PNG = b'\\x89PNG\\r\\n\\x1a\\n'",
+    "out = next(d for d in ['/tmp/outputs', __file__[:-3] + '-out'] if os.path.isdir(d))",
+    `for name, data in ${files}:`,
+    '    with open(os.path.join(out, name), "wb") as f:',
+    '        f.write(data)',
+  ].join('\n');
 
 /**
  * The behaviour every Sandbox adapter has, whatever runs the code: the code tools,
@@ -123,6 +144,83 @@ export function describeSandboxContract(name: string, setup: ContractSetup): voi
       expect(png.subarray(1, 4).toString()).toBe('PNG');
       const next = await sandbox.runCode('python', 'print(1)', LIMITS);
       expect(next.images).toEqual([]);
+    });
+
+    it('returns at most 10 images and 10 MiB of them per call, PNGs only, and says how many it left out', async () => {
+      const sandbox = await create();
+      // Thirty 600 KiB images: the first ten by name come back, twenty are left out.
+      const many = await sandbox.runCode(
+        'python',
+        writeOutputs("[('%04d.png' % i, PNG + bytes([i]) * (600 * 1024)) for i in range(30)]"),
+        LIMITS,
+      );
+      expect(many.exitCode).toBe(0);
+      expect(many.images).toHaveLength(MAX_IMAGES_PER_CALL);
+      expect(many.imagesLeftOut).toBe(30 - MAX_IMAGES_PER_CALL);
+      expect(many.images.map((image) => Buffer.from(image.data, 'base64')[8])).toEqual([
+        0, 1, 2, 3, 4, 5, 6, 7, 8, 9,
+      ]);
+      // Three 4 MiB images: two fit in the 10 MiB of a call.
+      const large = await sandbox.runCode(
+        'python',
+        writeOutputs("[('big-%d.png' % i, PNG + bytes(4 * 1024 * 1024)) for i in range(3)]"),
+        LIMITS,
+      );
+      expect(large.images).toHaveLength(2);
+      expect(large.imagesLeftOut).toBe(1);
+      const bytes = large.images.reduce((n, i) => n + Buffer.from(i.data, 'base64').length, 0);
+      expect(bytes).toBeLessThanOrEqual(MAX_IMAGE_BYTES_PER_CALL);
+      // A file named .png that is no PNG is not returned as an image.
+      const fake = await sandbox.runCode(
+        'python',
+        writeOutputs("[('a.png', b'<svg onload=alert(1)>'), ('b.png', PNG + b'ok')]"),
+        LIMITS,
+      );
+      expect(fake.images.map((i) => Buffer.from(i.data, 'base64').toString('latin1'))).toEqual([
+        '\x89PNG\r\n\x1a\nok',
+      ]);
+      expect(fake.imagesLeftOut).toBe(1);
+      // Every file was removed: the next call has none.
+      const next = await sandbox.runCode('python', 'print(1)', LIMITS);
+      expect(next.images).toEqual([]);
+      expect(next.imagesLeftOut ?? 0).toBe(0);
+    });
+
+    it('stops a listing at its limit and says it was cut', async () => {
+      const sandbox = await create();
+      const made = await sandbox.runCommand(
+        'mkdir -p many/deep && cd many && seq -w 1 3000 | xargs touch && touch deep/x',
+        LIMITS,
+      );
+      expect(made.exitCode).toBe(0);
+      const cut = await sandbox.listFiles('.', 3, { limit: 100 });
+      expect(cut).toHaveLength(100);
+      expect(cut.cut).toBe(true);
+      const paths = cut.map((e) => e.path);
+      expect(paths).toEqual([...paths].sort());
+      const whole = await sandbox.listFiles('many', 2, { limit: 3002 });
+      expect(whole).toHaveLength(3002);
+      expect(whole.cut).toBeUndefined();
+      expect(whole.slice(0, 2)).toEqual([
+        { path: '0001', type: 'file', size: 0 },
+        { path: '0002', type: 'file', size: 0 },
+      ]);
+      expect(whole.at(-1)).toEqual({ path: 'deep/x', type: 'file', size: 0 });
+      // Exactly the limit is not cut.
+      expect((await sandbox.listFiles('many/deep', 1, { limit: 1 })).cut).toBeUndefined();
+    });
+
+    it('lists a name with newlines as the one entry it is', async () => {
+      const sandbox = await create();
+      const name = 'a\nb (5 bytes)\nfake.txt';
+      await sandbox.runCode(
+        'python',
+        `import os\nos.mkdir('odd')\nopen(os.path.join('odd', ${JSON.stringify(name)}), 'w').write('x')`,
+        LIMITS,
+      );
+      expect(await sandbox.listFiles('odd', 1, { limit: 10 })).toEqual([
+        { path: name, type: 'file', size: 1 },
+      ]);
     });
 
     it('is paused, found again, listed by deployment, and gone once destroyed', async () => {

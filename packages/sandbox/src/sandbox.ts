@@ -22,8 +22,17 @@ export interface ExecOptions {
   readonly signal?: AbortSignal;
 }
 
-/** An image larger than this is dropped (the model and the client get the others). */
+/** An image larger than this is left out unread (the model and the client get the others). */
 export const MAX_IMAGE_BYTES = 5 * 1024 * 1024;
+/**
+ * Images one call returns at most; the code's further images are left out unread (and
+ * removed), and the answer says how many. Everything the code wrote is the sandbox's to choose:
+ * without this, a thousand 5 MiB files in the outputs directory would all be read into the
+ * host's memory and sent in one tool result.
+ */
+export const MAX_IMAGES_PER_CALL = 10;
+/** The images one call returns together at most, in bytes of the files (before base64). */
+export const MAX_IMAGE_BYTES_PER_CALL = 10 * 1024 * 1024;
 
 /** An image the code produced (a matplotlib figure), base64. */
 export interface ExecImage {
@@ -42,6 +51,12 @@ export interface ExecResult {
   readonly truncated: boolean;
   /** Images the code produced (PNG), in the order produced; empty for commands. */
   readonly images: readonly ExecImage[];
+  /**
+   * Image files the code produced that are not in {@link images}: past
+   * {@link MAX_IMAGES_PER_CALL} or {@link MAX_IMAGE_BYTES_PER_CALL}, larger than
+   * {@link MAX_IMAGE_BYTES}, or not a PNG. @default 0
+   */
+  readonly imagesLeftOut?: number;
 }
 
 /** One entry of {@link SandboxHandle.listFiles}. */
@@ -52,6 +67,29 @@ export interface SandboxFileEntry {
   /** Bytes, for files. */
   readonly size?: number;
 }
+
+/**
+ * What {@link SandboxHandle.listFiles} answers: the entries, sorted by path (plain code-unit
+ * order), with `cut` set when the walk stopped at its `limit` before the end.
+ */
+export type SandboxFileListing = SandboxFileEntry[] & { readonly cut?: true };
+
+/** Bounds of one {@link SandboxHandle.listFiles}. */
+export interface ListOptions {
+  /**
+   * The walk stops once it found this many entries and sees there is one more (the listing is
+   * then `cut`). Local sandboxes also stop after looking at {@link LIST_SCAN_FACTOR} times as
+   * many entries (links and other entries they leave out count). @default no limit
+   */
+  readonly limit?: number;
+  /** Stops the walk (the call was cancelled): what was found so far is answered, `cut`. */
+  readonly signal?: AbortSignal;
+  /** Cloud: the deadline of the listing command, run in the sandbox. @default 60 s */
+  readonly timeoutMs?: number;
+}
+
+/** With a `limit`, how many entries a local listing looks at, per entry it may list. */
+export const LIST_SCAN_FACTOR = 10;
 
 /** A live sandbox: one per session, reused by the session's later runs. */
 export interface SandboxHandle {
@@ -66,8 +104,12 @@ export interface SandboxHandle {
   writeFile(path: string, data: Uint8Array | string): Promise<void>;
   /** Reads at most `maxBytes` of a file; `truncated` when it is longer. */
   readFile(path: string, maxBytes: number): Promise<{ data: Uint8Array; truncated: boolean }>;
-  /** Lists a directory, `depth` levels deep (1: its entries only). */
-  listFiles(path: string, depth: number): Promise<SandboxFileEntry[]>;
+  /**
+   * Lists a directory, `depth` levels deep (1: its entries only): directories and regular files,
+   * no links. With `options.limit` the walk stops early (the host never walks a whole tree the
+   * sandbox may have made millions of entries in).
+   */
+  listFiles(path: string, depth: number, options?: ListOptions): Promise<SandboxFileListing>;
 }
 
 /** Labels every sandbox carries, so the reaper can find the ones a crashed replica left. */

@@ -64,4 +64,60 @@ describe('sandbox tools', () => {
     expect(outside).toMatchObject({ isError: true });
     expect(touched).toBeGreaterThan(0);
   });
+
+  it('cuts list_files at 500 entries and says so', async () => {
+    await tool('run_command').execute(
+      { command: 'mkdir wide && cd wide && seq 1 600 | xargs touch' },
+      context,
+    );
+    const listed = (await tool('list_files').execute({ path: 'wide' }, context)).content.split(
+      '\n',
+    );
+    expect(listed).toHaveLength(501);
+    expect(listed.at(-1)).toMatch(/^\[list cut: more entries than shown \(at most 500\)/);
+    expect(listed.slice(0, 500).every((line) => /^\d+ \(0 bytes\)$/.test(line))).toBe(true);
+  });
+
+  it('shows a name with newlines or control characters escaped, on one line', async () => {
+    await tool('execute_code').execute(
+      {
+        language: 'python',
+        code: [
+          'import os',
+          "os.mkdir('names')",
+          "open('names/plain.txt', 'w').write('x')",
+          "open('names/evil.txt (0 bytes)\\nshadow (12 bytes)', 'w').write('x')",
+          "open('names/\\x1b[2Jclear\\u2028line', 'w').write('x')",
+        ].join('\n'),
+      },
+      context,
+    );
+    const listed = (await tool('list_files').execute({ path: 'names' }, context)).content;
+    // Sorted by the names themselves (ESC before letters).
+    expect(listed.split('\n')).toEqual([
+      '"\\u001b[2Jclear\\u2028line" (1 bytes)',
+      '"evil.txt (0 bytes)\\nshadow (12 bytes)" (1 bytes)',
+      'plain.txt (1 bytes)',
+    ]);
+  });
+
+  it('says how many images it left out of a call', async () => {
+    const many = await tool('execute_code').execute(
+      {
+        language: 'python',
+        code: [
+          'import os',
+          "os.makedirs('/tmp/outputs', exist_ok=True)",
+          'for i in range(12):',
+          "    open('/tmp/outputs/%02d.png' % i, 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n')",
+        ].join('\n'),
+      },
+      context,
+    );
+    expect(many.images).toHaveLength(10);
+    expect(many.content).toContain('10 image(s) produced (PNG), shown to the user.');
+    expect(many.content).toContain(
+      '2 more image file(s) left out: a call returns at most 10 images and 10 MiB in all, each a PNG of at most 5 MiB.',
+    );
+  });
 });

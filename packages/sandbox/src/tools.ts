@@ -1,6 +1,15 @@
 import { constants } from 'node:os';
 import type { AgentTool, ToolOutput } from '@agent-backend/agent-runtime';
-import { SandboxError, type CodeLanguage, type ExecResult, type SandboxHandle } from './sandbox.js';
+import {
+  MAX_IMAGE_BYTES,
+  MAX_IMAGE_BYTES_PER_CALL,
+  MAX_IMAGES_PER_CALL,
+  SandboxError,
+  type CodeLanguage,
+  type ExecResult,
+  type SandboxFileEntry,
+  type SandboxHandle,
+} from './sandbox.js';
 
 /** Limits of the code tools (configuration: `SANDBOX_*`, docs/sandbox.md). */
 export interface SandboxToolSettings {
@@ -47,6 +56,13 @@ function describe(result: ExecResult, settings: SandboxToolSettings): ToolOutput
   }
   if (result.images.length > 0) {
     parts.push(`${result.images.length} image(s) produced (PNG), shown to the user.`);
+  }
+  if (result.imagesLeftOut) {
+    parts.push(
+      `${result.imagesLeftOut} more image file(s) left out: a call returns at most ` +
+        `${MAX_IMAGES_PER_CALL} images and ${MAX_IMAGE_BYTES_PER_CALL / 1024 ** 2} MiB in all, ` +
+        `each a PNG of at most ${MAX_IMAGE_BYTES / 1024 ** 2} MiB.`,
+    );
   }
   return {
     content: parts.join('\n\n'),
@@ -195,15 +211,20 @@ export function sandboxTools(access: SandboxAccess, settings: SandboxToolSetting
         run(context.signal, async (sandbox) => {
           const path = typeof args.path === 'string' && args.path ? args.path : '.';
           const depth = typeof args.depth === 'number' ? Math.min(5, Math.max(1, args.depth)) : 2;
-          const entries = (await sandbox.listFiles(path, depth)).slice(0, MAX_LISTED);
-          if (entries.length === 0) return { content: `${path} is empty.` };
-          return {
-            content: entries
-              .map((e) =>
-                e.type === 'directory' ? `${e.path}/` : `${e.path} (${e.size ?? 0} bytes)`,
-              )
-              .join('\n'),
-          };
+          const listing = await sandbox.listFiles(path, depth, {
+            limit: MAX_LISTED,
+            signal: context.signal,
+            timeoutMs: settings.timeoutMs,
+          });
+          if (listing.length === 0 && !listing.cut) return { content: `${path} is empty.` };
+          const lines = listing.map(listedLine);
+          if (listing.cut) {
+            lines.push(
+              `[list cut: more entries than shown (at most ${MAX_LISTED}); list a subdirectory or ` +
+                'a smaller depth]',
+            );
+          }
+          return { content: lines.join('\n') };
         }),
     },
   ];
@@ -211,3 +232,28 @@ export function sandboxTools(access: SandboxAccess, settings: SandboxToolSetting
 
 /** Entries `list_files` answers at most. */
 const MAX_LISTED = 500;
+
+/**
+ * Characters that could make one name read as several lines or hide what follows: C0 and C1
+ * controls (newline, carriage return, escape sequences), DEL, the Unicode line and paragraph
+ * separators, and the bidirectional overrides.
+ */
+// eslint-disable-next-line no-control-regex -- control characters are what is matched.
+const UNSAFE_IN_NAME = /[\u0000-\u001f\u007f-\u009f\u2028\u2029\u202a-\u202e\u2066-\u2069]/gu;
+
+/**
+ * One `list_files` line. A path with a character of {@link UNSAFE_IN_NAME}, or starting with a
+ * quote, is written as a JSON string (escaped), so a name the code chose cannot fake further
+ * entries or a size: every other line is the plain path.
+ */
+function listedLine(entry: SandboxFileEntry): string {
+  const unsafe = entry.path.search(UNSAFE_IN_NAME) !== -1 || entry.path.startsWith('"');
+  // JSON.stringify leaves DEL, C1, the separators and the overrides as they are: escaped here.
+  const path = unsafe
+    ? JSON.stringify(entry.path).replace(
+        UNSAFE_IN_NAME,
+        (c) => `\\u${c.charCodeAt(0).toString(16).padStart(4, '0')}`,
+      )
+    : entry.path;
+  return entry.type === 'directory' ? `${path}/` : `${path} (${entry.size ?? 0} bytes)`;
+}

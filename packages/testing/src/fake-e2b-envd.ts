@@ -28,6 +28,7 @@ export function e2bEnvd(world: E2BWorld) {
     if (url.pathname === '/files' && req.method === 'GET') {
       const host = toHost(url.searchParams.get('path') ?? '');
       if (!host) return fail(res, 400, 'path outside the fake sandbox');
+      await world.settings().beforeFileRead?.(host);
       const info = await lstat(host).catch(() => undefined);
       if (!info) return fail(res, 404, `file not found`);
       if (!info.isFile()) return fail(res, 400, 'path is a directory');

@@ -33,7 +33,11 @@ export interface E2BWorld {
   readonly requests: Array<{ method: string; path: string }>;
   readonly failing: Set<string>;
   /** The settings a test changes while the fake runs. */
-  settings(): { readonly pageSize: number; readonly holdCreates: boolean };
+  settings(): {
+    readonly pageSize: number;
+    readonly holdCreates: boolean;
+    readonly beforeFileRead: ((host: string) => void | Promise<void>) | undefined;
+  };
   /** Resolves when the test releases the held create answers. */
   held(): Promise<void>;
   /** The sandbox, with E2B's lifecycle applied (one past its `endAt` is paused or killed). */

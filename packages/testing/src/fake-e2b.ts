@@ -51,6 +51,11 @@ export interface FakeE2B {
    * dies never learns the sandbox's id.
    */
   holdCreates: boolean;
+  /**
+   * Called before `GET /files` reads a file, with its host path: a test changes the file there,
+   * as code still running in the sandbox would between a listing and a download.
+   */
+  beforeFileRead: ((host: string) => void | Promise<void>) | undefined;
   /** Sends the held create answers (the connection may be gone by then). */
   releaseCreates(): void;
   /** Processes running in a sandbox now. */
@@ -122,6 +127,7 @@ export async function startFakeE2B(options: { apiKey?: string } = {}): Promise<F
     pageSize: 100,
     failing,
     holdCreates: false,
+    beforeFileRead: undefined,
     releaseCreates() {
       const held = heldCreates;
       heldCreates = [];

@@ -1,22 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { posix } from 'node:path';
-import type { CommandExitError, CommandResult, ConnectionOpts, Sandbox } from 'e2b';
-import { CappedOutput } from '../capped-output.js';
+import type { ConnectionOpts, Sandbox } from 'e2b';
 import { pythonMain } from '../python-prelude.js';
 import {
-  MAX_IMAGE_BYTES,
   SandboxError,
   type CodeLanguage,
-  type ExecImage,
   type ExecOptions,
   type ExecResult,
-  type SandboxFileEntry,
   type SandboxHandle,
   type SandboxListing,
   type SandboxMetadata,
   type SandboxProvider,
   type SandboxSpec,
 } from '../sandbox.js';
+import { E2B_WORKDIR, runCommand } from './e2b-command.js';
+import { collectImages, listFiles, readAtMost } from './e2b-listing.js';
+import { e2b, isE2bError, providerCall, providerError, toArrayBuffer } from './e2b-sdk.js';
+
+export { E2B_MAX_STREAMED_BYTES, E2B_WORKDIR } from './e2b-command.js';
 
 /** How the service reaches E2B (`E2B_*` variables, docs/sandbox.md). */
 export interface E2BOptions {
@@ -37,16 +38,8 @@ export interface E2BOptions {
   readonly internet?: boolean;
 }
 
-/** The working directory of E2B's templates (the `user` user's home). */
-export const E2B_WORKDIR = '/home/user';
 /** Where code files and figures of a call live, under `/tmp` (cleared with the call). */
 const RUN_DIR = '/tmp/.run';
-/**
- * The SDK keeps all of a command's output in memory; a call that prints more than this in all is
- * stopped (its first `maxOutputBytes` are kept, as always), so one call cannot fill the service's
- * memory.
- */
-export const E2B_MAX_STREAMED_BYTES = 16 * 1024 * 1024;
 
 /**
  * `cloud` sandboxes on E2B (Firecracker microVMs), through E2B's official SDK (`e2b`). A sandbox
@@ -166,52 +159,20 @@ function handleOf(sandbox: Sandbox): SandboxHandle {
       );
     },
     async readFile(path, maxBytes) {
-      const at = insidePath(path);
       let stream: ReadableStream<Uint8Array>;
       try {
-        stream = await sandbox.files.read(at, { format: 'stream' });
+        stream = await sandbox.files.read(insidePath(path), { format: 'stream' });
       } catch (error) {
         if (isE2bError(error, 'NotFoundError')) {
           throw new SandboxError('not_found', `${path} does not exist`, { cause: error });
         }
         throw providerError('read the file', error);
       }
-      // Only the first maxBytes (and one more, to know it is longer) cross the network.
-      const chunks: Uint8Array[] = [];
-      let size = 0;
-      const reader = stream.getReader();
-      try {
-        while (size <= maxBytes) {
-          const { done, value } = await reader.read();
-          if (done) break;
-          chunks.push(value);
-          size += value.length;
-        }
-      } finally {
-        await reader.cancel().catch(() => undefined);
-      }
-      const data = Buffer.concat(chunks, size);
-      return { data: data.subarray(0, maxBytes), truncated: size > maxBytes };
+      const data = await readAtMost(stream, maxBytes);
+      return { data: data.subarray(0, maxBytes), truncated: data.length > maxBytes };
     },
-    async listFiles(path, depth) {
-      const at = insidePath(path);
-      let entries;
-      try {
-        entries = await sandbox.files.list(at, { depth });
-      } catch (error) {
-        if (isE2bError(error, 'NotFoundError')) {
-          throw new SandboxError('not_found', `${path} is not a directory`, { cause: error });
-        }
-        throw providerError('list the directory', error);
-      }
-      const files: SandboxFileEntry[] = [];
-      for (const entry of entries) {
-        const relative = posix.relative(at, entry.path);
-        if (entry.type === 'dir') files.push({ path: relative, type: 'directory' });
-        else if (entry.type === 'file')
-          files.push({ path: relative, type: 'file', size: entry.size });
-      }
-      return files;
+    async listFiles(path, depth, options = {}) {
+      return listFiles(sandbox, insidePath(path), path, depth, options);
     },
   };
 }
@@ -242,101 +203,8 @@ async function runCode(
     `${command}; __ab_status=$?; rm -f ${RUN_DIR}/${name}.* ${RUN_DIR}/${name}-main.py; exit $__ab_status`,
     options,
   );
-  return { ...result, images: language === 'python' ? await collectImages(sandbox, outputs) : [] };
-}
-
-/** The PNGs the python prelude saved, in order; the directory is removed after. */
-async function collectImages(sandbox: Sandbox, dir: string): Promise<ExecImage[]> {
-  let entries;
-  try {
-    entries = await sandbox.files.list(dir);
-  } catch {
-    return [];
-  }
-  const images: ExecImage[] = [];
-  const pngs = entries
-    .filter((e) => e.type === 'file' && e.name.toLowerCase().endsWith('.png'))
-    .sort((a, b) => a.name.localeCompare(b.name));
-  for (const entry of pngs) {
-    if (entry.size > MAX_IMAGE_BYTES) continue;
-    const data = await providerCall('read a figure', () =>
-      sandbox.files.read(entry.path, { format: 'bytes' }),
-    );
-    images.push({ data: Buffer.from(data).toString('base64'), mimeType: 'image/png' });
-  }
-  await sandbox.commands.run(`rm -rf ${dir}`).catch(() => undefined);
-  return images;
-}
-
-/**
- * Runs `bash -c command` in the workdir with the call's deadline: at the deadline, on abort, or
- * once it printed {@link E2B_MAX_STREAMED_BYTES}, the process is killed in the sandbox (E2B
- * would otherwise leave it running after the stream ends).
- */
-async function runCommand(
-  sandbox: Sandbox,
-  command: string,
-  options: ExecOptions,
-): Promise<Omit<ExecResult, 'images'>> {
-  const stdout = new CappedOutput(options.maxOutputBytes);
-  const stderr = new CappedOutput(options.maxOutputBytes);
-  let timedOut = false;
-  let stopped = false;
-  let pid: number | undefined;
-  const stop = () => {
-    if (stopped || pid === undefined) return;
-    stopped = true;
-    void sandbox.commands.kill(pid).catch(() => undefined);
-  };
-  const onOutput = (into: CappedOutput) => (text: string) => {
-    into.push(Buffer.from(text));
-    if (stdout.seen + stderr.seen > E2B_MAX_STREAMED_BYTES) stop();
-  };
-  const controller = new AbortController();
-  const timer = setTimeout(() => {
-    timedOut = true;
-    stop();
-    // A sandbox that does not answer the kill still ends the call, a second later.
-    setTimeout(() => controller.abort(), 1_000).unref();
-  }, options.timeoutMs);
-  const onAbort = () => {
-    stop();
-    controller.abort();
-  };
-  options.signal?.addEventListener('abort', onAbort, { once: true });
-  let result: CommandResult | undefined;
-  try {
-    const handle = await providerCall('start the command', () =>
-      sandbox.commands.run(command, {
-        background: true,
-        cwd: E2B_WORKDIR,
-        onStdout: onOutput(stdout),
-        onStderr: onOutput(stderr),
-        signal: controller.signal,
-        // The stream itself may last a little longer than the call: the kill ends it.
-        timeoutMs: options.timeoutMs + 5_000,
-      }),
-    );
-    pid = handle.pid;
-    if (timedOut || options.signal?.aborted) stop();
-    result = await handle.wait();
-  } catch (error) {
-    if (isE2bError(error, 'CommandExitError')) result = error as CommandExitError;
-    else if (!timedOut && !stopped) {
-      if (error instanceof SandboxError) throw error;
-      throw providerError('run the command', error);
-    }
-  } finally {
-    clearTimeout(timer);
-    options.signal?.removeEventListener('abort', onAbort);
-  }
-  return {
-    stdout: stdout.text(),
-    stderr: stderr.text(),
-    exitCode: timedOut || stopped || result === undefined ? null : result.exitCode,
-    timedOut,
-    truncated: stdout.cut || stderr.cut,
-  };
+  if (language !== 'python') return { ...result, images: [] };
+  return { ...result, ...(await collectImages(sandbox, outputs, options)) };
 }
 
 /** A file tool's path inside the sandbox, if it is under the home directory or `/tmp`. */
@@ -346,45 +214,4 @@ function insidePath(path: string): string {
     if (at === root || at.startsWith(`${root}/`)) return at;
   }
   throw new SandboxError('path_outside', `${path} is outside the sandbox's home and /tmp`);
-}
-
-const importSdk = () => import('e2b');
-type E2bSdk = Awaited<ReturnType<typeof importSdk>>;
-let sdk: E2bSdk | undefined;
-let loading: Promise<E2bSdk> | undefined;
-
-/**
- * The E2B SDK, imported on first use: it and its RPC stack take about a third of a second to
- * load, which every api and worker start would pay in a deployment without cloud sandboxes.
- */
-async function e2b(): Promise<E2bSdk> {
-  return (sdk ??= await (loading ??= importSdk()));
-}
-
-/** Whether `error` is the SDK's error class `name` (never before the SDK was loaded). */
-function isE2bError(
-  error: unknown,
-  name: 'NotFoundError' | 'SandboxNotFoundError' | 'CommandExitError',
-): boolean {
-  return sdk !== undefined && error instanceof sdk[name];
-}
-
-function toArrayBuffer(data: Uint8Array): ArrayBuffer {
-  return data.buffer.slice(data.byteOffset, data.byteOffset + data.byteLength) as ArrayBuffer;
-}
-
-async function providerCall<T>(what: string, call: () => Promise<T>): Promise<T> {
-  try {
-    return await call();
-  } catch (error) {
-    throw providerError(what, error);
-  }
-}
-
-/** E2B's errors as the port's: a sandbox that is gone is `unavailable`, the rest `provider_error`. */
-function providerError(what: string, error: unknown): SandboxError {
-  if (error instanceof SandboxError) return error;
-  const message = error instanceof Error ? error.message : String(error);
-  const code = isE2bError(error, 'SandboxNotFoundError') ? 'unavailable' : 'provider_error';
-  return new SandboxError(code, `E2B: could not ${what}: ${message}`, { cause: error });
 }

@@ -1,4 +1,5 @@
 import { execFileSync } from 'node:child_process';
+import { appendFile } from 'node:fs/promises';
 import { startFakeE2B, type FakeE2B } from '@agent-backend/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeSandboxContract } from '../sandbox.contract.js';
@@ -89,6 +90,36 @@ describe('E2B adapter', () => {
     expect(Buffer.from(read.data).toString()).toBe('aaaaaaaaaa');
     expect(read.truncated).toBe(true);
     await provider.destroy(sandbox.id);
+  });
+
+  it('reads no figure past its room when it grew after it was listed', async () => {
+    const provider = new E2BSandboxProvider(options());
+    const sandbox = await provider.create({ metadata });
+    // The code wrote a small PNG; by the time it is downloaded, something still running in the
+    // sandbox made it 40 MiB.
+    fake.beforeFileRead = async (host) => {
+      if (host.endsWith('grows.png')) await appendFile(host, Buffer.alloc(40 * 1024 * 1024));
+    };
+    try {
+      const result = await sandbox.runCode(
+        'python',
+        [
+          'import os',
+          "out = __file__[:-3] + '-out'",
+          "open(os.path.join(out, 'grows.png'), 'wb').write(b'\\x89PNG\\r\\n\\x1a\\n' + bytes(1000))",
+          "open(os.path.join(out, 'small.png'), 'wb').write(b'\\x89PNG\\r\\n\\x1a\\nsmall')",
+        ].join('\n'),
+        limits,
+      );
+      expect(result.exitCode).toBe(0);
+      expect(
+        result.images.map((i) => Buffer.from(i.data, 'base64').subarray(8).toString()),
+      ).toEqual(['small']);
+      expect(result.imagesLeftOut).toBe(1);
+    } finally {
+      fake.beforeFileRead = undefined;
+      await provider.destroy(sandbox.id);
+    }
   });
 
   it('finds nothing for a sandbox E2B killed at the end of its lifetime', async () => {

@@ -104,6 +104,23 @@ describe('bubblewrap sandbox: escapes tried', () => {
     expect(existsSync(join('/etc', 'evil'))).toBe(false);
   });
 
+  it('stops a listing in a folder of links after ten times its limit of entries looked at', async () => {
+    const host = workingDirectory();
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: host });
+    const made = await sandbox.runCommand(
+      'mkdir links && cd links && for i in $(seq 1 2000); do ln -s /etc/passwd l$i; done && touch file',
+      limits,
+    );
+    expect(made.exitCode).toBe(0);
+    // Links are never listed, but each one looked at counts: the walk does not go through all.
+    const listing = await sandbox.listFiles('links', 1, { limit: 10 });
+    expect(listing.cut).toBe(true);
+    expect(listing.length).toBeLessThanOrEqual(1);
+    const whole = await sandbox.listFiles('links', 1, { limit: 1_000 });
+    expect(whole).toEqual([{ path: 'file', type: 'file', size: 0 }]);
+    expect(whole.cut).toBeUndefined();
+  });
+
   it('has no network', async () => {
     const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
     const result = await sandbox.runCode(

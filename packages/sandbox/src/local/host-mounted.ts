@@ -4,7 +4,7 @@ import {
   lstat,
   mkdir,
   open,
-  readdir,
+  opendir,
   rm,
   unlink,
   writeFile,
@@ -12,8 +12,10 @@ import {
 } from 'node:fs/promises';
 import { join, posix } from 'node:path';
 import { pythonMain } from '../python-prelude.js';
+import { ImageBudget } from '../image-budget.js';
+import { listingOf } from '../listing.js';
 import {
-  MAX_IMAGE_BYTES,
+  LIST_SCAN_FACTOR,
   SandboxError,
   type CodeLanguage,
   type ExecImage,
@@ -157,11 +159,20 @@ export function hostFiles(
         await dir.close();
       }
     },
-    async listFiles(path, depth) {
+    async listFiles(path, depth, options = {}) {
       const { mount, parts } = locate(path);
       const dir = await openDir(path, mount, parts, false);
+      const limit = options.limit ?? Infinity;
+      const walk: Walk = {
+        entries: [],
+        limit,
+        looks: limit * LIST_SCAN_FACTOR,
+        cut: false,
+        signal: options.signal,
+      };
       try {
-        return (await listTree(dir, '', depth)).sort((a, b) => a.path.localeCompare(b.path));
+        await listTree(walk, dir, '', depth);
+        return listingOf(walk.entries, walk.cut);
       } catch (error) {
         throw fsError(path, error);
       } finally {
@@ -236,42 +247,75 @@ function fsError(path: string, error: unknown): SandboxError {
   });
 }
 
-/** The entries under `dir`, `depth` levels deep, each directory entered with no-follow. */
+/** One listing's walk: what it found and what it may still look at. */
+interface Walk {
+  readonly entries: SandboxFileEntry[];
+  /** Entries it may still list. */
+  readonly limit: number;
+  /** Directory entries it may still look at, listed or not. */
+  looks: number;
+  cut: boolean;
+  readonly signal: AbortSignal | undefined;
+}
+
+/**
+ * Adds the entries under `dir`, `depth` levels deep, to `walk`, each directory entered with
+ * no-follow and read as a stream, until the walk's limit: then it is `cut` and nothing more is
+ * read. Answers false once the walk is over.
+ */
 async function listTree(
+  walk: Walk,
   dir: FileHandle,
   prefix: string,
   depth: number,
-): Promise<SandboxFileEntry[]> {
-  const entries: SandboxFileEntry[] = [];
-  for (const entry of await readdir(viaFd(dir), { withFileTypes: true })) {
-    if (!isEntryName(entry.name)) continue;
+): Promise<boolean> {
+  for await (const entry of await opendir(viaFd(dir))) {
+    if (walk.signal?.aborted || walk.looks-- <= 0) {
+      walk.cut = true;
+      return false;
+    }
+    if (!isEntryName(entry.name) || !(entry.isDirectory() || entry.isFile())) continue;
+    if (walk.entries.length >= walk.limit) {
+      walk.cut = true;
+      return false;
+    }
     const path = prefix ? `${prefix}/${entry.name}` : entry.name;
     if (entry.isDirectory()) {
-      entries.push({ path, type: 'directory' });
+      walk.entries.push({ path, type: 'directory' });
       if (depth <= 1) continue;
       // Replaced by a link since it was listed: skipped.
       const child = await openChildDir(dir, entry.name).catch(() => undefined);
       if (!child) continue;
       try {
-        entries.push(...(await listTree(child, path, depth - 1)));
+        if (!(await listTree(walk, child, path, depth - 1))) return false;
       } finally {
         await child.close();
       }
-    } else if (entry.isFile()) {
+    } else {
       const info = await lstat(viaFd(dir, entry.name)).catch(() => undefined);
-      if (info?.isFile()) entries.push({ path, type: 'file', size: info.size });
+      if (info?.isFile()) walk.entries.push({ path, type: 'file', size: info.size });
     }
   }
-  return entries;
+  return true;
 }
 
 /**
- * The PNGs in `<tmp>/outputs` (`tmp`: the host directory mounted at the sandbox's `/tmp`, a real
- * path), oldest first, removed once read. Neither the outputs directory nor a file in it is
- * followed when it is a link (the sandbox could point them at any host file or folder); only
- * regular files on the outputs directory's own file system are read.
+ * PNG names {@link collectImages} keeps to sort and read; further ones are removed unread as it
+ * comes to them (the code can make millions of files, and the host holds none of their names).
  */
-export async function collectImages(tmp: string): Promise<ExecImage[]> {
+export const MAX_OUTPUT_NAMES = 10_000;
+
+/**
+ * The PNGs in `<tmp>/outputs` (`tmp`: the host directory mounted at the sandbox's `/tmp`, a real
+ * path), by name, removed once looked at, within the limits of one call ({@link ImageBudget}):
+ * each file's size is taken before it is read, and a file that does not fit is removed unread.
+ * Neither the outputs directory nor a file in it is followed when it is a link (the sandbox could
+ * point them at any host file or folder); only regular files on the outputs directory's own file
+ * system are read.
+ */
+export async function collectImages(
+  tmp: string,
+): Promise<{ images: ExecImage[]; imagesLeftOut: number }> {
   let dir: FileHandle;
   try {
     const root = await openDirNoFollow(tmp);
@@ -281,38 +325,52 @@ export async function collectImages(tmp: string): Promise<ExecImage[]> {
       await root.close();
     }
   } catch {
-    return [];
+    return { images: [], imagesLeftOut: 0 };
   }
-  const images: ExecImage[] = [];
+  const budget = new ImageBudget();
   try {
     const device = (await dir.stat()).dev;
-    const names = (await readdir(viaFd(dir)))
-      .filter((name) => isEntryName(name) && name.toLowerCase().endsWith('.png'))
-      .sort();
+    const names: string[] = [];
+    // A stream of the entries, never the whole list at once.
+    for await (const entry of await opendir(viaFd(dir))) {
+      const name = entry.name;
+      if (!isEntryName(name) || !name.toLowerCase().endsWith('.png')) continue;
+      if (names.length < MAX_OUTPUT_NAMES) {
+        names.push(name);
+        continue;
+      }
+      budget.skip();
+      await unlink(viaFd(dir, name)).catch(() => undefined);
+    }
+    names.sort();
     for (const name of names) {
-      const image = await readImage(dir, name, device).catch(() => undefined);
-      if (image) images.push(image);
+      await readImage(dir, name, device, budget).catch(() => undefined);
       // unlink does not follow the last component: a link is removed, not its target.
       await unlink(viaFd(dir, name)).catch(() => undefined);
     }
   } finally {
     await dir.close();
   }
-  return images;
+  return { images: budget.images, imagesLeftOut: budget.leftOut };
 }
 
+/** Offers one output file to `budget`: a regular file is read up to its room, never past it. */
 async function readImage(
   dir: FileHandle,
   name: string,
   device: number,
-): Promise<ExecImage | undefined> {
+  budget: ImageBudget,
+): Promise<void> {
   const file = await open(viaFd(dir, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
     const info = await file.stat();
-    if (!info.isFile() || info.dev !== device || info.size > MAX_IMAGE_BYTES) return undefined;
-    const data = Buffer.alloc(info.size);
+    if (!info.isFile() || info.dev !== device) return;
+    const room = budget.room();
+    if (info.size > room) return budget.skip();
+    // One byte more than its size: a file still growing (code left running) is left out.
+    const data = Buffer.alloc(info.size + 1);
     const { bytesRead } = await file.read(data, 0, data.length, 0);
-    return { data: data.subarray(0, bytesRead).toString('base64'), mimeType: 'image/png' };
+    budget.take(data.subarray(0, bytesRead), bytesRead <= info.size);
   } finally {
     await file.close();
   }

@@ -138,7 +138,7 @@ export function localHandle(
       const prepared = await prepareCode(dirs.codeDirOf(id), language, code, nodeInside);
       try {
         const result = await exec(prepared.argv, options);
-        return { ...result, images: await collectImages(tmp) };
+        return { ...result, ...(await collectImages(tmp)) };
       } finally {
         await prepared.cleanup();
       }
