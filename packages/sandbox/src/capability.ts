@@ -126,7 +126,13 @@ function missingSection(missing: readonly string[]): string {
     : '';
 }
 
-/** Which of `files` the sandbox does not hold: one listing per directory named. */
+/** Entries of one folder looked at for `sandbox_files`: a file past them counts as not found. */
+const MAX_FOLDER_ENTRIES = 10_000;
+
+/**
+ * Which of `files` the sandbox does not hold: one listing per directory named, of at most
+ * {@link MAX_FOLDER_ENTRIES} entries within 10 s (the sandbox's code may have filled it).
+ */
 async function missingFiles(
   sandbox: SandboxHandle,
   files: ReadonlyArray<{ readonly path: string }>,
@@ -137,7 +143,7 @@ async function missingFiles(
     const dir = posix.dirname(file.path);
     let listing = listings.get(dir);
     if (!listing) {
-      listing = sandbox.listFiles(dir, 1).then(
+      listing = sandbox.listFiles(dir, 1, { limit: MAX_FOLDER_ENTRIES, timeoutMs: 10_000 }).then(
         (entries) => new Set(entries.filter((e) => e.type === 'file').map((e) => e.path)),
         () => new Set<string>(),
       );
