@@ -79,11 +79,14 @@ export function post(
 }
 
 /**
- * `NODE_OPTIONS` with a module hook that refuses `names` (a package, or any subpath of it) to
- * `import` and `require` alike: loading one fails the process with `loaded <specifier>`.
- * `internals` are Node's own bundled dependencies (`internal/deps/<name>`, such as undici behind
- * `fetch`), which no module hook sees: a check every 10 ms writes `loaded <name>` to stderr once
- * one is loaded (the process goes on).
+ * `NODE_OPTIONS` with a module hook that refuses `names` to `import` and `require` alike: a
+ * package or any subpath of it, by the specifier, or by the file it resolves to (so
+ * `bullmq/dist/cjs/postgres` also refuses BullMQ's own `require('./postgres')`). Each refusal
+ * writes `loaded <specifier>` to stderr and throws: a static import fails the process, a
+ * background `import()` that swallows its error is still reported. `internals` are Node's own
+ * bundled dependencies (`internal/deps/<name>`, such as undici behind `fetch`), which no module
+ * hook sees: a check every 10 ms writes `loaded <name>` to stderr once one is loaded (the
+ * process goes on).
  */
 export function refusingModules(
   names: readonly string[],
@@ -91,11 +94,18 @@ export function refusingModules(
 ): string {
   const hook = `import { registerHooks } from 'node:module';
 const refused = ${JSON.stringify(names)};
+const refuse = (what) => {
+  process.stderr.write('loaded ' + what + '\\n');
+  throw new Error('loaded ' + what);
+};
 registerHooks({
   resolve(specifier, context, next) {
     if (refused.some((name) => specifier === name || specifier.startsWith(name + '/')))
-      throw new Error('loaded ' + specifier);
-    return next(specifier, context);
+      refuse(specifier);
+    const resolved = next(specifier, context);
+    const file = refused.find((name) => resolved.url.includes('/node_modules/' + name + '/'));
+    if (file !== undefined) refuse(file + ' (' + specifier + ')');
+    return resolved;
   },
 });
 const internals = ${JSON.stringify(internals)};

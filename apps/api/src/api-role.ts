@@ -19,6 +19,7 @@ import { registerJwksRoute } from './jwks-route.js';
 import { registerOperatorUserDataRoutes, registerUserDataRoutes } from './user-data-routes.js';
 import { serviceUserData } from '@agent-backend/user-data';
 import { mountQueueDashboard } from './queue-dashboard.js';
+import { warmModelClient } from './model-client-warmup.js';
 
 export interface ApiOptions {
   /** Passed to the agent factory (extra tool sources, for an embedder's own capability). */
@@ -40,6 +41,7 @@ export async function mountApi(
   // The agent of invoke runs; its node tool caller (through whichever gateway replica holds the
   // node, spec 4.3 rule 3) and knowledge searcher (one embeddings client) serve the HTTP routes too.
   const agent = options.sharedAgent ?? createAgent(context, options.agentOptions);
+  context.app.use(warmModelClient);
   registerAuthRoutes(context);
   registerTokenRoutes(context);
   registerJwksRoute(context);

@@ -22,30 +22,30 @@ export const SERVICE_QUEUES = [SCHEDULED_TASKS_QUEUE, CHAT_MESSAGE_QUEUE, KB_ING
  * The UI and its assets come from `@bull-board/ui` in node_modules; its page's one link to a
  * web-font service is removed, so an operator's browser reaches nothing but this service. Every
  * answer under the path carries {@link DASHBOARD_HEADERS}.
- * bull-board is imported only when the dashboard is mounted (it adds about 0.3 s to a start).
+ * bull-board, BullMQ and the queues are loaded at the dashboard's first request, not at start:
+ * an api replica opens its job queue only when something needs it (docs/BENCHMARKS.md,
+ * "Footprint"), and an admin token set for the operator routes alone costs nothing.
  * @returns whether the dashboard was mounted.
  */
 export async function mountQueueDashboard(context: ServiceContext): Promise<boolean> {
   const { app, engines, config, logger } = context;
-  if (!engines.bullmq || !config.ADMIN_TOKEN) {
+  const bullmq = engines.bullmq;
+  if (!bullmq || !config.ADMIN_TOKEN) {
     // Not served (the ordinary 404), still documented.
     app.mount(QUEUE_DASHBOARD_PATH, { doc: DASHBOARD_DOC, enabled: false });
     return false;
   }
-  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }] = await Promise.all([
-    import('@bull-board/api'),
-    import('@bull-board/api/bullMQAdapter'),
-    import('@bull-board/express'),
-  ]);
   const requireAdmin = operatorCredential('admin', config.ADMIN_TOKEN, 'bearer-or-basic', 'queues');
-  const server = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
-  createBullBoard({
-    queues: SERVICE_QUEUES.map((name) => new BullMQAdapter(engines.bullmq!.queue(name))),
-    serverAdapter: server,
-    options: { uiConfig: { boardTitle: 'agent-backend queues' } },
-  });
-  const board = server.getRouter() as RequestHandler & { disable(setting: string): void };
-  board.disable('x-powered-by');
+  let board: Promise<RequestHandler> | undefined;
+  const atFirstRequest: RequestHandler = (req, res, next) => {
+    (board ??= openBoard(bullmq)).then(
+      (handler) => handler(req, res, next),
+      (error: unknown) => {
+        board = undefined; // the next request tries again (Redis back, say)
+        next(error);
+      },
+    );
+  };
   const withPageHeaders: RequestHandler = (_req, res, next) => {
     res.set(DASHBOARD_HEADERS);
     next();
@@ -55,10 +55,31 @@ export async function mountQueueDashboard(context: ServiceContext): Promise<bool
     { onRequest: requireAdmin, doc: DASHBOARD_DOC },
     withPageHeaders,
     withoutWebFonts,
-    board,
+    atFirstRequest,
   );
   logger.info({ path: QUEUE_DASHBOARD_PATH, queues: SERVICE_QUEUES }, 'queue dashboard mounted');
   return true;
+}
+
+/** bull-board's router over {@link SERVICE_QUEUES}, the job queue opened if it was not yet. */
+async function openBoard(
+  bullmq: NonNullable<ServiceContext['engines']['bullmq']>,
+): Promise<RequestHandler> {
+  const [{ createBullBoard }, { BullMQAdapter }, { ExpressAdapter }, queues] = await Promise.all([
+    import('@bull-board/api'),
+    import('@bull-board/api/bullMQAdapter'),
+    import('@bull-board/express'),
+    bullmq(),
+  ]);
+  const server = new ExpressAdapter().setBasePath(QUEUE_DASHBOARD_PATH);
+  createBullBoard({
+    queues: SERVICE_QUEUES.map((name) => new BullMQAdapter(queues.queue(name))),
+    serverAdapter: server,
+    options: { uiConfig: { boardTitle: 'agent-backend queues' } },
+  });
+  const router = server.getRouter() as RequestHandler & { disable(setting: string): void };
+  router.disable('x-powered-by');
+  return router;
 }
 
 const DASHBOARD_DOC: RouteDocs = {

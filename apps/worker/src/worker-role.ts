@@ -127,10 +127,11 @@ export async function mountWorker(
     ),
   );
   // Queue depths at each scrape, from the queues this worker processes (BullMQ only).
-  if (engines.bullmq) {
+  const bullmq = engines.bullmq;
+  if (bullmq) {
     context.metrics.jobs.watchDepth(
       [SCHEDULED_TASKS_QUEUE, CHAT_MESSAGE_QUEUE, KB_INGEST_QUEUE, AGENT_RUNS_QUEUE],
-      engines.bullmq.counts,
+      async (queue) => (await bullmq()).counts(queue),
     );
   }
   return {

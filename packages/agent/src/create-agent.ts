@@ -1,7 +1,6 @@
 import {
   AgentRunner,
   ModelUrlGuard,
-  preloadOpenai,
   type Capability,
   type ToolSource,
 } from '@agent-backend/agent-runtime';
@@ -70,8 +69,6 @@ export function createAgent(deps: AgentDeps, options: AgentOptions = {}): Agent 
   const { config, engines, logger } = deps;
   const { db, ephemeral } = engines;
   const metrics = deps.metrics ?? NO_METRICS;
-  // This process runs agents: the model client's SDK is loaded now, not at the first run.
-  preloadOpenai();
   const embedder = embedderFromSettings(config); // one embeddings client: knowledge and memory
   const node = nodeToolsCapability(
     {

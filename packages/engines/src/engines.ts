@@ -53,9 +53,10 @@ export interface Engines {
   readonly jobs: JobQueue;
   /**
    * BullMQ's own queue objects when the jobs run on BullMQ (REDIS_URL set), for the queue
-   * dashboard and queue-depth metrics; absent on the in-process engine.
+   * dashboard and queue-depth metrics; absent on the in-process engine. A function, as the job
+   * queue may not be open yet (`jobsAtFirstUse`): calling it opens it, like a job call would.
    */
-  readonly bullmq?: BullmqQueues;
+  readonly bullmq?: () => Promise<BullmqQueues>;
   /** The durable store. A PostgreSQL pool connects lazily, so roles that never query it pay nothing. */
   readonly db: Database;
   /** Readiness probes for `/readyz`: `redis` and/or `postgres` (or `pglite`). */
@@ -110,9 +111,9 @@ export interface CreateEnginesOptions {
   /** Where the bus and the job queue report their traffic. @default no metrics */
   metrics?: ServiceMetrics;
   /**
-   * On Redis, open the job queue (BullMQ and its connection) at its first call, not at start,
-   * and leave `bullmq` absent: for a role that does not use jobs (the gateway), which then never
-   * loads BullMQ. @default false
+   * On Redis, open the job queue (BullMQ and its connection) at its first call (or `bullmq()`),
+   * not at start: for a role that enqueues only on some requests (the api) or never (the
+   * gateway), so an idle replica does not load BullMQ. @default false
    */
   jobsAtFirstUse?: boolean;
 }
@@ -221,7 +222,7 @@ export async function createEngines(
     let limits: Limits;
     let runLog: RunLog;
     let jobs: JobQueue;
-    let bullmq: BullmqQueues | undefined;
+    let bullmq: (() => Promise<BullmqQueues>) | undefined;
     if (config.REDIS_URL) {
       const onError = (error: Error) => logger.warn({ err: error }, 'redis connection error');
       const name = `${config.role}:${config.instanceId}`;
@@ -280,11 +281,13 @@ export async function createEngines(
         });
       };
       if (options.jobsAtFirstUse) {
-        jobs = jobQueueAtFirstUse(openBullmq);
+        const firstUse = jobQueueAtFirstUse(openBullmq);
+        jobs = firstUse;
+        bullmq = async () => (await firstUse.open()).bullmq;
       } else {
         const bullJobs = await openBullmq();
         jobs = bullJobs;
-        bullmq = bullJobs.bullmq;
+        bullmq = async () => bullJobs.bullmq;
       }
       checks.redis = () => redis.ping();
     } else {

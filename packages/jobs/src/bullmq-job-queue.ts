@@ -8,6 +8,7 @@ import {
   type AddJobOptions,
   type JobQueue,
 } from './job-queue.js';
+import { loadBullmq } from './bullmq-classes.js';
 import { closeBullmq } from './bullmq-close.js';
 import { cronRepeatStrategy } from './cron.js';
 import { encodeId, occurrenceJobId, parseOccurrenceJobId } from './job-ids.js';
@@ -94,7 +95,7 @@ export async function createBullmqJobQueue(
   options: BullmqJobQueueOptions,
 ): Promise<JobQueue & { readonly bullmq: BullmqQueues }> {
   // Loaded here, not at import: a process on the in-process queues never loads BullMQ.
-  const { Queue, UnrecoverableError, WaitingError, Worker } = await import('bullmq');
+  const { Queue, UnrecoverableError, WaitingError, Worker } = await loadBullmq();
   const connection = options.connection as unknown as ConnectionOptions;
   const { prefix } = options;
   const queues = new Map<string, Queue>();

@@ -32,4 +32,19 @@ describe('job queue opened at first use', () => {
     await expect(queue.add('q', {})).rejects.toBeInstanceOf(JobQueueClosedError);
     expect(opens).toBe(0);
   });
+
+  it('open() opens the queue the calls use, once, and is refused after close', async () => {
+    let opens = 0;
+    const inner = createMemoryJobQueue();
+    const queue = jobQueueAtFirstUse(async () => {
+      opens += 1;
+      return inner;
+    });
+    expect(await queue.open()).toBe(inner);
+    await queue.add('q', { a: 1 });
+    expect(await queue.open()).toBe(inner);
+    expect(opens).toBe(1);
+    await queue.close();
+    await expect(queue.open()).rejects.toBeInstanceOf(JobQueueClosedError);
+  });
 });

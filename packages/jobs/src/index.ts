@@ -25,6 +25,6 @@ export {
   type BullmqJobQueueOptions,
   type BullmqQueues,
 } from './bullmq-job-queue.js';
-export { jobQueueAtFirstUse } from './first-use-job-queue.js';
+export { jobQueueAtFirstUse, type FirstUseJobQueue } from './first-use-job-queue.js';
 export { inJobSpan, jobTraceContext } from './job-trace.js';
 export { FORCE_CLOSE_GRACE_MS } from './bullmq-close.js';
