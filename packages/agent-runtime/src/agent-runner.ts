@@ -134,11 +134,16 @@ export class AgentRunner {
     if (behind && freshSession) {
       // A session id generated just now: nobody else can hold its lease, so it is taken while
       // the rows are written (a store failure fails the run like a failed write).
-      const leased = acquire().then((lease) => {
+      // Both start on the next turn of the event loop, after the work that sends the run's model
+      // request has begun: started first, they woke PostgreSQL and Redis ahead of it, and on a
+      // two-core host that delayed the request (`bench/invoke-ab.ts`: the first chunk over the
+      // model's own 1.82 → 1.51 ms; docs/BENCHMARKS.md, "Writes after the model request").
+      const turn = new Promise<void>((resolve) => setImmediate(resolve));
+      const leased = turn.then(acquire).then((lease) => {
         if (!lease) throw new SessionBusyError(sessionId);
         return lease;
       });
-      const written = Promise.all([leased, startRun()]).then(() => undefined);
+      const written = Promise.all([leased, turn.then(startRun)]).then(() => undefined);
       written.catch(() => undefined);
       const lease: SessionLease = {
         release: () =>
