@@ -183,7 +183,8 @@ export class NodeConnection extends Connection implements PresentNode {
       max_concurrent_tasks: message.max_concurrent_tasks,
       ...(message.tools ? { tools: message.tools } : {}),
     });
-    if (!(await this.presence.publish())) return;
+    // Closed meanwhile (its close removed it, unregistered): not announced online after that.
+    if (!(await this.presence.publish()) || !this.isOpen) return;
     this.send({ type: 'registered', node_id: this.nodeId, success: true });
     this.registered = true;
     this.announce(this.record.status);

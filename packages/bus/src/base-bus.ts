@@ -237,7 +237,7 @@ export abstract class BaseBus implements Bus {
 
   /**
    * Publishes a reply to the requester's inbox. One that reached no subscriber is published
-   * again, after 50 ms and then twice as long each time, for up to {@link REPLY_RETRY_MS}: the
+   * again, after 50 ms and then twice as long each time, the last time at {@link REPLY_RETRY_MS}: the
    * requester's subscriber may be reconnecting (Redis dropped its connections, or restarted)
    * and Redis pub/sub keeps nothing for a channel nobody listens to, so the caller would wait
    * out its deadline for an answer its node gave. The requester takes the first copy that
@@ -254,8 +254,10 @@ export abstract class BaseBus implements Bus {
         if (!this.closed) this.reportError(asError(err));
         return;
       }
-      if (this.closed || Date.now() + delay > giveUpAt) return;
-      await new Promise((resolve) => setTimeout(resolve, delay).unref());
+      const left = giveUpAt - Date.now();
+      if (this.closed || left <= 0) return;
+      // The last wait is cut short, so the last copy goes out at the end of the window.
+      await new Promise((resolve) => setTimeout(resolve, Math.min(delay, left)).unref());
       if (this.closed) return;
     }
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, symlinkSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { ConfigError, loadConfig } from './index.js';
@@ -120,6 +120,18 @@ describe('loadConfig', () => {
         SANDBOX_LOCAL_ROOT: '/srv/users',
       }).SANDBOX_LOCAL_ROOT,
     ).toBe('/srv/users');
+    // Through a link: the users' folder is a link into the data folder.
+    const dir = mkdtempSync(join(tmpdir(), 'cfg-sbx-'));
+    mkdirSync(join(dir, 'data', 'users'), { recursive: true });
+    symlinkSync(join(dir, 'data', 'users'), join(dir, 'users'));
+    expect(
+      problemsOf(() =>
+        loadConfig('all-in-one', {
+          DATA_DIR: join(dir, 'data'),
+          SANDBOX_LOCAL_ROOT: join(dir, 'users'),
+        }),
+      ),
+    ).toEqual([expect.stringMatching(/^SANDBOX_LOCAL_ROOT: must not contain or lie in DATA_DIR/)]);
   });
 
   it('requires E2B_API_KEY with the e2b cloud sandbox provider', () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, realpathSync } from 'node:fs';
 import { isAbsolute, join, relative, resolve } from 'node:path';
 import { randomBytes } from 'node:crypto';
 import { EnvSchema, type Env, type Role } from './schema.js';
@@ -174,8 +174,16 @@ function sandboxFoldersApart(
   values: { DATA_DIR: string; SANDBOX_LOCAL_ROOT?: string; SANDBOX_STATE_DIR?: string },
   problems: string[],
 ): void {
+  // Through links where the folders exist already (a linked folder is the folder it leads to).
+  const real = (dir: string) => {
+    try {
+      return realpathSync(dir);
+    } catch {
+      return resolve(dir);
+    }
+  };
   const within = (outer: string, inner: string) => {
-    const path = relative(resolve(outer), resolve(inner));
+    const path = relative(real(outer), real(inner));
     return path === '' || (!path.startsWith('..') && !isAbsolute(path));
   };
   const root = values.SANDBOX_LOCAL_ROOT!;

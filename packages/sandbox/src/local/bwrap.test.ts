@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { describeSandboxContract } from '../sandbox.contract.js';
 import { BubblewrapSandboxProvider } from './bwrap-provider.js';
+import { bwrapArgs } from './bwrap-args.js';
 
 const hasMatplotlib = (() => {
   try {
@@ -62,6 +63,36 @@ describe('bubblewrap sandbox: escapes tried', () => {
     );
     expect(look.stdout).not.toContain('/etc/ssl/private');
     if (existsSync('/etc/ssl/certs')) expect(look.stdout).toContain('/etc/ssl/certs there');
+    // Also on a host without that folder: no bind mounts /etc/ssl whole.
+    const args = bwrapArgs({
+      network: false,
+      shmBytes: 1024,
+      tmp: '/tmp',
+      workspaceFd: 3,
+      codeDir: '/tmp',
+    });
+    const sources = args.flatMap((arg, i) => (arg === '--ro-bind' ? [args[i + 1]] : []));
+    expect(sources).not.toContain('/etc/ssl');
+  });
+
+  it('counts an output image that is a link or a folder as left out, and reads neither', async () => {
+    const sandbox = await provider.create({ metadata, hostWorkingDirectory: workingDirectory() });
+    const result = await sandbox.runCode(
+      'python',
+      [
+        'import os',
+        "os.makedirs('/tmp/outputs', exist_ok=True)",
+        "os.symlink('/etc/hostname', '/tmp/outputs/a-link.png')",
+        "os.mkdir('/tmp/outputs/b-folder.png')",
+        "open('/tmp/outputs/c.png', 'wb').write(b'\\x89PNG\\r\\n\\x1a\\nok')",
+      ].join('\n'),
+      limits,
+    );
+    expect(result.exitCode).toBe(0);
+    expect(result.images.map((i) => Buffer.from(i.data, 'base64').toString('latin1'))).toEqual([
+      '\x89PNG\r\n\x1a\nok',
+    ]);
+    expect(result.imagesLeftOut).toBe(2);
   });
 
   it('cannot read /etc/shadow or anything of the host but its working directory', async () => {

@@ -344,7 +344,8 @@ export async function collectImages(
     }
     names.sort();
     for (const name of names) {
-      await readImage(dir, name, device, budget).catch(() => undefined);
+      // A link, a folder, a FIFO, a file elsewhere: never read, counted as left out.
+      await readImage(dir, name, device, budget).catch(() => budget.skip());
       // unlink does not follow the last component: a link is removed, not its target.
       await unlink(viaFd(dir, name)).catch(() => undefined);
     }
@@ -364,13 +365,14 @@ async function readImage(
   const file = await open(viaFd(dir, name), O_RDONLY | O_NOFOLLOW | O_NONBLOCK);
   try {
     const info = await file.stat();
-    if (!info.isFile() || info.dev !== device) return;
+    if (!info.isFile() || info.dev !== device) return budget.skip();
     const room = budget.room();
     if (info.size > room) return budget.skip();
-    // One byte more than its size: a file still growing (code left running) is left out.
+    // One byte more than its size: a file still growing or shrinking (code left running) is
+    // left out.
     const data = Buffer.alloc(info.size + 1);
     const { bytesRead } = await file.read(data, 0, data.length, 0);
-    budget.take(data.subarray(0, bytesRead), bytesRead <= info.size);
+    budget.take(data.subarray(0, bytesRead), bytesRead === info.size);
   } finally {
     await file.close();
   }
