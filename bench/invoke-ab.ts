@@ -25,7 +25,7 @@ import {
 } from '../packages/testing/src/index.js';
 import { readChunks } from './peers/agent-stream-client.js';
 import { fmt, percentile } from './support/open-loop.js';
-import { machineLine, ROOT, startEntry } from './support/processes.js';
+import { machineLine, oneUserApiEnv, ROOT, startEntry } from './support/processes.js';
 import { unlinkPrefix } from './support/redis.js';
 
 const redisUrl = (process.env.REDIS_URL ??= 'redis://127.0.0.1:6379');
@@ -84,14 +84,7 @@ async function main(): Promise<void> {
             REDIS_KEY_PREFIX: prefix,
             DATABASE_URL: databaseUrl,
             DATABASE_SCHEMA: schema.schema,
-            // One user makes every request here: the per-user limits would refuse most of them.
-            RATE_LIMIT_INVOKE_PER_MINUTE: '0',
-            MAX_CONCURRENT_RUNS_PER_USER: '0',
-            MAX_OPEN_STREAMS_PER_USER: '0',
-            JWT_PUBLIC_KEY: pair.publicKey,
-            JWT_PRIVATE_KEY: pair.privateKey,
-            MCP_ALLOW_PRIVATE_NETWORKS: 'true',
-            LOG_LEVEL: 'warn',
+            ...oneUserApiEnv(pair),
             ...SERVICE_ENV,
           },
           { execArgv: [...SERVICE_NODE_FLAGS] },

@@ -83,6 +83,7 @@ import { fmt, percentile } from '../support/open-loop.js';
 import {
   cpuMs,
   machineLine,
+  oneUserApiEnv,
   procMemory,
   sleep,
   startEntry,
@@ -184,14 +185,7 @@ async function main(): Promise<void> {
               DATABASE_URL: databaseUrl,
               DATABASE_SCHEMA: schema.schema,
             }),
-        // One user makes every request here: the per-user limits would refuse most of them.
-        RATE_LIMIT_INVOKE_PER_MINUTE: '0',
-        MAX_CONCURRENT_RUNS_PER_USER: '0',
-        MAX_OPEN_STREAMS_PER_USER: '0',
-        JWT_PUBLIC_KEY: pair.publicKey,
-        JWT_PRIVATE_KEY: pair.privateKey,
-        MCP_ALLOW_PRIVATE_NETWORKS: 'true',
-        LOG_LEVEL: 'warn',
+        ...oneUserApiEnv(pair),
         ...(serviceDefaults ? SERVICE_ENV : {}),
       },
       serviceDefaults ? [...SERVICE_NODE_FLAGS] : [],

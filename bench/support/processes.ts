@@ -119,3 +119,20 @@ export function machineJiffies(): { busy: number; total: number } {
   // idle + iowait
   return { busy: total - values[3]! - (values[4] ?? 0), total };
 }
+
+/**
+ * The environment of our api (or all-in-one) in a bench where one user makes every request:
+ * the per-user limits off (they would refuse most requests), the signing keys `pair`, the
+ * scripted model on loopback allowed, warnings only.
+ */
+export function oneUserApiEnv(pair: { publicKey: string; privateKey: string }) {
+  return {
+    RATE_LIMIT_INVOKE_PER_MINUTE: '0',
+    MAX_CONCURRENT_RUNS_PER_USER: '0',
+    MAX_OPEN_STREAMS_PER_USER: '0',
+    JWT_PUBLIC_KEY: pair.publicKey,
+    JWT_PRIVATE_KEY: pair.privateKey,
+    MCP_ALLOW_PRIVATE_NETWORKS: 'true',
+    LOG_LEVEL: 'warn',
+  };
+}
