@@ -9,10 +9,14 @@
  * Each tree must be built (`node scripts/build.mjs` in it). Prints each round's p50 and, per
  * build, the median p50 of its rounds and what it spends over the model's own first chunk (the
  * model's p50 read directly, in the same run). Env: TREES (default this checkout twice), ROUNDS
- * (default 6), DURATION_S (default 10), REDIS_URL, DATABASE_URL.
+ * (default 6), DURATION_S (default 10), ENGINE (`postgres`, the default: the api role on
+ * REDIS_URL and DATABASE_URL; `embedded`: the all-in-one with neither, PGlite in a fresh
+ * DATA_DIR each round, as `npm start` runs it).
  */
 import { generateKeyPairSync } from 'node:crypto';
-import { resolve } from 'node:path';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import OpenAI from 'openai';
 import { SERVICE_ENV, SERVICE_NODE_FLAGS } from '../scripts/service-defaults.mjs';
@@ -33,6 +37,9 @@ const databaseUrl = (process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1
 const trees = (process.env.TREES ?? `${ROOT},${ROOT}`).split(',').map((t) => resolve(t));
 const rounds = Number(process.env.ROUNDS ?? 6);
 const durationMs = Number(process.env.DURATION_S ?? 10) * 1_000;
+const embedded = (process.env.ENGINE ?? 'postgres') === 'embedded';
+if (!embedded && process.env.ENGINE !== undefined && process.env.ENGINE !== 'postgres')
+  throw new Error('ENGINE must be postgres or embedded');
 const median = (values: number[]) =>
   percentile(
     [...values].sort((a, b) => a - b),
@@ -77,13 +84,18 @@ async function main(): Promise<void> {
       const order = round % 2 === 0 ? [...p50s.keys()] : [...p50s.keys()].reverse();
       for (const key of order) {
         const tree = key.slice(key.indexOf(':') + 1);
+        const dataDir = embedded ? mkdtempSync(join(tmpdir(), 'bench-invoke-ab-')) : '';
         const api = await startEntry(
-          `${tree}/apps/api/dist/main.js`,
+          embedded ? `${tree}/apps/all-in-one/dist/main.js` : `${tree}/apps/api/dist/main.js`,
           {
-            REDIS_URL: redisUrl,
-            REDIS_KEY_PREFIX: prefix,
-            DATABASE_URL: databaseUrl,
-            DATABASE_SCHEMA: schema.schema,
+            ...(embedded
+              ? { DATA_DIR: dataDir }
+              : {
+                  REDIS_URL: redisUrl,
+                  REDIS_KEY_PREFIX: prefix,
+                  DATABASE_URL: databaseUrl,
+                  DATABASE_SCHEMA: schema.schema,
+                }),
             ...oneUserApiEnv(pair),
             ...SERVICE_ENV,
           },
@@ -115,6 +127,7 @@ async function main(): Promise<void> {
           );
         } finally {
           await api.stop();
+          if (dataDir) rmSync(dataDir, { recursive: true, force: true });
         }
       }
     }

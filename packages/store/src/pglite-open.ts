@@ -13,6 +13,7 @@ import { homedir } from 'node:os';
 import { dirname, join } from 'node:path';
 import type { Extensions, PGlite } from '@electric-sql/pglite';
 import { LOCK_FILE } from './dir-lock.js';
+import { compiledPgliteWasm } from './pglite-wasm.js';
 import { tarWithout } from './tar-filter.js';
 
 /**
@@ -114,9 +115,10 @@ export async function openPglite(
     ? { vector: (await import('@electric-sql/pglite-pgvector')).vector }
     : {};
   const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
+  const pgliteWasmModule = await compiledPgliteWasm();
   const { dataDir } = options;
   if (dataDir && pgliteDataDirExists(dataDir)) {
-    const db = new PGlite({ dataDir, extensions, startParams });
+    const db = new PGlite({ dataDir, extensions, startParams, pgliteWasmModule });
     await db.waitReady;
     return { db, origin: 'existing' };
   }
@@ -133,6 +135,7 @@ export async function openPglite(
         dataDir,
         extensions,
         startParams,
+        pgliteWasmModule,
         loadDataDir: new Blob([readFileSync(file)]),
       });
       await db.waitReady;
@@ -146,7 +149,7 @@ export async function openPglite(
       if (dataDir) clearDataDir(dataDir);
     }
   }
-  const db = new PGlite({ dataDir, extensions, startParams });
+  const db = new PGlite({ dataDir, extensions, startParams, pgliteWasmModule });
   await db.waitReady;
   if (file) await saveTemplate(db, file);
   return { db, origin: 'initdb' };
