@@ -1,6 +1,7 @@
 import { context, propagation, SpanKind, SpanStatusCode, trace } from '@opentelemetry/api';
 import type { Bus, Subscription } from '@agent-backend/bus';
 import {
+  carriesUnsampled,
   GATEWAY_ERROR,
   GatewayCommand,
   GatewayCommandError,
@@ -54,6 +55,9 @@ export function respondToCommands(
       }
       return { delivered: true };
     }
+    // A caller's trace that is not sampled gets no span here either (it would record nothing).
+    if (meta.trace && carriesUnsampled(meta.trace))
+      return toolCallReply(await node.call(command.request, command.timeoutMs));
     // A span around the JSON-RPC round trip to the node, the child of the caller's span on the
     // replica that sent the command (its context came in the bus envelope).
     const parent = meta.trace

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import {
-  context,
   INVALID_SPAN_CONTEXT,
-  propagation,
   SpanKind,
   SpanStatusCode,
   trace,
@@ -19,6 +17,7 @@ import {
   type ParsedToolResult,
   type ToolCallRequest,
 } from '@agent-backend/protocol';
+import { injectCallSpan, startCallSpan } from './call-spans.js';
 import { GATEWAY_ERROR, gatewayChannel, type ToolCallCommand } from './gateway-commands.js';
 import { ReplicaWatch } from './replica-watch.js';
 import { RouteCache, type CachedRoute, type PresentNode } from './route-cache.js';
@@ -182,7 +181,7 @@ export function createNodeToolCaller(options: BusNodeToolCallerOptions): Routing
     // either). Off: a span with no context, nothing injected.
     // Attributes only on a span that records (given at the start, the SDK would copy them
     // for an unsampled span too).
-    const span = tracer.startSpan('node-rpc tools/call', { kind: SpanKind.CLIENT });
+    const span = startCallSpan(tracer, 'node-rpc tools/call', SpanKind.CLIENT);
     if (span.isRecording()) {
       span.setAttributes({
         'rpc.system': 'jsonrpc',
@@ -242,7 +241,7 @@ function traceOptions(span: Span): { trace?: Record<string, string> } {
   const spanContext = span.spanContext();
   if (spanContext === INVALID_SPAN_CONTEXT || !trace.isSpanContextValid(spanContext)) return {};
   const carrier: Record<string, string> = {};
-  propagation.inject(trace.setSpan(context.active(), span), carrier);
+  injectCallSpan(span, carrier);
   return { trace: carrier };
 }
 

@@ -33,3 +33,4 @@ export {
 } from './gateway-commands.js';
 export type { CachedRoute } from './route-cache.js';
 export { instrumentNodeToolCaller } from './instrumented-caller.js';
+export { carriesUnsampled } from './call-spans.js';
