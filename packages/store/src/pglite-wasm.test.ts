@@ -1,19 +1,13 @@
 import { setFlagsFromString } from 'node:v8';
 import { describe, expect, it } from 'vitest';
-import { compiledPgliteWasm, compileWithBaselineHints, withBaselineHints } from './pglite-wasm.js';
+import {
+  compiledPgliteWasm,
+  compileWithBaselineHints,
+  withBaselineHints,
+  writeU32,
+} from './pglite-wasm.js';
 
-const u32 = (value: number): number[] => {
-  const out: number[] = [];
-  let rest = value;
-  do {
-    let byte = rest & 0x7f;
-    rest >>>= 7;
-    if (rest) byte |= 0x80;
-    out.push(byte);
-  } while (rest);
-  return out;
-};
-const sized = (bytes: number[]) => [...u32(bytes.length), ...bytes];
+const sized = (bytes: number[]) => [...writeU32(bytes.length), ...bytes];
 const name = (text: string) => sized([...new TextEncoder().encode(text)]);
 /** A body of `() -> i32` that pushes and drops `padding` constants, then returns `value`. */
 const body = (padding: number, value: number) =>

@@ -15,7 +15,7 @@ import { setFlagsFromString } from 'node:v8';
  * from a `compilationHints` custom section (`--experimental-wasm-compilation-hints`) when dynamic
  * tiering is off. So this module adds that section, giving every function of at least
  * {@link LARGE_FUNCTION_BYTES} the baseline tier as its top tier, and compiles the module once
- * per process with both flags set. Every other function is optimized in the background after
+ * per process with hints read, dynamic tiering off and one background compilation at a time. Every other function is optimized in the background after
  * its first call instead of when it gets hot. docs/BENCHMARKS.md ("Footprint") has the figures.
  *
  * The flags are V8's and process-wide, and they must stay set while the module runs: V8 reads
@@ -54,7 +54,8 @@ function readU32(bytes: Uint8Array, at: number): [value: number, next: number] {
   return [value >>> 0, pos];
 }
 
-function writeU32(value: number): number[] {
+/** `value` as unsigned LEB128, WebAssembly's encoding of sizes and counts. */
+export function writeU32(value: number): number[] {
   const out: number[] = [];
   let rest = value >>> 0;
   do {
@@ -183,44 +184,27 @@ function sectionName(bytes: Uint8Array, section: Section): string {
  */
 function hintsHonoured(): boolean {
   // (module (func)) with a hint of baseline tier 2 and top tier 1: a forbidden downgrade.
+  // prettier-ignore
   const probe = new Uint8Array([
-    0x00,
-    0x61,
-    0x73,
-    0x6d,
-    0x01,
-    0x00,
-    0x00,
-    0x00, // magic, version
-    0x01,
-    0x04,
-    0x01,
-    0x60,
-    0x00,
-    0x00, // type section: () -> ()
-    0x03,
-    0x02,
-    0x01,
-    0x00, // function section: one function of type 0
-    0x00,
-    0x13,
-    0x10,
-    ...new TextEncoder().encode(HINTS_SECTION),
-    0x01,
-    (1 << 4) | (2 << 2),
-    0x0a,
-    0x04,
-    0x01,
-    0x02,
-    0x00,
-    0x0b, // code section: an empty body
+    0x00, 0x61, 0x73, 0x6d, 0x01, 0x00, 0x00, 0x00, // magic, version
+    0x01, 0x04, 0x01, 0x60, 0x00, 0x00, // type section: () -> ()
+    0x03, 0x02, 0x01, 0x00, // function section: one function of type 0
+    0x00, 0x13, 0x10, ...new TextEncoder().encode(HINTS_SECTION), 0x01, (1 << 4) | (2 << 2),
+    0x0a, 0x04, 0x01, 0x02, 0x00, 0x0b, // code section: an empty body
   ]);
-  try {
-    new wasm.Module(probe);
-    return false;
-  } catch {
-    return true;
-  }
+  const compiles = () => {
+    try {
+      new wasm.Module(probe);
+      return true;
+    } catch {
+      return false;
+    }
+  };
+  // Valid without the hints read, refused with them: anything else means they are not read.
+  setFlagsFromString('--no-experimental-wasm-compilation-hints');
+  if (!compiles()) return false;
+  setFlagsFromString('--experimental-wasm-compilation-hints');
+  return !compiles();
 }
 
 /** A compiled WebAssembly module (the project's TypeScript libraries hold no WebAssembly types). */
@@ -244,7 +228,6 @@ export function compileWithBaselineHints(
   threshold = LARGE_FUNCTION_BYTES,
 ): Promise<WasmModule> | undefined {
   const { bytes } = withBaselineHints(module, threshold);
-  setFlagsFromString('--experimental-wasm-compilation-hints');
   if (!hintsHonoured()) {
     setFlagsFromString('--no-experimental-wasm-compilation-hints');
     return undefined;
