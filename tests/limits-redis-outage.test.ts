@@ -72,12 +72,26 @@ describe('limits while Redis is down', () => {
 
     await redis.stop();
 
-    const open = await deleteMemory('open');
-    expect(open.status).toBe(404); // through, unchecked
+    // A replica drops its leased units when it sees its Redis connection close, which can come
+    // a moment after Redis exited: until then a request may still spend a unit it leased while
+    // Redis was up (`r=98`). Every answer meanwhile is the route's own, never a 5xx.
+    const seen: number[] = [];
+    const byMode = async (mode: 'open' | 'closed', expected: number) =>
+      vi.waitFor(
+        async () => {
+          const res = await deleteMemory(mode);
+          seen.push(res.status);
+          if (res.status !== expected || res.headers.get('ratelimit') !== null)
+            throw new Error(`${mode}: not seen the outage yet`);
+          return res;
+        },
+        { timeout: 10_000, interval: 50 },
+      );
+    const open = await byMode('open', 404); // through, unchecked
     expect(open.headers.get('ratelimit')).toBeNull();
 
-    const closed = await deleteMemory('closed');
-    expect(closed.status).toBe(429);
+    const closed = await byMode('closed', 429);
+    expect(seen.filter((status) => status !== 404 && status !== 429)).toEqual([]);
     expect(closed.headers.get('retry-after')).toBe('5');
     expect(await closed.json()).toMatchObject({
       error: { code: 'rate_limited', details: { limit: 'writes', reason: 'limits_unavailable' } },
