@@ -24,6 +24,7 @@ const ORDER = [
   'redis-drop',
   'redis-sentinel-failover',
   'redis-cluster-failover',
+  'redis-cluster-queues-failover',
   'postgres-stall',
   'postgres-drop',
   'postgres-restart',

@@ -1,9 +1,12 @@
 /**
- * REDIS_MODE=cluster, the master holding presence's replica set killed (SIGKILL) under traffic: node
- * tool calls, SSE runs, chat-platform deliveries and scheduled tasks on 2 api, 2 gateway and 2
- * worker replicas. The Cluster promotes that master's replica (`cluster-node-timeout` 2 s);
- * nobody heals anything. Nothing may hang, be lost or be doubled; every node is listed again
- * soon after the slot is served again; a run ends `unavailable` only when its own write failed.
+ * REDIS_MODE=cluster, a master killed (SIGKILL) under traffic: node tool calls, SSE runs,
+ * chat-platform deliveries and scheduled tasks on 2 api, 2 gateway and 2 worker replicas. The
+ * Cluster promotes that master's replica (`cluster-node-timeout` 2 s); nobody heals anything.
+ * Nothing may hang, be lost or be doubled; every node is listed again soon after the slot is
+ * served again; a run ends `unavailable` only when its own write failed. Two cases, each on a
+ * Cluster of its own: the master serving presence's replica set, and the master serving the
+ * queues' slot (BullMQ's workers block on it; the first case meets it only when both slots
+ * happen to share a master).
  */
 import { execFile } from 'node:child_process';
 import { promisify } from 'node:util';
@@ -20,109 +23,121 @@ const run = promisify(execFile);
 /** The fleet's node heartbeat (tests/faults/traffic.ts). */
 const NODE_HEARTBEAT_MS = 2_000;
 
-describe('Redis Cluster failover under traffic', () => {
-  const profile = faultProfile();
-  let redis: TestRedisCluster;
+// Which master a case kills: the one serving presence's replica set, or the queues' slot.
+for (const victimOf of ['presence', 'queues'] as const) {
+  const fault =
+    victimOf === 'presence' ? 'redis-cluster-failover' : 'redis-cluster-queues-failover';
+  describe(`Redis Cluster failover under traffic (${victimOf})`, () => {
+    const profile = faultProfile();
+    let redis: TestRedisCluster;
 
-  const faults = useFaultCluster('redis-cluster-failover', async (own) => {
-    redis = await startTestRedisCluster();
-    own({ close: () => redis.stop() });
-    return {
-      workers: 2,
-      env: { REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: redis.nodes.join(',') },
+    const faults = useFaultCluster(fault, async (own) => {
+      redis = await startTestRedisCluster();
+      own({ close: () => redis.stop() });
+      return {
+        workers: 2,
+        env: { REDIS_MODE: 'cluster', REDIS_CLUSTER_NODES: redis.nodes.join(',') },
+      };
+    });
+
+    /** The port of the master serving `key`'s slot, asked of the node on `askPort`. */
+    const masterOf = async (key: string, askPort: number): Promise<number | undefined> => {
+      const cli = (...args: string[]) =>
+        run('redis-cli', ['-h', '127.0.0.1', '-p', String(askPort), ...args]).then(
+          ({ stdout }) => stdout,
+        );
+      const slot = Number((await cli('CLUSTER', 'KEYSLOT', key)).trim());
+      // `CLUSTER NODES`: <id> <ip:port@bus> <flags> <master> ... <slot ranges>
+      for (const line of (await cli('CLUSTER', 'NODES')).split('\n')) {
+        const fields = line.trim().split(' ');
+        if (!fields[2]?.includes('master') || fields[2].includes('fail')) continue;
+        const serves = fields.slice(8).some((range) => {
+          const [from, to = from] = range.split('-').map(Number);
+          return slot >= from! && slot <= to!;
+        });
+        if (serves) return Number(fields[1]!.split(':')[1]!.split('@')[0]);
+      }
+      return undefined;
     };
-  });
 
-  /** The port of the master serving `key`'s slot, asked of the node on `askPort`. */
-  const masterOf = async (key: string, askPort: number): Promise<number | undefined> => {
-    const cli = (...args: string[]) =>
-      run('redis-cli', ['-h', '127.0.0.1', '-p', String(askPort), ...args]).then(
-        ({ stdout }) => stdout,
+    const everyNodeListed = () => everyNodeListedIn(faults.fc);
+
+    const what =
+      victimOf === 'presence'
+        ? "the master of presence's replica set"
+        : "the master of the queues' slot";
+    it(`${what} killed (SIGKILL), its replica promoted`, async () => {
+      const tally = new Tally(
+        fault,
+        `REDIS_MODE=cluster: ${what} killed (SIGKILL) mid-traffic, its replica promoted`,
       );
-    const slot = Number((await cli('CLUSTER', 'KEYSLOT', key)).trim());
-    // `CLUSTER NODES`: <id> <ip:port@bus> <flags> <master> ... <slot ranges>
-    for (const line of (await cli('CLUSTER', 'NODES')).split('\n')) {
-      const fields = line.trim().split(' ');
-      if (!fields[2]?.includes('master') || fields[2].includes('fail')) continue;
-      const serves = fields.slice(8).some((range) => {
-        const [from, to = from] = range.split('-').map(Number);
-        return slot >= from! && slot <= to!;
-      });
-      if (serves) return Number(fields[1]!.split(':')[1]!.split('@')[0]);
-    }
-    return undefined;
-  };
-
-  const everyNodeListed = () => everyNodeListedIn(faults.fc);
-
-  it("the master of presence's replica set killed (SIGKILL), its replica promoted", async () => {
-    const tally = new Tally(
-      'redis-cluster-failover',
-      "REDIS_MODE=cluster: the master of presence's replica set killed (SIGKILL) mid-traffic, its replica promoted",
-    );
-    expect(await everyNodeListed()).toBe(true);
-    const keys = redisKeys(faults.fc.cluster.prefix, { cluster: true });
-    const presenceKey = keys.presenceReplicas();
-    const ports = redis.processes.map((p) => p.port);
-    const victimPort = (await masterOf(presenceKey, ports[0]!))!;
-    const victim = redis.processes.find((p) => p.port === victimPort)!;
-    const survivor = ports.find((port) => port !== victimPort)!;
-    const jobsShareIt = (await masterOf(`${keys.jobs()}:x`, survivor)) === victimPort;
-    let killedAt = 0;
-    let promotedAt = 0;
-    let relistMs = Number.NaN;
-    await runScenario(
-      faults.fc,
-      tally,
-      profile,
-      {
-        inject: async () => {
-          await victim.kill();
-          killedAt = Date.now();
+      expect(await everyNodeListed()).toBe(true);
+      const keys = redisKeys(faults.fc.cluster.prefix, { cluster: true });
+      const presenceKey = keys.presenceReplicas();
+      const ports = redis.processes.map((p) => p.port);
+      const jobsKey = `${keys.jobs()}:x`;
+      const victimKey = victimOf === 'presence' ? presenceKey : jobsKey;
+      const victimPort = (await masterOf(victimKey, ports[0]!))!;
+      const victim = redis.processes.find((p) => p.port === victimPort)!;
+      const survivor = ports.find((port) => port !== victimPort)!;
+      const jobsShareIt = (await masterOf(jobsKey, survivor)) === victimPort;
+      const presenceShareIt = (await masterOf(presenceKey, survivor)) === victimPort;
+      let killedAt = 0;
+      let promotedAt = 0;
+      let relistMs = Number.NaN;
+      await runScenario(
+        faults.fc,
+        tally,
+        profile,
+        {
+          inject: async () => {
+            await victim.kill();
+            killedAt = Date.now();
+          },
+          during: async () => {
+            await until(
+              async () => {
+                const port = await masterOf(victimKey, survivor).catch(() => undefined);
+                return port !== undefined && port !== victimPort;
+              },
+              30_000,
+              'promotion',
+            );
+            promotedAt = Date.now();
+            relistMs = await until(everyNodeListed, 30_000, 'every node listed again', 50);
+          },
+          heal: async () => undefined,
         },
-        during: async () => {
-          await until(
-            async () => {
-              const port = await masterOf(presenceKey, survivor).catch(() => undefined);
-              return port !== undefined && port !== victimPort;
-            },
-            30_000,
-            'promotion',
-          );
-          promotedAt = Date.now();
-          relistMs = await until(everyNodeListed, 30_000, 'every node listed again', 50);
+        {
+          redisUrl: '',
+          schedules: {
+            connect: () =>
+              new Cluster(
+                redis.nodes
+                  .filter((n) => n !== `127.0.0.1:${victimPort}`)
+                  .map((n) => ({ host: '127.0.0.1', port: Number(n.split(':')[1]) })),
+              ),
+            key: `${keys.jobs()}:scheduled-tasks:repeat`,
+          },
         },
-        heal: async () => undefined,
-      },
-      {
-        redisUrl: '',
-        schedules: {
-          connect: () =>
-            new Cluster(
-              redis.nodes
-                .filter((n) => n !== `127.0.0.1:${victimPort}`)
-                .map((n) => ({ host: '127.0.0.1', port: Number(n.split(':')[1]) })),
-            ),
-          key: `${keys.jobs()}:scheduled-tasks:repeat`,
-        },
-      },
-    );
-    const { cluster } = faults.fc;
-    const failedWrites = [...cluster.apis, ...cluster.workers]
-      .flatMap((p) => p.stdout)
-      .filter((line) => line.includes('run failed: a dependency is unavailable')).length;
-    const unavailableRuns = tally.counts('sse runs').failedBy.unavailable ?? 0;
-    tally.note(
-      `promotion ${promotedAt - killedAt} ms after the kill (the Cluster's view); BullMQ's slot on the same master: ${jobsShareIt ? 'yes' : 'no'}`,
-    );
-    tally.note(`every node listed again ${relistMs} ms after the promotion`);
-    tally.note(
-      `runs ended unavailable: ${unavailableRuns}; runs whose write failed: ${failedWrites}`,
-    );
-    expectNoHarm(tally);
-    // The clients find the promoted master (a slots refresh), then a heartbeat round and the
-    // gateways' replica heartbeat, which rewrites entries the failover lost (2.8 s measured).
-    expect(relistMs).toBeLessThanOrEqual(3 * NODE_HEARTBEAT_MS);
-    expect(unavailableRuns).toBeLessThanOrEqual(failedWrites);
+      );
+      const { cluster } = faults.fc;
+      const failedWrites = [...cluster.apis, ...cluster.workers]
+        .flatMap((p) => p.stdout)
+        .filter((line) => line.includes('run failed: a dependency is unavailable')).length;
+      const unavailableRuns = tally.counts('sse runs').failedBy.unavailable ?? 0;
+      tally.note(
+        `promotion ${promotedAt - killedAt} ms after the kill (the Cluster's view); BullMQ's slot on the killed master: ${jobsShareIt ? 'yes' : 'no'}; presence's replica set: ${presenceShareIt ? 'yes' : 'no'}`,
+      );
+      tally.note(`every node listed again ${relistMs} ms after the promotion`);
+      tally.note(
+        `runs ended unavailable: ${unavailableRuns}; runs whose write failed: ${failedWrites}`,
+      );
+      expectNoHarm(tally);
+      // The clients find the promoted master (a slots refresh), then a heartbeat round and the
+      // gateways' replica heartbeat, which rewrites entries the failover lost (2.8 s measured).
+      expect(relistMs).toBeLessThanOrEqual(3 * NODE_HEARTBEAT_MS);
+      expect(unavailableRuns).toBeLessThanOrEqual(failedWrites);
+    });
   });
-});
+}

@@ -148,6 +148,14 @@ export function createRedis(target: string | RedisTarget, options: CreateRedisOp
         retryDelayOnTryAgain: CLUSTER_RETRY_DELAY_MS,
         retryDelayOnFailover: CLUSTER_RETRY_DELAY_MS,
         maxRedirections: CLUSTER_MAX_RETRIES,
+        // Off: when the ready check fails (`CLUSTER INFO` says `cluster_state:fail`, as it does
+        // between a master's death and its replica's promotion), ioredis 6 reconnects but never
+        // settles the promise of the `connect()` that ran the check. BullMQ awaits exactly that
+        // when it resets a blocking connection after a failover, and every worker of the process
+        // stopped taking jobs for good (tests/faults/redis-cluster-failover.test.ts, the master of
+        // the queues' slot killed). Without the check the client is ready once it has the slot
+        // map; a command to a slot nobody serves yet is retried on `CLUSTERDOWN` (above).
+        enableReadyCheck: false,
         redisOptions: {
           ...withoutDb(parseRedisUrl(resolved.url)),
           ...common,

@@ -53,6 +53,21 @@ export async function slotOwner(port: number, slot: number): Promise<ClusterMast
 }
 
 /**
+ * Whether every replica of the master on `port` has acknowledged all it has written: a replica
+ * acknowledges once a second, and a failover test that kills the master sooner loses the writes
+ * of that second with it (replication is asynchronous), which is Redis's doing, not the client's.
+ */
+export async function replicasCaughtUp(port: number): Promise<boolean> {
+  const info = String(await onNode(port, (node) => node.info('replication')));
+  const written = Number(/master_repl_offset:(\d+)/.exec(info)?.[1] ?? Number.NaN);
+  const replicas = [...info.matchAll(/^slave\d+:.*state=(\w+),offset=(\d+)/gm)];
+  return (
+    replicas.length > 0 &&
+    replicas.every(([, state, offset]) => state === 'online' && Number(offset) >= written)
+  );
+}
+
+/**
  * Moves `slots` to the master `to`, one after the other on connections kept open (so the moves
  * follow each other within milliseconds), the way `redis-cli --cluster reshard` moves each slot:
  * IMPORTING on the target, MIGRATING on the source, MIGRATE of its keys, then SETSLOT NODE on the
