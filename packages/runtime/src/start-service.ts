@@ -25,6 +25,7 @@ import { registerMetricsRoute } from './metrics-route.js';
 import { requestLimits, type RequestLimits } from './request-limits.js';
 import { ServiceAudit } from './service-audit.js';
 import { startFailure } from './start-failure.js';
+import { collectStartGarbageSoon } from './start-garbage.js';
 
 export interface ServiceContext {
   readonly config: Config;
@@ -241,6 +242,9 @@ export async function startService(
   );
   const summary = startSummary(role, config, port, engines.db.dialect);
   logger.info(summary);
+  collectStartGarbageSoon((error) =>
+    logger.warn({ err: error }, 'collecting the garbage of start-up failed'),
+  );
   // A person at a terminal reading JSON lines gets it plain too (collectors see no TTY).
   if (config.LOG_FORMAT === 'json' && process.stderr.isTTY) process.stderr.write(`${summary}\n`);
 
