@@ -1,1 +1,6 @@
-export { spawnModuleWorker, TaskThread, type TaskAnswer } from './task-thread.js';
+export {
+  spawnModuleWorker,
+  TASK_THREAD_IDLE_MS,
+  TaskThread,
+  type TaskAnswer,
+} from './task-thread.js';

@@ -23,13 +23,22 @@ export interface TaskAnswer {
 }
 
 /**
- * One worker thread that runs tasks one after the other for the whole process: started on first
- * use, kept while it has work and let go of (unref) while idle, so an idle thread never keeps
- * the process alive. A worker that dies fails its pending tasks; the next task starts a new one.
- * The worker receives `{ id, ...request }` and must post back one `{ id, ... }` per request.
+ * How long a task thread waits without a task before it stops. Starting one again costs tens of
+ * milliseconds (an isolate and its module); an idle one holds its own V8 heap, several MB.
+ */
+export const TASK_THREAD_IDLE_MS = 60_000;
+
+/**
+ * One worker thread that runs tasks one after the other: started on first use, kept while it has
+ * work and let go of (unref) while idle, so an idle thread never keeps the process alive, and
+ * stopped after `idleMs` without a task (the next task starts it again), so a process that
+ * parsed one large body or split one document does not keep the thread's memory for good. A
+ * worker that dies fails its pending tasks; the next task starts a new one. The worker receives
+ * `{ id, ...request }` and must post back one `{ id, ... }` per request.
  */
 export class TaskThread<Request extends object, Answer extends TaskAnswer> {
   private worker: Worker | undefined;
+  private idleTimer: NodeJS.Timeout | undefined;
   private nextId = 0;
   private readonly pending = new Map<
     number,
@@ -39,10 +48,17 @@ export class TaskThread<Request extends object, Answer extends TaskAnswer> {
   constructor(
     private readonly builtUrl: URL,
     private readonly name: string,
+    private readonly idleMs = TASK_THREAD_IDLE_MS,
   ) {}
+
+  /** Whether the thread is running (started and not stopped since). */
+  get running(): boolean {
+    return this.worker !== undefined;
+  }
 
   run(request: Request, transfer?: readonly TransferListItem[]): Promise<Answer> {
     const worker = this.start();
+    clearTimeout(this.idleTimer);
     const id = this.nextId++;
     return new Promise((resolve, reject) => {
       this.pending.set(id, { resolve, reject });
@@ -53,9 +69,20 @@ export class TaskThread<Request extends object, Answer extends TaskAnswer> {
 
   /** Stops the thread; pending tasks fail. */
   async close(): Promise<void> {
+    clearTimeout(this.idleTimer);
     const worker = this.worker;
     this.worker = undefined;
     await worker?.terminate();
+  }
+
+  /** Stops an idle thread without failing anything: its exit is no longer this one's concern. */
+  private stopIdle(worker: Worker): void {
+    if (this.worker !== worker || this.pending.size > 0) return;
+    this.worker = undefined;
+    worker.removeAllListeners('exit');
+    worker.removeAllListeners('error');
+    worker.on('error', () => undefined);
+    void worker.terminate();
   }
 
   private start(): Worker {
@@ -65,7 +92,12 @@ export class TaskThread<Request extends object, Answer extends TaskAnswer> {
       const pending = this.pending.get(answer.id);
       if (!pending) return;
       this.pending.delete(answer.id);
-      if (this.pending.size === 0) worker.unref();
+      if (this.pending.size === 0) {
+        worker.unref();
+        clearTimeout(this.idleTimer);
+        this.idleTimer = setTimeout(() => this.stopIdle(worker), this.idleMs);
+        this.idleTimer.unref();
+      }
       pending.resolve(answer);
     });
     const fail = (error: Error) => {
