@@ -79,5 +79,14 @@ export const serviceEnv = {
     .min(1)
     .default('./.data')
     .describe("PGlite files, generated development keys, the all-in-one's control socket"),
+  PGLITE_SHARED_BUFFERS_MB: z.coerce
+    .number()
+    .int()
+    .min(1)
+    .max(4096)
+    .default(16)
+    .describe(
+      "the embedded database's page cache (PostgreSQL `shared_buffers`), in MB; PGlite holds all of it resident from the start. A page read past it comes from the OS page cache through the file system: at 10,000 memories per user, memory search took 1.3-1.4x as long at 16 MB as at 48 MB or more ([BENCHMARKS.md](BENCHMARKS.md)). Raise it for large data sets on a machine with the memory to spare. Only without `DATABASE_URL`",
+    ),
   INSTANCE_ID: optionalString.describe("this replica's id on the bus and in presence"),
 };

@@ -145,11 +145,15 @@ const seconds = (since: number) => `${((performance.now() - since) / 1000).toFix
  * directory is announced first: it is copied from the cached initdb template (under a second) or,
  * on a machine's first start of this PGlite version, made by initdb (seconds).
  */
-async function openEmbeddedDatabase(dir: string, logger: Logger): Promise<Database> {
+async function openEmbeddedDatabase(
+  dir: string,
+  sharedBuffersMb: number,
+  logger: Logger,
+): Promise<Database> {
   const started = performance.now();
   const fresh = !pgliteDataDirExists(dir);
   if (fresh) logger.info({ dataDir: dir }, `database: creating the embedded database in ${dir}`);
-  const db = await createPgliteDatabase({ dataDir: dir, thread: true });
+  const db = await createPgliteDatabase({ dataDir: dir, thread: true, sharedBuffersMb });
   const how = {
     existing: 'opened',
     template: 'created from the cached initdb template',
@@ -199,7 +203,11 @@ export async function createEngines(
           schema: config.DATABASE_SCHEMA,
           queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
         })
-      : await openEmbeddedDatabase(join(config.DATA_DIR, 'pglite'), logger);
+      : await openEmbeddedDatabase(
+          join(config.DATA_DIR, 'pglite'),
+          config.PGLITE_SHARED_BUFFERS_MB,
+          logger,
+        );
     closers.push({ what: 'database', close: () => db.close() });
     if (options.databaseReadiness !== false)
       checks[db.dialect === 'postgres' ? 'postgres' : 'pglite'] = () => db.ping();

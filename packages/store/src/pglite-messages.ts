@@ -43,6 +43,7 @@ export interface PgliteThreadData {
   readonly dataDir?: string;
   readonly vector: boolean;
   readonly templateDir: string | false;
+  readonly sharedBuffersMb?: number;
 }
 
 /** An error as data that survives `postMessage` with its driver fields. */

@@ -86,6 +86,16 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
     expect(inMemory.origin).toBe('template');
     expect(await migrate(inMemory)).toHaveLength(MIGRATIONS.length);
     await inMemory.close();
+
+    // PGLITE_SHARED_BUFFERS_MB: another size, on the thread as the service opens it, and here.
+    for (const thread of [true, false]) {
+      const sized = await createPgliteDatabase({ templateDir, thread, sharedBuffersMb: 48 });
+      const { rows } = await sized.query(
+        `SELECT current_setting('shared_buffers') AS shared_buffers`,
+      );
+      expect(rows).toEqual([{ shared_buffers: '48MB' }]);
+      await sized.close();
+    }
   });
 
   it('replaces a damaged template by running initdb', async () => {

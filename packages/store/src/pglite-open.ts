@@ -28,6 +28,8 @@ export interface OpenPgliteOptions {
   readonly vector: boolean;
   /** Where the initdb template is cached; `false` never reads nor writes one. */
   readonly templateDir: string | false;
+  /** PostgreSQL's `shared_buffers`, in MB. @default {@link DEFAULT_SHARED_BUFFERS_MB} */
+  readonly sharedBuffersMb?: number;
 }
 
 /**
@@ -90,14 +92,14 @@ function clearDataDir(dataDir: string): void {
 }
 
 /**
- * PostgreSQL settings for an embedded, single-user database. PGlite's cluster is made by initdb
- * with `shared_buffers = 128MB`, and its WebAssembly build zero-fills shared memory when it
- * allocates it, so all 128 MB were resident from the start. 16 MB (2,048 pages; `wal_buffers`
- * follows at 512 kB) hold the working set of one user's conversations, memories and knowledge
- * chunks; a page read past it comes from the OS page cache through the file system. Footprint
- * figures in docs/BENCHMARKS.md ("Footprint").
+ * PostgreSQL's `shared_buffers` for an embedded, single-user database, by default. PGlite's
+ * cluster is made by initdb with `shared_buffers = 128MB`, and its WebAssembly build zero-fills
+ * shared memory when it allocates it, so all 128 MB were resident from the start. 16 MB (2,048
+ * pages; `wal_buffers` follows at 512 kB) hold the working set of one user's conversations; a
+ * page read past it comes from the OS page cache through the file system, which slows searches
+ * over larger sets (`PGLITE_SHARED_BUFFERS_MB`; figures in docs/BENCHMARKS.md, "Footprint").
  */
-const EMBEDDED_SETTINGS: readonly string[] = ['-c', 'shared_buffers=16MB'];
+export const DEFAULT_SHARED_BUFFERS_MB = 16;
 
 /**
  * Opens PGlite. A new database (a new data directory, or in memory) starts from the cached
@@ -114,7 +116,8 @@ export async function openPglite(
   const extensions: Extensions = options.vector
     ? { vector: (await import('@electric-sql/pglite-pgvector')).vector }
     : {};
-  const startParams = [...PGlite.defaultStartParams, ...EMBEDDED_SETTINGS];
+  const sharedBuffers = options.sharedBuffersMb ?? DEFAULT_SHARED_BUFFERS_MB;
+  const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}MB`];
   const pgliteWasmModule = await compiledPgliteWasm();
   const { dataDir } = options;
   if (dataDir && pgliteDataDirExists(dataDir)) {

@@ -29,6 +29,8 @@ export interface PgliteOptions {
    * every time. @default `$XDG_CACHE_HOME/agent-backend` or `~/.cache/agent-backend`
    */
   templateDir?: string | false;
+  /** PostgreSQL's `shared_buffers`, in MB (see `openPglite`). @default 16 */
+  sharedBuffersMb?: number;
 }
 
 /** The embedded database, with how it was opened (for the start's log line). */
@@ -54,6 +56,9 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
         dataDir: options.dataDir,
         vector: options.vector !== false,
         templateDir,
+        ...(options.sharedBuffersMb !== undefined
+          ? { sharedBuffersMb: options.sharedBuffersMb }
+          : {}),
       });
       return { ...threaded, close: () => threaded.close().finally(release) };
     } catch (error) {
@@ -68,6 +73,9 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
       dataDir: options.dataDir,
       vector: options.vector !== false,
       templateDir,
+      ...(options.sharedBuffersMb !== undefined
+        ? { sharedBuffersMb: options.sharedBuffersMb }
+        : {}),
     }));
   } catch (error) {
     release();
