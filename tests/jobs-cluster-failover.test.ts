@@ -1,3 +1,4 @@
+import { createBullmqJobQueue } from '@agent-backend/jobs';
 import { closeRedis, createRedis } from '@agent-backend/redis';
 import {
   clusterKeySlot,
@@ -8,7 +9,6 @@ import {
   type TestRedisCluster,
 } from '@agent-backend/testing';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { createBullmqJobQueue } from './bullmq-job-queue.js';
 
 /**
  * BullMQ on a Redis Cluster through the service's own connection (`createRedis`, cluster mode),
