@@ -14,7 +14,7 @@ type Collect = (options?: { type?: 'major'; execution?: 'sync' | 'async' }) => u
  * process allocates next to nothing, so V8 never runs the full collection that would free it,
  * and its memory reducer (which shrinks the heap after a full collection when the process goes
  * quiet) is never started. One full collection frees the garbage and starts the reducer, which
- * gives the pages back about 8 s later: each split role idles 11-14 MB lower
+ * gives the pages back about 8 s later: each split role idles 13-15 MB lower
  * (docs/BENCHMARKS.md, "Footprint"). It costs one collection of a heap of 30-40 MB, once.
  *
  * `gc` is reached without `--expose-gc` on the command line: the flag is set, a fresh context is

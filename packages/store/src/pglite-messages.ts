@@ -1,4 +1,4 @@
-import type { PgliteOrigin } from './pglite-open.js';
+import type { OpenPgliteOptions, PgliteOrigin } from './pglite-open.js';
 
 /**
  * Messages between the main thread and the thread that runs PGlite ({@link createPgliteDatabase}
@@ -38,13 +38,8 @@ export type PgliteResponse =
     }
   | { readonly id: number; readonly ok: false; readonly error: SerializedError };
 
-/** The options the thread opens PGlite with. */
-export interface PgliteThreadData {
-  readonly dataDir?: string;
-  readonly vector: boolean;
-  readonly templateDir: string | false;
-  readonly sharedBuffersMb?: number;
-}
+/** The options the thread opens PGlite with: `openPglite`'s own. */
+export type PgliteThreadData = OpenPgliteOptions;
 
 /** An error as data that survives `postMessage` with its driver fields. */
 export function serializeError(error: unknown): SerializedError {

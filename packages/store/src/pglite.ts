@@ -8,7 +8,12 @@ import {
   type Row,
 } from './database.js';
 import { acquireDirLock } from './dir-lock.js';
-import { defaultTemplateDir, openPglite, type PgliteOrigin } from './pglite-open.js';
+import {
+  defaultTemplateDir,
+  openPglite,
+  type OpenPgliteOptions,
+  type PgliteOrigin,
+} from './pglite-open.js';
 import { startPgliteThread } from './pglite-thread.js';
 
 export interface PgliteOptions {
@@ -49,17 +54,15 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
     mkdirSync(options.dataDir, { recursive: true });
     release = acquireDirLock(options.dataDir);
   }
-  const templateDir = options.templateDir ?? defaultTemplateDir();
+  const open: OpenPgliteOptions = {
+    dataDir: options.dataDir,
+    vector: options.vector !== false,
+    templateDir: options.templateDir ?? defaultTemplateDir(),
+    ...(options.sharedBuffersMb !== undefined ? { sharedBuffersMb: options.sharedBuffersMb } : {}),
+  };
   if (options.thread) {
     try {
-      const threaded = await startPgliteThread({
-        dataDir: options.dataDir,
-        vector: options.vector !== false,
-        templateDir,
-        ...(options.sharedBuffersMb !== undefined
-          ? { sharedBuffersMb: options.sharedBuffersMb }
-          : {}),
-      });
+      const threaded = await startPgliteThread(open);
       return { ...threaded, close: () => threaded.close().finally(release) };
     } catch (error) {
       release();
@@ -69,14 +72,7 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
   let db: PGlite;
   let origin: PgliteOrigin;
   try {
-    ({ db, origin } = await openPglite({
-      dataDir: options.dataDir,
-      vector: options.vector !== false,
-      templateDir,
-      ...(options.sharedBuffersMb !== undefined
-        ? { sharedBuffersMb: options.sharedBuffersMb }
-        : {}),
-    }));
+    ({ db, origin } = await openPglite(open));
   } catch (error) {
     release();
     throw error;
