@@ -2,6 +2,7 @@ import {
   closeRedis,
   createRedis,
   redisKeys,
+  sendNow,
   type Redis,
   type RedisKeys,
 } from '@agent-backend/redis';
@@ -62,10 +63,13 @@ class RedisBus extends BaseBus {
 
   protected override async transportPublish(topic: Topic, payload: string): Promise<number> {
     const channel = this.channelOf(topic);
-    const { publisher } = this.connections;
-    return this.sharded
-      ? Number(await publisher.spublish(channel, payload))
-      : publisher.publish(channel, payload);
+    // At once, not deferred by the connection's auto-pipeline (see sendNow).
+    return Number(
+      await sendNow(this.connections.publisher, this.sharded ? 'spublish' : 'publish', [
+        channel,
+        payload,
+      ]),
+    );
   }
 
   protected override async transportSubscribe(topic: Topic): Promise<void> {
