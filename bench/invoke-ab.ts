@@ -29,7 +29,13 @@ import {
 } from '../packages/testing/src/index.js';
 import { readChunks } from './peers/agent-stream-client.js';
 import { fmt, percentile } from './support/open-loop.js';
-import { machineLine, oneUserApiEnv, ROOT, startEntry } from './support/processes.js';
+import {
+  invokeService,
+  machineLine,
+  oneUserApiEnv,
+  ROOT,
+  startEntry,
+} from './support/processes.js';
 import { unlinkPrefix } from './support/redis.js';
 
 const redisUrl = (process.env.REDIS_URL ??= 'redis://127.0.0.1:6379');
@@ -85,20 +91,13 @@ async function main(): Promise<void> {
       for (const key of order) {
         const tree = key.slice(key.indexOf(':') + 1);
         const dataDir = embedded ? mkdtempSync(join(tmpdir(), 'bench-invoke-ab-')) : '';
+        const service = invokeService(
+          `${tree}/`,
+          embedded ? { dataDir } : { redisUrl, prefix, databaseUrl, schema: schema.schema },
+        );
         const api = await startEntry(
-          embedded ? `${tree}/apps/all-in-one/dist/main.js` : `${tree}/apps/api/dist/main.js`,
-          {
-            ...(embedded
-              ? { DATA_DIR: dataDir }
-              : {
-                  REDIS_URL: redisUrl,
-                  REDIS_KEY_PREFIX: prefix,
-                  DATABASE_URL: databaseUrl,
-                  DATABASE_SCHEMA: schema.schema,
-                }),
-            ...oneUserApiEnv(pair),
-            ...SERVICE_ENV,
-          },
+          service.entry,
+          { ...service.env, ...oneUserApiEnv(pair), ...SERVICE_ENV },
           { execArgv: [...SERVICE_NODE_FLAGS] },
         );
         try {

@@ -82,6 +82,7 @@ import {
 import { fmt, percentile } from '../support/open-loop.js';
 import {
   cpuMs,
+  invokeService,
   machineLine,
   oneUserApiEnv,
   procMemory,
@@ -174,20 +175,13 @@ async function main(): Promise<void> {
     const dataDir = oursStore === 'pglite' ? mkdtempSync(join(tmpdir(), 'bench-agent-')) : '';
     if (dataDir) cleanups.push(() => rm(dataDir, { recursive: true, force: true }));
     // On PGlite: the all-in-one (as `npm start`: no Redis, PGlite in DATA_DIR).
+    const service = invokeService(
+      '',
+      dataDir ? { dataDir } : { redisUrl, prefix, databaseUrl, schema: schema.schema },
+    );
     const api: Service = await start(
-      dataDir ? 'apps/all-in-one/dist/main.js' : 'apps/api/dist/main.js',
-      {
-        ...(dataDir
-          ? { DATA_DIR: dataDir }
-          : {
-              REDIS_URL: redisUrl,
-              REDIS_KEY_PREFIX: prefix,
-              DATABASE_URL: databaseUrl,
-              DATABASE_SCHEMA: schema.schema,
-            }),
-        ...oneUserApiEnv(pair),
-        ...(serviceDefaults ? SERVICE_ENV : {}),
-      },
+      service.entry,
+      { ...service.env, ...oneUserApiEnv(pair), ...(serviceDefaults ? SERVICE_ENV : {}) },
       serviceDefaults ? [...SERVICE_NODE_FLAGS] : [],
     );
     const peers = Object.keys(PEER_STREAMS).filter((peer) => peerNames?.includes(peer) ?? true);

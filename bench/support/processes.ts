@@ -136,3 +136,36 @@ export function oneUserApiEnv(pair: { publicKey: string; privateKey: string }) {
     LOG_LEVEL: 'warn',
   };
 }
+
+/** Where our invoke-serving process keeps its state in a bench (see {@link invokeService}). */
+export type InvokeStore =
+  | { readonly dataDir: string }
+  | {
+      readonly redisUrl: string;
+      readonly prefix: string;
+      readonly databaseUrl: string;
+      readonly schema: string;
+    };
+
+/**
+ * The entry (under `tree`, a checkout's root ending in `/` or empty for this one) and the store
+ * environment of the process that serves `/api/agent/invoke` in a bench: with a `dataDir` the
+ * all-in-one as `npm start` runs it (PGlite in DATA_DIR, no Redis), otherwise the api role on
+ * Redis and PostgreSQL.
+ */
+export function invokeService(
+  tree: string,
+  store: InvokeStore,
+): { entry: string; env: Record<string, string> } {
+  if ('dataDir' in store)
+    return { entry: `${tree}apps/all-in-one/dist/main.js`, env: { DATA_DIR: store.dataDir } };
+  return {
+    entry: `${tree}apps/api/dist/main.js`,
+    env: {
+      REDIS_URL: store.redisUrl,
+      REDIS_KEY_PREFIX: store.prefix,
+      DATABASE_URL: store.databaseUrl,
+      DATABASE_SCHEMA: store.schema,
+    },
+  };
+}
