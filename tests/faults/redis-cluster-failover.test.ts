@@ -8,18 +8,20 @@
  * queues' slot (BullMQ's workers block on it; the first case meets it only when both slots
  * happen to share a master).
  */
-import { execFile } from 'node:child_process';
-import { promisify } from 'node:util';
 import { Cluster } from 'ioredis';
 import { redisKeys } from '@agent-backend/redis';
-import { startTestRedisCluster, type TestRedisCluster } from '@agent-backend/testing';
+import {
+  clusterKeySlot,
+  slotOwner,
+  startTestRedisCluster,
+  type TestRedisCluster,
+} from '@agent-backend/testing';
 import { describe, expect, it } from 'vitest';
 import { everyNodeListed as everyNodeListedIn, useFaultCluster } from './fault-cluster.js';
 import { faultProfile } from './profile.js';
 import { expectNoHarm, runScenario } from './scenario.js';
 import { Tally, until } from './tally.js';
 
-const run = promisify(execFile);
 /** The fleet's node heartbeat (tests/faults/traffic.ts). */
 const NODE_HEARTBEAT_MS = 2_000;
 
@@ -41,24 +43,8 @@ for (const victimOf of ['presence', 'queues'] as const) {
     });
 
     /** The port of the master serving `key`'s slot, asked of the node on `askPort`. */
-    const masterOf = async (key: string, askPort: number): Promise<number | undefined> => {
-      const cli = (...args: string[]) =>
-        run('redis-cli', ['-h', '127.0.0.1', '-p', String(askPort), ...args]).then(
-          ({ stdout }) => stdout,
-        );
-      const slot = Number((await cli('CLUSTER', 'KEYSLOT', key)).trim());
-      // `CLUSTER NODES`: <id> <ip:port@bus> <flags> <master> ... <slot ranges>
-      for (const line of (await cli('CLUSTER', 'NODES')).split('\n')) {
-        const fields = line.trim().split(' ');
-        if (!fields[2]?.includes('master') || fields[2].includes('fail')) continue;
-        const serves = fields.slice(8).some((range) => {
-          const [from, to = from] = range.split('-').map(Number);
-          return slot >= from! && slot <= to!;
-        });
-        if (serves) return Number(fields[1]!.split(':')[1]!.split('@')[0]);
-      }
-      return undefined;
-    };
+    const masterOf = async (key: string, askPort: number): Promise<number | undefined> =>
+      (await slotOwner(askPort, await clusterKeySlot(askPort, key)))?.port;
 
     const everyNodeListed = () => everyNodeListedIn(faults.fc);
 
