@@ -220,7 +220,13 @@ export function describeMemoryContract(
       const distinct = texts.map(
         (t, i) => `${t} ${['kiwi', 'lime', 'plum', 'pear', 'fig', 'date', 'yuzu'][i]} orchard${i}`,
       );
-      for (const text of distinct) await words.save('kira', { text });
+      for (const text of distinct) {
+        await words.save('kira', { text });
+        // PGlite's clock counts milliseconds: two saves in one would share `created_at`, and
+        // their order would be their ids' (the cursor still pages through ties without repeats
+        // or gaps, but "newest first" would not be this loop's order).
+        await new Promise((resolve) => setTimeout(resolve, 2));
+      }
       const pages: string[][] = [];
       let cursor: string | undefined;
       do {
