@@ -22,7 +22,10 @@
  * rest loaded, measured again. Queries: 5 words (3 general, often common, 2 of the topic) and
  * a vector near the topic; the embedding is not part of the time (no HTTP call).
  *
- * Env: ENGINE (postgres | pglite | both; default postgres), SIZES (default 10000,100000),
+ * Env: ENGINE (postgres | pglite | both | pglite-dir; default postgres; `pglite` is PGlite in
+ * memory, `pglite-dir` PGlite as the all-in-one opens it, in a data directory on its own thread,
+ * closed and opened again after each size is loaded), SHARED_BUFFERS_MB (pglite-dir: a fixed
+ * size; default sized by the data, as the service does), SIZES (default 10000,100000),
  * OTHER (default 20000), DIMS (default 384), QUERIES (default 100), WARMUP (default 5),
  * ROUNDS (default 4), SAVES (default 20 per size), SEED (default 13), EXPLAIN (default 0; 1
  * prints EXPLAIN (ANALYZE, BUFFERS) of every statement of both searches for the first query
@@ -31,7 +34,9 @@
  * PostgreSQL run uses a fresh schema, dropped at the end. Results: docs/BENCHMARKS.md.
  */
 import { randomBytes } from 'node:crypto';
-import { cpus, loadavg } from 'node:os';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { cpus, loadavg, tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import pg from 'pg';
 import { KnowledgeRepository, searchChunks } from '../packages/knowledge/src/index.js';
@@ -312,13 +317,22 @@ function localEmbedder(vectors: Map<string, number[]>): Embedder {
   };
 }
 
-async function runEngine(label: string, db: Database): Promise<void> {
+/**
+ * Loads and measures each size on `db`. `reopen`: after each size is loaded, the database is
+ * closed and opened again before it is measured, as a service restarted on its data opens it.
+ * Returns the database open at the end, for the caller to close.
+ */
+async function runEngine(
+  label: string,
+  db: Database,
+  reopen?: (db: Database) => Promise<Database>,
+): Promise<Database> {
   await migrate(db);
   const support = await prepareVectorSearch(db, 'auto');
   console.log(
     `\n## ${label}: vectors ${support.kind === 'pgvector' ? `pgvector ${support.version}` : `real[] (${support.reason})`}`,
   );
-  const knowledge = new KnowledgeRepository(db);
+  let knowledge = new KnowledgeRepository(db);
   const base = await knowledge.createBase(USER, 'bench');
   const otherBase = await knowledge.createBase(OTHER_USER, 'other');
   const otherItems = Array.from({ length: OTHER }, (_, i) => item(SEED + 1, i));
@@ -345,6 +359,14 @@ async function runEngine(label: string, db: Database): Promise<void> {
       'knowledge_chunks',
     ]) {
       await db.query(`VACUUM (ANALYZE) ${table}`);
+    }
+    if (reopen) {
+      db = await reopen(db);
+      knowledge = new KnowledgeRepository(db);
+      const { rows } = await db.query<{ s: string }>(
+        `SELECT current_setting('shared_buffers') AS s`,
+      );
+      console.log(`size ${thousands(size)}: reopened, shared_buffers ${rows[0]!.s}`);
     }
     const { rows: counted } = await db.query<{ m: number; c: number }>(
       `SELECT (SELECT count(*)::int FROM memories WHERE user_id = $1) AS m,
@@ -440,6 +462,7 @@ async function runEngine(label: string, db: Database): Promise<void> {
   );
   console.log('| ---: | --- | ---: | ---: | --- |');
   for (const row of rows) console.log(row);
+  return db;
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -472,11 +495,28 @@ if (ENGINE === 'postgres' || ENGINE === 'both') {
   }
 }
 if (ENGINE === 'pglite' || ENGINE === 'both') {
-  const db = await createPgliteDatabase();
+  let db: Database = await createPgliteDatabase();
   try {
-    await runEngine('PGlite (in memory)', db);
+    db = await runEngine('PGlite (in memory)', db);
   } finally {
     await db.close();
+  }
+}
+if (ENGINE === 'pglite-dir') {
+  // As the all-in-one opens it: files in a data directory, PostgreSQL on its own thread, its
+  // settings those of a service started on this data.
+  const dataDir = mkdtempSync(join(tmpdir(), 'bench-memory-search-'));
+  const sharedBuffersMb = process.env.SHARED_BUFFERS_MB ? env('SHARED_BUFFERS_MB', 16) : undefined;
+  const open = () => createPgliteDatabase({ dataDir, thread: true, sharedBuffersMb });
+  let db: Database = await open();
+  try {
+    db = await runEngine('PGlite (data directory, reopened after each load)', db, async (old) => {
+      await old.close();
+      return open();
+    });
+  } finally {
+    await db.close();
+    rmSync(dataDir, { recursive: true, force: true });
   }
 }
 console.log(`\nwhole run ${((performance.now() - started) / 1000).toFixed(0)} s`);

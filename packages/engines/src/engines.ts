@@ -147,7 +147,7 @@ const seconds = (since: number) => `${((performance.now() - since) / 1000).toFix
  */
 async function openEmbeddedDatabase(
   dir: string,
-  sharedBuffersMb: number,
+  sharedBuffersMb: number | undefined,
   logger: Logger,
 ): Promise<Database> {
   const started = performance.now();

@@ -1,5 +1,12 @@
 import { execFileSync } from 'node:child_process';
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,6 +18,7 @@ import {
   MIGRATIONS,
   templateFile,
 } from './index.js';
+import { sharedBuffersForData } from './pglite-open.js';
 import { tarWithout } from './tar-filter.js';
 
 /** The embedded settings hold whichever way the database was opened (docs/BENCHMARKS.md). */
@@ -24,6 +32,32 @@ async function expectEmbeddedSettings(db: Database): Promise<void> {
 const temp = (label: string) => mkdtempSync(join(tmpdir(), `${label}-`));
 const tarList = (file: string) =>
   execFileSync('tar', ['-tPf', file], { encoding: 'utf8' }).trim().split('\n').sort();
+
+const MIB = 2 ** 20;
+/** A file of `bytes` under `dir` that takes no disk space (sparse). */
+function sparseFile(dir: string, name: string, bytes: number): void {
+  mkdirSync(dir, { recursive: true });
+  writeFileSync(join(dir, name), '');
+  truncateSync(join(dir, name), bytes);
+}
+
+describe('sharedBuffersForData', () => {
+  it("gives its largest database's size, in steps of 8 MB, from 16 to 128 MB", () => {
+    expect(sharedBuffersForData(undefined)).toBe(16);
+    expect(sharedBuffersForData(temp('no-base'))).toBe(16);
+    const dir = temp('sized');
+    sparseFile(join(dir, 'base', '5'), '16384', 10 * MIB);
+    expect(sharedBuffersForData(dir)).toBe(16); // the floor
+    sparseFile(join(dir, 'base', '5', 'nested'), '16390', 90 * MIB);
+    expect(sharedBuffersForData(dir)).toBe(104); // 100 MB, up to 104
+    // Another, smaller database, and what is outside base/ (the WAL), do not count.
+    sparseFile(join(dir, 'base', '1'), '1259', 60 * MIB);
+    sparseFile(join(dir, 'pg_wal'), '000000010000000000000001', 512 * MIB);
+    expect(sharedBuffersForData(dir)).toBe(104);
+    sparseFile(join(dir, 'base', '4'), '1259', 900 * MIB);
+    expect(sharedBuffersForData(dir)).toBe(128); // the ceiling
+  });
+});
 
 describe('tarWithout', () => {
   it('drops the named root entries and keeps every other file readable by tar', () => {
@@ -86,6 +120,16 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
     expect(inMemory.origin).toBe('template');
     expect(await migrate(inMemory)).toHaveLength(MIGRATIONS.length);
     await inMemory.close();
+
+    // A database that holds more data is given more buffers when it is opened again, on the
+    // thread as the service opens it (here a folder of 100 MB that PostgreSQL does not read).
+    sparseFile(join(dataDir, 'base', 'sizing-probe'), 'filler', 100 * MIB);
+    expect(sharedBuffersForData(dataDir)).toBe(104);
+    const grown = await createPgliteDatabase({ dataDir, templateDir, thread: true });
+    expect((await grown.query(`SELECT current_setting('shared_buffers') AS s`)).rows).toEqual([
+      { s: `${sharedBuffersForData(dataDir)}MB` },
+    ]);
+    await grown.close();
 
     // PGLITE_SHARED_BUFFERS_MB: another size, on the thread as the service opens it, and here.
     for (const thread of [true, false]) {

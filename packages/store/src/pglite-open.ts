@@ -1,10 +1,12 @@
 import {
+  type Dirent,
   existsSync,
   mkdirSync,
   readFileSync,
   readdirSync,
   renameSync,
   rmSync,
+  statSync,
   writeFileSync,
 } from 'node:fs';
 import { writeFile } from 'node:fs/promises';
@@ -28,8 +30,11 @@ export interface OpenPgliteOptions {
   readonly vector: boolean;
   /** Where the initdb template is cached; `false` never reads nor writes one. */
   readonly templateDir: string | false;
-  /** PostgreSQL's `shared_buffers`, in MB. @default {@link DEFAULT_SHARED_BUFFERS_MB} */
-  readonly sharedBuffersMb?: number;
+  /**
+   * PostgreSQL's `shared_buffers`, in MB. @default sized by the data already there
+   * ({@link sharedBuffersForData})
+   */
+  readonly sharedBuffersMb?: number | undefined;
 }
 
 /**
@@ -92,14 +97,59 @@ function clearDataDir(dataDir: string): void {
 }
 
 /**
- * PostgreSQL's `shared_buffers` for an embedded, single-user database, by default. PGlite's
- * cluster is made by initdb with `shared_buffers = 128MB`, and its WebAssembly build zero-fills
- * shared memory when it allocates it, so all 128 MB were resident from the start. 16 MB (2,048
- * pages; `wal_buffers` follows at 512 kB) hold the working set of one user's conversations; a
- * page read past it comes from the OS page cache through the file system, which slows searches
- * over larger sets (`PGLITE_SHARED_BUFFERS_MB`; figures in docs/BENCHMARKS.md, "Footprint").
+ * PostgreSQL's `shared_buffers` for an embedded, single-user database with little data (a new
+ * one, or one in memory). PGlite's cluster is made by initdb with `shared_buffers = 128MB`, and
+ * its WebAssembly build zero-fills shared memory when it allocates it, so all of it is resident
+ * from the start, used or not. 16 MB (2,048 pages; `wal_buffers` follows at 512 kB) hold the
+ * working set of one user's conversations; a page read past it comes from the OS page cache
+ * through the file system, which slows searches over larger sets (figures in
+ * docs/BENCHMARKS.md, "Footprint").
  */
 export const DEFAULT_SHARED_BUFFERS_MB = 16;
+
+/** The most {@link sharedBuffersForData} gives: what PGlite's initdb sets. */
+export const MAX_SIZED_SHARED_BUFFERS_MB = 128;
+
+/**
+ * `shared_buffers` for the database already in `dataDir`, when the operator set none: the size
+ * of its largest database (the one the service writes; a new cluster's template databases are
+ * ~8 MB each), rounded up to 8 MB, at least {@link DEFAULT_SHARED_BUFFERS_MB} and at most
+ * {@link MAX_SIZED_SHARED_BUFFERS_MB}, PostgreSQL's own default. The buffers are resident from
+ * the start (see {@link DEFAULT_SHARED_BUFFERS_MB}), so a database with little data pays for
+ * little, and one that grew to thousands of memories and chunks gets the cache its searches read
+ * from (at 10,000 memories per user, 16 MB made memory search 1.2-1.3x slower; docs/BENCHMARKS.md,
+ * "Footprint"). Sized when the database opens: one that grows while the service runs is sized
+ * again at the next start.
+ */
+export function sharedBuffersForData(dataDir: string | undefined): number {
+  let largest = 0;
+  if (dataDir) {
+    const base = join(dataDir, 'base');
+    for (const entry of entriesOf(base))
+      if (entry.isDirectory()) largest = Math.max(largest, filesSize(join(base, entry.name)));
+  }
+  const mb = Math.ceil(largest / 2 ** 20 / 8) * 8;
+  return Math.min(MAX_SIZED_SHARED_BUFFERS_MB, Math.max(DEFAULT_SHARED_BUFFERS_MB, mb));
+}
+
+function entriesOf(dir: string): Dirent[] {
+  try {
+    return readdirSync(dir, { withFileTypes: true });
+  } catch {
+    return [];
+  }
+}
+
+/** The total size of the files under `dir` (0 when it is missing or unreadable). */
+function filesSize(dir: string): number {
+  let total = 0;
+  for (const entry of entriesOf(dir)) {
+    const path = join(dir, entry.name);
+    if (entry.isDirectory()) total += filesSize(path);
+    else if (entry.isFile()) total += statSync(path, { throwIfNoEntry: false })?.size ?? 0;
+  }
+  return total;
+}
 
 /**
  * Opens PGlite. A new database (a new data directory, or in memory) starts from the cached
@@ -116,7 +166,7 @@ export async function openPglite(
   const extensions: Extensions = options.vector
     ? { vector: (await import('@electric-sql/pglite-pgvector')).vector }
     : {};
-  const sharedBuffers = options.sharedBuffersMb ?? DEFAULT_SHARED_BUFFERS_MB;
+  const sharedBuffers = options.sharedBuffersMb ?? sharedBuffersForData(options.dataDir);
   const startParams = [...PGlite.defaultStartParams, '-c', `shared_buffers=${sharedBuffers}MB`];
   const pgliteWasmModule = await compiledPgliteWasm();
   const { dataDir } = options;

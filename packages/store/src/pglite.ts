@@ -34,8 +34,11 @@ export interface PgliteOptions {
    * every time. @default `$XDG_CACHE_HOME/agent-backend` or `~/.cache/agent-backend`
    */
   templateDir?: string | false;
-  /** PostgreSQL's `shared_buffers`, in MB (see `openPglite`). @default 16 */
-  sharedBuffersMb?: number;
+  /**
+   * PostgreSQL's `shared_buffers`, in MB. @default sized by the data already in `dataDir`
+   * (`sharedBuffersForData`)
+   */
+  sharedBuffersMb?: number | undefined;
 }
 
 /** The embedded database, with how it was opened (for the start's log line). */
