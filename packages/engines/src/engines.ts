@@ -159,9 +159,14 @@ async function openEmbeddedDatabase(
     template: 'created from the cached initdb template',
     initdb: 'created by initdb (the template for later data directories is now cached)',
   }[db.origin];
+  // Sized by the data when not set (docs/deployment.md, "Memory"): said, so an operator sees it.
+  const { rows } = await db.query<{ cache: string }>(
+    `SELECT current_setting('shared_buffers') AS cache`,
+  );
+  const pageCache = rows[0]?.cache;
   logger.info(
-    { dataDir: dir, origin: db.origin, ms: elapsedMs(started) },
-    `database: PGlite ${how} in ${seconds(started)}`,
+    { dataDir: dir, origin: db.origin, pageCache, ms: elapsedMs(started) },
+    `database: PGlite ${how} (page cache ${pageCache}) in ${seconds(started)}`,
   );
   return db;
 }
