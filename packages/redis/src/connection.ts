@@ -59,7 +59,7 @@ let ioredis: typeof Ioredis | undefined;
  * ioredis on first use, not at import: a process without `REDIS_URL` never loads it. A
  * CommonJS package, so `require` gives the instance an `import` of it (by BullMQ) gets too.
  */
-function loadIoredis(): typeof Ioredis {
+export function loadIoredis(): typeof Ioredis {
   ioredis ??= createRequire(import.meta.url)('ioredis') as typeof Ioredis;
   return ioredis;
 }

@@ -1,8 +1,4 @@
-import { createRequire } from 'node:module';
-import type * as Ioredis from 'ioredis';
-import type { Redis } from './connection.js';
-
-let Command: typeof Ioredis.Command | undefined;
+import { loadIoredis, type Redis } from './connection.js';
 
 /**
  * Sends one command without waiting for the connection's auto-pipeline when nothing is queued
@@ -16,9 +12,8 @@ let Command: typeof Ioredis.Command | undefined;
  */
 export function sendNow(redis: Redis, name: string, args: string[]): Promise<unknown> {
   if (redis.autoPipelineQueueSize > 0) return redis.call(name, ...args);
-  // Loaded with the connection (createRedis loaded ioredis already), not at import.
-  Command ??= (createRequire(import.meta.url)('ioredis') as typeof Ioredis).Command;
-  const command = new Command(name, args, { replyEncoding: 'utf8' });
+  // The module createRedis loaded (not at import: a process without Redis never loads it).
+  const command = new (loadIoredis().Command)(name, args, { replyEncoding: 'utf8' });
   void redis.sendCommand(command);
   return command.promise;
 }
