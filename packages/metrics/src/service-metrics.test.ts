@@ -11,12 +11,25 @@ import {
 const read = async (metrics: ReturnType<typeof createServiceMetrics>) =>
   parsePrometheusText((await metrics.render()).body);
 
+const spendUserCpu = () => {
+  const start = process.cpuUsage();
+  const deadline = Date.now() + 5_000;
+  let sink = 0;
+  while (process.cpuUsage(start).user === 0 && Date.now() < deadline) {
+    for (let i = 0; i < 100_000; i++) sink += Math.sqrt(i);
+  }
+  return sink;
+};
+
 describe('createServiceMetrics', () => {
   it('gives each instance a registry of its own, so several roles share a process', async () => {
     const api = createServiceMetrics({ defaultLabels: { role: 'api' } });
     const gateway = createServiceMetrics({ defaultLabels: { role: 'gateway' } });
     api.http.request('GET', '/healthz', 200, 0.002);
     gateway.gateway.connections('web').inc();
+    // The process collectors count CPU from when they were created, and the kernel may account
+    // user time in whole ticks: spend CPU until the process's own counter moves.
+    spendUserCpu();
     const fromApi = await read(api);
     const fromGateway = await read(gateway);
     expect(
