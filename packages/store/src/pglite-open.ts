@@ -116,10 +116,13 @@ export const MAX_SIZED_SHARED_BUFFERS_MB = 128;
  * ~8 MB each), rounded up to 8 MB, at least {@link DEFAULT_SHARED_BUFFERS_MB} and at most
  * {@link MAX_SIZED_SHARED_BUFFERS_MB}, PostgreSQL's own default. The buffers are resident from
  * the start (see {@link DEFAULT_SHARED_BUFFERS_MB}), so a database with little data pays for
- * little, and one that grew to thousands of memories and chunks gets the cache its searches read
- * from (at 10,000 memories per user, 16 MB made memory search 1.2-1.3x slower; docs/BENCHMARKS.md,
- * "Footprint"). Sized when the database opens: one that grows while the service runs is sized
- * again at the next start.
+ * little, and one that grew to thousands of memories and chunks gets more of its indexes and
+ * tables cached (at 10,000 memories per user, 16 MB made memory search 1.2-1.3x slower;
+ * docs/BENCHMARKS.md, "Footprint"). A table scanned whole that is larger than a quarter of the
+ * cache still goes through PostgreSQL's small ring of buffers (its rule for large sequential
+ * scans) and is read from the OS page cache, which costs PGlite little (measured there too).
+ * Sized when the database opens: one that grows while the service runs is sized again at the
+ * next start.
  */
 export function sharedBuffersForData(dataDir: string | undefined): number {
   let largest = 0;
