@@ -86,7 +86,7 @@ export const serviceEnv = {
     .max(4096)
     .optional()
     .describe(
-      "the embedded database's page cache (PostgreSQL `shared_buffers`), in MB; PGlite holds all of it resident from the start. Unset: sized when the database opens, as large as the service's database rounded up to 8 MB, from 16 MB (a new database) to 128 MB; a database that grows is given more at the next start. A page read past it comes from the OS page cache through the file system: at 10,000 memories per user, searches took 1.2-1.3x as long at 16 MB ([BENCHMARKS.md](BENCHMARKS.md)). Set it to fix the size, e.g. lower on a machine short of memory. Only without `DATABASE_URL`",
+      "the embedded database's page cache (PostgreSQL `shared_buffers`), in MB; PGlite holds all of it resident from the start. Unset: sized when the database opens, as large as the service's database rounded up to 8 MB, from 16 MB (a new database) to 128 MB; as the database grows, every minute the cache is sized again, and PGlite is reopened with it (new statements wait, well under a second) once it is 16 MB or more above the open one. A page read past it comes from the OS page cache through the file system: at 10,000 memories per user, searches took 1.2-1.3x as long at 16 MB ([BENCHMARKS.md](BENCHMARKS.md)). Set it to fix the size, e.g. lower on a machine short of memory. Only without `DATABASE_URL`",
     ),
   INSTANCE_ID: optionalString.describe("this replica's id on the bus and in presence"),
 };

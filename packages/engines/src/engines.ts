@@ -33,6 +33,7 @@ import {
   createPgliteDatabase,
   createPostgresDatabase,
   pgliteDataDirExists,
+  PGLITE_CACHE_CHECK_MS,
   type Database,
 } from '@agent-backend/store';
 import { applyMigrations, pendingMigrations } from './migrations.js';
@@ -153,7 +154,27 @@ async function openEmbeddedDatabase(
   const started = performance.now();
   const fresh = !pgliteDataDirExists(dir);
   if (fresh) logger.info({ dataDir: dir }, `database: creating the embedded database in ${dir}`);
-  const db = await createPgliteDatabase({ dataDir: dir, thread: true, sharedBuffersMb });
+  const db = await createPgliteDatabase({
+    dataDir: dir,
+    thread: true,
+    sharedBuffersMb,
+    cacheCheckMs: PGLITE_CACHE_CHECK_MS,
+    onCacheChange: ({ fromMb, toMb, ms, error }) => {
+      if (error) {
+        logger.error(
+          { dataDir: dir, fromMb, toMb, error: error.message },
+          `database: the page cache could not grow from ${fromMb}MB (${error.message}); ${
+            toMb ? `kept ${toMb}MB` : 'the database could not be reopened'
+          }`,
+        );
+      } else {
+        logger.info(
+          { dataDir: dir, fromMb, toMb, ms },
+          `database: the data grew; page cache ${fromMb}MB -> ${toMb}MB (PGlite reopened in ${ms} ms)`,
+        );
+      }
+    },
+  });
   const how = {
     existing: 'opened',
     template: 'created from the cached initdb template',

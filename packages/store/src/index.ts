@@ -7,7 +7,13 @@ export {
   type Row,
 } from './database.js';
 export { createPostgresDatabase, type PostgresOptions } from './postgres.js';
-export { createPgliteDatabase, type PgliteDatabase, type PgliteOptions } from './pglite.js';
+export {
+  createPgliteDatabase,
+  PGLITE_CACHE_CHECK_MS,
+  type PgliteDatabase,
+  type PgliteOptions,
+} from './pglite.js';
+export type { PgliteCacheChange } from './pglite-messages.js';
 export {
   defaultTemplateDir,
   pgliteDataDirExists,

@@ -25,9 +25,24 @@ export interface SerializedError {
   readonly fields: Record<string, unknown>;
 }
 
-/** The thread's answers: `ready` once PGlite is open (or `failed`), then one per request. */
+/**
+ * The page cache grown (PGlite reopened) from `fromMb` to `toMb` in `ms`; with `error`, the
+ * reopen with `toMb` failed and `toMb` is what the database has now (0: it could not be reopened).
+ */
+export interface PgliteCacheChange {
+  readonly fromMb: number;
+  readonly toMb: number;
+  readonly ms: number;
+  readonly error?: SerializedError;
+}
+
+/**
+ * The thread's answers: `ready` once PGlite is open (or `failed`), then one per request, and
+ * `cache` whenever the page cache grew.
+ */
 export type PgliteResponse =
   | { readonly kind: 'ready'; readonly origin: PgliteOrigin }
+  | ({ readonly kind: 'cache' } & PgliteCacheChange)
   | { readonly kind: 'failed'; readonly error: SerializedError }
   | {
       readonly id: number;
@@ -38,8 +53,11 @@ export type PgliteResponse =
     }
   | { readonly id: number; readonly ok: false; readonly error: SerializedError };
 
-/** The options the thread opens PGlite with: `openPglite`'s own. */
-export type PgliteThreadData = OpenPgliteOptions;
+/**
+ * The options the thread opens PGlite with: `openPglite`'s own, and how often it sizes the page
+ * cache again (absent or 0: never; only with a data directory and no fixed size).
+ */
+export type PgliteThreadData = OpenPgliteOptions & { readonly cacheCheckMs?: number };
 
 /** An error as data that survives `postMessage` with its driver fields. */
 export function serializeError(error: unknown): SerializedError {

@@ -107,6 +107,12 @@ function clearDataDir(dataDir: string): void {
  */
 export const DEFAULT_SHARED_BUFFERS_MB = 16;
 
+/**
+ * How much more than the open cache {@link sharedBuffersForData} must give before the database
+ * thread reopens PGlite with it (each reopen holds statements back for well under a second).
+ */
+export const CACHE_GROW_STEP_MB = 16;
+
 /** The most {@link sharedBuffersForData} gives: what PGlite's initdb sets. */
 export const MAX_SIZED_SHARED_BUFFERS_MB = 128;
 
@@ -121,8 +127,8 @@ export const MAX_SIZED_SHARED_BUFFERS_MB = 128;
  * docs/BENCHMARKS.md, "Footprint"). A table scanned whole that is larger than a quarter of the
  * cache still goes through PostgreSQL's small ring of buffers (its rule for large sequential
  * scans) and is read from the OS page cache, which costs PGlite little (measured there too).
- * Sized when the database opens: one that grows while the service runs is sized again at the
- * next start.
+ * Sized when the database opens; the database thread grows it as the data grows (see
+ * `pglite-worker.ts`, {@link CACHE_GROW_STEP_MB}).
  */
 export function sharedBuffersForData(dataDir: string | undefined): number {
   let largest = 0;
@@ -163,7 +169,7 @@ function filesSize(dir: string): number {
  */
 export async function openPglite(
   options: OpenPgliteOptions,
-): Promise<{ db: PGlite; origin: PgliteOrigin }> {
+): Promise<{ db: PGlite; origin: PgliteOrigin; sharedBuffersMb: number }> {
   // Loaded here, not at import: a role on PostgreSQL never loads PGlite (docs/BENCHMARKS.md).
   const { PGlite } = await import('@electric-sql/pglite');
   const extensions: Extensions = options.vector
@@ -176,7 +182,7 @@ export async function openPglite(
   if (dataDir && pgliteDataDirExists(dataDir)) {
     const db = new PGlite({ dataDir, extensions, startParams, pgliteWasmModule });
     await db.waitReady;
-    return { db, origin: 'existing' };
+    return { db, origin: 'existing', sharedBuffersMb: sharedBuffers };
   }
   let file: string | undefined;
   try {
@@ -198,7 +204,7 @@ export async function openPglite(
       // The caller holds the directory's lock: a template that carried a lock file of its own
       // (written by another tool) must not leave another pid in it.
       if (dataDir) writeFileSync(join(dataDir, LOCK_FILE), String(process.pid), { mode: 0o600 });
-      return { db, origin: 'template' };
+      return { db, origin: 'template', sharedBuffersMb: sharedBuffers };
     } catch {
       await db?.close().catch(() => {});
       rmSync(file, { force: true });
@@ -208,5 +214,5 @@ export async function openPglite(
   const db = new PGlite({ dataDir, extensions, startParams, pgliteWasmModule });
   await db.waitReady;
   if (file) await saveTemplate(db, file);
-  return { db, origin: 'initdb' };
+  return { db, origin: 'initdb', sharedBuffersMb: sharedBuffers };
 }

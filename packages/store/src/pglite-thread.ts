@@ -8,6 +8,7 @@ import {
 } from './database.js';
 import {
   deserializeError,
+  type PgliteCacheChange,
   type PgliteRequest,
   type PgliteResponse,
   type PgliteThreadData,
@@ -39,6 +40,7 @@ const WORKER_FILE = new URL('./pglite-worker.js', import.meta.url);
  */
 export async function startPgliteThread(
   data: PgliteThreadData,
+  onCacheChange: (change: PgliteCacheChange) => void = () => {},
 ): Promise<Database & { readonly origin: PgliteOrigin }> {
   const worker = spawnModuleWorker(WORKER_FILE, { workerData: data });
   const pending = new Map<
@@ -59,6 +61,7 @@ export async function startPgliteThread(
         if (message.ok) waiter.resolve(message);
         else waiter.reject(deserializeError(message.error));
       } else if (message.kind === 'ready') resolve(message.origin);
+      else if (message.kind === 'cache') onCacheChange(message);
       else reject(deserializeError(message.error));
     };
     worker.on('message', onMessage);

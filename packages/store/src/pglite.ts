@@ -14,6 +14,7 @@ import {
   type OpenPgliteOptions,
   type PgliteOrigin,
 } from './pglite-open.js';
+import type { PgliteCacheChange } from './pglite-messages.js';
 import { startPgliteThread } from './pglite-thread.js';
 
 export interface PgliteOptions {
@@ -39,7 +40,18 @@ export interface PgliteOptions {
    * (`sharedBuffersForData`)
    */
   sharedBuffersMb?: number | undefined;
+  /**
+   * With `thread` and a data directory, and no `sharedBuffersMb`: how often the thread sizes the
+   * page cache again and grows it when the data grew ({@link PGLITE_CACHE_CHECK_MS} in the
+   * service; absent: never).
+   */
+  cacheCheckMs?: number;
+  /** Told when the thread grew the page cache (or failed to). */
+  onCacheChange?: (change: PgliteCacheChange) => void;
 }
+
+/** How often the service's database thread checks whether the page cache should grow. */
+export const PGLITE_CACHE_CHECK_MS = 60_000;
 
 /** The embedded database, with how it was opened (for the start's log line). */
 export interface PgliteDatabase extends Database {
@@ -65,7 +77,10 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
   };
   if (options.thread) {
     try {
-      const threaded = await startPgliteThread(open);
+      const threaded = await startPgliteThread(
+        { ...open, ...(options.cacheCheckMs ? { cacheCheckMs: options.cacheCheckMs } : {}) },
+        options.onCacheChange,
+      );
       return { ...threaded, close: () => threaded.close().finally(release) };
     } catch (error) {
       release();
