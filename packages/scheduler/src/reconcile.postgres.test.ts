@@ -85,3 +85,24 @@ describe('reconcileSchedules after the job backend lost its data', () => {
     }
   });
 });
+
+describe('TaskRepository.listForUser', () => {
+  it('lists tasks synced in one transaction in the same order at every call, by id', async () => {
+    const tasks = new TaskRepository(db);
+    const at = Date.now() + HOUR;
+    // Stored in ascending id order, in one transaction: the same updated_at for all three.
+    await db.transaction(async (tx) => {
+      const inTx = new TaskRepository(tx);
+      for (const id of ['list-a', 'list-b', 'list-c']) {
+        await inTx.upsert({ ...task(id, at, 'daily'), user_id: 'list-user' }, 'pending', at);
+      }
+    });
+    const listed = await tasks.listForUser('list-user', 10);
+    expect(new Set(listed.map((t) => t.updatedAt.getTime())).size).toBe(1);
+    expect(listed.map((t) => t.taskId)).toEqual(['list-c', 'list-b', 'list-a']);
+    expect((await tasks.listForUser('list-user', 2)).map((t) => t.taskId)).toEqual([
+      'list-c',
+      'list-b',
+    ]);
+  });
+});

@@ -99,11 +99,15 @@ export class TaskRepository {
     return rowCount > 0;
   }
 
-  /** A user's tasks (removed ones left out), most recently changed first. */
+  /**
+   * A user's tasks (removed ones left out), most recently changed first; tasks changed at the
+   * same instant (one sync's transaction) by id, descending, so the order and a limited list
+   * are the same at every call.
+   */
   async listForUser(userId: string, limit: number): Promise<TaskRecord[]> {
     const { rows } = await this.db.query<TaskRow>(
       `SELECT * FROM scheduled_tasks WHERE user_id = $1 AND status <> 'removed'
-       ORDER BY updated_at DESC LIMIT $2`,
+       ORDER BY updated_at DESC, task_id DESC LIMIT $2`,
       [userId, limit],
     );
     return rows.map(toRecord);
