@@ -181,10 +181,7 @@ async function openEmbeddedDatabase(
     initdb: 'created by initdb (the template for later data directories is now cached)',
   }[db.origin];
   // Sized by the data when not set (docs/deployment.md, "Memory"): said, so an operator sees it.
-  const { rows } = await db.query<{ cache: string }>(
-    `SELECT current_setting('shared_buffers') AS cache`,
-  );
-  const pageCache = rows[0]?.cache;
+  const pageCache = `${db.sharedBuffersMb}MB`;
   logger.info(
     { dataDir: dir, origin: db.origin, pageCache, ms: elapsedMs(started) },
     `database: PGlite ${how} (page cache ${pageCache}) in ${seconds(started)}`,

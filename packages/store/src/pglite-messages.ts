@@ -41,7 +41,7 @@ export interface PgliteCacheChange {
  * `cache` whenever the page cache grew.
  */
 export type PgliteResponse =
-  | { readonly kind: 'ready'; readonly origin: PgliteOrigin }
+  | { readonly kind: 'ready'; readonly origin: PgliteOrigin; readonly sharedBuffersMb: number }
   | ({ readonly kind: 'cache' } & PgliteCacheChange)
   | { readonly kind: 'failed'; readonly error: SerializedError }
   | {

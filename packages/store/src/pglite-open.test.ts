@@ -129,6 +129,7 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
     expect((await grown.query(`SELECT current_setting('shared_buffers') AS s`)).rows).toEqual([
       { s: `${sharedBuffersForData(dataDir)}MB` },
     ]);
+    expect(grown.sharedBuffersMb).toBe(104);
     await grown.close();
 
     // PGLITE_SHARED_BUFFERS_MB: another size, on the thread as the service opens it, and here.
@@ -138,6 +139,7 @@ describe('PGlite from the cached initdb template', { timeout: 180_000 }, () => {
         `SELECT current_setting('shared_buffers') AS shared_buffers`,
       );
       expect(rows).toEqual([{ shared_buffers: '48MB' }]);
+      expect(sized.sharedBuffersMb).toBe(48);
       await sized.close();
     }
   });

@@ -41,7 +41,7 @@ const WORKER_FILE = new URL('./pglite-worker.js', import.meta.url);
 export async function startPgliteThread(
   data: PgliteThreadData,
   onCacheChange: (change: PgliteCacheChange) => void = () => {},
-): Promise<Database & { readonly origin: PgliteOrigin }> {
+): Promise<Database & { readonly origin: PgliteOrigin; readonly sharedBuffersMb: number }> {
   const worker = spawnModuleWorker(WORKER_FILE, { workerData: data });
   const pending = new Map<
     number,
@@ -51,7 +51,7 @@ export async function startPgliteThread(
   let gone: Error | undefined;
   let closed = false;
 
-  const ready = new Promise<PgliteOrigin>((resolve, reject) => {
+  const ready = new Promise<Extract<PgliteResponse, { kind: 'ready' }>>((resolve, reject) => {
     const onMessage = (message: PgliteResponse) => {
       if ('id' in message) {
         const waiter = pending.get(message.id);
@@ -60,7 +60,7 @@ export async function startPgliteThread(
         if (!waiter) return;
         if (message.ok) waiter.resolve(message);
         else waiter.reject(deserializeError(message.error));
-      } else if (message.kind === 'ready') resolve(message.origin);
+      } else if (message.kind === 'ready') resolve(message);
       else if (message.kind === 'cache') onCacheChange(message);
       else reject(deserializeError(message.error));
     };
@@ -76,9 +76,9 @@ export async function startPgliteThread(
       pending.clear();
     });
   });
-  let origin: PgliteOrigin;
+  let opened: Extract<PgliteResponse, { kind: 'ready' }>;
   try {
-    origin = await ready;
+    opened = await ready;
   } catch (error) {
     await worker.terminate();
     throw error;
@@ -106,7 +106,8 @@ export async function startPgliteThread(
 
   return {
     dialect: 'pglite',
-    origin,
+    origin: opened.origin,
+    sharedBuffersMb: opened.sharedBuffersMb,
     async query<R extends Row>(sql: string, params?: readonly unknown[]) {
       if (closed) throw new DatabaseClosedError();
       return query<R>(sql, params);

@@ -159,7 +159,7 @@ try {
       send({ id: request.id, ok: false, error: serializeError(error) }),
     );
   });
-  send({ kind: 'ready', origin: opened.origin });
+  send({ kind: 'ready', origin: opened.origin, sharedBuffersMb: opened.sharedBuffersMb });
   const { dataDir, cacheCheckMs } = options;
   if (dataDir && options.sharedBuffersMb === undefined && cacheCheckMs) {
     let cacheMb = opened.sharedBuffersMb;

@@ -56,6 +56,8 @@ export const PGLITE_CACHE_CHECK_MS = 60_000;
 /** The embedded database, with how it was opened (for the start's log line). */
 export interface PgliteDatabase extends Database {
   readonly origin: PgliteOrigin;
+  /** The page cache (`shared_buffers`) it was opened with, in MB; the thread may grow it later. */
+  readonly sharedBuffersMb: number;
 }
 
 /**
@@ -89,8 +91,9 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
   }
   let db: PGlite;
   let origin: PgliteOrigin;
+  let sharedBuffersMb: number;
   try {
-    ({ db, origin } = await openPglite(open));
+    ({ db, origin, sharedBuffersMb } = await openPglite(open));
   } catch (error) {
     release();
     throw error;
@@ -109,6 +112,7 @@ export async function createPgliteDatabase(options: PgliteOptions = {}): Promise
   return {
     dialect: 'pglite',
     origin,
+    sharedBuffersMb,
     async query<R extends Row>(sql: string, params?: readonly unknown[]) {
       if (closed) throw new DatabaseClosedError();
       return run<R>(db, sql, params);
