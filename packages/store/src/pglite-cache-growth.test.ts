@@ -2,7 +2,7 @@ import { mkdirSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'nod
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { createPgliteDatabase, type Database, type PgliteCacheChange } from './index.js';
 
 const MIB = 2 ** 20;
@@ -29,14 +29,6 @@ function grow(dataDir: string, mb: number): void {
 
 const cacheOf = async (db: Database) =>
   (await db.query<{ s: string }>(`SELECT current_setting('shared_buffers') AS s`)).rows[0]?.s;
-
-async function until(check: () => boolean, what: string, ms = 15_000): Promise<void> {
-  const deadline = Date.now() + ms;
-  while (!check()) {
-    if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}`);
-    await sleep(20);
-  }
-}
 
 describe('the database thread grows the page cache with the data', () => {
   it('reopens PGlite with the larger cache once no transaction is open, losing no statement', async () => {
@@ -72,7 +64,10 @@ describe('the database thread grows the page cache with the data', () => {
           next++;
         }
       })();
-      await until(() => changes.length > 0, 'the cache to grow');
+      await vi.waitFor(() => expect(changes.length).toBeGreaterThan(0), {
+        timeout: 15_000,
+        interval: 20,
+      });
       await writer;
 
       expect(changes).toHaveLength(1);
