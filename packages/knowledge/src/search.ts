@@ -117,9 +117,9 @@ function lexicalHits(
 
 /**
  * Most similar chunks by cosine similarity (the score), among chunks embedded by the query's
- * model with vectors of its size. With pgvector: `<=>` over the `vector` column, exact (every
- * chunk of the searched bases; no approximate index, whose filtering by user and base would
- * lose results). Without: a dot product of the unit `real[]` vectors in plain SQL, exact up to
+ * model with vectors of its size. With pgvector: the inner product (`<#>`; the vectors are unit
+ * length, so it is the cosine) over the `vector` column, exact (every chunk of the searched
+ * bases; no approximate index, whose filtering by user and base would lose results). Without: a dot product of the unit `real[]` vectors in plain SQL, exact up to
  * {@link ARRAY_EXACT_MAX_CHUNKS} chunks, else over `candidates` only.
  */
 async function vectorHits(
@@ -142,7 +142,9 @@ async function vectorHits(
   let restrict = '';
   if (support.kind === 'pgvector') {
     const s = quoteIdentifier(support.schema);
-    score = `1 - (c.embedding OPERATOR(${s}.<=>) $3::real[]::${s}.vector)`;
+    // The inner product: the vectors are unit length (see `Embedder`), so it is the cosine,
+    // and pgvector's `<#>` (its negation) does a third of the arithmetic of `<=>`.
+    score = `-(c.embedding OPERATOR(${s}.<#>) $3::real[]::${s}.vector)`;
   } else {
     score = '(SELECT sum(a * b) FROM unnest(c.embedding, $3::real[]) AS v(a, b))';
     const exactMax = options.arrayExactMaxChunks ?? ARRAY_EXACT_MAX_CHUNKS;

@@ -141,9 +141,10 @@ export function lexicalMemoryHits(
 
 /**
  * Most similar memories of one user by cosine similarity (the score), among those embedded by
- * the query's model with vectors of its size: pgvector's `<=>` over all of them, or without
- * pgvector a plain-SQL dot product, over all of them up to {@link MEMORY_ARRAY_EXACT_MAX} and
- * over `candidates` beyond it.
+ * the query's model with vectors of its size: pgvector's inner product (`<#>`; the vectors are
+ * unit length, so it is the cosine) over all of them, or without pgvector a plain-SQL dot
+ * product, over all of them up to {@link MEMORY_ARRAY_EXACT_MAX} and over `candidates` beyond
+ * it.
  */
 export async function vectorMemoryHits(
   db: Queryable,
@@ -158,7 +159,9 @@ export async function vectorMemoryHits(
   let restrict = '';
   if (support.kind === 'pgvector') {
     const s = quoteIdentifier(support.schema);
-    score = `1 - (m.embedding OPERATOR(${s}.<=>) $2::real[]::${s}.vector)`;
+    // The inner product: the vectors are unit length (see `Embedder`), so it is the cosine,
+    // and pgvector's `<#>` (its negation) does a third of the arithmetic of `<=>`.
+    score = `-(m.embedding OPERATOR(${s}.<#>) $2::real[]::${s}.vector)`;
   } else {
     score = '(SELECT sum(a * b) FROM unnest(m.embedding, $2::real[]) AS v(a, b))';
     const exactMax = options.arrayExactMax ?? MEMORY_ARRAY_EXACT_MAX;

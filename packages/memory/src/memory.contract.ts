@@ -10,7 +10,7 @@ import {
 import { conceptEmbedding, startScriptedModel, type ScriptedModel } from '@agent-backend/testing';
 import { InvalidCursorError } from './cursor.js';
 import { MemoryRepository, MissingUserError } from './memory-repository.js';
-import { searchMemories } from './memory-search.js';
+import { searchMemories, searchSettings, vectorMemoryHits } from './memory-search.js';
 import { InvalidMemoryError } from './memory-text.js';
 
 export interface MemoryContractOptions {
@@ -289,6 +289,29 @@ export function describeMemoryContract(
       expect(both).toHaveLength(2);
       expect(both[0]!.score).toBeGreaterThanOrEqual(both[1]!.score);
       expect(await hybrid.search('mallory', 'automobile upkeep')).toEqual([]);
+    });
+
+    it("scores the vector side by the cosine similarity of the model's vectors", async () => {
+      const texts = ['Our cars are serviced every spring.', 'The car needs new tyres soon.'];
+      for (const text of texts) await hybrid.save('quinn', { text });
+      const query = 'automobile upkeep';
+      const [vector] = await embedder.embed([query]);
+      const hits = await vectorMemoryHits(
+        db,
+        { userId: 'quinn', query, embedding: { model: 'concepts-1', vector: vector! } },
+        5,
+        [],
+        (await searchSettings(db)).support,
+      );
+      // The cosine of the vectors the endpoint answered, before the embedder scaled them.
+      const cosine = (a: number[], b: number[]) =>
+        a.reduce((sum, x, i) => sum + x * b[i]!, 0) / (Math.hypot(...a) * Math.hypot(...b));
+      const expected = texts
+        .map((text) => ({ text, score: cosine(conceptEmbedding(text), conceptEmbedding(query)) }))
+        .sort((a, b) => b.score - a.score);
+      expect(expected[0]!.score).toBeGreaterThan(expected[1]!.score);
+      expect(hits.map((h) => h.text)).toEqual(expected.map((e) => e.text));
+      hits.forEach((hit, i) => expect(hit.score).toBeCloseTo(expected[i]!.score, 5));
     });
 
     it('without pgvector, compares with word matches only past the exact-scan limit', async () => {
