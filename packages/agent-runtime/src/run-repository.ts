@@ -140,13 +140,19 @@ export class RunRepository {
     return rows.map((row) => row.run_id);
   }
 
-  /** Runs recorded as `running` that started before `startedBefore` (a takeover sweep's candidates). */
-  async running(startedBefore: Date, limit = 100): Promise<StoredRun[]> {
+  /**
+   * Runs recorded as `running` that started before `startedBefore` (a takeover sweep's
+   * candidates), oldest first, ties by run id, `limit` at most: a page. `after` (the last run of
+   * the previous page) continues past it, so a sweep reaches every candidate however many older
+   * runs are alive; a run erased since ends the pages early (the next sweep starts over).
+   */
+  async running(startedBefore: Date, limit = 100, after?: string): Promise<StoredRun[]> {
     const { rows } = await this.db.query<RunRow>(
       `SELECT ${COLUMNS} FROM agent_runs
         WHERE status = 'running' AND started_at < $1 AND request IS NOT NULL
-        ORDER BY started_at LIMIT $2`,
-      [startedBefore.toISOString(), limit],
+          ${after === undefined ? '' : 'AND (started_at, run_id) > (SELECT started_at, run_id FROM agent_runs WHERE run_id = $3)'}
+        ORDER BY started_at, run_id LIMIT $2`,
+      [startedBefore.toISOString(), limit, ...(after === undefined ? [] : [after])],
     );
     return rows.map(toStored);
   }

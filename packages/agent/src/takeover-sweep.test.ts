@@ -36,4 +36,19 @@ describe('takeover sweep', () => {
       await stop();
     }
   });
+
+  it("reaches a dead holder's run behind a full page of live ones", async () => {
+    // 100 older runs whose holders are alive (their leases stand): a whole page of the sweep's
+    // default size, none to take over.
+    for (let i = 0; i < 100; i++) await fixture.handedOverRun(`live-user-${i % 10}`);
+    const lost = await orphan('late-user', 'chat:lark:oc_late');
+    const stop = startTakeoverSweep(fixture, { intervalMs: 50, leaseTtlMs: 0 });
+    try {
+      await expect
+        .poll(async () => (await fixture.runner.runs.load(lost))?.status, { timeout: 5_000 })
+        .toBe('aborted');
+    } finally {
+      await stop();
+    }
+  });
 });

@@ -2,10 +2,14 @@ import {
   isReservedSessionId,
   sessionLeaseHolder,
   type AgentRunner,
+  type StoredRun,
 } from '@agent-backend/agent-runtime';
 import type { Engines } from '@agent-backend/engines';
 import type { Logger } from '@agent-backend/logger';
 import { enqueueRunJob } from './run-jobs.js';
+
+/** Default of the sweep's `pageSize`. */
+const SWEEP_PAGE = 100;
 
 /**
  * Looks every `intervalMs` for runs recorded as `running` whose session lease expired (their
@@ -13,7 +17,8 @@ import { enqueueRunJob } from './run-jobs.js';
  * queue one; the job takes the lease with `ifAbsent`, so one holder continues the run. A run of
  * a scheduled task or a chat message (a reserved session id) is not taken over but recorded as
  * ended (`aborted`): its own job, retried by the queue, runs the occurrence or the message again
- * in a run of its own, and a takeover as well would run it twice. Returns the stop function.
+ * in a run of its own, and a takeover as well would run it twice. Every run recorded `running`
+ * and older than the lease is looked at, a page at a time. Returns the stop function.
  */
 export function startTakeoverSweep(
   deps: {
@@ -21,15 +26,34 @@ export function startTakeoverSweep(
     readonly runner: AgentRunner;
     readonly logger: Logger;
   },
-  options: { readonly intervalMs: number; readonly leaseTtlMs: number },
+  options: {
+    readonly intervalMs: number;
+    readonly leaseTtlMs: number;
+    /** Runs read per statement. @default 100 */
+    readonly pageSize?: number;
+  },
 ): () => Promise<void> {
   const { engines, runner, logger } = deps;
   let sweeping: Promise<void> = Promise.resolve();
+  const pageSize = options.pageSize ?? SWEEP_PAGE;
   const sweep = async () => {
-    const candidates = await runner.runs.running(new Date(Date.now() - options.leaseTtlMs));
-    for (const run of candidates) {
-      const holder = await sessionLeaseHolder(engines.ephemeral, run.userId, run.sessionId);
-      if (holder !== null) continue;
+    const startedBefore = new Date(Date.now() - options.leaseTtlMs);
+    // Page by page: the oldest runs may all be alive (long tool calls), and a sweep that looked
+    // at them alone would never reach a dead holder's younger runs.
+    for (let after: string | undefined; ;) {
+      const page = await runner.runs.running(startedBefore, pageSize, after);
+      await takeOverOrphans(page);
+      if (page.length < pageSize) return;
+      after = page[page.length - 1]!.runId;
+    }
+  };
+  const takeOverOrphans = async (page: StoredRun[]) => {
+    // The leases of a page read together, not one round trip after another.
+    const holders = await Promise.all(
+      page.map((run) => sessionLeaseHolder(engines.ephemeral, run.userId, run.sessionId)),
+    );
+    for (const [i, run] of page.entries()) {
+      if (holders[i] !== null) continue;
       if (isReservedSessionId(run.sessionId)) {
         if (await runner.runs.abandon(run.runId)) {
           logger.warn(
