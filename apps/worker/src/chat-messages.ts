@@ -5,6 +5,7 @@ import {
   larkClients,
   processChatMessage,
   requeueUnanswered,
+  type InboxCursor,
 } from '@agent-backend/chat-platform';
 import { inJobSpan } from '@agent-backend/jobs';
 import { ChatMessageJob } from '@agent-backend/protocol';
@@ -70,13 +71,18 @@ export async function processChatMessages(
     { concurrency: 4 },
   );
   let checks = 0;
+  // Each check goes on where the previous one stopped, so older messages the queue still holds
+  // (or failed for good) do not hide younger ones it lost.
+  let after: InboxCursor | undefined;
   return startPeriodic(
     CHAT_INBOX_WATCH_INTERVAL_MS,
     async () => {
-      const requeued = await requeueUnanswered(engines, {
+      const { requeued, next } = await requeueUnanswered(engines, {
         minAgeMs: CHAT_INBOX_REQUEUE_AFTER_MS,
         limit: REQUEUE_BATCH,
+        ...(after ? { after } : {}),
       });
+      after = next;
       if (requeued > 0) logger.debug({ requeued }, 'unanswered chat messages handed to the queue');
       if (++checks % PRUNE_EVERY === 1) await inbox.prune();
     },

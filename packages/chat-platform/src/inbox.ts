@@ -60,21 +60,44 @@ export class ChatInbox {
 
   /**
    * Unanswered messages received between {@link INBOX_REQUEUE_WINDOW_MS} and `minAgeMs` ago,
-   * oldest first. Rows whose job no longer parses are left out (they cannot be answered).
+   * oldest first (ties by platform and event id), `limit` rows at most: a page, after the
+   * message `after` when given. `rows` counts the page's rows, `jobs` leaves out those whose job
+   * no longer parses (they cannot be answered); `last` is the page's last message.
    */
-  async unanswered(minAgeMs: number, limit: number): Promise<ChatMessageJob[]> {
-    const { rows } = await this.db.query<{ job: unknown }>(
-      `SELECT job FROM chat_inbox
+  async unanswered(
+    minAgeMs: number,
+    limit: number,
+    after?: InboxCursor,
+  ): Promise<{ jobs: ChatMessageJob[]; rows: number; last: InboxCursor | undefined }> {
+    const { rows } = await this.db.query<{ job: unknown; platform: string; event_id: string }>(
+      `SELECT job, platform, event_id FROM chat_inbox
        WHERE replied_at IS NULL
          AND received_at < now() - make_interval(secs => $1::float8 / 1000)
          AND received_at > now() - make_interval(secs => $2::float8 / 1000)
-       ORDER BY received_at LIMIT $3`,
-      [minAgeMs, INBOX_REQUEUE_WINDOW_MS, limit],
+         ${
+           after
+             ? `AND (received_at, platform, event_id) > (SELECT received_at, platform, event_id
+                  FROM chat_inbox WHERE platform = $4 AND event_id = $5)`
+             : ''
+         }
+       ORDER BY received_at, platform, event_id LIMIT $3`,
+      [
+        minAgeMs,
+        INBOX_REQUEUE_WINDOW_MS,
+        limit,
+        ...(after ? [after.platform, after.event_id] : []),
+      ],
     );
-    return rows.flatMap((r) => {
+    const jobs = rows.flatMap((r) => {
       const parsed = ChatMessageJob.safeParse(r.job);
       return parsed.success ? [parsed.data] : [];
     });
+    const tail = rows[rows.length - 1];
+    return {
+      jobs,
+      rows: rows.length,
+      last: tail && { platform: tail.platform, event_id: tail.event_id },
+    };
   }
 
   /** Deletes rows older than {@link INBOX_RETENTION_MS}; returns how many. */
@@ -104,18 +127,35 @@ export async function acceptChatMessage(
   await deps.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: chatMessageJobId(job) });
 }
 
+/** Where a pass over the unanswered messages stopped: the last message it handed over. */
+export interface InboxCursor {
+  readonly platform: string;
+  readonly event_id: string;
+}
+
 /**
- * Queues every unanswered message at least `minAgeMs` old again (at most `limit`). The queue
- * ignores ids it still holds (waiting, running, retrying, finished or failed within its
- * retention), so only messages the queue lost run again. Returns how many were handed over.
+ * Queues unanswered messages at least `minAgeMs` old again, `limit` at most, after the message
+ * `after` (where the previous call stopped) when given. The queue ignores ids it still holds
+ * (waiting, running, retrying, finished or failed within its retention), so only messages the
+ * queue lost run again. Returns how many were handed over and where to go on next time: past
+ * the last one, or from the oldest again once the window was read to its end (`next`
+ * undefined). So calls passing `next` along reach every unanswered message, however many older
+ * ones the queue still holds or failed for good.
  */
 export async function requeueUnanswered(
   deps: { db: Database; jobs: JobQueue },
-  options: { minAgeMs: number; limit: number },
-): Promise<number> {
-  const jobs = await new ChatInbox(deps.db).unanswered(options.minAgeMs, options.limit);
-  for (const job of jobs) {
+  options: { minAgeMs: number; limit: number; after?: InboxCursor },
+): Promise<{ requeued: number; next: InboxCursor | undefined }> {
+  const page = await new ChatInbox(deps.db).unanswered(
+    options.minAgeMs,
+    options.limit,
+    options.after,
+  );
+  for (const job of page.jobs) {
     await deps.jobs.add(CHAT_MESSAGE_QUEUE, job, { jobId: chatMessageJobId(job) });
   }
-  return jobs.length;
+  return {
+    requeued: page.jobs.length,
+    next: page.rows < options.limit ? undefined : page.last,
+  };
 }

@@ -7,6 +7,7 @@ export {
   requeueUnanswered,
   INBOX_REQUEUE_WINDOW_MS,
   INBOX_RETENTION_MS,
+  type InboxCursor,
 } from './inbox.js';
 export {
   chatSessionOwner,
