@@ -18,37 +18,36 @@ describe('takeover sweep', () => {
     return prepared.runId;
   };
 
+  /** Runs `check` while a sweep looks every 50 ms at every run, then stops the sweep. */
+  const whileSweeping = async (check: () => Promise<void>) => {
+    const stop = startTakeoverSweep(fixture, { intervalMs: 50, leaseTtlMs: 0 });
+    try {
+      await check();
+    } finally {
+      await stop();
+    }
+  };
+
+  const statusOf = (runId: string) =>
+    expect.poll(async () => (await fixture.runner.runs.load(runId))?.status, { timeout: 5_000 });
+
   it('ends a scheduled or chat run whose holder died instead of taking it over', async () => {
     const task = await orphan('task-user', 'task:t-sweep:1795831503000:1');
     const chat = await orphan('chat-user', 'chat:lark:oc_sweep');
     const plain = await orphan('plain-user', 'plain-session');
-    const stop = startTakeoverSweep(fixture, { intervalMs: 50, leaseTtlMs: 0 });
-    try {
-      await expect
-        .poll(async () => (await fixture.runner.runs.load(task))?.status, { timeout: 5_000 })
-        .toBe('aborted');
-      await expect
-        .poll(async () => (await fixture.runner.runs.load(chat))?.status, { timeout: 5_000 })
-        .toBe('aborted');
+    await whileSweeping(async () => {
+      await statusOf(task).toBe('aborted');
+      await statusOf(chat).toBe('aborted');
       // A run of a session of the client's is left for its takeover job.
       expect((await fixture.runner.runs.load(plain))?.status).toBe('running');
-    } finally {
-      await stop();
-    }
+    });
   });
 
   it("reaches a dead holder's run behind a full page of live ones", async () => {
-    // 100 older runs whose holders are alive (their leases stand): a whole page of the sweep's
-    // default size, none to take over.
+    // 100 older runs whose holders are alive (their leases stand): a whole page of the sweep,
+    // none to take over.
     for (let i = 0; i < 100; i++) await fixture.handedOverRun(`live-user-${i % 10}`);
     const lost = await orphan('late-user', 'chat:lark:oc_late');
-    const stop = startTakeoverSweep(fixture, { intervalMs: 50, leaseTtlMs: 0 });
-    try {
-      await expect
-        .poll(async () => (await fixture.runner.runs.load(lost))?.status, { timeout: 5_000 })
-        .toBe('aborted');
-    } finally {
-      await stop();
-    }
+    await whileSweeping(() => statusOf(lost).toBe('aborted'));
   });
 });

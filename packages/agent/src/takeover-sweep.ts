@@ -8,7 +8,7 @@ import type { Engines } from '@agent-backend/engines';
 import type { Logger } from '@agent-backend/logger';
 import { enqueueRunJob } from './run-jobs.js';
 
-/** Default of the sweep's `pageSize`. */
+/** Runs read per statement of a sweep. */
 const SWEEP_PAGE = 100;
 
 /**
@@ -29,21 +29,18 @@ export function startTakeoverSweep(
   options: {
     readonly intervalMs: number;
     readonly leaseTtlMs: number;
-    /** Runs read per statement. @default 100 */
-    readonly pageSize?: number;
   },
 ): () => Promise<void> {
   const { engines, runner, logger } = deps;
   let sweeping: Promise<void> = Promise.resolve();
-  const pageSize = options.pageSize ?? SWEEP_PAGE;
   const sweep = async () => {
     const startedBefore = new Date(Date.now() - options.leaseTtlMs);
     // Page by page: the oldest runs may all be alive (long tool calls), and a sweep that looked
     // at them alone would never reach a dead holder's younger runs.
     for (let after: string | undefined; ;) {
-      const page = await runner.runs.running(startedBefore, pageSize, after);
+      const page = await runner.runs.running(startedBefore, SWEEP_PAGE, after);
       await takeOverOrphans(page);
-      if (page.length < pageSize) return;
+      if (page.length < SWEEP_PAGE) return;
       after = page[page.length - 1]!.runId;
     }
   };
