@@ -8,10 +8,12 @@
  *
  * Each tree must be built (`node scripts/build.mjs` in it). Prints each round's p50 and, per
  * build, the median p50 of its rounds and what it spends over the model's own first chunk (the
- * model's p50 read directly, in the same run). Env: TREES (default this checkout twice), ROUNDS
- * (default 6), DURATION_S (default 10), ENGINE (`postgres`, the default: the api role on
- * REDIS_URL and DATABASE_URL; `embedded`: the all-in-one with neither, PGlite in a fresh
- * DATA_DIR each round, as `npm start` runs it).
+ * model's p50 read directly, in the same run), and the CPU per run of the api process and of
+ * Redis (pooled over the build's rounds: what a latency change costs in throughput). Env: TREES
+ * (default this checkout twice), ROUNDS (default 6), DURATION_S (default 10), CONCURRENCY
+ * (invokes in flight, each sent when the one before it ended; default 1), ENGINE (`postgres`, the
+ * default: the api role on REDIS_URL and DATABASE_URL; `embedded`: the all-in-one with neither,
+ * PGlite in a fresh DATA_DIR each round, as `npm start` runs it).
  */
 import { generateKeyPairSync } from 'node:crypto';
 import { mkdtempSync, rmSync } from 'node:fs';
@@ -30,19 +32,21 @@ import {
 import { readChunks } from './peers/agent-stream-client.js';
 import { fmt, percentile } from './support/open-loop.js';
 import {
+  cpuMs,
   invokeService,
   machineLine,
   oneUserApiEnv,
   ROOT,
   startEntry,
 } from './support/processes.js';
-import { unlinkPrefix } from './support/redis.js';
+import { redisServer, unlinkPrefix } from './support/redis.js';
 
 const redisUrl = (process.env.REDIS_URL ??= 'redis://127.0.0.1:6379');
 const databaseUrl = (process.env.DATABASE_URL ??= 'postgres://postgres@127.0.0.1:5432/test');
 const trees = (process.env.TREES ?? `${ROOT},${ROOT}`).split(',').map((t) => resolve(t));
 const rounds = Number(process.env.ROUNDS ?? 6);
 const durationMs = Number(process.env.DURATION_S ?? 10) * 1_000;
+const concurrency = Number(process.env.CONCURRENCY ?? 1);
 const embedded = (process.env.ENGINE ?? 'postgres') === 'embedded';
 if (!embedded && process.env.ENGINE !== undefined && process.env.ENGINE !== 'postgres')
   throw new Error('ENGINE must be postgres or embedded');
@@ -85,7 +89,15 @@ async function main(): Promise<void> {
       if (i >= 20) own.push(first);
     }
     const modelP50 = median(own);
+    const redisPid = embedded ? undefined : (await redisServer(redisUrl)).pid;
     const p50s = new Map<string, number[]>(trees.map((tree, i) => [`${i}:${tree}`, []]));
+    /** Per build: runs measured, and the CPU (ms) the api and Redis spent on them. */
+    const cost = new Map(
+      [...p50s.keys()].map((key): [string, { runs: number; api: number; redis: number }] => [
+        key,
+        { runs: 0, api: 0, redis: 0 },
+      ]),
+    );
     for (let round = 0; round < rounds; round++) {
       const order = round % 2 === 0 ? [...p50s.keys()] : [...p50s.keys()].reverse();
       for (const key of order) {
@@ -102,8 +114,7 @@ async function main(): Promise<void> {
         );
         try {
           const firsts: number[] = [];
-          const end = Date.now() + durationMs;
-          for (let i = 0; Date.now() < end; i++) {
+          const invoke = async () => {
             const name = `ab-${n++}`;
             model.script(name, [answer()]);
             const started = performance.now();
@@ -115,10 +126,29 @@ async function main(): Promise<void> {
                 llm_config: { baseUrl: model.baseUrl, apiKey: 'sk-bench', modelName: name },
               }),
             });
-            const { first } = await readChunks(response, started);
-            // The first runs of a fresh process load and compile what the rest reuse.
-            if (i >= 50) firsts.push(first);
-          }
+            return (await readChunks(response, started)).first;
+          };
+          /** `concurrency` invokes in flight until `done`, each started when one ended. */
+          const drive = (done: () => boolean, firstChunks?: number[]) =>
+            Promise.all(
+              Array.from({ length: concurrency }, async () => {
+                while (!done()) {
+                  const first = await invoke();
+                  firstChunks?.push(first);
+                }
+              }),
+            );
+          // The first runs of a fresh process load and compile what the rest reuse.
+          let warmUps = 0;
+          await drive(() => warmUps++ >= 50);
+          const apiBefore = cpuMs(api.child.pid!) ?? 0;
+          const redisBefore = redisPid ? (cpuMs(redisPid) ?? 0) : 0;
+          const end = Date.now() + durationMs;
+          await drive(() => Date.now() >= end, firsts);
+          const spent = cost.get(key)!;
+          spent.runs += firsts.length;
+          spent.api += (cpuMs(api.child.pid!) ?? 0) - apiBefore;
+          if (redisPid) spent.redis += (cpuMs(redisPid) ?? 0) - redisBefore;
           const p50 = median(firsts);
           p50s.get(key)!.push(p50);
           console.log(
@@ -131,10 +161,13 @@ async function main(): Promise<void> {
       }
     }
     console.log(`\nthe model's own first chunk p50: ${fmt(modelP50)} ms`);
-    for (const [key, values] of p50s)
+    for (const [key, values] of p50s) {
+      const spent = cost.get(key)!;
+      const redis = redisPid ? `, Redis ${fmt(spent.redis / spent.runs)} ms` : '';
       console.log(
-        `${key}: median of the rounds' p50 ${fmt(median(values))} ms, over the model's own ${fmt(median(values) - modelP50)} ms`,
+        `${key}: median of the rounds' p50 ${fmt(median(values))} ms, over the model's own ${fmt(median(values) - modelP50)} ms; CPU per run: api ${fmt(spent.api / spent.runs)} ms${redis}`,
       );
+    }
     console.log(`machine at the end: ${machineLine()}`);
   } finally {
     await model.close();

@@ -4,6 +4,7 @@ import {
   defineScript,
   redisKeys,
   scanKeys,
+  sendNow,
   type Redis,
   type RedisKeys,
 } from '@agent-backend/redis';
@@ -39,10 +40,10 @@ class RedisEphemeralStore implements EphemeralStore {
 
   async set(key: string, value: string, options: SetOptions = {}): Promise<boolean> {
     this.assertOpen();
-    const args: (string | number)[] = [this.keys.ephemeral(key), value];
-    if (options.ttlMs !== undefined) args.push('PX', checkTtl(options.ttlMs));
+    const args = [this.keys.ephemeral(key), value];
+    if (options.ttlMs !== undefined) args.push('PX', String(checkTtl(options.ttlMs)));
     if (options.ifAbsent) args.push('NX');
-    return (await this.redis.call('SET', ...args)) === 'OK';
+    return (await sendNow(this.redis, 'set', args)) === 'OK';
   }
 
   async get(key: string): Promise<string | null> {

@@ -1,5 +1,6 @@
 import { createHash } from 'node:crypto';
 import type { Redis } from './connection.js';
+import { sendNow } from './send-now.js';
 
 /** A Lua script run atomically on the server; see {@link defineScript}. */
 export type RedisScript = (
@@ -15,11 +16,16 @@ export type RedisScript = (
  * Why not ioredis `defineCommand`: it patches the client with untyped methods; this keeps the
  * call typed and the script next to the code that uses it.
  */
-export function defineScript(lua: string): RedisScript {
+export function defineScript(lua: string, options: { now?: boolean } = {}): RedisScript {
   const sha = createHash('sha1').update(lua).digest('hex');
+  const evalsha = options.now
+    ? (redis: Redis, keys: readonly string[], args: readonly (string | number)[]) =>
+        sendNow(redis, 'evalsha', [sha, String(keys.length), ...keys, ...args.map(String)])
+    : (redis: Redis, keys: readonly string[], args: readonly (string | number)[]) =>
+        redis.evalsha(sha, keys.length, ...keys, ...args);
   return async (redis, keys, args) => {
     try {
-      return await redis.evalsha(sha, keys.length, ...keys, ...args);
+      return await evalsha(redis, keys, args);
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
       return redis.eval(lua, keys.length, ...keys, ...args);

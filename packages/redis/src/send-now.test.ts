@@ -10,7 +10,7 @@ describe('sendNow', () => {
   });
   const prefix = uniquePrefix('send-now');
   afterAll(async () => {
-    await redis.del(`${prefix}list`, `${prefix}alone`);
+    await redis.del(`${prefix}list`, `${prefix}alone`, `${prefix}turn`);
     await closeRedis(redis);
   });
 
@@ -22,6 +22,24 @@ describe('sendNow', () => {
     expect(await reply).toBe(1);
     // A publish nobody listens to answers its receiver count, as `publish` does.
     expect(Number(await sendNow(redis, 'publish', [`${prefix}nobody`, 'x']))).toBe(0);
+  });
+
+  it("writes one command a turn at once; the turn's later ones join the auto-pipeline", async () => {
+    await redis.ping();
+    const key = `${prefix}turn`;
+    const first = sendNow(redis, 'rpush', [key, 'a']);
+    expect(redis.autoPipelineQueueSize).toBe(0);
+    // A busy turn sends its commands in one write, not one each.
+    const second = sendNow(redis, 'rpush', [key, 'b']);
+    const third = sendNow(redis, 'rpush', [key, 'c']);
+    expect(redis.autoPipelineQueueSize).toBe(2);
+    expect(await Promise.all([first, second, third])).toEqual([1, 2, 3]);
+    expect(await redis.lrange(key, 0, -1)).toEqual(['a', 'b', 'c']);
+    // The next turn writes its first command at once again.
+    await new Promise((resolve) => setImmediate(resolve));
+    const next = sendNow(redis, 'rpush', [key, 'd']);
+    expect(redis.autoPipelineQueueSize).toBe(0);
+    expect(await next).toBe(4);
   });
 
   it('never overtakes a command queued before it on the same connection', async () => {
