@@ -64,6 +64,9 @@ export const serviceEnv = {
     .describe(
       'a PostgreSQL statement running longer is cancelled by the server; one whose reply does not come within 1 s more (a stalled network or server) is given up and its connection closed; waiting this long for a connection fails too. The request gets 503 `unavailable`. `0`: no limit. Migrations and the vector-search preparation at start are not limited. Raise it if single statements rightly take longer (deleting a knowledge base of millions of chunks)',
     ),
+  DATABASE_PREPARED_STATEMENTS: booleanStringDefaultTrue.describe(
+    'statements with parameters run as prepared statements, parsed and planned once per connection (`SELECT *` and `RETURNING *` ones excepted). `false` behind a pooler in transaction mode that does not support them (PgBouncer before 1.21, or without `max_prepared_statements`); a statement the server refuses to run prepared runs unnamed from then on either way',
+  ),
   DATABASE_SCHEMA: optionalString
     .refine((v) => v === undefined || /^[a-z_][a-z0-9_]{0,62}$/.test(v), {
       message: 'must be a lower-case SQL identifier',

@@ -225,6 +225,7 @@ export async function createEngines(
           url: config.DATABASE_URL,
           schema: config.DATABASE_SCHEMA,
           queryTimeoutMs: config.DATABASE_QUERY_TIMEOUT_MS,
+          preparedStatements: config.DATABASE_PREPARED_STATEMENTS,
         })
       : await openEmbeddedDatabase(
           join(config.DATA_DIR, 'pglite'),

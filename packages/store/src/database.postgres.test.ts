@@ -7,6 +7,7 @@ import {
 } from '@agent-backend/testing';
 import { describeDatabaseContract } from './database.contract.js';
 import pg from 'pg';
+import { createHash } from 'node:crypto';
 import {
   createPostgresDatabase,
   migrate,
@@ -170,5 +171,78 @@ describe('PostgreSQL behind a stalled network', () => {
       await db.close();
       await fresh.drop();
     }
+  });
+});
+
+describe('PostgreSQL prepared statements', () => {
+  /** The statements the connection of a one-connection database holds prepared. */
+  const preparedOn = async (db: Awaited<ReturnType<typeof createPostgresDatabase>>) =>
+    (
+      await db.query<{ name: string; statement: string }>(
+        'SELECT name, statement FROM pg_prepared_statements ORDER BY name',
+      )
+    ).rows;
+
+  const withTable = async (
+    preparedStatements: boolean,
+    fn: (db: Awaited<ReturnType<typeof createPostgresDatabase>>) => Promise<void>,
+  ) => {
+    const fresh = await createTestSchema('prepared');
+    const db = await createPostgresDatabase({
+      url: testDatabaseUrl(),
+      schema: fresh.schema,
+      max: 1,
+      preparedStatements,
+    });
+    try {
+      await db.query('CREATE TABLE t (id int PRIMARY KEY, a int NOT NULL)');
+      await db.query('INSERT INTO t VALUES (1, 10), (2, 20)');
+      await fn(db);
+    } finally {
+      await db.close();
+      await fresh.drop();
+    }
+  };
+
+  it('parses a statement with parameters once per connection, not one without or with a *', async () => {
+    await withTable(true, async (db) => {
+      const byId = 'SELECT a FROM t WHERE id = $1';
+      expect((await db.query(byId, [1])).rows).toEqual([{ a: 10 }]);
+      expect((await db.query(byId, [2])).rows).toEqual([{ a: 20 }]);
+      await db.query('SELECT * FROM t WHERE id = $1', [1]);
+      await db.query('SELECT a FROM t');
+      // Named by a digest of the text: the same statement has the same name on every replica.
+      expect(await preparedOn(db)).toEqual([
+        {
+          name: `s_${createHash('sha256').update(byId).digest('hex').slice(0, 32)}`,
+          statement: byId,
+        },
+      ]);
+    });
+  });
+
+  it('prepares nothing when turned off', async () => {
+    await withTable(false, async (db) => {
+      expect((await db.query('SELECT a FROM t WHERE id = $1', [2])).rows).toEqual([{ a: 20 }]);
+      expect(await preparedOn(db)).toEqual([]);
+    });
+  });
+
+  it('runs a statement unnamed once its prepared plan changed result type', async () => {
+    await withTable(true, async (db) => {
+      const byId = 'SELECT a FROM t WHERE id = $1';
+      await db.query(byId, [1]);
+      // A migration (another replica's, during a rolling upgrade) changes the column's type.
+      await db.query('ALTER TABLE t ALTER COLUMN a TYPE text');
+      expect((await db.query(byId, [1])).rows).toEqual([{ a: '10' }]);
+      // Inside a transaction the same refusal aborts it; the statement then runs unnamed.
+      const sum = 'SELECT a, id FROM t WHERE id = $1';
+      await db.query(sum, [2]);
+      await db.query('ALTER TABLE t ALTER COLUMN id TYPE bigint');
+      await expect(db.transaction((tx) => tx.query(sum, [2]))).rejects.toThrow(/cached plan/);
+      expect(await db.transaction(async (tx) => (await tx.query(sum, [2])).rows)).toEqual([
+        { a: '20', id: '2' },
+      ]);
+    });
   });
 });

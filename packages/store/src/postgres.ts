@@ -1,3 +1,4 @@
+import { createHash } from 'node:crypto';
 import type pg from 'pg';
 import {
   DatabaseClosedError,
@@ -24,6 +25,14 @@ export interface PostgresOptions {
    * take long, and wait for another replica's).
    */
   queryTimeoutMs?: number;
+  /**
+   * Statements with parameters run as named prepared statements: each connection parses and
+   * plans one once, then only binds and executes it (see {@link preparedNames}). Off: every
+   * statement is parsed and planned each time, as a pooler in transaction mode without
+   * prepared-statement support (PgBouncer before 1.21, or without `max_prepared_statements`)
+   * requires. @default true
+   */
+  preparedStatements?: boolean;
 }
 
 /**
@@ -46,6 +55,62 @@ const TIMEOUT_MESSAGES = [
 ];
 
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
+
+/** Distinct statements one database prepares at most; any beyond run unnamed. */
+export const MAX_PREPARED_STATEMENTS = 500;
+
+/**
+ * The names of the statements a database runs prepared, given as they come. Not a statement
+ * without parameters (nothing to reuse a plan for), nor one with a `*` (a `SELECT *` or
+ * `RETURNING *` would fail with "cached plan must not change result type" on every connection
+ * that prepared it once a migration added a column: another replica's, during a rolling
+ * upgrade). Statements the server refused to run prepared (see `dropPrepared`) run unnamed.
+ * A name is a digest of the statement's text: behind a pooler that hands one server connection
+ * to several clients, a name the server knows always stands for the same statement, whichever
+ * replica prepared it.
+ */
+function preparedNames(): {
+  nameOf(sql: string, params: readonly unknown[] | undefined): string | undefined;
+  drop(sql: string): void;
+} {
+  // A statement's name, or null: it runs unnamed (kept for a bounded number of statements).
+  const names = new Map<string, string | null>();
+  let named = 0;
+  return {
+    nameOf(sql, params) {
+      if (!params?.length) return undefined;
+      const known = names.get(sql);
+      if (known !== undefined) return known ?? undefined;
+      if (named >= MAX_PREPARED_STATEMENTS || sql.includes('*')) {
+        if (names.size < MAX_PREPARED_STATEMENTS * 4) names.set(sql, null);
+        return undefined;
+      }
+      named++;
+      const name = `s_${createHash('sha256').update(sql).digest('hex').slice(0, 32)}`;
+      names.set(sql, name);
+      return name;
+    },
+    drop(sql) {
+      names.set(sql, null);
+    },
+  };
+}
+
+/**
+ * Errors after which a statement is no longer run prepared: a pooler that sends the bind to
+ * another server connection than the parse (`26000` prepared statement does not exist, `42P05`
+ * already exists) and a prepared plan whose result type changed under it (`0A000`). Each of
+ * them is raised before the statement ran, so it is run again unnamed when no transaction is
+ * open.
+ */
+function dropPrepared(error: unknown): boolean {
+  const code = (error as { code?: unknown } | null)?.code;
+  return (
+    code === '26000' ||
+    code === '42P05' ||
+    (code === '0A000' && /cached plan/.test((error as Error).message))
+  );
+}
 
 /** The durable store on a PostgreSQL server, through a `pg` connection pool. */
 export async function createPostgresDatabase(options: PostgresOptions): Promise<Database> {
@@ -78,6 +143,7 @@ export async function createPostgresDatabase(options: PostgresOptions): Promise<
   // would crash the process. The next query gets a fresh connection.
   pool.on('error', () => {});
   let closed = false;
+  const prepared = options.preparedStatements === false ? undefined : preparedNames();
 
   /** Whether the client gave up waiting (its connection is no longer usable). */
   const gaveUp = (error: unknown): boolean => {
@@ -100,10 +166,20 @@ export async function createPostgresDatabase(options: PostgresOptions): Promise<
     sql: string,
     params?: readonly unknown[],
   ): Promise<QueryResult<R>> => {
+    const values = params as unknown[] | undefined;
+    const name = prepared?.nameOf(sql, params);
     try {
-      const result = await client.query(sql, params as unknown[] | undefined);
+      const result = await (name
+        ? client.query({ name, text: sql, values })
+        : client.query(sql, values));
       return { rows: result.rows as R[], rowCount: result.rowCount ?? result.rows.length };
     } catch (error) {
+      if (name && dropPrepared(error)) {
+        prepared!.drop(sql);
+        // Outside a transaction nothing ran: once more, unnamed. In one, the transaction is
+        // aborted; its caller sees the error (and its retry runs the statement unnamed).
+        if (client === pool) return run(client, sql, params);
+      }
       throw translate(error);
     }
   };
