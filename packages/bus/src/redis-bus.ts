@@ -65,10 +65,12 @@ class RedisBus extends BaseBus {
     const channel = this.channelOf(topic);
     // At once, not deferred by the connection's auto-pipeline (see sendNow).
     return Number(
-      await sendNow(this.connections.publisher, this.sharded ? 'spublish' : 'publish', [
-        channel,
-        payload,
-      ]),
+      await sendNow(
+        this.connections.publisher,
+        this.sharded ? 'spublish' : 'publish',
+        [channel, payload],
+        { everyCommand: true },
+      ),
     );
   }
 

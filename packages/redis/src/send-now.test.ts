@@ -40,6 +40,11 @@ describe('sendNow', () => {
     const next = sendNow(redis, 'rpush', [key, 'd']);
     expect(redis.autoPipelineQueueSize).toBe(0);
     expect(await next).toBe(4);
+    // `everyCommand`: each one at once while nothing is queued (the bus's publishes).
+    sendNow(redis, 'rpush', [key, 'e'], { everyCommand: true });
+    const last = sendNow(redis, 'rpush', [key, 'f'], { everyCommand: true });
+    expect(redis.autoPipelineQueueSize).toBe(0);
+    expect(await last).toBe(6);
   });
 
   it('never overtakes a command queued before it on the same connection', async () => {
