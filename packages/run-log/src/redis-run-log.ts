@@ -38,8 +38,7 @@ const PAGE = 500;
  * `0-<seq>`, so readers can ask for "after seq n" directly. ARGV: retention ms, the expected
  * last seq (-1: any), then (seq, data, final) triples. Returns { ok, lastSeq }.
  */
-const appendScript = defineScript(
-  `
+const APPEND_LUA = `
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local lastSeq = 0
 if #last > 0 then lastSeq = tonumber(string.match(last[1][1], '%-(%d+)$')) end
@@ -55,9 +54,15 @@ for i = 3, #ARGV, 3 do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {1, lastSeq}
-`,
-  { now: true },
-);
+`;
+/**
+ * The append of a batch goes out at once, not at the end of the turn (a client waits for it:
+ * each event is sent once it is in the log). A run's last batch (the one that ends its log)
+ * goes with the turn's other writes instead, in one round trip: the releases of its
+ * stream's slots and its last tokens go out right after it.
+ */
+const appendNow = defineScript(APPEND_LUA, { now: true });
+const appendLast = defineScript(APPEND_LUA);
 
 type StreamEntry = [id: string, fields: string[]];
 
@@ -102,7 +107,8 @@ class RedisRunLog implements RunLog {
     checkBatch(runId, entries, 0);
     const args: (string | number)[] = [this.retentionMs, options.after ?? -1];
     for (const entry of entries) args.push(entry.seq, entry.data, entry.final ? '1' : '0');
-    const [ok, lastSeq] = (await appendScript(this.redis, [this.keys.runLog(runId)], args)) as [
+    const append = entries.at(-1)!.final ? appendLast : appendNow;
+    const [ok, lastSeq] = (await append(this.redis, [this.keys.runLog(runId)], args)) as [
       number,
       number,
     ];
