@@ -7,7 +7,17 @@ export type RedisScript = (
   redis: Redis,
   keys: readonly string[],
   args: readonly (string | number)[],
+  options?: ScriptCallOptions,
 ) => Promise<unknown>;
+
+/** How one call of a {@link RedisScript} is sent. */
+export interface ScriptCallOptions {
+  /**
+   * Sent at once rather than with the connection's auto-pipeline at the end of the turn (see
+   * `sendNow`): for a call something waits for on its critical path.
+   */
+  readonly now?: boolean;
+}
 
 /**
  * Wraps a Lua script so it is sent by SHA (`EVALSHA`) and only uploaded when the server does
@@ -16,16 +26,13 @@ export type RedisScript = (
  * Why not ioredis `defineCommand`: it patches the client with untyped methods; this keeps the
  * call typed and the script next to the code that uses it.
  */
-export function defineScript(lua: string, options: { now?: boolean } = {}): RedisScript {
+export function defineScript(lua: string): RedisScript {
   const sha = createHash('sha1').update(lua).digest('hex');
-  const evalsha = options.now
-    ? (redis: Redis, keys: readonly string[], args: readonly (string | number)[]) =>
-        sendNow(redis, 'evalsha', [sha, String(keys.length), ...keys, ...args.map(String)])
-    : (redis: Redis, keys: readonly string[], args: readonly (string | number)[]) =>
-        redis.evalsha(sha, keys.length, ...keys, ...args);
-  return async (redis, keys, args) => {
+  return async (redis, keys, args, options) => {
     try {
-      return await evalsha(redis, keys, args);
+      return await (options?.now
+        ? sendNow(redis, 'evalsha', [sha, keys.length, ...keys, ...args])
+        : redis.evalsha(sha, keys.length, ...keys, ...args));
     } catch (err) {
       if (!(err instanceof Error) || !err.message.startsWith('NOSCRIPT')) throw err;
       return redis.eval(lua, keys.length, ...keys, ...args);

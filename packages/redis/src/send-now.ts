@@ -21,7 +21,8 @@ const sentThisTurn = new Set<Redis>();
 export function sendNow(
   redis: Redis,
   name: string,
-  args: string[],
+  // Numbers are written as their decimal text by ioredis, as with its own command methods.
+  args: (string | number)[],
   options: { everyCommand?: boolean } = {},
 ): Promise<unknown> {
   if (redis.autoPipelineQueueSize > 0) return redis.call(name, ...args);

@@ -55,14 +55,7 @@ end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {1, lastSeq}
 `;
-/**
- * The append of a batch goes out at once, not at the end of the turn (a client waits for it:
- * each event is sent once it is in the log). A run's last batch (the one that ends its log)
- * goes with the turn's other writes instead, in one round trip: the releases of its
- * stream's slots and its last tokens go out right after it.
- */
-const appendNow = defineScript(APPEND_LUA, { now: true });
-const appendLast = defineScript(APPEND_LUA);
+const appendScript = defineScript(APPEND_LUA);
 
 type StreamEntry = [id: string, fields: string[]];
 
@@ -107,11 +100,9 @@ class RedisRunLog implements RunLog {
     checkBatch(runId, entries, 0);
     const args: (string | number)[] = [this.retentionMs, options.after ?? -1];
     for (const entry of entries) args.push(entry.seq, entry.data, entry.final ? '1' : '0');
-    const append = entries.at(-1)!.final ? appendLast : appendNow;
-    const [ok, lastSeq] = (await append(this.redis, [this.keys.runLog(runId)], args)) as [
-      number,
-      number,
-    ];
+    const [ok, lastSeq] = (await appendScript(this.redis, [this.keys.runLog(runId)], args, {
+      now: !options.withTurn,
+    })) as [number, number];
     if (ok !== 1) throw new RunLogSequenceError(runId, entries[0]!.seq, lastSeq);
   }
 

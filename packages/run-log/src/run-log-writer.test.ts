@@ -80,6 +80,30 @@ describe('RunLogWriter', () => {
     expect(await log.info('r')).toEqual({ lastSeq: 6, final: true });
   });
 
+  it('lets only the batch that ends the run wait for the turn, and only when something shares its write', async () => {
+    for (const shared of [true, false]) {
+      const { held, calls } = heldLog();
+      const sent: number[] = [];
+      const writer = new RunLogWriter(
+        held,
+        'r',
+        () => undefined,
+        undefined,
+        shared ? () => sent.push(calls.length) : undefined,
+      );
+      writer.push(event(1));
+      await tick();
+      await calls[0]!.settle();
+      writer.push(event(2, true));
+      await tick();
+      await calls[1]!.settle();
+      await writer.drained();
+      expect(calls.map((c) => c.options?.withTurn)).toEqual([false, shared]);
+      // Called in the same tick as the final append was issued, after it.
+      expect(sent).toEqual(shared ? [2] : []);
+    }
+  });
+
   it('leaves no gap when an earlier append failed: the later one stores nothing, the error is reported once', async () => {
     const { log, held, calls } = heldLog();
     const errors: unknown[] = [];

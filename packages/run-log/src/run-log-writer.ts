@@ -86,6 +86,8 @@ export class RunLogWriter {
     // after another holder); every later one follows the batch before it.
     const after = this.sent;
     this.sent = batch.at(-1)!.seq;
+    // The batch that ends the run shares its write with what `withFinal` sends, when given.
+    const withFinal = batch.at(-1)!.final ? this.withFinal : undefined;
     let appended: Promise<void>;
     try {
       appended = this.log.append(
@@ -93,12 +95,12 @@ export class RunLogWriter {
         batch.map((e) =>
           e.final ? { seq: e.seq, data: e.data, final: true } : { seq: e.seq, data: e.data },
         ),
-        after === undefined ? {} : { after },
+        { after, withTurn: withFinal !== undefined },
       );
     } catch (error) {
       appended = Promise.reject(error);
     }
-    if (batch.at(-1)!.final) this.withFinal?.();
+    withFinal?.();
     this.inFlight++;
     const outcome = appended.then(
       () => undefined,

@@ -45,6 +45,12 @@ export interface RunLog {
 export interface AppendOptions {
   /** The `seq` the run's last entry must have (0: none), or the append stores nothing. */
   readonly after?: number;
+  /**
+   * The append may wait for the end of the current turn of the event loop, to share one write
+   * with what the caller sends right after it (Redis: the connection's auto-pipeline). By
+   * default it goes out at once: a client waits for each event until it is in the log.
+   */
+  readonly withTurn?: boolean;
 }
 
 /** One event of a run, as stored. */

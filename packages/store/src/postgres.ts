@@ -57,7 +57,7 @@ const TIMEOUT_MESSAGES = [
 const IDENTIFIER = /^[a-z_][a-z0-9_]{0,62}$/;
 
 /** Distinct statements one database prepares at most; any beyond run unnamed. */
-export const MAX_PREPARED_STATEMENTS = 500;
+const MAX_PREPARED_STATEMENTS = 500;
 
 /**
  * The names of the statements a database runs prepared, given as they come. Not a statement
