@@ -40,7 +40,7 @@ const SUMMARY_COLUMNS = `
     ORDER BY m.seq DESC LIMIT 1) AS last_message_preview,
   (SELECT r.run_id FROM agent_runs r
     WHERE r.user_id = s.user_id AND r.session_id = s.session_id AND r.status = 'running'
-    ORDER BY r.started_at DESC LIMIT 1) AS active_run_id`;
+    ORDER BY r.started_at DESC, r.run_id DESC LIMIT 1) AS active_run_id`;
 
 interface SummaryRow extends Record<string, unknown> {
   session_id: string;

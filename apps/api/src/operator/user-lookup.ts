@@ -28,7 +28,7 @@ export async function lookUpUser(
     ),
     db.query<{ run_id: string }>(
       `SELECT run_id FROM agent_runs WHERE user_id = $1 AND status = 'running'
-        ORDER BY started_at DESC LIMIT ${MOST_LISTED}`,
+        ORDER BY started_at DESC, run_id DESC LIMIT ${MOST_LISTED}`,
       [userId],
     ),
     repos.conversations.list(userId, { limit: MOST_LISTED }),
