@@ -53,7 +53,8 @@
  * (default 3), OPEN (default 1000), RSS_ROUNDS (default 3), LEVELS (default
  * 25,50,100,200,400,800), STREAM_CHUNKS (default 150), PACE_MS (default 20), RAMP_MS (default
  * 1000), BOUND_MS (default 50), EDGE (default 0.1), REFINE (default 2), TRIALS (default 3),
- * HEAP_ROUNDS (default 0; the servers then start with `--heapsnapshot-signal`),
+ * HEAP_ROUNDS (default 0; the servers then start with `--heapsnapshot-signal`), CPU_PROF_DIR
+ * (each server writes a V8 CPU profile into `<dir>/<variant>/` when it stops; none by default),
  * LIMIT (default 1), PEERS (default all: `@openai/agents,mastra,langgraph`), OURS_STORE
  * (`pglite`: ours as the all-in-one on PGlite in a fresh DATA_DIR, no Redis; default the
  * api role on PostgreSQL and Redis), SERVICE_DEFAULTS (default 1: ours starts with what
@@ -119,6 +120,8 @@ const paced = Number(process.env.PACED ?? 3);
 // the allocator stand when it starts), which at 200 streams moved the per-stream figure 3-10x
 // between runs; at 1,000 the first round stayed within 10 % (docs/BENCHMARKS.md, tenth session).
 const open = Number(process.env.OPEN ?? 1000);
+/** Each server writes a V8 CPU profile into `<CPU_PROF_DIR>/<variant>/` when it exits. */
+const cpuProfDir = process.env.CPU_PROF_DIR;
 const rssRoundCount = Number(process.env.RSS_ROUNDS ?? 3);
 const heapRoundCount = Number(process.env.HEAP_ROUNDS ?? 0);
 const limitOptions: LimitOptions = {
@@ -167,9 +170,19 @@ async function main(): Promise<void> {
       mkdirSync(snapshotDir, { recursive: true });
       cleanups.push(() => rm(snapshotDir, { recursive: true, force: true }));
     }
-    const start = async (entry: string, env: Record<string, string>, execArgv: string[] = []) => {
-      const flags =
-        heapRoundCount > 0 ? [...heapSnapshotFlags(snapshotDir), ...execArgv] : execArgv;
+    const start = async (
+      name: string,
+      entry: string,
+      env: Record<string, string>,
+      execArgv: string[] = [],
+    ) => {
+      const flags = [
+        ...(heapRoundCount > 0 ? heapSnapshotFlags(snapshotDir) : []),
+        ...(cpuProfDir
+          ? ['--cpu-prof', `--cpu-prof-dir=${join(cpuProfDir, name.replace(/\W/g, '_'))}`]
+          : []),
+        ...execArgv,
+      ];
       const service = await startEntry(entry, env, { execArgv: flags });
       children.push(service.child);
       cleanups.push(() => service.stop());
@@ -183,6 +196,7 @@ async function main(): Promise<void> {
       dataDir ? { dataDir } : { redisUrl, prefix, databaseUrl, schema: schema.schema },
     );
     const api: Service = await start(
+      'ours',
       service.entry,
       { ...service.env, ...oneUserApiEnv(pair), ...(serviceDefaults ? SERVICE_ENV : {}) },
       serviceDefaults ? [...SERVICE_NODE_FLAGS] : [],
@@ -192,7 +206,7 @@ async function main(): Promise<void> {
     for (const peer of peers)
       servers.set(
         peer,
-        await start(SELF, { BENCH_ROLE: `${peer}-server`, MODEL_BASE_URL: model.baseUrl }, [
+        await start(peer, SELF, { BENCH_ROLE: `${peer}-server`, MODEL_BASE_URL: model.baseUrl }, [
           '--import',
           'tsx',
         ]),
