@@ -38,7 +38,7 @@ const PAGE = 500;
  * `0-<seq>`, so readers can ask for "after seq n" directly. ARGV: retention ms, the expected
  * last seq (-1: any), then (seq, data, final) triples. Returns { ok, lastSeq }.
  */
-const APPEND_LUA = `
+const appendScript = defineScript(`
 local last = redis.call('XREVRANGE', KEYS[1], '+', '-', 'COUNT', 1)
 local lastSeq = 0
 if #last > 0 then lastSeq = tonumber(string.match(last[1][1], '%-(%d+)$')) end
@@ -54,8 +54,7 @@ for i = 3, #ARGV, 3 do
 end
 redis.call('PEXPIRE', KEYS[1], ARGV[1])
 return {1, lastSeq}
-`;
-const appendScript = defineScript(APPEND_LUA);
+`);
 
 type StreamEntry = [id: string, fields: string[]];
 
