@@ -31,6 +31,12 @@ type Listener = (envelope: Envelope) => void;
 /** How long a reply that reached no subscriber is published again (see `sendReply`). */
 const REPLY_RETRY_MS = 5_000;
 
+/**
+ * Characters of replies sent without a receiver count that a node keeps to send again on
+ * request (see {@link KeptReplies}); past it the oldest are forgotten early.
+ */
+const KEPT_REPLY_CHARS = 32 * 1024 * 1024;
+
 /** Request ids remembered per node to drop a request delivered twice. */
 const RECENT_REQUESTS = 10_000;
 
@@ -49,6 +55,45 @@ class RecentKeys {
     this.keys.add(key);
     if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value!);
     return false;
+  }
+}
+
+/**
+ * Replies published without a receiver count, kept for {@link REPLY_RETRY_MS} (the window in
+ * which a counted reply is published again) so that a requester whose inbox resubscribed can ask
+ * for them again. Bounded by {@link KEPT_REPLY_CHARS}.
+ */
+class KeptReplies {
+  /** In the order kept, so the oldest come first. */
+  private readonly replies = new Map<string, { readonly payload: string; readonly at: number }>();
+  private chars = 0;
+
+  keep(key: string, payload: string): void {
+    const now = Date.now();
+    this.forget(now - REPLY_RETRY_MS);
+    this.replies.set(key, { payload, at: now });
+    this.chars += payload.length;
+    while (this.chars > KEPT_REPLY_CHARS) this.forgetOldest();
+  }
+
+  get(key: string): string | undefined {
+    this.forget(Date.now() - REPLY_RETRY_MS);
+    return this.replies.get(key)?.payload;
+  }
+
+  /** Forgets the replies kept before `before`. */
+  private forget(before: number): void {
+    for (const reply of this.replies.values()) {
+      if (reply.at >= before) return;
+      this.forgetOldest();
+    }
+  }
+
+  private forgetOldest(): void {
+    const oldest = this.replies.entries().next();
+    if (oldest.done) return;
+    this.replies.delete(oldest.value[0]);
+    this.chars -= oldest.value[1].payload.length;
   }
 }
 
@@ -73,6 +118,13 @@ export abstract class BaseBus implements Bus {
   private readonly responders = new Set<string>();
   private readonly pending = new PendingRequests();
   private readonly answered = new RecentKeys(RECENT_REQUESTS);
+  private readonly kept = new KeptReplies();
+  /**
+   * Set by a transport that tells when this node's inbox resubscribed (it then calls
+   * {@link inboxResubscribed}): its requests say so (`ag`), and their responders may reply
+   * without a receiver count.
+   */
+  protected asksAgain = false;
   private inbox: Promise<Subscription> | undefined;
   private closed = false;
   private closing: Promise<void> | undefined;
@@ -86,6 +138,34 @@ export abstract class BaseBus implements Bus {
   protected abstract transportSubscribe(topic: Topic): Promise<void>;
   protected abstract transportUnsubscribe(topic: Topic): Promise<void>;
   protected abstract transportClose(): Promise<void>;
+
+  /**
+   * Publishes without waiting for the receiver count, when the transport can right now: then it
+   * returns true and guarantees the payload reaches Redis (re-sending it counted if need be),
+   * but not that anyone received it. @returns false: publish the counted way instead.
+   */
+  protected transportPublishUncounted(_topic: Topic, _payload: string): boolean {
+    return false;
+  }
+
+  /**
+   * Called by the transport when this node's inbox is subscribed again after its connection was
+   * lost: replies published meanwhile reached nobody, so each responder is asked for the
+   * replies to the requests still waiting, and sends again those it kept.
+   */
+  protected inboxResubscribed(): void {
+    if (this.closed) return;
+    for (const [channel, ids] of this.pending.idsByChannel()) {
+      const payload = encodeEnvelope({ v: 1, k: 'again', from: this.nodeId, ids });
+      // Repeated until heard: the responders' subscribers may be reconnecting too.
+      void this.publishUntilHeard({ kind: 'req', name: channel }, payload);
+    }
+  }
+
+  /** Publishes again, counted and repeated, a reply the transport could not confirm. */
+  protected resendReply(to: string, payload: string): void {
+    if (!this.closed) void this.sendReply(to, payload);
+  }
 
   /** Called by the transport for every payload; drops what nobody here listens to any more. */
   protected receive(topic: Topic, payload: string): void {
@@ -125,6 +205,7 @@ export abstract class BaseBus implements Bus {
     let subscription: Subscription;
     try {
       subscription = await this.listen({ kind: 'req', name: channel }, (envelope) => {
+        if (envelope.k === 'again') return this.answerAgain(envelope.from, envelope.ids);
         if (envelope.k !== 'req') return;
         // At most once per request: a duplicate delivery is dropped (see RecentKeys).
         if (this.answered.seen(`${envelope.from}:${envelope.id}`)) return;
@@ -154,10 +235,11 @@ export abstract class BaseBus implements Bus {
     signal?.throwIfAborted();
     const { id, result } = this.pending.open(channel, timeoutMs, signal);
     try {
+      const ag = this.asksAgain ? 1 : undefined;
       const payload = encodeEnvelope(
         trace
-          ? { v: 1, k: 'req', from: this.nodeId, id, body: message, tc: trace }
-          : { v: 1, k: 'req', from: this.nodeId, id, body: message },
+          ? { v: 1, k: 'req', from: this.nodeId, id, body: message, tc: trace, ag }
+          : { v: 1, k: 'req', from: this.nodeId, id, body: message, ag },
       );
       void this.sendRequest(channel, payload, id);
     } catch (err) {
@@ -232,11 +314,29 @@ export abstract class BaseBus implements Bus {
       const code = 'BUS_REPLY_NOT_JSON';
       payload = encodeEnvelope({ v: 1, k: 'err', from: this.nodeId, id: req.id, code, message });
     }
+    // The requester asks again for a reply its inbox missed, so no receiver count is needed.
+    if (
+      req.ag === 1 &&
+      this.transportPublishUncounted({ kind: 'inbox', name: req.from }, payload)
+    ) {
+      this.kept.keep(`${req.from}:${req.id}`, payload);
+      return;
+    }
     await this.sendReply(req.from, payload);
   }
 
+  /** Sends again the kept replies to `from`'s requests `ids` (see {@link inboxResubscribed}). */
+  private answerAgain(from: string, ids: readonly string[]): void {
+    for (const id of ids) {
+      const payload = this.kept.get(`${from}:${id}`);
+      if (payload !== undefined) void this.sendReply(from, payload);
+    }
+  }
+
   /**
-   * Publishes a reply to the requester's inbox. One that reached no subscriber is published
+   * Publishes a reply to the requester's inbox, counted: for a requester that does not ask
+   * again (see {@link answer}), a reply asked for again, and one the transport could not
+   * confirm. One that reached no subscriber is published
    * again, after 50 ms and then twice as long each time, the last time at {@link REPLY_RETRY_MS}: the
    * requester's subscriber may be reconnecting (Redis dropped its connections, or restarted)
    * and Redis pub/sub keeps nothing for a channel nobody listens to, so the caller would wait
@@ -244,8 +344,15 @@ export abstract class BaseBus implements Bus {
    * reaches it and drops any other (its pending entry is gone); a requester that is gone for
    * good costs a few publishes.
    */
-  private async sendReply(to: string, payload: string): Promise<void> {
-    const topic: Topic = { kind: 'inbox', name: to };
+  private sendReply(to: string, payload: string): Promise<void> {
+    return this.publishUntilHeard({ kind: 'inbox', name: to }, payload);
+  }
+
+  /**
+   * Publishes until at least one node receives it, for at most {@link REPLY_RETRY_MS} (see
+   * {@link sendReply}).
+   */
+  private async publishUntilHeard(topic: Topic, payload: string): Promise<void> {
     const giveUpAt = Date.now() + REPLY_RETRY_MS;
     for (let delay = 50; ; delay *= 2) {
       try {

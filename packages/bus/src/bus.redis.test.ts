@@ -113,6 +113,84 @@ describe('redis bus adapter', () => {
     await expect(reply).resolves.toBe('pong');
   });
 
+  it('asks again for replies sent uncounted while its inbox was resubscribing', async () => {
+    const [caller, responder] = [node(), node()];
+    const answers: Array<(value: string) => void> = [];
+    await responder.respond('slow', (message) =>
+      message === 'warm' ? 'warm' : new Promise<string>((resolve) => answers.push(resolve)),
+    );
+    // The responder's reply connection opens at its first reply and then takes the next ones.
+    await caller.request('slow', 'warm', { timeoutMs: 5_000 });
+    await vi.waitFor(() => clientId(`bus-reply:${responder.nodeId}`));
+    const asked: unknown[] = [];
+    const watcher = createRedis(url, { name: 'test-bus-watch' });
+    try {
+      watcher.on('message', (_c: string, payload: string) => void asked.push(JSON.parse(payload)));
+      await watcher.subscribe(redisKeys(prefix).busRequests('slow'));
+      const replies = [1, 2].map(() => caller.request('slow', 'ping', { timeoutMs: 5_000 }));
+      await vi.waitFor(() => expect(answers).toHaveLength(2));
+      await raw.client('KILL', 'ID', await clientId(`bus-sub:${caller.nodeId}`));
+      // Published with nobody subscribed: no receiver count says so, and they are not repeated.
+      answers[0]!('one');
+      answers[1]!('two');
+      await expect(Promise.all(replies)).resolves.toEqual(['one', 'two']);
+      const again = asked.filter((e) => (e as { k: string }).k === 'again');
+      expect(again).toEqual([{ v: 1, k: 'again', from: caller.nodeId, ids: expect.any(Array) }]);
+      expect((again[0] as { ids: string[] }).ids).toHaveLength(2);
+      expect(asked.filter((e) => (e as { ag?: number }).ag === 1)).toHaveLength(2);
+    } finally {
+      await closeRedis(watcher);
+    }
+  });
+
+  it('asks again until heard when the responder was resubscribing too', async () => {
+    const [caller, responder] = [node(), node()];
+    let answer!: (value: string) => void;
+    await responder.respond('both', (message) =>
+      message === 'warm' ? 'warm' : new Promise<string>((resolve) => (answer = resolve)),
+    );
+    await caller.request('both', 'warm', { timeoutMs: 5_000 });
+    await vi.waitFor(() => clientId(`bus-reply:${responder.nodeId}`));
+    const reply = caller.request('both', 'ping', { timeoutMs: 5_000 });
+    await vi.waitFor(() => expect(answer).toBeTypeOf('function'));
+    // Both subscriber connections (not `TYPE pubsub`: other test files share this Redis).
+    const ids = await Promise.all([caller, responder].map((b) => clientId(`bus-sub:${b.nodeId}`)));
+    const killed = await raw
+      .multi()
+      .client('KILL', 'ID', ids[0]!)
+      .client('KILL', 'ID', ids[1]!)
+      .exec();
+    expect(killed).toEqual([
+      [null, 1],
+      [null, 1],
+    ]);
+    answer('pong');
+    await expect(reply).resolves.toBe('pong');
+  });
+
+  it('repeats a reply, counted, to a caller that does not ask again (an older replica)', async () => {
+    const responder = node();
+    await responder.respond('old', () => 'pong');
+    await responder.request('old', 'warm', { timeoutMs: 5_000 }); // the reply connection is open
+    await vi.waitFor(() => clientId(`bus-reply:${responder.nodeId}`));
+    // A request without `ag` from a node whose inbox is not subscribed yet when it is answered.
+    const request = encodeEnvelope({ v: 1, k: 'req', from: 'older', id: 'r-1', body: {} });
+    await raw.publish(redisKeys(prefix).busRequests('old'), request);
+    await new Promise((resolve) => setTimeout(resolve, 200));
+    const inbox = createRedis(url, { name: 'test-bus-older-inbox' });
+    try {
+      const got = new Promise((resolve) => inbox.on('message', (_c, p: string) => resolve(p)));
+      await inbox.subscribe(redisKeys(prefix).busInbox('older'));
+      expect(JSON.parse((await got) as string)).toMatchObject({
+        k: 'res',
+        id: 'r-1',
+        body: 'pong',
+      });
+    } finally {
+      await closeRedis(inbox);
+    }
+  });
+
   it('counts nodes, not subscriptions, and isolates by prefix', async () => {
     const [a, b] = [node(), node()];
     const other = node({ prefix: uniquePrefix('bus-other') });

@@ -41,3 +41,24 @@ describe('the trace context of a request envelope', () => {
     await Promise.all([caller.close(), responder.close()]);
   });
 });
+
+describe('asking again for replies', () => {
+  it('a request says `ag: 1` or nothing; any other value is dropped, not the message', () => {
+    const good = { v: 1, k: 'req', from: 'a', id: '1', ag: 1 };
+    expect(decodeEnvelope(req, JSON.stringify(good))).toEqual(good);
+    for (const ag of [true, 2, '1', null]) {
+      const decoded = decodeEnvelope(req, JSON.stringify({ ...good, ag }));
+      expect(decoded).toEqual({ v: 1, k: 'req', from: 'a', id: '1' });
+    }
+  });
+
+  it('an `again` envelope travels on a request topic only, with string ids', () => {
+    const again = { v: 1, k: 'again', from: 'a', ids: ['1', '2'] };
+    expect(decodeEnvelope(req, JSON.stringify(again))).toEqual(again);
+    const inbox = { kind: 'inbox', name: 'a' } as const;
+    expect(decodeEnvelope(inbox, JSON.stringify(again))).toBe('kind again not allowed');
+    for (const ids of [undefined, '1', [1], [null]]) {
+      expect(decodeEnvelope(req, JSON.stringify({ ...again, ids }))).toBe('ids not strings');
+    }
+  });
+});

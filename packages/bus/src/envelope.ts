@@ -25,6 +25,19 @@ export type Envelope =
        * envelopes without it (older senders) stay valid, and a malformed one is ignored.
        */
       readonly tc?: TraceCarrier;
+      /**
+       * 1: the caller asks again for its reply (an `again` envelope) when its inbox may have
+       * missed it, so the responder may publish the reply without waiting for the receiver
+       * count. Absent (older callers): the reply is published counted and repeated as before.
+       */
+      readonly ag?: 1;
+    }
+  | {
+      readonly v: 1;
+      /** A caller whose inbox resubscribed asks its responders for these requests' replies again. */
+      readonly k: 'again';
+      readonly from: string;
+      readonly ids: readonly string[];
     }
   | {
       readonly v: 1;
@@ -45,7 +58,7 @@ export type Envelope =
 /** The envelope kinds allowed on each topic kind; anything else is malformed. */
 const ALLOWED: Record<Topic['kind'], readonly Envelope['k'][]> = {
   pub: ['msg'],
-  req: ['req'],
+  req: ['req', 'again'],
   inbox: ['res', 'err'],
 };
 
@@ -96,12 +109,18 @@ export function decodeEnvelope(topic: Topic, payload: string): Envelope | string
   if (e.v !== 1) return 'unknown version';
   if (typeof e.from !== 'string' || e.from === '') return 'missing sender';
   if (!ALLOWED[topic.kind].includes(e.k as Envelope['k'])) return `kind ${String(e.k)} not allowed`;
+  if (e.k === 'again') {
+    const { ids } = e;
+    if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) return 'ids not strings';
+    return e as unknown as Envelope;
+  }
   if (e.k !== 'msg' && (typeof e.id !== 'string' || e.id === '')) return 'missing correlation id';
   if (e.k === 'err' && (typeof e.code !== 'string' || typeof e.message !== 'string')) {
     return 'error reply without code and message';
   }
   // A trace context is a hint, not part of the contract: one that is not strings is dropped.
   if (e.tc !== undefined && !isCarrier(e.tc)) delete e.tc;
+  if (e.ag !== undefined && e.ag !== 1) delete e.ag;
   return e as unknown as Envelope;
 }
 

@@ -44,6 +44,17 @@ export class PendingRequests {
     return this.waiting.get(id)?.channel;
   }
 
+  /** The ids of the requests still waiting, by channel. */
+  idsByChannel(): Map<string, string[]> {
+    const byChannel = new Map<string, string[]>();
+    for (const [id, { channel }] of this.waiting) {
+      const ids = byChannel.get(channel);
+      if (ids) ids.push(id);
+      else byChannel.set(channel, [id]);
+    }
+    return byChannel;
+  }
+
   resolve(id: string, value: unknown): void {
     this.take(id)?.resolve(value);
   }

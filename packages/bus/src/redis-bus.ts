@@ -2,6 +2,7 @@ import {
   closeRedis,
   createRedis,
   redisKeys,
+  ReplylessPublisher,
   sendNow,
   type Redis,
   type RedisKeys,
@@ -40,6 +41,13 @@ export type RedisBusOptions = BusOptions & {
  * be opened with `shardedSubscriber`: one connection per master, which ioredis moves along with
  * slot migrations and failovers). Plain `PUBLISH` would reach every node but count only the
  * subscribers of the node it was sent to, which breaks the receiver count.
+ *
+ * Replies go without a receiver count where the requester asks again for a reply its inbox
+ * missed (not on a Cluster): on a connection of their own that Redis does not answer
+ * (`bus-reply:<nodeId>`, a {@link ReplylessPublisher} duplicated from the publisher, opened at
+ * the first such reply), so a responder is not woken by one answer per reply. When the
+ * subscriber connection is back after a drop, the bus subscribes its inbox again and asks its
+ * responders for the replies it still waits for (see `BaseBus.inboxResubscribed`).
  */
 class RedisBus extends BaseBus {
   private readonly subscribed = new Map<string, Topic>();
@@ -49,6 +57,23 @@ class RedisBus extends BaseBus {
   };
   /** Sharded pub/sub on a Cluster (see {@link createRedisBus}). */
   private readonly sharded: boolean;
+  /** Replies without a receiver count (not on a Cluster), opened at the first. */
+  private replies: ReplylessPublisher | undefined;
+  private readonly inboxPrefix: string;
+  /** The subscriber connection was ready before: a later 'ready' is a reconnect. */
+  private subscriberWasReady = false;
+  private readonly onSubscriberReady = (): void => {
+    const again = this.subscriberWasReady;
+    this.subscriberWasReady = true;
+    const inbox = this.keys.busInbox(this.nodeId);
+    if (!again || !this.subscribed.has(inbox)) return;
+    // Subscribed before ioredis's own resubscription goes out; its answer means the inbox is
+    // back, so whatever is asked for now reaches it.
+    this.connections.subscriber.subscribe(inbox).then(
+      () => this.inboxResubscribed(),
+      () => undefined, // dropped again: the next 'ready' asks
+    );
+  };
 
   constructor(
     private readonly connections: RedisBusConnections,
@@ -58,7 +83,23 @@ class RedisBus extends BaseBus {
   ) {
     super(options);
     this.sharded = connections.subscriber.isCluster;
+    this.asksAgain = !this.sharded;
+    this.inboxPrefix = keys.busInbox('');
     connections.subscriber.on(this.sharded ? 'smessage' : 'message', this.onMessage);
+    if (!this.sharded) {
+      this.subscriberWasReady = connections.subscriber.status === 'ready';
+      connections.subscriber.on('ready', this.onSubscriberReady);
+    }
+  }
+
+  protected override transportPublishUncounted(topic: Topic, payload: string): boolean {
+    if (this.sharded || this.connections.publisher.isCluster) return false;
+    this.replies ??= new ReplylessPublisher(this.connections.publisher, {
+      name: `bus-reply:${this.nodeId}`,
+      onError: this.reportError,
+      resend: (channel, lost) => this.resendReply(channel.slice(this.inboxPrefix.length), lost),
+    });
+    return this.replies.publish(this.channelOf(topic), payload);
   }
 
   protected override async transportPublish(topic: Topic, payload: string): Promise<number> {
@@ -91,6 +132,8 @@ class RedisBus extends BaseBus {
   protected override async transportClose(): Promise<void> {
     const { publisher, subscriber } = this.connections;
     subscriber.off(this.sharded ? 'smessage' : 'message', this.onMessage);
+    subscriber.off('ready', this.onSubscriberReady);
+    await this.replies?.close();
     const channels = [...this.subscribed.keys()];
     this.subscribed.clear();
     if (this.owned) {
@@ -121,7 +164,8 @@ class RedisBus extends BaseBus {
 /**
  * The distributed bus: used when `REDIS_URL` is set. With `url`, the bus opens (and on close,
  * quits) its two connections, named `bus-pub:<nodeId>` and `bus-sub:<nodeId>`, and reports their
- * connection errors to `onError`.
+ * connection errors to `onError`. Either way it opens, at its first reply without a receiver
+ * count, and closes a reply connection of its own (`bus-reply:<nodeId>`; not on a Cluster).
  */
 export function createRedisBus(options: RedisBusOptions): Bus {
   const { prefix, nodeId, onError } = options;
