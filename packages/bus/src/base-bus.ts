@@ -9,6 +9,7 @@ import {
   BusNoResponderError,
   BusRemoteError,
 } from './errors.js';
+import { KeptReplies } from './kept-replies.js';
 import { PendingRequests } from './pending-requests.js';
 
 export interface BusOptions {
@@ -58,45 +59,6 @@ class RecentKeys {
   }
 }
 
-/**
- * Replies published without a receiver count, kept for {@link REPLY_RETRY_MS} (the window in
- * which a counted reply is published again) so that a requester whose inbox resubscribed can ask
- * for them again. Bounded by {@link KEPT_REPLY_CHARS}.
- */
-class KeptReplies {
-  /** In the order kept, so the oldest come first. */
-  private readonly replies = new Map<string, { readonly payload: string; readonly at: number }>();
-  private chars = 0;
-
-  keep(key: string, payload: string): void {
-    const now = Date.now();
-    this.forget(now - REPLY_RETRY_MS);
-    this.replies.set(key, { payload, at: now });
-    this.chars += payload.length;
-    while (this.chars > KEPT_REPLY_CHARS) this.forgetOldest();
-  }
-
-  get(key: string): string | undefined {
-    this.forget(Date.now() - REPLY_RETRY_MS);
-    return this.replies.get(key)?.payload;
-  }
-
-  /** Forgets the replies kept before `before`. */
-  private forget(before: number): void {
-    for (const reply of this.replies.values()) {
-      if (reply.at >= before) return;
-      this.forgetOldest();
-    }
-  }
-
-  private forgetOldest(): void {
-    const oldest = this.replies.entries().next();
-    if (oldest.done) return;
-    this.replies.delete(oldest.value[0]);
-    this.chars -= oldest.value[1].payload.length;
-  }
-}
-
 interface TopicState {
   readonly listeners: Set<Listener>;
   readonly ready: Promise<void>;
@@ -118,7 +80,7 @@ export abstract class BaseBus implements Bus {
   private readonly responders = new Set<string>();
   private readonly pending = new PendingRequests();
   private readonly answered = new RecentKeys(RECENT_REQUESTS);
-  private readonly kept = new KeptReplies();
+  private readonly kept = new KeptReplies(REPLY_RETRY_MS, KEPT_REPLY_CHARS);
   /**
    * Set by a transport that tells when this node's inbox resubscribed (it then calls
    * {@link inboxResubscribed}): its requests say so (`ag`), and their responders may reply
@@ -256,6 +218,7 @@ export abstract class BaseBus implements Bus {
 
   private async shutdown(): Promise<void> {
     this.pending.rejectAll(() => new BusClosedError());
+    this.kept.clear();
     this.topics.clear();
     this.responders.clear();
     await this.transportClose();
