@@ -65,8 +65,10 @@ describe('ReplylessPublisher', () => {
 
   it('publishes without Redis answering each message, then confirms what it wrote', async () => {
     const p = await publisher({ confirmAfterMs: 300 });
-    // `CLIENT SETNAME`'s `+OK`, then the confirmation of 'ready?': nothing else comes back.
-    await vi.waitFor(() => expect(oks()).toBe(2), { timeout: 2_000 });
+    // `+OK` to `CLIENT SETNAME`, to the first `CLIENT REPLY ON` (the permission check at
+    // ready) and to the confirmation of 'ready?': nothing else comes back.
+    await vi.waitFor(() => expect(p.unconfirmed).toBe(0), { timeout: 2_000 });
+    await vi.waitFor(() => expect(oks()).toBe(3));
     const before = down();
     const messages = Array.from({ length: 50 }, (_, i) => `m${i} ✓`);
     for (const m of messages) expect(p.publish(channel, m)).toBe(true);
@@ -74,6 +76,7 @@ describe('ReplylessPublisher', () => {
     expect(down()).toBe(before);
     // Within confirmAfterMs of the first write, Redis answers the next confirmation: one `+OK`.
     await vi.waitFor(() => expect(down()).toBe(`${before}+OK\r\n`), { timeout: 2_000 });
+    expect(p.unconfirmed).toBe(0);
     // Confirmed: a drop now has nothing to send again.
     proxy.setMode('drop');
     await new Promise((resolve) => setTimeout(resolve, 100));
@@ -84,6 +87,7 @@ describe('ReplylessPublisher', () => {
     const p = await publisher({ confirmAfterMs: 60_000 });
     proxy.setMode('stall');
     for (const m of ['a', 'b', 'c']) expect(p.publish(channel, m)).toBe(true);
+    expect(p.unconfirmed).toBe(4);
     proxy.setMode('drop');
     await vi.waitFor(() =>
       expect(resent).toEqual([
@@ -103,7 +107,7 @@ describe('ReplylessPublisher', () => {
 
   it('reopens a connection whose confirmation goes unanswered, and resends', async () => {
     const p = await publisher({ confirmAfterMs: 50, confirmTimeoutMs: 300 });
-    await vi.waitFor(() => expect(oks()).toBe(2));
+    await vi.waitFor(() => expect(p.unconfirmed).toBe(0));
     proxy.setMode('stall');
     expect(p.publish(channel, 'held')).toBe(true);
     // Nothing is dropped by the network: the publisher itself gives up on the silent connection.
@@ -112,6 +116,35 @@ describe('ReplylessPublisher', () => {
     await vi.waitFor(() => expect(p.publish(channel, 'after')).toBe(true), { timeout: 10_000 });
     await vi.waitFor(() => expect(received).toContain('after'));
     expect(proxy.accepted).toBeGreaterThanOrEqual(3); // source, the first connection, the second
+  });
+
+  it('declines every message, and says so once, where an ACL refuses CLIENT REPLY', async () => {
+    const user = uniquePrefix('noreply').replace(/[^a-z0-9]/gi, '');
+    const admin = createRedis(url.toString(), { name: 'test-replyless-admin' });
+    await admin.call('ACL', 'SETUSER', user, 'on', '>pw', '~*', '&*', '+@all', '-client|reply');
+    const limited = new URL(url);
+    limited.username = user;
+    limited.password = 'pw';
+    const restricted = createRedis(limited.toString(), { name: 'test-replyless-acl' });
+    try {
+      const errors: Error[] = [];
+      const p = new ReplylessPublisher(restricted, {
+        name: 'test-replyless',
+        resend: () => {},
+        onError: (err) => errors.push(err),
+      });
+      open.push(p);
+      await vi.waitFor(() => expect(errors).toHaveLength(1));
+      expect(errors[0]!.message).toMatch(/^replies are published counted: NOPERM/);
+      expect(p.publish(channel, 'x')).toBe(false);
+      await new Promise((resolve) => setTimeout(resolve, 200));
+      expect(p.publish(channel, 'y')).toBe(false);
+      expect(errors).toHaveLength(1);
+    } finally {
+      await closeRedis(restricted);
+      await admin.call('ACL', 'DELUSER', user);
+      await closeRedis(admin);
+    }
   });
 
   it('declines before its connection is ready and after close', async () => {

@@ -36,6 +36,9 @@ export interface ReplylessPublisherOptions {
  * network: the connection is then reopened), every unconfirmed message goes to `resend`, so a
  * message may arrive twice but never not at all while Redis is reachable.
  *
+ * Where Redis refuses `CLIENT REPLY` (an ACL user without it), the publisher says so once to
+ * `onError`, closes its connection and declines every message: they all go the counted way.
+ *
  * The connection is a duplicate of `source` (standalone or Sentinel; not a Cluster, whose
  * PUBLISH would not reach a sharded subscriber) opened at construction, without an offline
  * queue and without re-sending commands after a reconnect, so nothing of ioredis's waits behind
@@ -45,8 +48,11 @@ export class ReplylessPublisher {
   private readonly redis: StandaloneRedis;
   private readonly confirmAfterMs: number;
   private readonly confirmTimeoutMs: number;
-  /** `off`: Redis does not answer, writes go straight out. */
-  private state: 'connecting' | 'off' | 'confirming' | 'closed' = 'connecting';
+  /**
+   * `off`: Redis does not answer, writes go straight out. `refused`: Redis refused `CLIENT REPLY`
+   * (an ACL without it), so this publisher declines every message for good.
+   */
+  private state: 'connecting' | 'off' | 'confirming' | 'refused' | 'closed' = 'connecting';
   /** Written since the last confirmation started, `[channel, payload]` pairs. */
   private written: string[] = [];
   /** Written before the confirmation under way. */
@@ -71,11 +77,24 @@ export class ReplylessPublisher {
     }) as StandaloneRedis;
     this.redis.on('error', options.onError ?? (() => undefined));
     this.redis.on('ready', () => {
-      if (this.state === 'closed') return;
-      this.redis.stream.write(REPLY_OFF);
-      this.state = 'off';
+      const epoch = this.epoch;
+      // `ON` first: it checks that this user may send `CLIENT REPLY` (an error would be answered
+      // even to `OFF`, and ioredis would take it for a reply to nothing).
+      this.redis.call('CLIENT', 'REPLY', 'ON').then(
+        () => {
+          if (epoch !== this.epoch || this.state !== 'connecting') return;
+          this.redis.stream.write(REPLY_OFF);
+          this.state = 'off';
+        },
+        (err: unknown) => this.refuseIfRefused(err),
+      );
     });
     this.redis.on('close', () => this.lost());
+  }
+
+  /** Messages written and not confirmed by Redis yet. */
+  get unconfirmed(): number {
+    return (this.written.length + this.confirming.length) / 2;
   }
 
   /** Writes `PUBLISH channel payload`; false (nothing written) when it cannot right now. */
@@ -127,9 +146,24 @@ export class ReplylessPublisher {
         this.redis.stream.write(REPLY_OFF);
         this.state = 'off';
       },
-      // The connection dropped (or could not take the command): 'close' resends.
-      () => clearTimeout(silent),
+      (err: unknown) => {
+        clearTimeout(silent);
+        // Refused: what it was to confirm goes again, counted. Otherwise the connection
+        // dropped (or could not take the command), and 'close' resends.
+        if (this.refuseIfRefused(err)) this.lost();
+      },
     );
+  }
+
+  /** Declines every message from now on when Redis refused the command (not a dropped link). */
+  private refuseIfRefused(err: unknown): boolean {
+    if (!(err instanceof Error) || err.name !== 'ReplyError' || this.state === 'closed') {
+      return false;
+    }
+    this.state = 'refused';
+    this.options.onError?.(new Error(`replies are published counted: ${err.message}`));
+    this.redis.disconnect();
+    return true;
   }
 
   /** The connection dropped: whatever was not confirmed is sent again the counted way. */
@@ -141,7 +175,7 @@ export class ReplylessPublisher {
     this.confirming = [];
     this.written = [];
     if (this.state === 'closed') return;
-    this.state = 'connecting';
+    if (this.state !== 'refused') this.state = 'connecting';
     for (let i = 0; i < unconfirmed.length; i += 2) {
       this.options.resend(unconfirmed[i]!, unconfirmed[i + 1]!);
     }
