@@ -11,6 +11,7 @@ import {
 } from './errors.js';
 import { KeptReplies } from './kept-replies.js';
 import { PendingRequests } from './pending-requests.js';
+import { RecentKeys } from './recent-keys.js';
 
 export interface BusOptions {
   /** This node's id; unique among live nodes, since replies are addressed by it. @default 16 random hex digits */
@@ -40,24 +41,6 @@ const KEPT_REPLY_CHARS = 32 * 1024 * 1024;
 
 /** Request ids remembered per node to drop a request delivered twice. */
 const RECENT_REQUESTS = 10_000;
-
-/**
- * The last `max` keys seen, oldest forgotten first. A request can reach a responder twice: the
- * Redis client re-sends a PUBLISH that was in flight when its connection dropped (ioredis's
- * `autoResendUnfulfilledCommands`), although Redis may have delivered it already. A tool call
- * then ran twice on its node (tests/faults/redis-restart.test.ts, `CLIENT KILL TYPE normal`).
- */
-class RecentKeys {
-  private readonly keys = new Set<string>();
-  constructor(private readonly max: number) {}
-  /** True when `key` was seen before; remembers it otherwise. */
-  seen(key: string): boolean {
-    if (this.keys.has(key)) return true;
-    this.keys.add(key);
-    if (this.keys.size > this.max) this.keys.delete(this.keys.values().next().value!);
-    return false;
-  }
-}
 
 interface TopicState {
   readonly listeners: Set<Listener>;

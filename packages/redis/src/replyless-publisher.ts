@@ -148,9 +148,8 @@ export class ReplylessPublisher {
       },
       (err: unknown) => {
         clearTimeout(silent);
-        // Refused: what it was to confirm goes again, counted. Otherwise the connection
-        // dropped (or could not take the command), and 'close' resends.
-        if (this.refuseIfRefused(err)) this.lost();
+        // Refused or dropped: either way the connection closes, and 'close' resends.
+        this.refuseIfRefused(err);
       },
     );
   }
