@@ -134,6 +134,10 @@ describe('redis bus adapter', () => {
       answers[0]!('one');
       answers[1]!('two');
       await expect(Promise.all(replies)).resolves.toEqual(['one', 'two']);
+      // The watcher reads the `again` in the same turn as the responder, at the latest.
+      await vi.waitFor(() =>
+        expect(asked.filter((e) => (e as { k: string }).k === 'again')).toHaveLength(1),
+      );
       const again = asked.filter((e) => (e as { k: string }).k === 'again');
       expect(again).toEqual([{ v: 1, k: 'again', from: caller.nodeId, ids: expect.any(Array) }]);
       expect((again[0] as { ids: string[] }).ids).toHaveLength(2);
